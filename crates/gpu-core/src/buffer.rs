@@ -1,0 +1,488 @@
+//! Typed device memory and views of it.
+//!
+//! | CPU          | GPU                    |
+//! |--------------|------------------------|
+//! | `Vec<T>`     | [`DeviceBuffer<T>`]    |
+//! | `&[T]`       | [`DeviceView<'_, T>`]  |
+//! | `&mut [T]`   | [`DeviceViewMut<'_, T>`] |
+//!
+//! Lengths are `usize` element counts (64-bit); byte counts are checked for
+//! overflow. Every operation of the workspace takes views, so a sub-range of
+//! a buffer, or a caller's cudarc `CudaSlice`, works wherever a whole buffer
+//! does.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use cudarc::driver::{result as driver_result, sys as driver_sys, CudaSlice, DevicePtr};
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernel::ModuleSource;
+use crate::launch::grid_1d;
+use crate::KernelArgs;
+
+/// An owned, typed allocation on the device.
+///
+/// Allocated stream-ordered on the [`Gpu`]'s stream and freed the same way
+/// when dropped, so dropping a buffer that a queued kernel still uses is
+/// safe. A zero-length buffer holds no allocation.
+pub struct DeviceBuffer<T: Element> {
+    slice: Option<CudaSlice<T>>,
+    len: usize,
+}
+
+impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer<{}>[{}]", T::SUFFIX, self.len)
+    }
+}
+
+fn byte_len<T: Element>(len: usize) -> Result<usize> {
+    len.checked_mul(T::BYTES)
+        .ok_or_else(|| Error::invalid("len", format!("{len} elements overflow a byte count")))
+}
+
+fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1).ok_or(Error::OutOfBounds {
+            start: s,
+            end: s,
+            len,
+        })?,
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e
+            .checked_add(1)
+            .ok_or(Error::OutOfBounds { start, end: e, len })?,
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        return Err(Error::OutOfBounds { start, end, len });
+    }
+    Ok((start, end))
+}
+
+impl<T: Element> DeviceBuffer<T> {
+    /// Allocates `len` elements without initialising them.
+    ///
+    /// # Safety
+    /// The contents are whatever the memory held; read them only after
+    /// writing them.
+    pub unsafe fn uninit(gpu: &Gpu, len: usize) -> Result<Self> {
+        let bytes = byte_len::<T>(len)?;
+        if len == 0 {
+            return Ok(DeviceBuffer { slice: None, len });
+        }
+        match gpu.cudarc_stream().alloc::<T>(len) {
+            Ok(slice) => Ok(DeviceBuffer {
+                slice: Some(slice),
+                len,
+            }),
+            Err(e) if e.0 == driver_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                let (free, total) = gpu.memory_info().unwrap_or((0, 0));
+                Err(Error::OutOfMemory { bytes, free, total })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `len` zeros.
+    pub fn zeros(gpu: &Gpu, len: usize) -> Result<Self> {
+        // SAFETY: every byte is set to zero below, before anyone reads it.
+        let mut buffer = unsafe { Self::uninit(gpu, len)? };
+        if let Some(slice) = buffer.slice.as_mut() {
+            gpu.cudarc_stream().memset_zeros(slice)?;
+        }
+        Ok(buffer)
+    }
+
+    /// `len` copies of `value`, written by a fill kernel.
+    pub fn filled(gpu: &Gpu, len: usize, value: T) -> Result<Self> {
+        // SAFETY: fill writes every element before anyone reads it.
+        let mut buffer = unsafe { Self::uninit(gpu, len)? };
+        buffer.view_mut().fill(gpu, value)?;
+        Ok(buffer)
+    }
+
+    /// `len` copies of [`Element::poison`]: an output to write into in tests
+    /// and benchmarks, so an element the algorithm skipped shows up.
+    pub fn poisoned(gpu: &Gpu, len: usize) -> Result<Self> {
+        Self::filled(gpu, len, T::poison())
+    }
+
+    /// Copies `host` to a new device buffer (waits for the copy).
+    pub fn from_host(gpu: &Gpu, host: &[T]) -> Result<Self> {
+        // SAFETY: the whole buffer is written by the copy below.
+        let mut buffer = unsafe { Self::uninit(gpu, host.len())? };
+        buffer.view_mut().copy_from_host(gpu, host)?;
+        Ok(buffer)
+    }
+
+    /// Wraps a cudarc slice without copying. Its stream should be the
+    /// [`Gpu`]'s (or be synchronised before parprims uses the buffer).
+    pub fn from_cudarc(slice: CudaSlice<T>) -> Self {
+        let len = slice.len();
+        DeviceBuffer {
+            slice: Some(slice),
+            len,
+        }
+    }
+
+    /// Gives the allocation back as a cudarc slice, without copying. `None`
+    /// for an empty buffer (CUDA cannot allocate zero bytes).
+    pub fn into_cudarc(self) -> Option<CudaSlice<T>> {
+        self.slice
+    }
+
+    /// The cudarc slice behind the buffer (`None` when empty).
+    pub fn as_cudarc(&self) -> Option<&CudaSlice<T>> {
+        self.slice.as_ref()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len * T::BYTES
+    }
+
+    fn raw_ptr(&self) -> u64 {
+        match &self.slice {
+            Some(slice) => {
+                let (ptr, _record) = slice.device_ptr(slice.stream());
+                ptr
+            }
+            None => 0,
+        }
+    }
+
+    /// The whole buffer as a read-only view.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        DeviceView {
+            ptr: self.raw_ptr(),
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The whole buffer as a writable view.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut {
+            ptr: self.raw_ptr(),
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Elements `range` as a read-only view.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
+        self.view().slice(range)
+    }
+
+    /// Elements `range` as a writable view.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
+        self.view_mut().into_slice(range)
+    }
+
+    /// Copies the buffer to the host (waits for the stream).
+    pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<T>> {
+        self.view().to_host(gpu)
+    }
+}
+
+/// A read-only view of `len` elements of device memory.
+#[derive(Clone, Copy)]
+pub struct DeviceView<'a, T: Element> {
+    ptr: u64,
+    len: usize,
+    _borrow: PhantomData<&'a T>,
+}
+
+/// A writable view of `len` elements of device memory.
+pub struct DeviceViewMut<'a, T: Element> {
+    ptr: u64,
+    len: usize,
+    _borrow: PhantomData<&'a mut T>,
+}
+
+impl<T: Element> std::fmt::Debug for DeviceView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceView<{}>[{}] @ {:#x}",
+            T::SUFFIX,
+            self.len,
+            self.ptr
+        )
+    }
+}
+impl<T: Element> std::fmt::Debug for DeviceViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceViewMut<{}>[{}] @ {:#x}",
+            T::SUFFIX,
+            self.len,
+            self.ptr
+        )
+    }
+}
+
+impl<'a, T: Element> DeviceView<'a, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len * T::BYTES
+    }
+    /// The device address of the first element (0 for an empty buffer).
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// Elements `range` of this view.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>> {
+        let (start, end) = resolve_range(range, self.len)?;
+        Ok(DeviceView {
+            ptr: self.ptr + (start * T::BYTES) as u64,
+            len: end - start,
+            _borrow: PhantomData,
+        })
+    }
+    /// Whether this view and `other` share any byte of memory.
+    pub fn overlaps(&self, other_ptr: u64, other_bytes: usize) -> bool {
+        let (a0, a1) = (self.ptr, self.ptr + self.bytes() as u64);
+        let (b0, b1) = (other_ptr, other_ptr + other_bytes as u64);
+        self.len > 0 && other_bytes > 0 && a0 < b1 && b0 < a1
+    }
+    /// Copies the view to the host (waits for the stream).
+    pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<T>> {
+        let mut host = vec![T::zero(); self.len];
+        self.copy_to_host(gpu, &mut host)?;
+        Ok(host)
+    }
+    /// Copies the view into `host` (waits for the stream).
+    pub fn copy_to_host(&self, gpu: &Gpu, host: &mut [T]) -> Result<()> {
+        Error::check_len("host slice", self.len, host.len())?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        gpu.bind()?;
+        // SAFETY: `host` has `len` elements; the view covers `len` elements
+        // of live device memory; the copy is waited for before returning, so
+        // `host` outlives it even if it is pinned memory.
+        unsafe { driver_result::memcpy_dtoh_async(host, self.ptr, gpu.cu_stream()) }?;
+        gpu.synchronize()
+    }
+}
+
+impl<'a, T: Element> DeviceViewMut<'a, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.len * T::BYTES
+    }
+    /// The device address of the first element (0 for an empty buffer).
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// A read-only view of the same elements.
+    pub fn as_view(&self) -> DeviceView<'_, T> {
+        DeviceView {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+    /// A shorter-lived writable view of the same elements.
+    pub fn reborrow(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+    /// Elements `range` of this view, consuming it.
+    pub fn into_slice(self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'a, T>> {
+        let (start, end) = resolve_range(range, self.len)?;
+        Ok(DeviceViewMut {
+            ptr: self.ptr + (start * T::BYTES) as u64,
+            len: end - start,
+            _borrow: PhantomData,
+        })
+    }
+    /// Elements `range` of this view, borrowed.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
+        self.reborrow().into_slice(range)
+    }
+    /// Splits into `[0, mid)` and `[mid, len)`.
+    pub fn split_at_mut(self, mid: usize) -> Result<(DeviceViewMut<'a, T>, DeviceViewMut<'a, T>)> {
+        if mid > self.len {
+            return Err(Error::OutOfBounds {
+                start: mid,
+                end: mid,
+                len: self.len,
+            });
+        }
+        let head = DeviceViewMut {
+            ptr: self.ptr,
+            len: mid,
+            _borrow: PhantomData,
+        };
+        let tail = DeviceViewMut {
+            ptr: self.ptr + (mid * T::BYTES) as u64,
+            len: self.len - mid,
+            _borrow: PhantomData,
+        };
+        Ok((head, tail))
+    }
+    /// Copies `host` into the view (waits for the copy).
+    pub fn copy_from_host(&mut self, gpu: &Gpu, host: &[T]) -> Result<()> {
+        Error::check_len("host slice", self.len, host.len())?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        gpu.bind()?;
+        // SAFETY: lengths checked; the copy is waited for before returning.
+        unsafe { driver_result::memcpy_htod_async(self.ptr, host, gpu.cu_stream()) }?;
+        gpu.synchronize()
+    }
+    /// Copies `src` (same length) into the view, device to device, enqueued
+    /// on the stream (does not wait).
+    pub fn copy_from(&mut self, gpu: &Gpu, src: &DeviceView<'_, T>) -> Result<()> {
+        Error::check_len("copy source", self.len, src.len)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        gpu.bind()?;
+        // SAFETY: both ranges are live device memory of `bytes()` bytes.
+        unsafe {
+            driver_result::memcpy_dtod_async(self.ptr, src.ptr, self.bytes(), gpu.cu_stream())
+        }?;
+        Ok(())
+    }
+    /// Writes `value` into every element (enqueued; does not wait).
+    pub fn fill(&mut self, gpu: &Gpu, value: T) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        let source = fill_module::<T>();
+        let kernel = gpu.kernel(&source, &fill_entry::<T>())?;
+        let (config, _blocks) = grid_1d(self.len as u64, 256, 1, 0)?;
+        let mut args = KernelArgs::new();
+        args.output(self).scalar(self.len as u64).scalar(value);
+        // SAFETY: fill_T(T* out, u64 n, T value) matches the arguments; the
+        // kernel writes out[i] only for i < n = len.
+        unsafe { gpu.launch(&kernel, config, &args) }
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
+    fn from(buffer: &'a DeviceBuffer<T>) -> Self {
+        buffer.view()
+    }
+}
+impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for DeviceView<'a, T> {
+    fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
+        buffer.view()
+    }
+}
+impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
+    fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
+        buffer.view_mut()
+    }
+}
+impl<'a, T: Element> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
+    fn from(view: &'a DeviceViewMut<'_, T>) -> Self {
+        view.as_view()
+    }
+}
+impl<'a, T: Element> From<&'a mut DeviceViewMut<'_, T>> for DeviceViewMut<'a, T> {
+    fn from(view: &'a mut DeviceViewMut<'_, T>) -> Self {
+        view.reborrow()
+    }
+}
+impl<'a, T: Element> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
+    fn from(slice: &'a CudaSlice<T>) -> Self {
+        let (ptr, _record) = slice.device_ptr(slice.stream());
+        DeviceView {
+            ptr,
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+impl<'a, T: Element> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
+    fn from(slice: &'a mut CudaSlice<T>) -> Self {
+        let (ptr, _record) = slice.device_ptr(slice.stream());
+        DeviceViewMut {
+            ptr,
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// Entry name of the fill kernel for `T`.
+pub fn fill_entry<T: Element>() -> String {
+    format!("fill_{}", T::SUFFIX)
+}
+
+/// gpu-core's module for `T`: the fill kernel.
+pub fn fill_module<T: Element>() -> ModuleSource {
+    ModuleSource::new(format!("gpu_core_{}", T::SUFFIX))
+        .source(parprims_kernels::GPU_CORE)
+        .entry(
+            fill_entry::<T>(),
+            &format!("{t}* out, u64 n, {t} value", t = T::CUDA_TYPE),
+            &format!("fill_impl<{}>(out, n, value)", T::CUDA_TYPE),
+            Some(256),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_resolve_and_reject() {
+        assert_eq!(resolve_range(.., 10).unwrap(), (0, 10));
+        assert_eq!(resolve_range(2..5, 10).unwrap(), (2, 5));
+        assert_eq!(resolve_range(2..=5, 10).unwrap(), (2, 6));
+        assert_eq!(resolve_range(10.., 10).unwrap(), (10, 10));
+        assert!(resolve_range(5..2, 10).is_err());
+        assert!(resolve_range(0..11, 10).is_err());
+        assert!(resolve_range(..=usize::MAX, 10).is_err());
+    }
+
+    #[test]
+    fn byte_lengths_overflow_is_an_error() {
+        assert!(byte_len::<u64>(usize::MAX / 4).is_err());
+        assert_eq!(byte_len::<u64>(3).unwrap(), 24);
+    }
+}

@@ -1,0 +1,488 @@
+//! The device handle: context, stream, properties and the module store.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cudarc::driver::{
+    result as driver_result, sys as driver_sys, CudaContext, CudaFunction, CudaModule, CudaStream,
+};
+
+use crate::error::{Error, Result};
+use crate::kernel::{compile_cubin, nvrtc_version, DiskCache, ModuleOrigin, ModuleSource};
+use crate::launch::LaunchConfig;
+
+/// What parprims knows about the device it runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Marketing name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability (major, minor): (9, 0) for Hopper.
+    pub compute_capability: (u32, u32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Shared memory a block gets without opting in, bytes (48 KiB).
+    pub shared_per_block: usize,
+    /// Shared memory a block may opt in to, bytes.
+    pub shared_per_block_optin: usize,
+    /// Shared memory per multiprocessor, bytes.
+    pub shared_per_sm: usize,
+    /// L2 cache, bytes.
+    pub l2_bytes: usize,
+    /// Total device memory, bytes.
+    pub memory_total: usize,
+    /// Free device memory when the handle was opened, bytes.
+    pub memory_free_at_open: usize,
+    /// Largest block, threads.
+    pub max_threads_per_block: u32,
+    /// Threads resident per multiprocessor at most.
+    pub max_threads_per_sm: u32,
+    /// CUDA driver version as the driver reports it (13000 = 13.0).
+    pub driver_version: i32,
+}
+
+impl DeviceInfo {
+    /// NVRTC target for this device: `sm_XY`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// One line for tables and logs.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} (sm_{}{}, {} SMs, {:.1} GiB, L2 {} MiB, driver {}.{})",
+            self.name,
+            self.compute_capability.0,
+            self.compute_capability.1,
+            self.sm_count,
+            self.memory_total as f64 / (1u64 << 30) as f64,
+            self.l2_bytes >> 20,
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10
+        )
+    }
+}
+
+/// A loaded module and its functions.
+struct LoadedModule {
+    module: Arc<CudaModule>,
+    origin: ModuleOrigin,
+}
+
+/// State shared by every [`Gpu`] handle on one context.
+struct Shared {
+    ctx: Arc<CudaContext>,
+    info: DeviceInfo,
+    cache: DiskCache,
+    modules: Mutex<HashMap<u64, Arc<LoadedModule>>>,
+}
+
+/// A device context and the stream parprims orders its work on.
+///
+/// Cloning is cheap and shares the stream. [`Gpu::with_new_stream`] gives a
+/// handle on the same context (and module store) with its own stream, for
+/// concurrent work from several threads. `Gpu` is `Send + Sync`.
+///
+/// Every operation of the workspace is enqueued on this stream. Buffers that
+/// came from elsewhere (a caller's cudarc stream) must be ready before they
+/// are handed in: synchronise that stream, or build the `Gpu` on it with
+/// [`Gpu::from_cudarc`].
+#[derive(Clone)]
+pub struct Gpu {
+    shared: Arc<Shared>,
+    stream: Arc<CudaStream>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("info", &self.shared.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks that the CUDA driver library can be loaded. Never panics.
+pub fn driver_available() -> Result<()> {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: is_culib_present only tries to dlopen candidate names.
+    if *PRESENT.get_or_init(|| unsafe { driver_sys::is_culib_present() }) {
+        Ok(())
+    } else {
+        Err(Error::NoDriver)
+    }
+}
+
+/// Number of CUDA devices, or [`Error::NoDriver`].
+pub fn device_count() -> Result<usize> {
+    driver_available()?;
+    driver_result::init()?;
+    Ok(CudaContext::device_count()? as usize)
+}
+
+impl Gpu {
+    /// Opens device `ordinal` (its primary context) with a new stream.
+    ///
+    /// Returns [`Error::NoDriver`] when there is no CUDA driver and
+    /// [`Error::BadOrdinal`] when there is no such device; never panics.
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::BadOrdinal { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        // Every parprims operation orders its work on one stream per handle
+        // and passes raw device pointers, so cudarc's per-buffer event
+        // tracking would only cost two events per allocation.
+        // SAFETY: no cudarc buffers exist on this context yet through us; the
+        // primary context may be shared with the caller's cudarc code, which
+        // then orders its own streams (documented on `Gpu`).
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream()?;
+        Self::build(ctx, stream)
+    }
+
+    /// Wraps a caller's cudarc context and stream, so parprims operations
+    /// run in order with the caller's own work on that stream.
+    pub fn from_cudarc(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Gpu> {
+        if stream.context() != &ctx {
+            return Err(Error::invalid(
+                "stream",
+                "the stream belongs to a different context",
+            ));
+        }
+        Self::build(ctx, stream)
+    }
+
+    fn build(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Gpu> {
+        use driver_sys::CUdevice_attribute_enum as A;
+        let attr = |a| -> Result<i32> { Ok(ctx.attribute(a)?) };
+        let (free, total) = ctx.mem_get_info()?;
+        let mut driver_version = 0;
+        // SAFETY: the driver is loaded (a context exists); valid out-pointer.
+        unsafe { driver_sys::cuDriverGetVersion(&mut driver_version) }.result()?;
+        let info = DeviceInfo {
+            ordinal: ctx.ordinal(),
+            name: ctx.name()?,
+            compute_capability: (
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32,
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32,
+            ),
+            sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            shared_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as usize,
+            shared_per_block_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
+            shared_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?
+                as usize,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            memory_total: total,
+            memory_free_at_open: free,
+            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+            max_threads_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
+            driver_version,
+        };
+        Ok(Gpu {
+            shared: Arc::new(Shared {
+                ctx,
+                info,
+                cache: DiskCache::from_env(),
+                modules: Mutex::new(HashMap::new()),
+            }),
+            stream,
+        })
+    }
+
+    /// A handle on the same context and module store with a new stream.
+    pub fn with_new_stream(&self) -> Result<Gpu> {
+        let stream = self.shared.ctx.new_stream()?;
+        Ok(Gpu {
+            shared: self.shared.clone(),
+            stream,
+        })
+    }
+
+    /// The device's properties.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.shared.info
+    }
+
+    /// The cudarc context, for callers who mix parprims with their own cudarc code.
+    pub fn cudarc_context(&self) -> &Arc<CudaContext> {
+        &self.shared.ctx
+    }
+
+    /// The cudarc stream parprims enqueues on.
+    pub fn cudarc_stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// (free, total) device memory in bytes, now.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        Ok(self.shared.ctx.mem_get_info()?)
+    }
+
+    /// Waits for all work enqueued on this handle's stream.
+    pub fn synchronize(&self) -> Result<()> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    /// Binds the context to the calling thread (needed before raw driver calls).
+    pub(crate) fn bind(&self) -> Result<()> {
+        Ok(self.shared.ctx.bind_to_thread()?)
+    }
+
+    /// The raw stream, for gpu-core's own driver calls.
+    pub(crate) fn cu_stream(&self) -> driver_sys::CUstream {
+        self.stream.cu_stream()
+    }
+
+    /// The module for `source`, compiled for this device on first use: from
+    /// this context's store, else the disk cache, else NVRTC. Loading happens
+    /// once per context, under a lock.
+    pub fn module(&self, source: &ModuleSource) -> Result<Module> {
+        let arch = self.shared.info.arch();
+        let version = nvrtc_version().or_else(|e| match e {
+            // Without NVRTC a cached cubin can still be loaded; key it as 0.0
+            // only for the in-memory store (the disk key needs the version).
+            Error::NoNvrtc => Ok((0, 0)),
+            other => Err(other),
+        })?;
+        let key = source.cache_key(&arch, version);
+        let mut store = self
+            .shared
+            .modules
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(loaded) = store.get(&key) {
+            return Ok(Module {
+                name: source.name().to_owned(),
+                loaded: loaded.clone(),
+            });
+        }
+        let started = Instant::now();
+        let cached = if version == (0, 0) {
+            None
+        } else {
+            self.shared.cache.load(key)
+        };
+        let (cubin, from_disk) = match cached {
+            Some(cubin) => (cubin, true),
+            None => {
+                let cubin = compile_cubin(source, &arch)?;
+                self.shared.cache.store(key, &cubin);
+                (cubin, false)
+            }
+        };
+        let module = match self.load_cubin(cubin) {
+            Ok(module) => module,
+            // A cached cubin the driver refuses is treated like a corrupt
+            // file: compile afresh.
+            Err(_) if from_disk => self.load_cubin(compile_cubin(source, &arch)?)?,
+            Err(e) => return Err(e),
+        };
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let origin = if from_disk {
+            ModuleOrigin::DiskCache { ms }
+        } else {
+            ModuleOrigin::Compiled { ms }
+        };
+        let loaded = Arc::new(LoadedModule { module, origin });
+        store.insert(key, loaded.clone());
+        Ok(Module {
+            name: source.name().to_owned(),
+            loaded,
+        })
+    }
+
+    fn load_cubin(&self, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {
+        Ok(self
+            .shared
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))?)
+    }
+
+    /// The kernel `entry` of `source` (compiling or loading the module first).
+    pub fn kernel(&self, source: &ModuleSource, entry: &str) -> Result<Kernel> {
+        self.module(source)?.kernel(entry)
+    }
+
+    /// Enqueues `kernel` on this handle's stream.
+    ///
+    /// # Safety
+    /// 1. `args` matches the kernel's C parameter list in number, order and
+    ///    type.
+    /// 2. Every buffer the kernel touches under `config` is allocated, on
+    ///    this context, and long enough for the indices the kernel computes.
+    /// 3. No buffer the kernel writes is read or written by other work that
+    ///    is not ordered with this stream.
+    pub unsafe fn launch(
+        &self,
+        kernel: &Kernel,
+        config: LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        if config.shared_bytes as usize > self.shared.info.shared_per_block {
+            kernel.function.set_attribute(
+                driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                config.shared_bytes as i32,
+            )?;
+        }
+        self.bind()?;
+        let mut params: Vec<*mut c_void> = args
+            .slots
+            .iter()
+            .map(|slot| slot.as_ptr() as *mut c_void)
+            .collect();
+        driver_result::launch_kernel(
+            kernel.function.cu_function(),
+            config.grid,
+            config.block,
+            config.shared_bytes,
+            self.cu_stream(),
+            &mut params,
+        )?;
+        Ok(())
+    }
+}
+
+/// A module loaded on a context.
+#[derive(Clone)]
+pub struct Module {
+    name: String,
+    loaded: Arc<LoadedModule>,
+}
+
+impl Module {
+    /// The entry point `entry`, or [`Error::MissingEntry`].
+    pub fn kernel(&self, entry: &str) -> Result<Kernel> {
+        let function =
+            self.loaded
+                .module
+                .load_function(entry)
+                .map_err(|_| Error::MissingEntry {
+                    module: self.name.clone(),
+                    entry: entry.to_owned(),
+                })?;
+        Ok(Kernel {
+            name: entry.to_owned(),
+            function,
+        })
+    }
+
+    /// Where the module came from and how long that took (the first load on
+    /// this context).
+    pub fn origin(&self) -> ModuleOrigin {
+        self.loaded.origin
+    }
+}
+
+/// A kernel entry point, ready to launch with [`Gpu::launch`].
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    name: String,
+    function: CudaFunction,
+}
+
+impl Kernel {
+    /// The entry point's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Registers per thread, as the compiler allocated them.
+    pub fn registers(&self) -> Result<i32> {
+        Ok(self
+            .function
+            .get_attribute(driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
+    }
+
+    /// Blocks of `block_threads` threads with `shared_bytes` dynamic shared
+    /// memory that fit on one multiprocessor at once.
+    pub fn resident_blocks_per_sm(&self, block_threads: u32, shared_bytes: usize) -> Result<u32> {
+        Ok(self
+            .function
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?
+            as u32)
+    }
+}
+
+/// Kernel arguments, packed in order.
+///
+/// Device pointers come from views ([`crate::DeviceView::device_ptr`]);
+/// scalars are any `Pod` value of at most 16 bytes.
+#[derive(Clone, Debug, Default)]
+pub struct KernelArgs {
+    slots: Vec<[u64; 2]>,
+}
+
+impl KernelArgs {
+    /// No arguments yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A read-only buffer argument (`const T*`).
+    pub fn input<T: crate::Element>(&mut self, view: &crate::DeviceView<'_, T>) -> &mut Self {
+        self.scalar(view.device_ptr())
+    }
+
+    /// A written buffer argument (`T*`).
+    pub fn output<T: crate::Element>(
+        &mut self,
+        view: &mut crate::DeviceViewMut<'_, T>,
+    ) -> &mut Self {
+        self.scalar(view.device_ptr())
+    }
+
+    /// A scalar argument passed by value.
+    pub fn scalar<S: bytemuck::Pod>(&mut self, value: S) -> &mut Self {
+        let bytes = bytemuck::bytes_of(&value);
+        assert!(
+            bytes.len() <= 16,
+            "kernel scalar arguments are at most 16 bytes (this one is {})",
+            bytes.len()
+        );
+        let mut slot = [0u64; 2];
+        bytemuck::bytes_of_mut(&mut slot)[..bytes.len()].copy_from_slice(bytes);
+        self.slots.push(slot);
+        self
+    }
+
+    /// How many arguments have been pushed.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no argument has been pushed.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_handles_are_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Gpu>();
+        assert_send_sync::<Kernel>();
+        assert_send_sync::<Module>();
+    }
+
+    #[test]
+    fn scalars_pack_into_slots() {
+        let mut args = KernelArgs::new();
+        args.scalar(7u64).scalar(-1i32).scalar(1.5f64);
+        assert_eq!(args.len(), 3);
+        assert_eq!(args.slots[0][0], 7);
+        assert_eq!(args.slots[1][0] as u32, u32::MAX);
+        assert_eq!(f64::from_bits(args.slots[2][0]), 1.5);
+    }
+}

@@ -1,0 +1,70 @@
+//! # gpu-core
+//!
+//! The narrow waist of parprims: everything that talks to the CUDA driver and
+//! NVRTC (through [cudarc]) lives here, and the algorithm crates (`scan`,
+//! `compact`, `linalg`) use only this small API.
+//!
+//! | CPU            | GPU (parprims)            | cudarc underneath  |
+//! |----------------|---------------------------|--------------------|
+//! | —              | [`Gpu`]: context + stream | `CudaContext`, `CudaStream` |
+//! | `Vec<T>`       | [`DeviceBuffer<T>`]       | `CudaSlice<T>`     |
+//! | `&[T]`         | [`DeviceView<'_, T>`]     | `CudaView<'_, T>`  |
+//! | `&mut [T]`     | [`DeviceViewMut<'_, T>`]  | `CudaViewMut<'_, T>` |
+//! | `fn(T, T) -> T`| [`Operator`] (CPU + CUDA) | —                  |
+//! | `.cu` file     | [`ModuleSource`] → [`Kernel`] | `CudaModule`, `CudaFunction` |
+//!
+//! - **No panics without CUDA.** [`Gpu::new`] checks for the driver library
+//!   first and returns [`Error::NoDriver`]; compiling checks for NVRTC and
+//!   returns [`Error::NoNvrtc`].
+//! - **Kernels** are CUDA C from the `parprims-kernels` crate, specialised per
+//!   element type and operator, compiled by NVRTC for the device's own
+//!   architecture, loaded once per context and cached on disk
+//!   ([`kernel::DiskCache`]).
+//! - **Measurement** ([`bench`], [`GpuTimer`]) is shared by every example and
+//!   benchmark: CUDA events, warm-up, median, GB/s against the copy ceiling.
+//!
+//! ```no_run
+//! use gpu_core::{DeviceBuffer, Gpu};
+//! # fn main() -> gpu_core::Result<()> {
+//! let gpu = Gpu::new(0)?;
+//! println!("{}", gpu.info().summary());
+//! let data = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+//! assert_eq!(data.to_host(&gpu)?, vec![1, 2, 3]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod bench;
+mod buffer;
+mod element;
+mod error;
+mod gpu;
+pub mod kernel;
+pub mod launch;
+mod op;
+pub mod rng;
+mod timer;
+
+pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};
+pub use element::{Element, ElementType, IntElement};
+pub use error::{Error, Result};
+pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};
+pub use kernel::{ModuleOrigin, ModuleSource};
+pub use launch::LaunchConfig;
+pub use op::{
+    operator_prelude, validate_identifier, BitAnd, BitOr, BitXor, CustomOp, Max, Min, Operator, Sum,
+};
+pub use timer::GpuTimer;
+
+/// Every module gpu-core itself can request (the fill kernel for each element
+/// type), for the kernel-compile test.
+pub fn kernel_catalog() -> Vec<ModuleSource> {
+    vec![
+        fill_module::<i32>(),
+        fill_module::<u32>(),
+        fill_module::<i64>(),
+        fill_module::<u64>(),
+        fill_module::<f32>(),
+        fill_module::<f64>(),
+    ]
+}

@@ -1,0 +1,281 @@
+//! Associative operators, shared by the GPU kernels and the CPU references.
+//!
+//! An operator knows its identity, how to combine two values on the CPU, and
+//! how to say the same thing in CUDA C. [`operator_prelude`] turns that into a
+//! small functor struct that every templated kernel takes as its `Op`
+//! parameter, so the kernels never hard-code `+`.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use crate::element::{Element, IntElement};
+use crate::error::{Error, Result};
+
+/// An associative binary operator with an identity, usable in a scan.
+///
+/// `combine` must be associative; it need not be commutative (every parprims
+/// kernel keeps operands in index order).
+pub trait Operator<T: Element>: Clone + Debug + Send + Sync + 'static {
+    /// Name used in kernel entry and module names (`sum`, `max`,
+    /// `custom_<name>`): letters, digits and `_` only.
+    fn name(&self) -> String;
+    /// The identity: `combine(identity, x) == x`.
+    fn identity(&self) -> T;
+    /// CPU combine, the reference the GPU result is checked against.
+    fn combine(&self, a: T, b: T) -> T;
+    /// CUDA C expression of type `T` over the parameters `a` and `b`.
+    fn cuda_combine(&self) -> String;
+    /// Extra CUDA C placed before the functor (helper functions), if any.
+    fn cuda_support(&self) -> String {
+        String::new()
+    }
+}
+
+/// `a + b` (wrapping for integers). Identity 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sum;
+/// `max(a, b)` as `a > b ? a : b`. Identity: the type's lowest value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Max;
+/// `min(a, b)` as `a < b ? a : b`. Identity: the type's highest value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Min;
+/// `a & b`, integers only. Identity: all ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BitAnd;
+/// `a | b`, integers only. Identity 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BitOr;
+/// `a ^ b`, integers only. Identity 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BitXor;
+
+impl<T: Element> Operator<T> for Sum {
+    fn name(&self) -> String {
+        "sum".into()
+    }
+    fn identity(&self) -> T {
+        T::zero()
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        a.add(b)
+    }
+    fn cuda_combine(&self) -> String {
+        "wrapping_add(a, b)".into()
+    }
+}
+
+impl<T: Element> Operator<T> for Max {
+    fn name(&self) -> String {
+        "max".into()
+    }
+    fn identity(&self) -> T {
+        T::lowest()
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        a.max_of(b)
+    }
+    fn cuda_combine(&self) -> String {
+        "max_of(a, b)".into()
+    }
+}
+
+impl<T: Element> Operator<T> for Min {
+    fn name(&self) -> String {
+        "min".into()
+    }
+    fn identity(&self) -> T {
+        T::highest()
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        a.min_of(b)
+    }
+    fn cuda_combine(&self) -> String {
+        "min_of(a, b)".into()
+    }
+}
+
+macro_rules! bitwise {
+    ($op:ident, $name:literal, $identity:expr, $cpu:ident, $cuda:literal) => {
+        impl<T: IntElement> Operator<T> for $op {
+            fn name(&self) -> String {
+                $name.into()
+            }
+            fn identity(&self) -> T {
+                $identity
+            }
+            fn combine(&self, a: T, b: T) -> T {
+                a.$cpu(b)
+            }
+            fn cuda_combine(&self) -> String {
+                $cuda.into()
+            }
+        }
+    };
+}
+bitwise!(BitAnd, "and", T::all_ones(), bit_and, "(a & b)");
+bitwise!(BitOr, "or", T::zero(), bit_or, "(a | b)");
+bitwise!(BitXor, "xor", T::zero(), bit_xor, "(a ^ b)");
+
+/// A caller's operator: CUDA C for the GPU, a Rust closure for the CPU
+/// reference, and the identity.
+///
+/// ```
+/// use gpu_core::{CustomOp, Operator};
+/// // Sum of squares is not associative; "a + b" restricted to the low 16 bits is.
+/// let op = CustomOp::<u32>::new("add16", "((a + b) & 0xffffu)", 0, |a, b| (a + b) & 0xffff).unwrap();
+/// assert_eq!(op.combine(0xffff, 1), 0);
+/// ```
+#[derive(Clone)]
+pub struct CustomOp<T: Element> {
+    name: String,
+    cuda_expr: String,
+    cuda_support: String,
+    identity: T,
+    cpu: Arc<dyn Fn(T, T) -> T + Send + Sync>,
+}
+
+impl<T: Element> Debug for CustomOp<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomOp")
+            .field("name", &self.name)
+            .field("cuda_expr", &self.cuda_expr)
+            .field("identity", &self.identity)
+            .finish()
+    }
+}
+
+impl<T: Element> CustomOp<T> {
+    /// `name`: letters, digits and `_`, at most 48 characters (it becomes
+    /// part of kernel names). `cuda_expr`: a CUDA C expression of type `T`
+    /// over `a` and `b`. `cpu`: the same function in Rust.
+    ///
+    /// Whether `cuda_expr` compiles is only known when NVRTC sees it: the
+    /// first operation using the operator returns [`Error::Compile`] with the
+    /// NVRTC log if it does not.
+    pub fn new(
+        name: &str,
+        cuda_expr: &str,
+        identity: T,
+        cpu: impl Fn(T, T) -> T + Send + Sync + 'static,
+    ) -> Result<Self> {
+        validate_identifier("name", name)?;
+        if cuda_expr.trim().is_empty() {
+            return Err(Error::invalid("cuda_expr", "empty expression"));
+        }
+        if cuda_expr.contains('\0') {
+            return Err(Error::invalid("cuda_expr", "contains a NUL byte"));
+        }
+        Ok(CustomOp {
+            name: name.to_owned(),
+            cuda_expr: cuda_expr.to_owned(),
+            cuda_support: String::new(),
+            identity,
+            cpu: Arc::new(cpu),
+        })
+    }
+
+    /// Adds CUDA C helper definitions (device functions) placed before the
+    /// functor, for expressions that call them.
+    pub fn with_support_code(mut self, cuda_source: &str) -> Result<Self> {
+        if cuda_source.contains('\0') {
+            return Err(Error::invalid("cuda_source", "contains a NUL byte"));
+        }
+        self.cuda_support = cuda_source.to_owned();
+        Ok(self)
+    }
+}
+
+impl<T: Element> Operator<T> for CustomOp<T> {
+    fn name(&self) -> String {
+        format!("custom_{}", self.name)
+    }
+    fn identity(&self) -> T {
+        self.identity
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        (self.cpu)(a, b)
+    }
+    fn cuda_combine(&self) -> String {
+        self.cuda_expr.clone()
+    }
+    fn cuda_support(&self) -> String {
+        self.cuda_support.clone()
+    }
+}
+
+/// Checks that `value` can be part of a CUDA identifier.
+pub fn validate_identifier(what: &'static str, value: &str) -> Result<()> {
+    let ok = !value.is_empty()
+        && value.len() <= 48
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            what,
+            format!("{value:?}: use 1 to 48 ASCII letters, digits or '_'"),
+        ))
+    }
+}
+
+/// CUDA C for the functor struct `struct_name` of operator `op` on `T`:
+///
+/// ```text
+/// struct op_t {
+///     typedef i32 value_type;
+///     static __device__ __forceinline__ i32 identity() { return ...; }
+///     static __device__ __forceinline__ i32 combine(i32 a, i32 b) { return (...); }
+/// };
+/// ```
+///
+/// Kernels are templates over `<typename T, typename Op>` and call
+/// `Op::combine` / `Op::identity()`.
+pub fn operator_prelude<T: Element, O: Operator<T>>(op: &O, struct_name: &str) -> String {
+    let t = T::CUDA_TYPE;
+    format!(
+        "{support}\nstruct {struct_name} {{\n    typedef {t} value_type;\n    \
+         static __device__ __forceinline__ {t} identity() {{ return {identity}; }}\n    \
+         static __device__ __forceinline__ {t} combine({t} a, {t} b) {{ return ({expr}); }}\n}};\n",
+        support = op.cuda_support(),
+        identity = op.identity().cuda_literal(),
+        expr = op.cuda_combine(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_identities() {
+        for x in [-5i32, 0, 7, i32::MIN, i32::MAX] {
+            assert_eq!(Sum.combine(Operator::<i32>::identity(&Sum), x), x);
+            assert_eq!(Max.combine(Operator::<i32>::identity(&Max), x), x);
+            assert_eq!(Min.combine(Operator::<i32>::identity(&Min), x), x);
+            assert_eq!(BitAnd.combine(Operator::<i32>::identity(&BitAnd), x), x);
+            assert_eq!(BitOr.combine(Operator::<i32>::identity(&BitOr), x), x);
+            assert_eq!(BitXor.combine(Operator::<i32>::identity(&BitXor), x), x);
+        }
+        assert_eq!(
+            Max.combine(Operator::<f32>::identity(&Max), -1e30f32),
+            -1e30
+        );
+    }
+
+    #[test]
+    fn custom_names_are_validated() {
+        assert!(CustomOp::<i32>::new("ok_name1", "a+b", 0, |a, b| a + b).is_ok());
+        assert!(CustomOp::<i32>::new("bad name", "a+b", 0, |a, b| a + b).is_err());
+        assert!(CustomOp::<i32>::new("", "a+b", 0, |a, b| a + b).is_err());
+        assert!(CustomOp::<i32>::new("x", "  ", 0, |a, b| a + b).is_err());
+    }
+
+    #[test]
+    fn prelude_spells_identity_and_combine() {
+        let p = operator_prelude::<i32, _>(&Max, "op_t");
+        assert!(p.contains("struct op_t"));
+        assert!(p.contains("((i32)0x80000000u)"));
+        assert!(p.contains("max_of(a, b)"));
+    }
+}
