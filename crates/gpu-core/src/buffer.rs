@@ -475,7 +475,9 @@ mod tests {
         assert_eq!(resolve_range(2..5, 10).unwrap(), (2, 5));
         assert_eq!(resolve_range(2..=5, 10).unwrap(), (2, 6));
         assert_eq!(resolve_range(10.., 10).unwrap(), (10, 10));
-        assert!(resolve_range(5..2, 10).is_err());
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 5..2;
+        assert!(resolve_range(reversed, 10).is_err());
         assert!(resolve_range(0..11, 10).is_err());
         assert!(resolve_range(..=usize::MAX, 10).is_err());
     }

@@ -406,8 +406,7 @@ impl Kernel {
     pub fn resident_blocks_per_sm(&self, block_threads: u32, shared_bytes: usize) -> Result<u32> {
         Ok(self
             .function
-            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?
-            as u32)
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?)
     }
 }
 
