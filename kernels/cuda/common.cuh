@@ -4,6 +4,7 @@
 // standard headers, so the few things we need are spelled out here.
 #pragma once
 
+typedef unsigned char      u8;
 typedef signed int         i32;
 typedef unsigned int       u32;
 typedef long long          i64;

@@ -16,7 +16,7 @@ use std::ops::{Bound, RangeBounds};
 
 use cudarc::driver::{result as driver_result, sys as driver_sys, CudaSlice, DevicePtr};
 
-use crate::element::Element;
+use crate::element::DeviceType;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernel::ModuleSource;
@@ -28,18 +28,18 @@ use crate::KernelArgs;
 /// Allocated stream-ordered on the [`Gpu`]'s stream and freed the same way
 /// when dropped, so dropping a buffer that a queued kernel still uses is
 /// safe. A zero-length buffer holds no allocation.
-pub struct DeviceBuffer<T: Element> {
+pub struct DeviceBuffer<T: DeviceType> {
     slice: Option<CudaSlice<T>>,
     len: usize,
 }
 
-impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
+impl<T: DeviceType> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceBuffer<{}>[{}]", T::SUFFIX, self.len)
     }
 }
 
-fn byte_len<T: Element>(len: usize) -> Result<usize> {
+fn byte_len<T: DeviceType>(len: usize) -> Result<usize> {
     len.checked_mul(T::BYTES)
         .ok_or_else(|| Error::invalid("len", format!("{len} elements overflow a byte count")))
 }
@@ -67,7 +67,7 @@ fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, u
     Ok((start, end))
 }
 
-impl<T: Element> DeviceBuffer<T> {
+impl<T: DeviceType> DeviceBuffer<T> {
     /// Allocates `len` elements without initialising them.
     ///
     /// # Safety
@@ -109,7 +109,7 @@ impl<T: Element> DeviceBuffer<T> {
         Ok(buffer)
     }
 
-    /// `len` copies of [`Element::poison`]: an output to write into in tests
+    /// `len` copies of [`DeviceType::poison`]: an output to write into in tests
     /// and benchmarks, so an element the algorithm skipped shows up.
     pub fn poisoned(gpu: &Gpu, len: usize) -> Result<Self> {
         Self::filled(gpu, len, T::poison())
@@ -205,20 +205,20 @@ impl<T: Element> DeviceBuffer<T> {
 
 /// A read-only view of `len` elements of device memory.
 #[derive(Clone, Copy)]
-pub struct DeviceView<'a, T: Element> {
+pub struct DeviceView<'a, T: DeviceType> {
     ptr: u64,
     len: usize,
     _borrow: PhantomData<&'a T>,
 }
 
 /// A writable view of `len` elements of device memory.
-pub struct DeviceViewMut<'a, T: Element> {
+pub struct DeviceViewMut<'a, T: DeviceType> {
     ptr: u64,
     len: usize,
     _borrow: PhantomData<&'a mut T>,
 }
 
-impl<T: Element> std::fmt::Debug for DeviceView<'_, T> {
+impl<T: DeviceType> std::fmt::Debug for DeviceView<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -229,7 +229,7 @@ impl<T: Element> std::fmt::Debug for DeviceView<'_, T> {
         )
     }
 }
-impl<T: Element> std::fmt::Debug for DeviceViewMut<'_, T> {
+impl<T: DeviceType> std::fmt::Debug for DeviceViewMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -241,7 +241,7 @@ impl<T: Element> std::fmt::Debug for DeviceViewMut<'_, T> {
     }
 }
 
-impl<'a, T: Element> DeviceView<'a, T> {
+impl<'a, T: DeviceType> DeviceView<'a, T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -275,7 +275,7 @@ impl<'a, T: Element> DeviceView<'a, T> {
     }
     /// Copies the view to the host (waits for the stream).
     pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<T>> {
-        let mut host = vec![T::zero(); self.len];
+        let mut host = vec![T::default(); self.len];
         self.copy_to_host(gpu, &mut host)?;
         Ok(host)
     }
@@ -294,7 +294,7 @@ impl<'a, T: Element> DeviceView<'a, T> {
     }
 }
 
-impl<'a, T: Element> DeviceViewMut<'a, T> {
+impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -402,32 +402,32 @@ impl<'a, T: Element> DeviceViewMut<'a, T> {
     }
 }
 
-impl<'a, T: Element> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
+impl<'a, T: DeviceType> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
     fn from(buffer: &'a DeviceBuffer<T>) -> Self {
         buffer.view()
     }
 }
-impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for DeviceView<'a, T> {
+impl<'a, T: DeviceType> From<&'a mut DeviceBuffer<T>> for DeviceView<'a, T> {
     fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
         buffer.view()
     }
 }
-impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
+impl<'a, T: DeviceType> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
     fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
         buffer.view_mut()
     }
 }
-impl<'a, T: Element> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
+impl<'a, T: DeviceType> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
     fn from(view: &'a DeviceViewMut<'_, T>) -> Self {
         view.as_view()
     }
 }
-impl<'a, T: Element> From<&'a mut DeviceViewMut<'_, T>> for DeviceViewMut<'a, T> {
+impl<'a, T: DeviceType> From<&'a mut DeviceViewMut<'_, T>> for DeviceViewMut<'a, T> {
     fn from(view: &'a mut DeviceViewMut<'_, T>) -> Self {
         view.reborrow()
     }
 }
-impl<'a, T: Element> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
+impl<'a, T: DeviceType> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
     fn from(slice: &'a CudaSlice<T>) -> Self {
         let (ptr, _record) = slice.device_ptr(slice.stream());
         DeviceView {
@@ -437,7 +437,7 @@ impl<'a, T: Element> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
         }
     }
 }
-impl<'a, T: Element> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
+impl<'a, T: DeviceType> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
     fn from(slice: &'a mut CudaSlice<T>) -> Self {
         let (ptr, _record) = slice.device_ptr(slice.stream());
         DeviceViewMut {
@@ -449,12 +449,12 @@ impl<'a, T: Element> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
 }
 
 /// Entry name of the fill kernel for `T`.
-pub fn fill_entry<T: Element>() -> String {
+pub fn fill_entry<T: DeviceType>() -> String {
     format!("fill_{}", T::SUFFIX)
 }
 
 /// gpu-core's module for `T`: the fill kernel.
-pub fn fill_module<T: Element>() -> ModuleSource {
+pub fn fill_module<T: DeviceType>() -> ModuleSource {
     ModuleSource::new(format!("gpu_core_{}", T::SUFFIX))
         .source(parprims_kernels::GPU_CORE)
         .entry(

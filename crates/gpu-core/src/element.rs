@@ -4,38 +4,17 @@ use std::fmt::{Debug, Display};
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
-/// A type parprims can put in a device buffer and hand to a kernel:
-/// `i32, u32, i64, u64, f32, f64`.
-///
-/// Carries the CUDA spelling of the type (the typedef names of
-/// `kernels/cuda/common.cuh`), the suffix used in kernel entry names
-/// (`blelloch_block_i32`), exact CUDA literals, and the CPU arithmetic that
-/// the references use. Integer arithmetic wraps, on the GPU (through the
-/// unsigned type) and on the CPU (`wrapping_add`) alike.
-pub trait Element:
-    bytemuck::Pod
-    + DeviceRepr
-    + ValidAsZeroBits
-    + Default
-    + PartialEq
-    + PartialOrd
-    + Debug
-    + Display
-    + Send
-    + Sync
-    + 'static
+/// A type that can live in a device buffer and be passed to kernels: the six
+/// [`Element`] types and `u8` (flag bytes for compaction).
+pub trait DeviceType:
+    bytemuck::Pod + DeviceRepr + ValidAsZeroBits + Default + PartialEq + Debug + Send + Sync + 'static
 {
-    /// CUDA type name (a typedef from `common.cuh`): `i32`, `f64`, ...
+    /// CUDA type name (a typedef from `common.cuh`): `u8`, `i32`, `f64`, ...
     const CUDA_TYPE: &'static str;
     /// Suffix in kernel entry names, the same as the Rust type name.
     const SUFFIX: &'static str;
-    /// True for `f32` and `f64`.
-    const IS_FLOAT: bool;
-    /// True for signed integers and floats.
-    const IS_SIGNED: bool;
     /// Size in bytes.
     const BYTES: usize = std::mem::size_of::<Self>();
-
     /// A value no algorithm produces by accident on test inputs, written into
     /// outputs before a run so that an element the kernel never wrote shows up
     /// (a NaN with a recognisable payload for floats).
@@ -43,6 +22,32 @@ pub trait Element:
     /// The value as an exact CUDA expression of type [`Self::CUDA_TYPE`]
     /// (bit pattern, so `i32::MIN` and NaN payloads survive).
     fn cuda_literal(self) -> String;
+}
+
+impl DeviceType for u8 {
+    const CUDA_TYPE: &'static str = "u8";
+    const SUFFIX: &'static str = "u8";
+    fn poison() -> Self {
+        0xAB
+    }
+    fn cuda_literal(self) -> String {
+        format!("((u8)0x{self:02x}u)")
+    }
+}
+
+/// An arithmetic element type the primitives work on:
+/// `i32, u32, i64, u64, f32, f64`.
+///
+/// Carries the CUDA spelling of the type (the typedef names of
+/// `kernels/cuda/common.cuh`), the suffix used in kernel entry names
+/// (`blelloch_block_i32`), exact CUDA literals, and the CPU arithmetic that
+/// the references use. Integer arithmetic wraps, on the GPU (through the
+/// unsigned type) and on the CPU (`wrapping_add`) alike.
+pub trait Element: DeviceType + PartialOrd + Display {
+    /// True for `f32` and `f64`.
+    const IS_FLOAT: bool;
+    /// True for signed integers and floats.
+    const IS_SIGNED: bool;
     /// `self + rhs`, wrapping for integers.
     fn add(self, rhs: Self) -> Self;
     /// `self * rhs`, wrapping for integers.
@@ -97,17 +102,19 @@ pub trait IntElement: Element {
 
 macro_rules! int_element {
     ($t:ty, $unsigned:ty, $signed:expr, $poison:expr, $lit:expr) => {
-        impl Element for $t {
+        impl DeviceType for $t {
             const CUDA_TYPE: &'static str = stringify!($t);
             const SUFFIX: &'static str = stringify!($t);
-            const IS_FLOAT: bool = false;
-            const IS_SIGNED: bool = $signed;
             fn poison() -> Self {
                 $poison as $t
             }
             fn cuda_literal(self) -> String {
                 format!($lit, stringify!($t), self as $unsigned)
             }
+        }
+        impl Element for $t {
+            const IS_FLOAT: bool = false;
+            const IS_SIGNED: bool = $signed;
             fn add(self, rhs: Self) -> Self {
                 self.wrapping_add(rhs)
             }
@@ -164,17 +171,20 @@ int_element!(
     "(({})0x{:016x}ull)"
 );
 
-impl Element for f32 {
+impl DeviceType for f32 {
     const CUDA_TYPE: &'static str = "f32";
     const SUFFIX: &'static str = "f32";
-    const IS_FLOAT: bool = true;
-    const IS_SIGNED: bool = true;
     fn poison() -> Self {
         f32::from_bits(0x7fc0_dead)
     }
     fn cuda_literal(self) -> String {
         format!("__int_as_float(0x{:08x})", self.to_bits())
     }
+}
+
+impl Element for f32 {
+    const IS_FLOAT: bool = true;
+    const IS_SIGNED: bool = true;
     fn add(self, rhs: Self) -> Self {
         self + rhs
     }
@@ -201,17 +211,20 @@ impl Element for f32 {
     }
 }
 
-impl Element for f64 {
+impl DeviceType for f64 {
     const CUDA_TYPE: &'static str = "f64";
     const SUFFIX: &'static str = "f64";
-    const IS_FLOAT: bool = true;
-    const IS_SIGNED: bool = true;
     fn poison() -> Self {
         f64::from_bits(0x7ff8_dead_dead_dead)
     }
     fn cuda_literal(self) -> String {
         format!("__longlong_as_double(0x{:016x}ll)", self.to_bits())
     }
+}
+
+impl Element for f64 {
+    const IS_FLOAT: bool = true;
+    const IS_SIGNED: bool = true;
     fn add(self, rhs: Self) -> Self {
         self + rhs
     }

@@ -426,12 +426,12 @@ impl KernelArgs {
     }
 
     /// A read-only buffer argument (`const T*`).
-    pub fn input<T: crate::Element>(&mut self, view: &crate::DeviceView<'_, T>) -> &mut Self {
+    pub fn input<T: crate::DeviceType>(&mut self, view: &crate::DeviceView<'_, T>) -> &mut Self {
         self.scalar(view.device_ptr())
     }
 
     /// A written buffer argument (`T*`).
-    pub fn output<T: crate::Element>(
+    pub fn output<T: crate::DeviceType>(
         &mut self,
         view: &mut crate::DeviceViewMut<'_, T>,
     ) -> &mut Self {

@@ -46,7 +46,7 @@ pub mod rng;
 mod timer;
 
 pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};
-pub use element::{Element, ElementType, IntElement};
+pub use element::{DeviceType, Element, ElementType, IntElement};
 pub use error::{Error, Result};
 pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};
 pub use kernel::{ModuleOrigin, ModuleSource};
@@ -66,5 +66,6 @@ pub fn kernel_catalog() -> Vec<ModuleSource> {
         fill_module::<u64>(),
         fill_module::<f32>(),
         fill_module::<f64>(),
+        fill_module::<u8>(),
     ]
 }
