@@ -131,6 +131,12 @@ impl Gpu {
     /// Returns [`Error::NoDriver`] when there is no CUDA driver and
     /// [`Error::BadOrdinal`] when there is no such device; never panics.
     pub fn new(ordinal: usize) -> Result<Gpu> {
+        Self::with_cache(ordinal, DiskCache::from_env())
+    }
+
+    /// [`Gpu::new`] with an explicit kernel cache instead of the one the
+    /// environment selects (`PARPRIMS_CACHE_DIR`).
+    pub fn with_cache(ordinal: usize, cache: DiskCache) -> Result<Gpu> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(Error::BadOrdinal { ordinal, count });
@@ -144,7 +150,7 @@ impl Gpu {
         // then orders its own streams (documented on `Gpu`).
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
-        Self::build(ctx, stream)
+        Self::build(ctx, stream, cache)
     }
 
     /// Wraps a caller's cudarc context and stream, so parprims operations
@@ -156,10 +162,10 @@ impl Gpu {
                 "the stream belongs to a different context",
             ));
         }
-        Self::build(ctx, stream)
+        Self::build(ctx, stream, DiskCache::from_env())
     }
 
-    fn build(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Gpu> {
+    fn build(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, cache: DiskCache) -> Result<Gpu> {
         use driver_sys::CUdevice_attribute_enum as A;
         let attr = |a| -> Result<i32> { Ok(ctx.attribute(a)?) };
         let (free, total) = ctx.mem_get_info()?;
@@ -190,7 +196,7 @@ impl Gpu {
             shared: Arc::new(Shared {
                 ctx,
                 info,
-                cache: DiskCache::from_env(),
+                cache,
                 modules: Mutex::new(HashMap::new()),
             }),
             stream,

@@ -1,0 +1,454 @@
+//! gpu-core on a real device: buffers, views, fill, timer, copy ceiling,
+//! kernel cache across processes, bad ordinals, out-of-memory.
+//!
+//! Tests that need a GPU are `#[ignore]`d so CPU-only CI reports them as
+//! ignored; the GPU machine runs them with `--include-ignored`.
+
+use gpu_core::bench::{copy_ceiling, Repetitions};
+use gpu_core::kernel::DiskCache;
+use gpu_core::{
+    DeviceBuffer, DeviceType, Error, Gpu, GpuTimer, KernelArgs, ModuleOrigin, ModuleSource,
+};
+
+fn gpu() -> Gpu {
+    Gpu::new(0).expect("a CUDA GPU")
+}
+
+/// Runs everywhere: with no driver, opening a device is a typed error, not a
+/// panic; with a driver, an absurd ordinal is `BadOrdinal`.
+#[test]
+fn opening_a_device_never_panics() {
+    match Gpu::new(0) {
+        Ok(gpu) => assert!(gpu.info().sm_count > 0),
+        Err(Error::NoDriver) => {
+            let message = Error::NoDriver.to_string();
+            assert!(message.contains("LD_LIBRARY_PATH"), "{message}");
+        }
+        Err(other) => panic!("unexpected error opening device 0: {other}"),
+    }
+    match Gpu::new(usize::MAX) {
+        Err(Error::NoDriver) | Err(Error::BadOrdinal { .. }) => {}
+        other => panic!("expected NoDriver or BadOrdinal, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_ordinal_is_a_typed_error() {
+    let count = gpu_core::device_count().unwrap();
+    match Gpu::new(count) {
+        Err(Error::BadOrdinal { ordinal, count: c }) => assert_eq!((ordinal, c), (count, count)),
+        other => panic!("expected BadOrdinal, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_info_is_sane() {
+    let gpu = gpu();
+    let info = gpu.info();
+    println!("device: {}", info.summary());
+    assert!(info.sm_count > 0);
+    assert!(info.compute_capability.0 >= 7);
+    assert!(info.shared_per_block >= 48 * 1024);
+    assert!(info.shared_per_block_optin >= info.shared_per_block);
+    assert!(info.shared_per_sm >= info.shared_per_block);
+    assert!(info.l2_bytes > 0);
+    assert!(info.memory_total > info.memory_free_at_open / 2);
+    assert_eq!(
+        info.arch(),
+        format!(
+            "sm_{}{}",
+            info.compute_capability.0, info.compute_capability.1
+        )
+    );
+}
+
+fn round_trip<T: DeviceType>(gpu: &Gpu, host: &[T]) {
+    let buffer = DeviceBuffer::from_host(gpu, host).unwrap();
+    assert_eq!(buffer.len(), host.len());
+    assert_eq!(buffer.bytes(), std::mem::size_of_val(host));
+    let back = buffer.to_host(gpu).unwrap();
+    assert!(
+        back == host,
+        "round trip of {} elements differs",
+        host.len()
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn buffers_round_trip_at_edge_lengths() {
+    let gpu = gpu();
+    for len in [0usize, 1, 2, 3, 7, 31, 33, 1023, 1025, 1_000_003] {
+        let ints: Vec<i32> = (0..len as i32).map(|i| i.wrapping_mul(7919) - 3).collect();
+        round_trip(&gpu, &ints);
+        let longs: Vec<u64> = (0..len as u64).map(|i| i * 0x9e37_79b9_7f4a_7c15).collect();
+        round_trip(&gpu, &longs);
+        let floats: Vec<f64> = (0..len).map(|i| i as f64 * 0.5 - 1e9).collect();
+        round_trip(&gpu, &floats);
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 31) as u8).collect();
+        round_trip(&gpu, &bytes);
+    }
+    let empty = DeviceBuffer::<f32>::zeros(&gpu, 0).unwrap();
+    assert!(empty.is_empty());
+    assert!(empty.into_cudarc().is_none());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_buffer_over_two_gib_round_trips() {
+    let gpu = gpu();
+    // 2^29 + 7 u32 values: 2 GiB + 28 bytes, past any 32-bit byte count.
+    let len = (1usize << 29) + 7;
+    let host: Vec<u32> = (0..len as u32).map(|i| i ^ 0xa5a5_a5a5).collect();
+    let buffer = DeviceBuffer::from_host(&gpu, &host).unwrap();
+    assert!(buffer.bytes() > 1 << 31);
+    let back = buffer.to_host(&gpu).unwrap();
+    assert!(back == host);
+    // The last elements through a view at a byte offset past 2^31.
+    let tail = buffer.slice(len - 3..).unwrap().to_host(&gpu).unwrap();
+    assert_eq!(tail, host[len - 3..]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn views_read_and_write_only_their_range() {
+    let gpu = gpu();
+    let host: Vec<i64> = (0..1000).collect();
+    let mut buffer = DeviceBuffer::from_host(&gpu, &host).unwrap();
+    assert_eq!(
+        buffer.slice(10..20).unwrap().to_host(&gpu).unwrap(),
+        host[10..20]
+    );
+    assert_eq!(buffer.slice(..).unwrap().len(), 1000);
+    assert!(buffer.slice(990..1001).is_err());
+
+    buffer.slice_mut(100..200).unwrap().fill(&gpu, -7).unwrap();
+    let mut patch = buffer.slice_mut(500..503).unwrap();
+    patch.copy_from_host(&gpu, &[1, 2, 3]).unwrap();
+    assert!(patch.copy_from_host(&gpu, &[1, 2]).is_err());
+    let after = buffer.to_host(&gpu).unwrap();
+    for (i, &v) in after.iter().enumerate() {
+        let expected = match i {
+            100..=199 => -7,
+            500 => 1,
+            501 => 2,
+            502 => 3,
+            _ => i as i64,
+        };
+        assert_eq!(v, expected, "element {i}");
+    }
+
+    // Device-to-device copy between views of two buffers, and split views.
+    let mut other = DeviceBuffer::<i64>::poisoned(&gpu, 10).unwrap();
+    let (mut head, mut tail) = other.view_mut().split_at_mut(4).unwrap();
+    head.copy_from(&gpu, &buffer.slice(0..4).unwrap()).unwrap();
+    tail.fill(&gpu, 42).unwrap();
+    assert!(head.copy_from(&gpu, &buffer.slice(0..5).unwrap()).is_err());
+    assert_eq!(
+        other.to_host(&gpu).unwrap(),
+        vec![0, 1, 2, 3, 42, 42, 42, 42, 42, 42]
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fill_and_poison_write_every_element() {
+    let gpu = gpu();
+    for len in [1usize, 255, 256, 257, 1 << 20, (1 << 20) + 1] {
+        let f = DeviceBuffer::<f32>::poisoned(&gpu, len)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert!(f.iter().all(|x| x.to_bits() == f32::poison().to_bits()));
+        let u = DeviceBuffer::<u8>::filled(&gpu, len, 0x3c)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert!(u.iter().all(|&x| x == 0x3c));
+        let i = DeviceBuffer::<i64>::filled(&gpu, len, i64::MIN)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert!(i.iter().all(|&x| x == i64::MIN));
+        let z = DeviceBuffer::<u32>::zeros(&gpu, len)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert!(z.iter().all(|&x| x == 0));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cudarc_slices_convert_without_copying() {
+    let gpu = gpu();
+    let buffer = DeviceBuffer::from_host(&gpu, &[1u32, 2, 3, 4]).unwrap();
+    let ptr = buffer.view().device_ptr();
+    let slice = buffer.into_cudarc().expect("non-empty buffer has a slice");
+    let view: gpu_core::DeviceView<u32> = (&slice).into();
+    assert_eq!(view.device_ptr(), ptr);
+    let back = DeviceBuffer::from_cudarc(slice);
+    assert_eq!(back.view().device_ptr(), ptr);
+    assert_eq!(back.to_host(&gpu).unwrap(), vec![1, 2, 3, 4]);
+
+    // A Gpu built on a caller's cudarc context and stream.
+    let ctx = gpu.cudarc_context().clone();
+    let stream = ctx.new_stream().unwrap();
+    let theirs = Gpu::from_cudarc(ctx, stream).unwrap();
+    let data = DeviceBuffer::<f64>::filled(&theirs, 3, 2.5).unwrap();
+    assert_eq!(data.to_host(&theirs).unwrap(), vec![2.5; 3]);
+    // And a handle with its own stream on the same context.
+    let second = gpu.with_new_stream().unwrap();
+    assert_eq!(
+        DeviceBuffer::<i32>::filled(&second, 2, 9)
+            .unwrap()
+            .to_host(&second)
+            .unwrap(),
+        vec![9, 9]
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn timer_measures_device_work() {
+    let gpu = gpu();
+    let timer = GpuTimer::new(&gpu).unwrap();
+    let mut big = DeviceBuffer::<u32>::zeros(&gpu, 1 << 28).unwrap();
+    let one = timer.time(|| big.view_mut().fill(&gpu, 1)).unwrap();
+    let four = timer
+        .time(|| {
+            for v in 0..4 {
+                big.view_mut().fill(&gpu, v)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    println!("fill 1 GiB: {one:.3} ms; four fills: {four:.3} ms");
+    assert!(one > 0.0);
+    assert!(
+        four > 2.0 * one,
+        "four fills ({four} ms) should take longer than two ({one} ms each)"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn copy_ceiling_is_measured() {
+    let gpu = gpu();
+    let ceiling = copy_ceiling(
+        &gpu,
+        1 << 30,
+        Repetitions {
+            warmup: 3,
+            timed: 20,
+        },
+    )
+    .unwrap();
+    println!(
+        "copy ceiling: {:.1} GB/s (read+write) from a {} MiB copy, median {:.3} ms (min {:.3}, max {:.3})",
+        ceiling.gbps,
+        ceiling.bytes_copied >> 20,
+        ceiling.timing.median_ms,
+        ceiling.timing.min_ms,
+        ceiling.timing.max_ms
+    );
+    assert!(ceiling.gbps > 100.0);
+    assert!((ceiling.fraction(ceiling.gbps) - 1.0).abs() < 1e-12);
+}
+
+/// A module nobody else compiles: a fresh nonce per process keeps the test
+/// honest about compiling versus loading from disk.
+fn nonce_module(nonce: &str) -> ModuleSource {
+    ModuleSource::new(format!("cache_probe_{nonce}"))
+        .source(&format!(
+            "__device__ u64 cache_probe_value() {{ return {nonce}ull; }}"
+        ))
+        .entry(
+            "cache_probe",
+            "u64* out",
+            "out[0] = cache_probe_value()",
+            Some(32),
+        )
+}
+
+fn run_probe(gpu: &Gpu, module: &ModuleSource) -> (ModuleOrigin, u64) {
+    let loaded = gpu.module(module).unwrap();
+    let kernel = loaded.kernel("cache_probe").unwrap();
+    let mut out = DeviceBuffer::<u64>::zeros(gpu, 1).unwrap();
+    let mut args = KernelArgs::new();
+    args.output(&mut out.view_mut());
+    let config = gpu_core::LaunchConfig {
+        grid: (1, 1, 1),
+        block: (32, 1, 1),
+        shared_bytes: 0,
+    };
+    // SAFETY: cache_probe(u64* out) writes out[0]; out has one element.
+    unsafe { gpu.launch(&kernel, config, &args) }.unwrap();
+    (loaded.origin(), out.to_host(gpu).unwrap()[0])
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernel_cache_child_process() {
+    // Only meaningful when started by `kernel_cache_is_used_by_a_second_process`.
+    let Ok(nonce) = std::env::var("PARPRIMS_CACHE_PROBE_NONCE") else {
+        return;
+    };
+    let gpu = gpu();
+    let (origin, value) = run_probe(&gpu, &nonce_module(&nonce));
+    assert_eq!(value, nonce.parse::<u64>().unwrap());
+    match origin {
+        ModuleOrigin::DiskCache { ms } => println!("CHILD_ORIGIN disk {ms:.3}"),
+        ModuleOrigin::Compiled { ms } => println!("CHILD_ORIGIN compiled {ms:.3}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernel_cache_is_used_by_a_second_process() {
+    if std::env::var("PARPRIMS_CACHE_PROBE_NONCE").is_ok() {
+        return; // we are the child
+    }
+    let dir = std::env::temp_dir().join(format!("parprims-cache-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let nonce = format!(
+        "{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+    );
+    let gpu = Gpu::with_cache(0, DiskCache::at(&dir)).expect("a CUDA GPU");
+    let (origin, value) = run_probe(&gpu, &nonce_module(&nonce));
+    assert_eq!(value, nonce.parse::<u64>().unwrap());
+    let ModuleOrigin::Compiled { ms: compile_ms } = origin else {
+        panic!("first load must compile, got {origin:?}");
+    };
+    // A second load in the same context comes from the in-memory store.
+    assert_eq!(gpu.module(&nonce_module(&nonce)).unwrap().origin(), origin);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "kernel_cache_child_process",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PARPRIMS_CACHE_PROBE_NONCE", &nonce)
+        .env("PARPRIMS_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("CHILD_ORIGIN"))
+        .unwrap_or_else(|| panic!("child printed no origin:\n{stdout}"));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        fields[1], "disk",
+        "second process should load from disk: {line}"
+    );
+    let disk_ms: f64 = fields[2].parse().unwrap();
+    println!("kernel cache: compile+load {compile_ms:.1} ms in the first process, disk+load {disk_ms:.1} ms in the second");
+    assert!(
+        disk_ms < compile_ms,
+        "loading from disk ({disk_ms} ms) should beat compiling ({compile_ms} ms)"
+    );
+
+    // Corrupt every cached file: a third process must ignore it and compile.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"PPCUBIN1 garbage").unwrap();
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "kernel_cache_child_process",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PARPRIMS_CACHE_PROBE_NONCE", &nonce)
+        .env("PARPRIMS_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "child with a corrupt cache failed:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("CHILD_ORIGIN compiled"),
+        "corrupt cache must fall back to compiling:\n{stdout}"
+    );
+    assert!(DiskCache::at(&dir).dir().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unwritable_cache_still_compiles() {
+    let file = std::env::temp_dir().join(format!("parprims-not-a-dir-{}", std::process::id()));
+    std::fs::write(&file, b"x").unwrap();
+    let gpu = Gpu::with_cache(0, DiskCache::at(file.join("cache"))).expect("a CUDA GPU");
+    let (origin, value) = run_probe(&gpu, &nonce_module("4242"));
+    assert_eq!(value, 4242);
+    assert!(matches!(origin, ModuleOrigin::Compiled { .. }));
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn out_of_memory_is_typed_and_the_context_survives() {
+    let gpu = gpu();
+    let total = gpu.info().memory_total;
+    let err = DeviceBuffer::<u8>::zeros(&gpu, total * 2).unwrap_err();
+    match &err {
+        Error::OutOfMemory {
+            bytes, total: t, ..
+        } => {
+            assert_eq!(*bytes, total * 2);
+            assert_eq!(*t, total);
+            println!("{err}");
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    // The context keeps working.
+    let ok = DeviceBuffer::<i32>::filled(&gpu, 1000, 5).unwrap();
+    assert_eq!(ok.to_host(&gpu).unwrap(), vec![5; 1000]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_broken_kernel_is_a_compile_error_with_the_log() {
+    let gpu = gpu();
+    let broken =
+        ModuleSource::new("broken_probe").entry("broken", "i32* out", "out[0] = nope", None);
+    match gpu.module(&broken) {
+        Err(Error::Compile {
+            module,
+            log,
+            options,
+            arch,
+        }) => {
+            assert_eq!(module, "broken_probe");
+            assert!(log.contains("nope"), "{log}");
+            assert!(options.iter().any(|o| o.contains(&arch)));
+        }
+        Err(other) => panic!("expected Compile, got {other}"),
+        Ok(_) => panic!("a broken kernel compiled"),
+    }
+    let fine = ModuleSource::new("fine_probe").entry("fine", "i32* out", "out[0] = 1", None);
+    assert!(matches!(
+        gpu.kernel(&fine, "not_there"),
+        Err(Error::MissingEntry { .. })
+    ));
+}
