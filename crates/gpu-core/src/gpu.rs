@@ -354,6 +354,62 @@ impl Gpu {
         )?;
         Ok(())
     }
+
+    /// Enqueues on this handle's stream a device-to-device copy of `src` into
+    /// the module-scope variable `symbol` (a `__constant__` or `__device__`
+    /// array) of `module`, starting at the symbol's first byte.
+    ///
+    /// The copy is ordered with this stream only: kernels enqueued on it
+    /// before the copy read the old contents, kernels enqueued after it the
+    /// new ones. A module (and so its symbols) is shared by every handle on
+    /// the context, so a caller that rewrites a symbol from several streams
+    /// must order those streams itself (see `linalg`'s `ConstantFilter`).
+    ///
+    /// `module` must have been loaded through this handle's context
+    /// ([`Gpu::module`]). Errors: [`Error::InvalidArgument`] when the module
+    /// has no such symbol or `src` is longer than it.
+    pub fn copy_to_symbol<T: crate::DeviceType>(
+        &self,
+        module: &Module,
+        symbol: &str,
+        src: &crate::DeviceView<'_, T>,
+    ) -> Result<()> {
+        self.bind()?;
+        let global = module
+            .loaded
+            .module
+            .get_global(symbol, &self.stream)
+            .map_err(|e| {
+                Error::invalid(
+                    "symbol",
+                    format!(
+                        "`{symbol}` is not a global of module `{}`: {e}",
+                        module.name
+                    ),
+                )
+            })?;
+        let symbol_bytes = global.len();
+        if src.bytes() > symbol_bytes {
+            return Err(Error::invalid(
+                "src",
+                format!(
+                    "{} bytes do not fit in `{symbol}` ({symbol_bytes} bytes)",
+                    src.bytes()
+                ),
+            ));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        let (dst, _record) = cudarc::driver::DevicePtr::device_ptr(&global, &self.stream);
+        // SAFETY: `dst` is the symbol's device address, at least `src.bytes()`
+        // long (checked above); `src` is live device memory of that length;
+        // both belong to this context and the copy is ordered on its stream.
+        unsafe {
+            driver_result::memcpy_dtod_async(dst, src.device_ptr(), src.bytes(), self.cu_stream())
+        }?;
+        Ok(())
+    }
 }
 
 /// A module loaded on a context.
