@@ -21,8 +21,50 @@ pub const COMMON: &str = include_str!("../cuda/common.cuh");
 /// gpu-core's own kernels: fill (poison) and a plain copy used by tests.
 pub const GPU_CORE: &str = include_str!("../cuda/gpu_core.cu");
 
+/// Scan: pieces shared by the recursive multi-block scans (shared-memory
+/// tile, per-element output rule, the uniform-add kernel).
+pub const SCAN_RECURSIVE: &str = include_str!("../cuda/scan_recursive.cuh");
+/// Scan: Hillis–Steele with one launch per step, ping-pong in global memory.
+pub const SCAN_HILLIS_STEELE_GLOBAL: &str = include_str!("../cuda/scan_hillis_steele_global.cu");
+/// Scan: Hillis–Steele block scan, double buffer in shared memory.
+pub const SCAN_HILLIS_STEELE: &str = include_str!("../cuda/scan_hillis_steele.cu");
+/// Scan: Blelloch up-sweep/down-sweep block scan, plain and bank-conflict padded.
+pub const SCAN_BLELLOCH: &str = include_str!("../cuda/scan_blelloch.cu");
+
+/// Matvec: multiply-add and 16-byte vector helpers shared by the matvec kernels.
+pub const MATVEC_COMMON: &str = include_str!("../cuda/matvec_common.cu");
+/// Matvec from global memory, one thread per output (the lab's gpu-gm).
+pub const MATVEC_GLOBAL: &str = include_str!("../cuda/matvec_global.cu");
+/// Matvec with x staged in shared-memory tiles (the lab's gpu-sm).
+pub const MATVEC_TILED: &str = include_str!("../cuda/matvec_tiled.cu");
+/// Matvec, tuned: vectorised row groups for A·x, column-blocked two-pass Aᵀ·x.
+pub const MATVEC_TUNED: &str = include_str!("../cuda/matvec_tuned.cu");
+/// Transpose, one thread per element, strided writes.
+pub const TRANSPOSE_NAIVE: &str = include_str!("../cuda/transpose_naive.cu");
+/// Transpose through a 32 × 32 (or padded 32 × 33) shared tile.
+pub const TRANSPOSE_TILED: &str = include_str!("../cuda/transpose_tiled.cu");
+/// Transpose, tuned: 32 × 8 threads per padded 32 × 32 tile.
+pub const TRANSPOSE_TUNED: &str = include_str!("../cuda/transpose_tuned.cu");
+
 /// Every embedded source, by file name, for tooling (the kernel-compile
 /// test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
-    vec![("common.cuh", COMMON), ("gpu_core.cu", GPU_CORE)]
+    vec![
+        (
+            ("matvec_common.cu", MATVEC_COMMON),
+            ("matvec_global.cu", MATVEC_GLOBAL),
+            ("matvec_tiled.cu", MATVEC_TILED),
+            ("matvec_tuned.cu", MATVEC_TUNED),
+            ("transpose_naive.cu", TRANSPOSE_NAIVE),
+            ("transpose_tiled.cu", TRANSPOSE_TILED),
+            ("transpose_tuned.cu", TRANSPOSE_TUNED),
+            "common.cuh",
+            COMMON,
+        ),
+        ("gpu_core.cu", GPU_CORE),
+        ("scan_recursive.cuh", SCAN_RECURSIVE),
+        ("scan_hillis_steele_global.cu", SCAN_HILLIS_STEELE_GLOBAL),
+        ("scan_hillis_steele.cu", SCAN_HILLIS_STEELE),
+        ("scan_blelloch.cu", SCAN_BLELLOCH),
+    ]
 }

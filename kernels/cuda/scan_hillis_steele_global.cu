@@ -1,0 +1,38 @@
+// scan_hillis_steele_global.cu — Hillis–Steele scan with one launch per step,
+// ping-ponging between two buffers in global memory (Hillis & Steele 1986).
+//
+// Inclusive scan of x[0 … n): for d = 1, 2, 4, … < n, one launch computes
+//     out[i] = in[i − d] ⊕ in[i]   (i ≥ d),     out[i] = in[i]   (i < d)
+// from the previous step's buffer into the other buffer. After step d every
+// element holds the combination of the (up to) 2d inputs ending at it, so
+// ⌈log2 n⌉ steps finish the scan. An exclusive scan with initial value v is
+// the inclusive scan of [v, x[0], …, x[n−2]]: one `hs_global_shift` launch
+// builds that array first.
+//
+//   work O(n log n) combines; steps and launches ⌈log2 n⌉ (+1 for exclusive);
+//   bytes moved per step: n + (n − d) elements read, n written
+//     (≈ 3n·⌈log2 n⌉ elements in all: the slowest method here by far);
+//   no shared memory, so no bank conflicts; not in place within a step (a
+//   thread would read in[i − d] while another thread overwrites it: hence the
+//   two buffers); deterministic (a fixed combination tree).
+//
+// Geometry (host: hillis_steele_global.rs): 1-D, one element per thread,
+// `block_threads` threads per block, ⌈n / block_threads⌉ blocks spread over
+// (x, y) for more than 2^31 − 1 blocks. Indices are 64-bit.
+
+template <typename T, typename Op>
+__device__ __forceinline__ void hs_global_step(const T* in, T* out, u64 n, u64 d) {
+    const u64 i = global_thread_index();
+    if (i >= n) return;
+    const T x = in[i];
+    out[i] = (i >= d) ? Op::combine(in[i - d], x) : x;
+}
+
+// out[0] = initial, out[i] = in[i − 1]: turns the exclusive scan into an
+// inclusive one. `in` and `out` must be different buffers.
+template <typename T>
+__device__ __forceinline__ void hs_global_shift(const T* in, T* out, u64 n, T initial) {
+    const u64 i = global_thread_index();
+    if (i >= n) return;
+    out[i] = (i == 0) ? initial : in[i - 1];
+}

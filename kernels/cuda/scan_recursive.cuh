@@ -1,0 +1,76 @@
+// scan_recursive.cuh — pieces shared by the recursive ("scan, then propagate")
+// multi-block scans: Hillis–Steele and Blelloch (plain and padded).
+//
+// The recursive method, for n elements and tiles of `tile_items` elements:
+//   1. block scan: every block scans its own tile in shared memory, writes the
+//      tile-local prefixes to `out` and the tile's total to `totals[tile]`;
+//   2. the totals (⌈n / tile_items⌉ of them) are scanned by the same method,
+//      recursively, until one tile holds them all;
+//   3. uniform add: every element of tile t ≥ 1 is combined with the scanned
+//      total of tiles 0 … t−1 (this file's `uniform_add`).
+// Global memory traffic is about 4n elements (read + write in steps 1 and 3)
+// plus a 1/tile_items fraction of that for the higher levels.
+//
+// Operands always stay in index order (`Op::combine(earlier, later)`), so any
+// associative operator works, commutative or not.
+
+// Dynamic shared memory as an array of T. One byte array for every kernel of
+// a module (extern __shared__ arrays of different types would clash), 16-byte
+// aligned so that any element type can live in it.
+template <typename T>
+__device__ __forceinline__ T* scan_shared_tile() {
+    extern __shared__ __align__(16) unsigned char scan_shared_bytes[];
+    return reinterpret_cast<T*>(scan_shared_bytes);
+}
+
+// What a block scan writes for one element of its tile.
+//   excl / incl: the tile-local exclusive and inclusive prefixes;
+//   first_tile:  whether this is tile 0 of the array (the only tile that
+//                folds in the seed: later tiles get it through the totals);
+//   local:       the element's index within the tile;
+//   exclusive, has_seed, seed: the scan's kind (see scan_tile_kernels below).
+// For an exclusive scan the element at global position 0 is the seed itself
+// (not seed ⊕ identity, which differs for -0.0 under floating-point sum).
+template <typename T, typename Op>
+__device__ __forceinline__ T scan_tile_output(T excl, T incl, bool first_tile, u32 local,
+                                              u32 exclusive, u32 has_seed, T seed) {
+    T value = exclusive ? excl : incl;
+    if (first_tile && has_seed) {
+        value = (exclusive && local == 0) ? seed : Op::combine(seed, value);
+    }
+    return value;
+}
+
+// uniform_add: data[i] = carry[t − 1] ⊕ data[i] for every element i of tile
+// t ≥ 1, where tile t is elements [t·tile_items, (t+1)·tile_items) ∩ [0, n)
+// and carry[t − 1] is the scanned total of tiles 0 … t−1 (seed included).
+//
+//   work O(n), steps O(1), one launch;
+//   bytes moved: (n − tile_items) elements read and written, plus one carry
+//   read per block (broadcast to the block's threads);
+//   no shared memory; in place by design; deterministic.
+//
+// Geometry (host: recursive.rs): one block per tile t ≥ 1, so grid = tiles − 1
+// blocks and block b handles tile b + 1; blockDim.x threads, each taking up to
+// UNIFORM_ADD_MAX_ITEMS elements strided by blockDim.x (coalesced). The host
+// guarantees blockDim.x · UNIFORM_ADD_MAX_ITEMS ≥ tile_items. All loads are
+// issued before the first store, so each thread keeps several loads in flight.
+template <typename T, typename Op>
+__device__ void uniform_add(T* data, const T* carry, u64 n, u64 tile_items, u64 tiles) {
+    const u64 tile = linear_block_index() + 1;
+    if (tile >= tiles) return;  // surplus blocks of a grid spread over y
+    const T c = carry[tile - 1];
+    const u64 base = tile * tile_items;
+    const u64 end = (base + tile_items < n) ? base + tile_items : n;
+    T values[UNIFORM_ADD_MAX_ITEMS];
+#pragma unroll
+    for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
+        const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
+        if (i < end) values[k] = data[i];
+    }
+#pragma unroll
+    for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
+        const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
+        if (i < end) data[i] = Op::combine(c, values[k]);
+    }
+}
