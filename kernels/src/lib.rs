@@ -46,25 +46,39 @@ pub const TRANSPOSE_TILED: &str = include_str!("../cuda/transpose_tiled.cu");
 /// Transpose, tuned: 32 × 8 threads per padded 32 × 32 tile.
 pub const TRANSPOSE_TUNED: &str = include_str!("../cuda/transpose_tuned.cu");
 
+/// Stream compaction building blocks: predicates, tile loads and keep masks,
+/// block scan, decoupled look-back over tile counts (crate `compact`).
+pub const COMPACT: &str = include_str!("../cuda/compact.cuh");
+
+/// Single-pass compaction and partition scatter (crate `compact`).
+pub const COMPACT_SINGLE_PASS: &str = include_str!("../cuda/compact_single_pass.cu");
+
+/// Counting kept items (crate `compact`).
+pub const COMPACT_COUNT: &str = include_str!("../cuda/compact_count.cu");
+
+/// Three-pass compaction: map and scatter kernels (crate `compact`).
+pub const COMPACT_THREE_PASS: &str = include_str!("../cuda/compact_three_pass.cu");
+
 /// Every embedded source, by file name, for tooling (the kernel-compile
 /// test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
     vec![
-        (
-            ("matvec_common.cu", MATVEC_COMMON),
-            ("matvec_global.cu", MATVEC_GLOBAL),
-            ("matvec_tiled.cu", MATVEC_TILED),
-            ("matvec_tuned.cu", MATVEC_TUNED),
-            ("transpose_naive.cu", TRANSPOSE_NAIVE),
-            ("transpose_tiled.cu", TRANSPOSE_TILED),
-            ("transpose_tuned.cu", TRANSPOSE_TUNED),
-            "common.cuh",
-            COMMON,
-        ),
+        ("common.cuh", COMMON),
         ("gpu_core.cu", GPU_CORE),
+        ("compact.cuh", COMPACT),
+        ("compact_single_pass.cu", COMPACT_SINGLE_PASS),
+        ("compact_count.cu", COMPACT_COUNT),
+        ("compact_three_pass.cu", COMPACT_THREE_PASS),
         ("scan_recursive.cuh", SCAN_RECURSIVE),
         ("scan_hillis_steele_global.cu", SCAN_HILLIS_STEELE_GLOBAL),
         ("scan_hillis_steele.cu", SCAN_HILLIS_STEELE),
         ("scan_blelloch.cu", SCAN_BLELLOCH),
+        ("matvec_common.cu", MATVEC_COMMON),
+        ("matvec_global.cu", MATVEC_GLOBAL),
+        ("matvec_tiled.cu", MATVEC_TILED),
+        ("matvec_tuned.cu", MATVEC_TUNED),
+        ("transpose_naive.cu", TRANSPOSE_NAIVE),
+        ("transpose_tiled.cu", TRANSPOSE_TILED),
+        ("transpose_tuned.cu", TRANSPOSE_TUNED),
     ]
 }
