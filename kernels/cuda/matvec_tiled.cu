@@ -1,0 +1,65 @@
+// matvec_tiled.cu — y = A·x and y = Aᵀ·x with the vector staged through shared
+// memory in tiles (the lab's gpu-sm). The block has `tile` threads
+// (blockDim.x, 1 to 1024) and `tile` elements of dynamic shared memory.
+//
+// Each thread owns one output element (a row of A for A·x, a column for
+// Aᵀ·x). The block walks the reduction dimension tile by tile: every thread
+// of the block stages one element of x (all threads load, including those
+// whose row/column is past the end: otherwise the last, partial block would
+// stage a partial tile — the lab's boundary rule), barrier, the threads with
+// a real output accumulate the tile's min(tile, remaining) products, barrier
+// (nobody overwrites the tile while another thread still reads it).
+//
+// Work rows·cols multiply-adds; 2·⌈len(x)/tile⌉ barriers per block. Bytes:
+// A once, x once per block, y once. Shared memory: tile·sizeof(T) per block.
+// Bank conflicts: none (all threads read the same x_tile[k]: a broadcast).
+// Global access: A·x reads A uncoalesced (a warp touches 32 rows), as in
+// the lab; Aᵀ·x reads 32 consecutive columns of a row per warp (coalesced).
+// Deterministic; not in place.
+#pragma once
+
+template <typename T>
+__device__ void matvec_tiled_n(const T* __restrict__ a, const T* __restrict__ x,
+                               T* __restrict__ y, u64 rows, u64 cols) {
+    T* x_tile = reinterpret_cast<T*>(matvec_dynamic_smem);
+    const u32 tile = blockDim.x;
+    const u64 row = global_thread_index();
+    const bool has_row = row < rows;
+    const T* arow = a + (has_row ? row : 0) * cols;
+    T sum = T(0);
+    for (u64 base = 0; base < cols; base += tile) {
+        const u64 c = base + threadIdx.x;
+        if (c < cols) x_tile[threadIdx.x] = x[c];
+        __syncthreads();
+        const u64 left = cols - base;
+        const u32 width = left < tile ? (u32)left : tile;
+        if (has_row) {
+            for (u32 k = 0; k < width; ++k) sum = mul_add(arow[base + k], x_tile[k], sum);
+        }
+        __syncthreads();
+    }
+    if (has_row) y[row] = sum;
+}
+
+template <typename T>
+__device__ void matvec_tiled_t(const T* __restrict__ a, const T* __restrict__ x,
+                               T* __restrict__ y, u64 rows, u64 cols) {
+    T* x_tile = reinterpret_cast<T*>(matvec_dynamic_smem);
+    const u32 tile = blockDim.x;
+    const u64 col = global_thread_index();
+    const bool has_col = col < cols;
+    T sum = T(0);
+    for (u64 base = 0; base < rows; base += tile) {
+        const u64 r = base + threadIdx.x;
+        if (r < rows) x_tile[threadIdx.x] = x[r];
+        __syncthreads();
+        const u64 left = rows - base;
+        const u32 width = left < tile ? (u32)left : tile;
+        if (has_col) {
+            const T* a_tile = a + base * cols + col;
+            for (u32 k = 0; k < width; ++k) sum = mul_add(a_tile[(u64)k * cols], x_tile[k], sum);
+        }
+        __syncthreads();
+    }
+    if (has_col) y[col] = sum;
+}

@@ -1,0 +1,209 @@
+// matvec_tuned.cu — the fast matvec kernels (MatvecAlgorithm::Tuned).
+//
+// Tuning constants come from the host as #defines (crates/linalg/src/
+// matvec_tuned.rs, the TUNED table):
+//   MATVEC_N_BLOCK   threads per block of the A·x kernel (a multiple of 32)
+//   MATVEC_T_ROWS    block rows (warps) of the Aᵀ·x kernel; the block is 32 × MATVEC_T_ROWS
+//
+// ---------------------------------------------------------------------------
+// y = A·x: matvec_tuned_n. A group of `tpr` = 2^tpr_log2 consecutive threads
+// (1 to MATVEC_N_BLOCK; the host picks it from cols) owns one row; a block
+// holds MATVEC_N_BLOCK / tpr groups, so rows are consecutive in a block.
+// The row is read in 16-byte vectors (float4 / double2 / int4): the group's
+// threads take vectors v, v + tpr, ... so a warp reads 512 contiguous bytes
+// per step (coalesced). Four vectors are loaded before they are used, so
+// each thread keeps four independent 16-byte loads in flight.
+//
+// Alignment: a row starts on a 16-byte boundary only if A's base and
+// cols·sizeof(T) allow it. Each row therefore peels a head of at most
+// lanes−1 elements up to the first 16-byte boundary, reads the body in
+// vectors and finishes a tail of fewer than `lanes` elements with scalar
+// loads. x is read in vectors when x + head is 16-byte aligned (a per-row,
+// group-uniform test), else by scalar loads (`gather`; those hit L1).
+//
+// The group's partial sums combine with an xor butterfly of warp shuffles
+// (all lanes end with the same bits); groups wider than a warp then add
+// their warps' sums through shared memory in warp order. Deterministic.
+//
+// Work rows·cols multiply-adds; steps ⌈cols/tpr⌉ per thread plus log2(tpr).
+// Bytes: A once (rows·cols·sizeof(T)), x once per row group (L1/L2 hits
+// after the first), y once. One launch. Shared memory MATVEC_N_BLOCK/32
+// elements (static). No bank conflicts (one word per warp). Not in place.
+//
+// ---------------------------------------------------------------------------
+// y = Aᵀ·x: matvec_tuned_t_partial + matvec_tuned_t_reduce, column-blocked.
+// Block (32, MATVEC_T_ROWS) owns a strip of 32·L columns (L = vector lanes
+// when every row start is 16-byte aligned, else 1) and a slab of
+// `slab_rows` consecutive rows (grid x = strips, grid y = slabs). Thread
+// (tx, ty) reads columns [32·L·strip + tx·L, +L) of rows ty, ty + ROWS, ...
+// of the slab: each warp reads one row's 32·L contiguous elements per step
+// (coalesced), x[r] is a broadcast. Partial y stays in registers (L per
+// thread); the block's MATVEC_T_ROWS partials fold through shared memory in
+// row order, and the slab's result goes to partial[slab·cols + c].
+//
+// Combining slabs: atomicAdd into y would make float results depend on
+// timing. Instead a second kernel sums the `slabs` partial rows of each
+// column in slab order (deterministic). With one slab the first kernel
+// writes y directly and the second is skipped.
+//
+// Work rows·cols multiply-adds. Bytes: A once, x once per strip (cached),
+// partials slabs·cols·sizeof(T) written and read again (≈ 0.2 % of A at
+// 16384², the host caps slabs), y once. One or two launches. Shared memory
+// MATVEC_T_ROWS·32·L elements: the fold's stores hit L-way bank conflicts
+// (stride L words) once per block, negligible. Not in place.
+#pragma once
+
+template <typename T>
+__device__ __forceinline__ T butterfly_sum(T v, u32 width) {
+    for (u32 offset = width >> 1; offset > 0; offset >>= 1)
+        v = wrapping_add(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// One group's partial dot product of row `arow` with x, vectors v = lane,
+// lane + tpr, ... of the 16-byte-aligned body `avec` (`body` vectors).
+template <typename T, bool X_VECTOR>
+__device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __restrict__ xbody,
+                                      u64 body, u32 lane, u32 tpr, T sum) {
+    typedef vec16<T> V;
+    constexpr u32 L = V::lanes;
+    u64 v = lane;
+    for (; v + 3 * (u64)tpr < body; v += 4 * (u64)tpr) {
+        const typename V::type a0 = V::load(abody + v * L);
+        const typename V::type a1 = V::load(abody + (v + tpr) * L);
+        const typename V::type a2 = V::load(abody + (v + 2 * (u64)tpr) * L);
+        const typename V::type a3 = V::load(abody + (v + 3 * (u64)tpr) * L);
+        const typename V::type x0 = X_VECTOR ? V::load(xbody + v * L) : V::gather(xbody + v * L);
+        const typename V::type x1 = X_VECTOR ? V::load(xbody + (v + tpr) * L) : V::gather(xbody + (v + tpr) * L);
+        const typename V::type x2 = X_VECTOR ? V::load(xbody + (v + 2 * (u64)tpr) * L) : V::gather(xbody + (v + 2 * (u64)tpr) * L);
+        const typename V::type x3 = X_VECTOR ? V::load(xbody + (v + 3 * (u64)tpr) * L) : V::gather(xbody + (v + 3 * (u64)tpr) * L);
+        sum = V::dot(a0, x0, sum);
+        sum = V::dot(a1, x1, sum);
+        sum = V::dot(a2, x2, sum);
+        sum = V::dot(a3, x3, sum);
+    }
+    for (; v < body; v += tpr) {
+        const typename V::type a0 = V::load(abody + v * L);
+        const typename V::type x0 = X_VECTOR ? V::load(xbody + v * L) : V::gather(xbody + v * L);
+        sum = V::dot(a0, x0, sum);
+    }
+    return sum;
+}
+
+template <typename T>
+__device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
+                               T* __restrict__ y, u64 rows, u64 cols, u32 tpr_log2) {
+    constexpr u32 L = vec16<T>::lanes;
+    __shared__ T warp_sums[MATVEC_N_BLOCK / 32];
+    const u32 tpr = 1u << tpr_log2;
+    const u32 lane = threadIdx.x & (tpr - 1);           // thread within its row group
+    const u32 groups = MATVEC_N_BLOCK >> tpr_log2;      // rows per block
+    const u64 row = linear_block_index() * groups + (threadIdx.x >> tpr_log2);
+    T sum = T(0);
+    // No early return: every lane must reach the shuffles and the barrier.
+    if (row < rows) {
+        const T* arow = a + row * cols;
+        // Elements before the row's first 16-byte boundary (pointers are at
+        // least sizeof(T)-aligned, so this is a whole number of elements).
+        const u64 misalign = ((u64)arow & 15) / sizeof(T);
+        const u64 head = misalign == 0 ? 0 : ((u64)L - misalign < cols ? (u64)L - misalign : cols);
+        for (u64 c = lane; c < head; c += tpr) sum = mul_add(arow[c], x[c], sum);
+        const u64 body = (cols - head) / L;
+        const T* abody = arow + head;
+        const T* xbody = x + head;
+        if (((u64)xbody & 15) == 0)
+            sum = body_dot<T, true>(abody, xbody, body, lane, tpr, sum);
+        else
+            sum = body_dot<T, false>(abody, xbody, body, lane, tpr, sum);
+        for (u64 c = head + body * L + lane; c < cols; c += tpr) sum = mul_add(arow[c], x[c], sum);
+    }
+    sum = butterfly_sum(sum, tpr < 32 ? tpr : 32u);
+    if (tpr <= 32) {  // tpr is a kernel argument: uniform over the block
+        if (lane == 0 && row < rows) y[row] = sum;
+        return;
+    }
+    const u32 warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) warp_sums[warp] = sum;
+    __syncthreads();
+    if (lane == 0 && row < rows) {
+        // Lane 0 of a group is lane 0 of the group's first warp.
+        T total = warp_sums[warp];
+        for (u32 w = 1; w < (tpr >> 5); ++w) total = wrapping_add(total, warp_sums[warp + w]);
+        y[row] = total;
+    }
+}
+
+template <typename T, bool VECTOR>
+__device__ void matvec_tuned_t_partial(const T* __restrict__ a, const T* __restrict__ x,
+                                       T* __restrict__ partial, u64 rows, u64 cols, u64 slab_rows) {
+    typedef vec16<T> V;
+    constexpr u32 L = VECTOR ? V::lanes : 1;
+    constexpr u32 STRIP = 32 * L;                       // columns per block
+    __shared__ T fold[MATVEC_T_ROWS][STRIP];
+    const u64 strip_col = (u64)blockIdx.x * STRIP;
+    const u64 slab = blockIdx.y;
+    const u64 c0 = strip_col + (u64)threadIdx.x * L;
+    const u64 r_begin = slab * slab_rows;
+    const u64 r_end = r_begin + slab_rows < rows ? r_begin + slab_rows : rows;
+    T acc[L];
+#pragma unroll
+    for (u32 k = 0; k < L; ++k) acc[k] = T(0);
+    // With VECTOR the host guarantees cols % L == 0 and 16-byte-aligned
+    // rows, so c0 < cols means all L columns exist.
+    if (c0 < cols) {
+        const T* acol = a + c0;
+        u64 r = r_begin + threadIdx.y;
+        constexpr u32 STEP = MATVEC_T_ROWS;
+        for (; r + 3 * STEP < r_end; r += 4 * STEP) {
+            if constexpr (VECTOR) {
+                const typename V::type a0 = V::load(acol + r * cols);
+                const typename V::type a1 = V::load(acol + (r + STEP) * cols);
+                const typename V::type a2 = V::load(acol + (r + 2 * STEP) * cols);
+                const typename V::type a3 = V::load(acol + (r + 3 * STEP) * cols);
+                V::axpy(a0, x[r], acc);
+                V::axpy(a1, x[r + STEP], acc);
+                V::axpy(a2, x[r + 2 * STEP], acc);
+                V::axpy(a3, x[r + 3 * STEP], acc);
+            } else {
+                const T a0 = acol[r * cols];
+                const T a1 = acol[(r + STEP) * cols];
+                const T a2 = acol[(r + 2 * STEP) * cols];
+                const T a3 = acol[(r + 3 * STEP) * cols];
+                acc[0] = mul_add(a0, x[r], acc[0]);
+                acc[0] = mul_add(a1, x[r + STEP], acc[0]);
+                acc[0] = mul_add(a2, x[r + 2 * STEP], acc[0]);
+                acc[0] = mul_add(a3, x[r + 3 * STEP], acc[0]);
+            }
+        }
+        for (; r < r_end; r += STEP) {
+            if constexpr (VECTOR) {
+                V::axpy(V::load(acol + r * cols), x[r], acc);
+            } else {
+                acc[0] = mul_add(acol[r * cols], x[r], acc[0]);
+            }
+        }
+    }
+#pragma unroll
+    for (u32 k = 0; k < L; ++k) fold[threadIdx.y][threadIdx.x * L + k] = acc[k];
+    __syncthreads();
+    // Fold the block's MATVEC_T_ROWS partial rows, in row order.
+    const u32 t = threadIdx.y * 32 + threadIdx.x;
+    for (u32 j = t; j < STRIP; j += 32 * MATVEC_T_ROWS) {
+        const u64 c = strip_col + j;
+        if (c < cols) {
+            T s = fold[0][j];
+            for (u32 i = 1; i < MATVEC_T_ROWS; ++i) s = wrapping_add(s, fold[i][j]);
+            partial[slab * cols + c] = s;
+        }
+    }
+}
+
+template <typename T>
+__device__ void matvec_tuned_t_reduce(const T* __restrict__ partial, T* __restrict__ y,
+                                      u64 cols, u32 slabs) {
+    const u64 c = global_thread_index();
+    if (c >= cols) return;
+    T s = partial[c];
+    for (u32 k = 1; k < slabs; ++k) s = wrapping_add(s, partial[(u64)k * cols + c]);
+    y[c] = s;
+}
