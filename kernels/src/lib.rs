@@ -59,6 +59,10 @@ pub const COMPACT_COUNT: &str = include_str!("../cuda/compact_count.cu");
 /// Three-pass compaction: map and scatter kernels (crate `compact`).
 pub const COMPACT_THREE_PASS: &str = include_str!("../cuda/compact_three_pass.cu");
 
+/// 2-D convolution: Global, SharedFilter, ConstantFilter and TiledHalo
+/// kernels (crate `linalg`, `conv`).
+pub const CONV: &str = include_str!("../cuda/conv.cu");
+
 /// Every embedded source, by file name, for tooling (the kernel-compile
 /// test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
@@ -80,5 +84,6 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("transpose_naive.cu", TRANSPOSE_NAIVE),
         ("transpose_tiled.cu", TRANSPOSE_TILED),
         ("transpose_tuned.cu", TRANSPOSE_TUNED),
+        ("conv.cu", CONV),
     ]
 }
