@@ -216,6 +216,9 @@ fn timer_measures_device_work() {
     let gpu = gpu();
     let timer = GpuTimer::new(&gpu).unwrap();
     let mut big = DeviceBuffer::<u32>::zeros(&gpu, 1 << 28).unwrap();
+    // Warm up: the first fill compiles or loads the fill module.
+    big.view_mut().fill(&gpu, 0).unwrap();
+    gpu.synchronize().unwrap();
     let one = timer.time(|| big.view_mut().fill(&gpu, 1)).unwrap();
     let four = timer
         .time(|| {
@@ -348,9 +351,10 @@ fn kernel_cache_is_used_by_a_second_process() {
         "child failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&child.stderr)
     );
+    // libtest prints "test name ... " before the test's own output.
     let line = stdout
         .lines()
-        .find(|l| l.starts_with("CHILD_ORIGIN"))
+        .find_map(|l| l.find("CHILD_ORIGIN").map(|at| &l[at..]))
         .unwrap_or_else(|| panic!("child printed no origin:\n{stdout}"));
     let fields: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(
