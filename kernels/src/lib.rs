@@ -63,12 +63,28 @@ pub const COMPACT_THREE_PASS: &str = include_str!("../cuda/compact_three_pass.cu
 /// kernels (crate `linalg`, `conv`).
 pub const CONV: &str = include_str!("../cuda/conv.cu");
 
+/// Warp-wide building blocks (shuffle scans), templated on T and Op.
+pub const WARP: &str = include_str!("../cuda/warp.cuh");
+/// Block-wide building blocks: block scan, striped/blocked exchange, seeded thread scans.
+pub const BLOCK: &str = include_str!("../cuda/block.cuh");
+/// The decoupled look-back tile-status protocol (any associative op, 4- or 8-byte values).
+pub const LOOKBACK: &str = include_str!("../cuda/lookback.cuh");
+/// Single-pass scan with decoupled look-back (needs WARP, BLOCK, LOOKBACK).
+pub const SCAN_LOOKBACK: &str = include_str!("../cuda/scan_lookback.cu");
+/// Deterministic reduce-then-scan (needs WARP, BLOCK).
+pub const SCAN_REDUCE_THEN_SCAN: &str = include_str!("../cuda/scan_reduce_then_scan.cu");
+
 /// Every embedded source, by file name, for tooling (the kernel-compile
 /// test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
     vec![
         ("common.cuh", COMMON),
         ("gpu_core.cu", GPU_CORE),
+        ("warp.cuh", WARP),
+        ("block.cuh", BLOCK),
+        ("lookback.cuh", LOOKBACK),
+        ("scan_lookback.cu", SCAN_LOOKBACK),
+        ("scan_reduce_then_scan.cu", SCAN_REDUCE_THEN_SCAN),
         ("compact.cuh", COMPACT),
         ("compact_single_pass.cu", COMPACT_SINGLE_PASS),
         ("compact_count.cu", COMPACT_COUNT),
