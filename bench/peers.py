@@ -1,0 +1,1246 @@
+#!/usr/bin/env python3
+"""Peer benchmarks for parprims: the same workloads through PyTorch and CuPy.
+
+Times, on one CUDA GPU, what a user of PyTorch (and CuPy, when importable)
+would call for each parprims primitive, with the methodology of parprims'
+own harness (gpu_core::bench), and writes the gpu-core CSV format so that
+`parprims bench ... --compare FILE` can merge the rows.
+
+    python3 bench/peers.py                       # everything, defaults below
+    python3 bench/peers.py --only scan,compact --sizes 2^28,123123123 --reps 20
+    python3 bench/peers.py --out $OUT/peers.csv
+    python3 bench/peers.py --self-test           # CSV/bytes/parsing checks, no torch needed
+
+Method (the same as gpu_core::bench::time_device)
+-------------------------------------------------
+* Copy ceiling first, in the same process: `dst.copy_(src)` of a 1 GiB
+  tensor (a device-to-device cudaMemcpyAsync), bytes counted read + write
+  (2 GiB per copy), median of --reps copies after --warmup untimed ones.
+* Every case: fresh random inputs drawn on the GPU (a new seed per case,
+  printed; never zeros). When one input set (inputs + outputs) is smaller
+  than 4x the L2 cache, runs rotate among enough sets that consecutive runs
+  do not find their operands in L2; at the default sizes one set suffices.
+* Before timing, every peer is checked against a CPU reference (float64 or
+  int64) at small sizes (1, non-powers of two); a peer that fails is not
+  timed and the script exits 1 at the end.
+* Timing: --warmup untimed runs (module load, cuDNN autotuning, allocator
+  warm-up), then --reps runs, each bracketed by two CUDA events recorded on
+  the stream the peer runs on; the median is reported. Before each run an
+  untimed `prepare` step poisons preallocated outputs (a NaN bit pattern) so
+  the last timed run must write every element.
+* After timing, the output of the last timed run is checked at full size
+  (integers exactly, floats against float64 by ||out - ref|| / ||ref||).
+* GB/s = declared bytes / median time / 1e9; the declared bytes are the
+  fewest bytes the operation must move (each input read once, each output
+  written once), the same formulas parprims declares (see *_bytes below).
+
+What is timed (primitive / algorithm / type / shape)
+----------------------------------------------------
+scan       "torch.cumsum"      torch.cumsum(x, 0, dtype=x.dtype, out=y)
+           Inclusive sum. dtype is passed on purpose: torch.cumsum on int32
+           returns int64 without it (12n bytes instead of 8n). Output is
+           preallocated (out=). u64 is timed only if this torch has a CUDA
+           uint64 cumsum (otherwise a printed note says it was skipped).
+           "cupy.cumsum(cub)"  cupy.cumsum(xc, dtype=xc.dtype, out=yc) with
+           CuPy's CUB routine accelerator on. The CuPy sources we read (v13)
+           implement it as a copy of x into y followed by CUB's in-place
+           DeviceScan::InclusiveSum, so it moves 16n bytes while 8n are
+           declared: the user-visible cost.
+           "cupy.cub_scan(in-place)"  cupy.cuda.cub.cub_scan(yc, CUMSUM): the
+           CUB device scan alone, in place on y; the untimed prepare step
+           copies x into y (memcpy) before each run. This is CUB's own
+           throughput. Both CuPy peers are optional: if CuPy is missing or
+           cannot run them, a note says so and the exit status is unaffected.
+           types i32 f32 i64 u64; bytes 2*n*size (8n for 4-byte types);
+           shape "268435456" (the element count).
+compact    "torch.masked_select"  torch.masked_select(x, mask): x i32, mask a
+           bool tensor made from random bytes that are non-zero with
+           probability 0.5 (values 1..255, as parprims' flags); the bool
+           conversion is untimed. Bytes 4n + n + 4*kept (the same as
+           parprims' select_flagged with byte flags).
+           "torch.x[x>t]"  x[x > t] with t = 0 on x uniform in [-2^30, 2^30)
+           (about half kept): a comparison predicate, no flags array.
+           Bytes 4n + 4*kept. Both synchronise with the host inside the timed
+           region (torch must learn the output length): that is their cost.
+           shape "268435456".
+transpose  "torch.t().contiguous()"  y = x.t().contiguous(), x f32 R x C
+           row-major; bytes 8*R*C; shape "RxC" of the input ("16384x16384").
+matvec     "torch.mv(cuBLAS)"  torch.mv(A, x, out=y), A f32 R x C row-major:
+           shape "RxC". Transposed product A^T x on the same row-major A:
+           torch.mv(A.t(), x, out=y) (cuBLAS gemv with the transpose flag, no
+           copy): same algorithm name, shape "RxC/T". TF32 off. Bytes
+           4*R*C + 4*(R + C) for both.
+conv       "F.conv2d(cuDNN)"  torch.nn.functional.conv2d on a (1,1,H,W) f32
+           input with a (1,1,K,K) filter, padding 0 ("valid", cross-
+           correlation), cudnn.benchmark = True, cudnn.allow_tf32 = False: a
+           fair float32 comparison. "F.conv2d(cuDNN+TF32)": the same with
+           allow_tf32 = True (PyTorch's default), for reference. Bytes
+           4*H*W + 4*(H-K+1)*(W-K+1); shape "HxW/kK" ("8192x8192/k3").
+
+CSV: gpu_core::bench::CSV_HEADER, numbers formatted as Record::to_csv (ms 6
+decimals, GB/s 2, ceiling 2, fraction 4); text fields quoted when they hold a
+comma, a quote or a newline. Device field: "<torch.cuda.get_device_name()>,
+sm_XY" (quoted, since it holds a comma); date: UTC YYYY-MM-DD. Failed or
+skipped cases are not written to the CSV (they are printed).
+
+Exit status: 0 all good; 1 a peer failed its check (the others still ran);
+2 no usable CUDA device or no torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import datetime
+import io
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Optional
+
+# ---------------------------------------------------------------------------
+# CSV and arithmetic shared with gpu_core::bench (pure Python, no torch)
+# ---------------------------------------------------------------------------
+
+CSV_HEADER = (
+    "primitive,algorithm,type,shape,ms_median,gbps,ceiling_gbps,"
+    "fraction_of_ceiling,device,date"
+)
+
+PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv")
+SCAN_TYPES = ("i32", "f32", "i64", "u64")
+# Element sizes in bytes, by parprims type name.
+ELEMENT_BYTES = {"i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+
+
+def csv_field(text: str) -> str:
+    """Quotes a text field the way gpu_core's csv_field does."""
+    if any(c in text for c in ',"\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def split_csv(line: str) -> list[str]:
+    """Splits one CSV line the way gpu_core's split_csv does."""
+    fields, field, quoted, i = [], [], False, 0
+    while i < len(line):
+        c = line[i]
+        if c == '"' and quoted and i + 1 < len(line) and line[i + 1] == '"':
+            field.append('"')
+            i += 1
+        elif c == '"':
+            quoted = not quoted
+        elif c == "," and not quoted:
+            fields.append("".join(field))
+            field = []
+        else:
+            field.append(c)
+        i += 1
+    fields.append("".join(field))
+    return fields
+
+
+@dataclass
+class Record:
+    """One measured result: a row of the CSV (gpu_core::bench::Record)."""
+
+    primitive: str
+    algorithm: str
+    element_type: str
+    shape: str
+    ms_median: float
+    gbps: float
+    ceiling_gbps: float
+    device: str
+    date: str
+
+    def fraction_of_ceiling(self) -> float:
+        return self.gbps / self.ceiling_gbps if self.ceiling_gbps > 0 else 0.0
+
+    def to_csv(self) -> str:
+        return ",".join(
+            [
+                csv_field(self.primitive),
+                csv_field(self.algorithm),
+                csv_field(self.element_type),
+                csv_field(self.shape),
+                f"{self.ms_median:.6f}",
+                f"{self.gbps:.2f}",
+                f"{self.ceiling_gbps:.2f}",
+                f"{self.fraction_of_ceiling():.4f}",
+                csv_field(self.device),
+                csv_field(self.date),
+            ]
+        )
+
+
+def write_csv(path: str, records: list[Record]) -> None:
+    """Writes the header and one line per record (replacing the file)."""
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as file:
+        file.write(CSV_HEADER + "\n")
+        for record in records:
+            file.write(record.to_csv() + "\n")
+
+
+def median(samples: list[float]) -> float:
+    """Median as gpu_core's Timing::from_samples computes it."""
+    if not samples:
+        raise ValueError("at least one timed run is needed")
+    ordered = sorted(samples)
+    mid = len(ordered) // 2
+    if len(ordered) % 2 == 1:
+        return ordered[mid]
+    return 0.5 * (ordered[mid - 1] + ordered[mid])
+
+
+def gbps(bytes_moved: float, ms: float) -> float:
+    """10^9 bytes per second for `bytes_moved` in `ms` milliseconds."""
+    return bytes_moved / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
+
+
+def utc_date() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+# Declared bytes: each input read once, each output written once.
+
+
+def scan_bytes(n: int, element_bytes: int) -> int:
+    """Inclusive scan: read n elements, write n elements."""
+    return 2 * n * element_bytes
+
+
+def compact_flags_bytes(n: int, kept: float, element_bytes: int = 4) -> float:
+    """Selection by byte flags: n inputs, n one-byte flags, `kept` outputs."""
+    return n * element_bytes + n + kept * element_bytes
+
+
+def compact_predicate_bytes(n: int, kept: float, element_bytes: int = 4) -> float:
+    """Selection by a predicate on the values: n inputs, `kept` outputs."""
+    return n * element_bytes + kept * element_bytes
+
+
+def transpose_bytes(rows: int, cols: int, element_bytes: int = 4) -> int:
+    """Transpose: read R*C, write R*C."""
+    return 2 * rows * cols * element_bytes
+
+
+def matvec_bytes(rows: int, cols: int, element_bytes: int = 4) -> int:
+    """A*x or A^T*x: read the matrix and the vector once, write the result."""
+    return element_bytes * (rows * cols + rows + cols)
+
+
+def conv_outputs(height: int, width: int, k: int) -> int:
+    """Outputs of a valid (unpadded) K x K cross-correlation."""
+    return max(height - k + 1, 0) * max(width - k + 1, 0)
+
+
+def conv_bytes(height: int, width: int, k: int, element_bytes: int = 4) -> int:
+    """Valid 2-D convolution: read the image once, write every output once
+    (the K*K filter is negligible and not counted)."""
+    return element_bytes * (height * width + conv_outputs(height, width, k))
+
+
+# Shapes as parprims writes them.
+
+
+def shape_1d(n: int) -> str:
+    return str(n)
+
+
+def shape_matrix(rows: int, cols: int, transposed: bool = False) -> str:
+    return f"{rows}x{cols}" + ("/T" if transposed else "")
+
+
+def shape_conv(height: int, width: int, k: int) -> str:
+    return f"{height}x{width}/k{k}"
+
+
+# Command-line numbers: "268435456", "2^28", "5*2^25", "(2^31)+1".
+
+
+def parse_count(text: str) -> int:
+    """A positive integer from a small arithmetic expression (+ - * / ^ **,
+    parentheses, integers only; the result must be a whole number)."""
+    expression = text.strip().replace("^", "**")
+    if not expression:
+        raise ValueError("empty size")
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as error:
+        raise ValueError(f"not a size: {text!r}") from error
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return Fraction(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, (ast.Div, ast.FloorDiv)):
+                if right == 0:
+                    raise ValueError(f"division by zero in {text!r}")
+                return left / right
+            if isinstance(node.op, ast.Pow):
+                if right.denominator != 1 or not 0 <= right <= 64:
+                    raise ValueError(f"exponent must be a whole number 0..64 in {text!r}")
+                return left ** int(right)
+        raise ValueError(f"not a size: {text!r} (integers, + - * / ^ and parentheses)")
+
+    result = value(tree)
+    if result.denominator != 1:
+        raise ValueError(f"{text!r} is not a whole number ({float(result)})")
+    if result < 1 or result > 1 << 40:
+        raise ValueError(f"{text!r} must be between 1 and 2^40")
+    return int(result)
+
+
+def parse_counts(text: str) -> list[int]:
+    return [parse_count(part) for part in text.split(",") if part.strip()]
+
+
+def parse_dims(text: str) -> list[tuple[int, int]]:
+    """"16384x16384,1000x777" -> [(16384, 16384), (1000, 777)]."""
+    dims = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        pieces = part.lower().split("x")
+        if len(pieces) != 2:
+            raise ValueError(f"not a ROWSxCOLS shape: {part!r}")
+        dims.append((parse_count(pieces[0]), parse_count(pieces[1])))
+    return dims
+
+
+def parse_only(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    for name in names:
+        if name not in PRIMITIVES and name != "all":
+            raise ValueError(f"unknown primitive {name!r}: choose from {', '.join(PRIMITIVES)}, all")
+    if "all" in names:
+        return list(PRIMITIVES)
+    return [p for p in PRIMITIVES if p in names]
+
+
+def parse_types(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    for name in names:
+        if name not in SCAN_TYPES:
+            raise ValueError(f"unknown scan type {name!r}: choose from {', '.join(SCAN_TYPES)}")
+    return names
+
+
+def rotation_sets(set_bytes: int, l2_bytes: int, most: int = 8) -> int:
+    """How many input sets to rotate among so that consecutive runs do not
+    find their operands in L2: one set when it is 4x the L2 or larger."""
+    if set_bytes <= 0:
+        return 1
+    return max(1, min(most, math.ceil(4 * l2_bytes / set_bytes)))
+
+
+def format_table(rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Self-test (no torch)
+# ---------------------------------------------------------------------------
+
+
+def self_test() -> int:
+    failures = []
+
+    def expect(condition: bool, what: str) -> None:
+        if not condition:
+            failures.append(what)
+
+    record = Record(
+        "scan", "DecoupledLookback", "i32", "268435456", 0.75, 2863.3, 3000.0,
+        "NVIDIA H100 80GB HBM3, sm_90", "2026-11-22",
+    )
+    line = record.to_csv()
+    expect(
+        line == 'scan,DecoupledLookback,i32,268435456,0.750000,2863.30,3000.00,'
+        '0.9544,"NVIDIA H100 80GB HBM3, sm_90",2026-11-22',
+        f"Record.to_csv formatting: {line}",
+    )
+    expect(split_csv(line)[8] == "NVIDIA H100 80GB HBM3, sm_90", "split_csv quoted field")
+    expect(len(split_csv(line)) == 10, "ten fields")
+    expect(next(csv.reader(io.StringIO(line))) == split_csv(line), "csv module agrees")
+    odd = Record('torch "x", y', "a", "f32", "1", 1.0, 0.0, 0.0, "d", "2026-01-01")
+    odd_line = odd.to_csv()
+    expect(odd_line.startswith('"torch ""x"", y",a,'), f"quotes doubled: {odd_line}")
+    expect(split_csv(odd_line)[0] == 'torch "x", y', "quotes round trip")
+    expect(odd.fraction_of_ceiling() == 0.0 and odd_line.endswith(",0.00,0.00,0.0000,d,2026-01-01"),
+           "zero ceiling gives fraction 0")
+    expect(csv_field("a\nb") == '"a\nb"' and csv_field("plain") == "plain", "csv_field")
+    expect(CSV_HEADER.split(",")[4:8] == ["ms_median", "gbps", "ceiling_gbps", "fraction_of_ceiling"],
+           "header")
+
+    expect(median([3.0, 1.0, 2.0]) == 2.0 and median([4.0, 1.0, 2.0, 3.0]) == 2.5, "median")
+    expect(abs(gbps(2e9, 1.0) - 2000.0) < 1e-9 and gbps(1.0, 0.0) == 0.0, "gbps")
+
+    n = 1 << 28
+    expect(scan_bytes(n, 4) == 8 * n and scan_bytes(n, 8) == 16 * n, "scan bytes")
+    expect(compact_flags_bytes(n, n // 2) == 5 * n + 4 * (n // 2), "compact flags bytes")
+    expect(compact_predicate_bytes(n, n // 2) == 4 * n + 4 * (n // 2), "compact predicate bytes")
+    expect(transpose_bytes(16384, 16384) == 8 * 16384 * 16384, "transpose bytes")
+    expect(matvec_bytes(16384, 8192) == 4 * 16384 * 8192 + 4 * (16384 + 8192), "matvec bytes")
+    expect(conv_outputs(8192, 8192, 3) == 8190 * 8190 and conv_outputs(2, 2, 3) == 0, "conv outputs")
+    expect(conv_bytes(8192, 8192, 5) == 4 * (8192 * 8192 + 8188 * 8188), "conv bytes")
+
+    expect(shape_1d(n) == "268435456", "1-D shape")
+    expect(shape_matrix(16384, 16384) == "16384x16384", "matrix shape")
+    expect(shape_matrix(16384, 8192, transposed=True) == "16384x8192/T", "transposed shape")
+    expect(shape_conv(8192, 8192, 3) == "8192x8192/k3", "conv shape")
+
+    expect(parse_counts("2^28,123123123, 5*2^25") == [n, 123123123, 5 << 25], "parse_counts")
+    expect(parse_count("5/8*2^28") == 5 * (1 << 25) and parse_count("2**31+1") == (1 << 31) + 1,
+           "fractions and powers")
+    for bad in ("0", "abc", "2^70", "3/2", "1.5", "-4", "__import__('os')", ""):
+        try:
+            parse_count(bad)
+            failures.append(f"parse_count accepted {bad!r}")
+        except ValueError:
+            pass
+    expect(parse_dims("16384x16384,1x5") == [(16384, 16384), (1, 5)], "parse_dims")
+    expect(parse_only("conv,scan") == ["scan", "conv"] and parse_only("all") == list(PRIMITIVES),
+           "parse_only")
+    for bad_only in ("sort",):
+        try:
+            parse_only(bad_only)
+            failures.append("parse_only accepted sort")
+        except ValueError:
+            pass
+    expect(parse_types("u64,i32") == ["u64", "i32"], "parse_types")
+    expect(rotation_sets(1 << 31, 50 << 20) == 1 and rotation_sets(1 << 20, 50 << 20) == 8
+           and rotation_sets(100 << 20, 50 << 20) == 2, "rotation_sets")
+    expect(len(utc_date()) == 10 and utc_date()[4] == "-", "utc_date")
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "sub", "peers.csv")
+        write_csv(path, [record, odd])
+        with open(path, encoding="utf-8") as file:
+            lines = file.read().splitlines()
+        expect(lines[0] == CSV_HEADER and lines[1] == line and len(lines) == 3, "write_csv")
+
+    table = format_table([["a", "ms"], ["scan", "1.0"]], {1})
+    expect(table.splitlines()[2].endswith("1.0"), "table")
+
+    if failures:
+        for failure in failures:
+            print(f"self-test FAILED: {failure}", file=sys.stderr)
+        return 1
+    print("self-test: all checks passed")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# GPU side (torch imported lazily)
+# ---------------------------------------------------------------------------
+
+# Poison patterns written into outputs before each run: quiet NaNs when read
+# as floats, unlikely values when read as integers.
+POISON_4 = 0x7FC0DEAD
+POISON_8 = 0x7FF8DEADDEADBEEF
+
+
+class CheckFailed(Exception):
+    """A peer's output did not match the reference."""
+
+
+@dataclass
+class Bound:
+    """A peer bound to one input set."""
+
+    prepare: Callable[[], None]  # untimed, before each run
+    run: Callable[[], None]  # timed
+    output: Callable[[], object]  # the torch tensor the last run produced
+
+
+@dataclass
+class Peer:
+    algorithm: str
+    clock: object  # TorchClock or CupyClock: events on the stream the peer uses
+    bind: Callable[[dict], Bound]
+    tolerance: float = 1e-4  # relative error allowed for float outputs
+    optional: bool = False  # a peer that cannot run at all is a note, not a failure
+
+
+@dataclass
+class Workload:
+    primitive: str
+    element_type: str
+    shape: str
+    make_inputs: Callable[[], dict]  # one fresh random input set on the GPU
+    set_bytes: int  # bytes of one input set (inputs + outputs), for rotation
+    bytes_moved: Callable[[dict], float]  # declared bytes of one run on a set
+    # check(inputs, output, tolerance, full): raises CheckFailed, returns a note
+    check: Callable[[dict, object, float, bool], str]
+
+
+class TorchClock:
+    def __init__(self, torch):
+        self.torch = torch
+
+    def event(self):
+        return self.torch.cuda.Event(enable_timing=True)
+
+    @staticmethod
+    def record(event):
+        event.record()
+
+    @staticmethod
+    def elapsed_ms(start, stop) -> float:
+        stop.synchronize()
+        return start.elapsed_time(stop)
+
+    def synchronize(self):
+        self.torch.cuda.synchronize()
+
+
+class CupyClock:
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def event(self):
+        return self.cupy.cuda.Event()
+
+    @staticmethod
+    def record(event):
+        event.record()
+
+    def elapsed_ms(self, start, stop) -> float:
+        stop.synchronize()
+        return self.cupy.cuda.get_elapsed_time(start, stop)
+
+    def synchronize(self):
+        self.cupy.cuda.Device().synchronize()
+
+
+def time_device(clock, warmup: int, reps: int, prepare: Callable[[int], None],
+                run: Callable[[int], None]) -> list[float]:
+    """gpu_core::bench::time_device: warm-up, then events around each run."""
+    for i in range(warmup):
+        prepare(i)
+        run(i)
+    clock.synchronize()
+    start, stop = clock.event(), clock.event()
+    samples = []
+    for i in range(reps):
+        prepare(warmup + i)
+        clock.record(start)
+        run(warmup + i)
+        clock.record(stop)
+        samples.append(clock.elapsed_ms(start, stop))
+    return samples
+
+
+class Context:
+    """The device, its copy ceiling, the libraries and the results."""
+
+    def __init__(self, torch, args):
+        self.torch = torch
+        self.args = args
+        self.device = torch.device("cuda", 0)
+        props = torch.cuda.get_device_properties(0)
+        self.label = f"{torch.cuda.get_device_name(0)}, sm_{props.major}{props.minor}"
+        self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
+        self.date = utc_date()
+        self.seeds = random.Random(args.seed) if args.seed is not None else random.SystemRandom()
+        self.torch_clock = TorchClock(torch)
+        self.cupy = None
+        self.cupy_clock = None
+        self.cub_scan = None
+        self.cub_cumsum_op = None
+        self.ceiling_gbps = 0.0
+        self.records: list[Record] = []
+        self.rows: list[list[str]] = []
+        self.failures: list[str] = []
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"note: {text}", flush=True)
+
+    def generator(self):
+        seed = self.seeds.getrandbits(63)
+        generator = self.torch.Generator(device=self.device)
+        generator.manual_seed(seed)
+        return generator, seed
+
+    def to_cupy(self, tensor):
+        """A CuPy view of a torch tensor (same memory). uint64 goes through
+        an int64 view: the array interface of some torch builds has no u8."""
+        torch, cp = self.torch, self.cupy
+        if tensor.dtype == getattr(torch, "uint64", None):
+            return cp.asarray(tensor.view(torch.int64)).view(cp.uint64)
+        return cp.asarray(tensor)
+
+    def free(self) -> None:
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+        if self.cupy is not None:
+            self.cupy.get_default_memory_pool().free_all_blocks()
+
+    def add_row(self, workload: Workload, algorithm: str, ms: float, rate: float,
+                check: str) -> None:
+        fraction = rate / self.ceiling_gbps if self.ceiling_gbps > 0 else 0.0
+        self.rows.append([
+            workload.primitive, algorithm, workload.element_type, workload.shape,
+            f"{ms:.4f}", f"{rate:.1f}", f"{fraction:.3f}", check,
+        ])
+        print(f"  {algorithm:28} {workload.element_type:4} {workload.shape:16} "
+              f"{ms:10.4f} ms {rate:9.1f} GB/s  {fraction:6.3f} of ceiling  {check}",
+              flush=True)
+
+    def fail(self, workload: Workload, algorithm: str, reason: str) -> None:
+        self.failures.append(f"{workload.primitive} {algorithm} {workload.element_type} "
+                             f"{workload.shape}: {reason}")
+        self.rows.append([workload.primitive, algorithm, workload.element_type,
+                          workload.shape, "-", "-", "-", f"FAILED: {reason}"])
+        print(f"  {algorithm:28} {workload.element_type:4} {workload.shape:16} FAILED: {reason}",
+              flush=True)
+
+
+def measure_ceiling(ctx: Context) -> None:
+    torch = ctx.torch
+    words = max(1, (ctx.args.ceiling_mib << 20) // 4)
+    generator, _ = ctx.generator()
+    src = torch.randint(-(1 << 31), (1 << 31) - 1, (words,), dtype=torch.int32,
+                        device=ctx.device, generator=generator)
+    dst = torch.empty_like(src)
+    samples = time_device(ctx.torch_clock, ctx.args.warmup, ctx.args.reps,
+                          lambda i: None, lambda i: dst.copy_(src))
+    if not torch.equal(dst, src):
+        raise SystemExit("error: the copy-ceiling copy did not copy (device broken?)")
+    ms = median(samples)
+    ctx.ceiling_gbps = gbps(2.0 * words * 4, ms)
+    print(f"copy ceiling: {ctx.ceiling_gbps:.1f} GB/s (dst.copy_(src) of {words * 4 >> 20} MiB, "
+          f"read + write, median {ms:.4f} ms of {len(samples)})", flush=True)
+    del src, dst
+    ctx.free()
+
+
+def run_workload(ctx: Context, small: list[Workload], full: Workload, peers: list[Peer]) -> None:
+    """Checks every peer on the small workloads, then times the survivors on
+    the full one and checks the last timed run's output."""
+    torch = ctx.torch
+    for peer in peers:
+        try:
+            for workload in small:
+                inputs = workload.make_inputs()
+                bound = peer.bind(inputs)
+                bound.prepare()
+                bound.run()
+                peer.clock.synchronize()
+                workload.check(inputs, bound.output(), peer.tolerance, False)
+                del inputs, bound
+        except CheckFailed as error:
+            ctx.fail(full, peer.algorithm, f"small-size check: {error}")
+            peer.bind = None  # type: ignore[assignment]
+        except Exception as error:  # a peer that cannot run is reported, not fatal
+            reason = f"could not run: {type(error).__name__}: {error}".splitlines()[0]
+            if peer.optional:
+                ctx.note(f"{full.primitive} {peer.algorithm} {full.element_type} skipped: {reason}")
+            else:
+                ctx.fail(full, peer.algorithm, reason)
+            peer.bind = None  # type: ignore[assignment]
+    ctx.free()
+    live = [p for p in peers if p.bind is not None]
+    if not live:
+        return
+    try:
+        sets = [full.make_inputs()]
+        count = rotation_sets(full.set_bytes, ctx.l2_bytes)
+        sets += [full.make_inputs() for _ in range(count - 1)]
+    except torch.cuda.OutOfMemoryError as error:
+        for peer in live:
+            ctx.fail(full, peer.algorithm, f"inputs do not fit: {error}".splitlines()[0])
+        ctx.free()
+        return
+    declared = sum(full.bytes_moved(s) for s in sets) / len(sets)
+    for peer in live:
+        try:
+            bound = [peer.bind(s) for s in sets]
+            samples = time_device(
+                peer.clock, ctx.args.warmup, ctx.args.reps,
+                lambda i: bound[i % len(bound)].prepare(),
+                lambda i: bound[i % len(bound)].run(),
+            )
+            peer.clock.synchronize()
+            last = (ctx.args.warmup + ctx.args.reps - 1) % len(bound)
+            note = full.check(sets[last], bound[last].output(), peer.tolerance, True)
+        except CheckFailed as error:
+            ctx.fail(full, peer.algorithm, f"full-size check: {error}")
+            continue
+        except Exception as error:
+            ctx.fail(full, peer.algorithm, f"{type(error).__name__}: {error}".splitlines()[0])
+            continue
+        finally:
+            bound = []
+            ctx.free()
+        ms = median(samples)
+        rate = gbps(declared, ms)
+        ctx.records.append(Record(full.primitive, peer.algorithm, full.element_type, full.shape,
+                                  ms, rate, ctx.ceiling_gbps, ctx.label, ctx.date))
+        ctx.add_row(full, peer.algorithm, ms, rate, "ok" + (f" ({note})" if note else ""))
+    del sets
+    ctx.free()
+
+
+# --- checks ---------------------------------------------------------------
+
+
+def relative_error(torch, out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64 (NaN if anything is NaN)."""
+    out64, ref64 = out.to(torch.float64), ref.to(torch.float64)
+    ref_norm = torch.linalg.vector_norm(ref64).item()
+    diff = torch.linalg.vector_norm(out64 - ref64).item()
+    return diff / ref_norm if ref_norm > 0 else diff
+
+
+def expect_close(torch, out, ref, tolerance: float) -> str:
+    if tuple(out.shape) != tuple(ref.shape):
+        raise CheckFailed(f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+    error = relative_error(torch, out, ref)
+    if not error <= tolerance:  # NaN fails too
+        raise CheckFailed(f"relative error {error:.3g} > {tolerance:g}")
+    return f"rel.err {error:.1e}"
+
+
+def expect_equal(torch, out, ref) -> str:
+    if tuple(out.shape) != tuple(ref.shape):
+        raise CheckFailed(f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+    if not torch.equal(out, ref):
+        mismatches = int((out != ref).sum().item())
+        raise CheckFailed(f"{mismatches} of {out.numel()} elements differ")
+    return ""
+
+
+def signed_view(torch, tensor):
+    """Same bits as a signed integer tensor (uint64 -> int64), for exact
+    comparisons that torch supports on every dtype."""
+    if tensor.dtype == getattr(torch, "uint64", None):
+        return tensor.view(torch.int64)
+    return tensor
+
+
+def poison(torch, tensor) -> None:
+    if tensor.element_size() == 4:
+        tensor.view(torch.int32).fill_(POISON_4)
+    else:
+        tensor.view(torch.int64).fill_(POISON_8)
+
+
+# --- scan -----------------------------------------------------------------
+
+
+def torch_dtype(torch, type_name: str):
+    names = {"i32": "int32", "f32": "float32", "i64": "int64", "u64": "uint64"}
+    return getattr(torch, names[type_name], None)
+
+
+def scan_workload(ctx: Context, n: int, type_name: str) -> Workload:
+    torch = ctx.torch
+    dtype = torch_dtype(torch, type_name)
+    size = ELEMENT_BYTES[type_name]
+
+    def make_inputs() -> dict:
+        generator, _ = ctx.generator()
+        if type_name == "f32":
+            x = torch.rand(n, device=ctx.device, generator=generator) * 2 - 1
+        elif type_name == "u64":
+            x = torch.randint(0, 2000, (n,), dtype=torch.int64, device=ctx.device,
+                              generator=generator).view(dtype)
+        else:
+            x = torch.randint(-1000, 1000, (n,), dtype=dtype, device=ctx.device,
+                              generator=generator)
+        return {"x": x, "y": torch.empty_like(x)}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"]
+        if out.dtype != x.dtype:
+            raise CheckFailed(f"output dtype {out.dtype}, expected {x.dtype}")
+        if type_name == "f32":
+            if full:
+                ref = torch.cumsum(x.to(torch.float64), 0)
+            else:
+                ref = torch.cumsum(x.cpu().to(torch.float64), 0)
+                out = out.cpu()
+            return expect_close(torch, out, ref, tolerance)
+        xs, ys = signed_view(torch, x), signed_view(torch, out)
+        if full:
+            # Exact, in the type's own wrapping arithmetic: y[0] = x[0] and
+            # y[i] - y[i-1] = x[i] for every i (covers every element).
+            if not torch.equal(ys[:1], xs[:1]):
+                raise CheckFailed("y[0] != x[0]")
+            differences = ys[1:] - ys[:-1]
+            return expect_equal(torch, differences, xs[1:])
+        ref = torch.cumsum(xs.cpu().to(torch.int64), 0)
+        if size == 4:  # wrap to 32 bits as the device does
+            ref = ((ref + (1 << 31)) % (1 << 32)) - (1 << 31)
+        return expect_equal(torch, ys.cpu().to(torch.int64), ref)
+
+    return Workload("scan", type_name, shape_1d(n), make_inputs, 2 * n * size,
+                    lambda inputs: scan_bytes(n, size), check)
+
+
+def scan_peers(ctx: Context, type_name: str) -> list[Peer]:
+    torch = ctx.torch
+    dtype = torch_dtype(torch, type_name)
+    peers = []
+
+    def bind_torch(inputs: dict) -> Bound:
+        x, y = inputs["x"], inputs["y"]
+        return Bound(lambda: poison(torch, y),
+                     lambda: torch.cumsum(x, 0, dtype=dtype, out=y),
+                     lambda: y)
+
+    peers.append(Peer("torch.cumsum", ctx.torch_clock, bind_torch))
+
+    if ctx.cupy is not None:
+        cp = ctx.cupy
+
+        def bind_cupy(inputs: dict) -> Bound:
+            x, y = inputs["x"], inputs["y"]
+            xc, yc = ctx.to_cupy(x), ctx.to_cupy(y)
+            ctx.torch_clock.synchronize()
+
+            def prepare():
+                if y.element_size() == 4:
+                    yc.view(cp.int32).fill(POISON_4)
+                else:
+                    yc.view(cp.int64).fill(POISON_8)
+
+            return Bound(prepare, lambda: cp.cumsum(xc, dtype=xc.dtype, out=yc), lambda: y)
+
+        def bind_cub(inputs: dict) -> Bound:
+            x, y = inputs["x"], inputs["y"]
+            xc, yc = ctx.to_cupy(x), ctx.to_cupy(y)
+            ctx.torch_clock.synchronize()
+
+            def run():
+                if ctx.cub_scan(yc, ctx.cub_cumsum_op) is None:
+                    raise RuntimeError(f"CuPy's CUB scan does not take {yc.dtype}")
+
+            def prepare():  # the scan is in place: y = x again, a plain memcpy
+                yc.data.copy_from_device_async(xc.data, xc.nbytes)
+
+            return Bound(prepare, run, lambda: y)
+
+        if ctx.cub_scan is not None:
+            peers.append(Peer("cupy.cumsum(cub)", ctx.cupy_clock, bind_cupy, optional=True))
+            peers.append(Peer("cupy.cub_scan(in-place)", ctx.cupy_clock, bind_cub,
+                              optional=True))
+    return peers
+
+
+def run_scan(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== scan: inclusive sum", flush=True)
+    ctx.note("torch.cumsum is called with dtype=x.dtype and out=y: without dtype, int32 input "
+             "gives an int64 output (12n bytes moved instead of 8n)")
+    for type_name in ctx.args.types:
+        if torch_dtype(torch, type_name) is None:
+            ctx.note(f"scan {type_name}: this torch has no {type_name} dtype; skipped")
+            continue
+        peers = scan_peers(ctx, type_name)
+        if type_name == "u64":
+            peers = [p for p in peers if p.algorithm != "torch.cumsum" or torch_u64_cumsum(ctx)]
+        small = [scan_workload(ctx, n, type_name) for n in (1, 4097, 1_000_003)]
+        for n in ctx.args.sizes:
+            run_workload(ctx, small, scan_workload(ctx, n, type_name), peers)
+
+
+def torch_u64_cumsum(ctx: Context) -> bool:
+    torch = ctx.torch
+    try:
+        x = torch.ones(4, dtype=torch.int64, device=ctx.device).view(torch.uint64)
+        torch.cumsum(x, 0, dtype=torch.uint64)
+        torch.cuda.synchronize()
+        return True
+    except (RuntimeError, TypeError) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        ctx.note(f"torch.cumsum u64 skipped: torch {torch.__version__} has no CUDA uint64 "
+                 f"cumsum ({first})")
+        return False
+
+
+# --- compact --------------------------------------------------------------
+
+
+def compact_workload(ctx: Context, n: int, by_flags: bool) -> Workload:
+    torch = ctx.torch
+    threshold = 0
+
+    def make_inputs() -> dict:
+        generator, _ = ctx.generator()
+        x = torch.randint(-(1 << 30), 1 << 30, (n,), dtype=torch.int32, device=ctx.device,
+                          generator=generator)
+        inputs = {"x": x}
+        if by_flags:
+            # Byte flags as parprims draws them: zero with probability 0.5,
+            # otherwise 1..255; torch wants a bool mask (converted untimed).
+            keep = torch.rand(n, device=ctx.device, generator=generator) < 0.5
+            values = torch.randint(1, 256, (n,), dtype=torch.uint8, device=ctx.device,
+                                   generator=generator)
+            flags = torch.where(keep, values, torch.zeros_like(values))
+            inputs["mask"] = flags != 0
+            del keep, values, flags
+            inputs["kept"] = int(inputs["mask"].sum().item())
+        else:
+            inputs["kept"] = int((x > threshold).sum().item())
+        return inputs
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"]
+        mask = inputs["mask"] if by_flags else x > threshold
+        if out.numel() != inputs["kept"]:
+            raise CheckFailed(f"{out.numel()} kept, expected {inputs['kept']}")
+        if full:  # an independent path: nonzero + index_select
+            ref = torch.index_select(x, 0, torch.nonzero(mask).squeeze(1))
+            return expect_equal(torch, out, ref)
+        return expect_equal(torch, out.cpu(), x.cpu()[mask.cpu()])
+
+    if by_flags:
+        declared = lambda inputs: compact_flags_bytes(n, inputs["kept"])  # noqa: E731
+        set_bytes = 4 * n + n + 4 * n
+    else:
+        declared = lambda inputs: compact_predicate_bytes(n, inputs["kept"])  # noqa: E731
+        set_bytes = 4 * n + 4 * n
+    return Workload("compact", "i32", shape_1d(n), make_inputs, set_bytes, declared, check)
+
+
+def run_compact(ctx: Context) -> None:
+    torch = ctx.torch
+    threshold = 0
+    print("\n== compact: keep x[i] where flag[i] != 0 (50 %), or where x[i] > 0", flush=True)
+
+    def bind_masked(inputs: dict) -> Bound:
+        holder = []
+
+        def run():
+            holder[:] = [torch.masked_select(inputs["x"], inputs["mask"])]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_predicate(inputs: dict) -> Bound:
+        holder = []
+
+        def run():
+            x = inputs["x"]
+            holder[:] = [x[x > threshold]]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    small = [1, 4097, 1_000_003]
+    for n in ctx.args.sizes:
+        run_workload(ctx, [compact_workload(ctx, m, True) for m in small],
+                     compact_workload(ctx, n, True),
+                     [Peer("torch.masked_select", ctx.torch_clock, bind_masked)])
+        run_workload(ctx, [compact_workload(ctx, m, False) for m in small],
+                     compact_workload(ctx, n, False),
+                     [Peer("torch.x[x>t]", ctx.torch_clock, bind_predicate)])
+
+
+# --- transpose ------------------------------------------------------------
+
+
+def transpose_workload(ctx: Context, rows: int, cols: int) -> Workload:
+    torch = ctx.torch
+
+    def make_inputs() -> dict:
+        generator, _ = ctx.generator()
+        return {"x": torch.rand(rows, cols, device=ctx.device, generator=generator) * 2 - 1}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"]
+        if not out.is_contiguous():
+            raise CheckFailed("output is not contiguous")
+        if full:
+            return expect_equal(torch, out, x.t())
+        return expect_equal(torch, out.cpu(), x.cpu().t().contiguous())
+
+    return Workload("transpose", "f32", shape_matrix(rows, cols), make_inputs, 8 * rows * cols,
+                    lambda inputs: transpose_bytes(rows, cols), check)
+
+
+def run_transpose(ctx: Context) -> None:
+    print("\n== transpose: y = x^T, f32 row-major", flush=True)
+
+    def bind(inputs: dict) -> Bound:
+        holder = []
+
+        def run():
+            holder[:] = [inputs["x"].t().contiguous()]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    small = [transpose_workload(ctx, r, c) for r, c in ((1, 5), (33, 1), (1000, 777))]
+    for rows, cols in ctx.args.dims:
+        run_workload(ctx, small, transpose_workload(ctx, rows, cols),
+                     [Peer("torch.t().contiguous()", ctx.torch_clock, bind)])
+
+
+# --- matvec ---------------------------------------------------------------
+
+
+def matvec_workload(ctx: Context, rows: int, cols: int, transposed: bool) -> Workload:
+    torch = ctx.torch
+    x_len, y_len = (rows, cols) if transposed else (cols, rows)
+
+    def make_inputs() -> dict:
+        generator, _ = ctx.generator()
+        a = torch.rand(rows, cols, device=ctx.device, generator=generator) * 2 - 1
+        x = torch.rand(x_len, device=ctx.device, generator=generator) * 2 - 1
+        return {"a": a, "x": x, "y": torch.empty(y_len, device=ctx.device)}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        a, x = inputs["a"], inputs["x"]
+        if not full:
+            a, x, out = a.cpu(), x.cpu(), out.cpu()
+        a64 = a.to(torch.float64)
+        ref = torch.mv(a64.t() if transposed else a64, x.to(torch.float64))
+        return expect_close(torch, out, ref, tolerance)
+
+    return Workload("matvec", "f32", shape_matrix(rows, cols, transposed), make_inputs,
+                    4 * (rows * cols + rows + cols),
+                    lambda inputs: matvec_bytes(rows, cols), check)
+
+
+def run_matvec(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== matvec: y = A x and y = A^T x, f32 (cuBLAS gemv through torch.mv)", flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ctx.note("matvec: torch.backends.cuda.matmul.allow_tf32 = False; A^T x is "
+             "torch.mv(A.t(), x) on the row-major A, shape suffix /T")
+
+    def bind_for(transposed: bool):
+        def bind(inputs: dict) -> Bound:
+            a, x, y = inputs["a"], inputs["x"], inputs["y"]
+            matrix = a.t() if transposed else a
+            return Bound(lambda: poison(torch, y), lambda: torch.mv(matrix, x, out=y),
+                         lambda: y)
+        return bind
+
+    for transposed in (False, True):
+        small = [matvec_workload(ctx, r, c, transposed) for r, c in ((1, 5), (5, 1), (1000, 777))]
+        for rows, cols in ctx.args.dims:
+            run_workload(ctx, small, matvec_workload(ctx, rows, cols, transposed),
+                         [Peer("torch.mv(cuBLAS)", ctx.torch_clock, bind_for(transposed))])
+
+
+# --- conv -----------------------------------------------------------------
+
+
+def conv_workload(ctx: Context, height: int, width: int, k: int) -> Workload:
+    torch = ctx.torch
+    functional = torch.nn.functional
+
+    def make_inputs() -> dict:
+        generator, _ = ctx.generator()
+        image = torch.rand(1, 1, height, width, device=ctx.device, generator=generator) * 2 - 1
+        weight = torch.rand(1, 1, k, k, device=ctx.device, generator=generator) * 2 - 1
+        return {"image": image, "weight": weight}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        image, weight = inputs["image"], inputs["weight"]
+        if not full:
+            image, weight, out = image.cpu(), weight.cpu(), out.cpu()
+        ref = functional.conv2d(image.to(torch.float64), weight.to(torch.float64))
+        return expect_close(torch, out, ref, tolerance)
+
+    return Workload("conv", "f32", shape_conv(height, width, k), make_inputs,
+                    4 * (height * width + conv_outputs(height, width, k)),
+                    lambda inputs: conv_bytes(height, width, k), check)
+
+
+def run_conv(ctx: Context) -> None:
+    torch = ctx.torch
+    functional = torch.nn.functional
+    print("\n== conv: valid 2-D cross-correlation, f32, one channel (cuDNN through F.conv2d)",
+          flush=True)
+    torch.backends.cudnn.benchmark = True
+    ctx.note("conv: cudnn.benchmark = True; F.conv2d(cuDNN) runs with cudnn.allow_tf32 = False "
+             "(fair f32), F.conv2d(cuDNN+TF32) with allow_tf32 = True (torch's default)")
+
+    def bind_for(allow_tf32: bool):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+
+            def prepare():
+                torch.backends.cudnn.allow_tf32 = allow_tf32
+                holder.clear()
+
+            def run():
+                holder[:] = [functional.conv2d(inputs["image"], inputs["weight"])]
+
+            return Bound(prepare, run, lambda: holder[0])
+        return bind
+
+    peers = [
+        Peer("F.conv2d(cuDNN)", ctx.torch_clock, bind_for(False), tolerance=1e-4),
+        # TF32 operands keep 10 mantissa bits: ~3e-4 relative error expected.
+        Peer("F.conv2d(cuDNN+TF32)", ctx.torch_clock, bind_for(True), tolerance=1e-2),
+    ]
+    for k in ctx.args.kernels:
+        small = [conv_workload(ctx, h, w, k) for h, w in ((k, k), (k + 30, k + 1), (300, 257))]
+        for height, width in ctx.args.conv_dims:
+            if height < k or width < k:
+                ctx.note(f"conv {height}x{width} with K = {k}: no valid outputs; skipped")
+                continue
+            run_workload(ctx, small, conv_workload(ctx, height, width, k), peers)
+    torch.backends.cudnn.allow_tf32 = True
+
+
+# --- main -----------------------------------------------------------------
+
+
+def load_cupy(ctx: Context) -> None:
+    if ctx.args.no_cupy:
+        ctx.note("CuPy not used (--no-cupy)")
+        return
+    os.environ.setdefault("CUPY_ACCELERATORS", "cub")
+    try:
+        import cupy  # noqa: PLC0415 (optional, imported only on the GPU machine)
+        from cupy.cuda import cub  # noqa: PLC0415
+    except Exception as error:  # ImportError, or a CUDA mismatch inside cupy
+        ctx.note(f"CuPy not available ({type(error).__name__}: {error}); CuPy peers skipped")
+        return
+    try:
+        from cupy._core import _accelerator  # noqa: PLC0415
+
+        _accelerator.set_routine_accelerators(["cub"])
+        _accelerator.set_reduction_accelerators(["cub"])
+    except Exception as error:
+        ctx.note(f"could not switch CuPy's CUB accelerator on ({error}); cupy.cumsum skipped")
+        return
+    ctx.cupy = cupy
+    ctx.cupy_clock = CupyClock(cupy)
+    ctx.cub_scan = getattr(cub, "cub_scan", None)
+    ctx.cub_cumsum_op = getattr(cub, "CUPY_CUB_CUMSUM", 5)
+    if ctx.cub_scan is None:
+        ctx.note("cupy.cuda.cub.cub_scan not found in this CuPy; CuPy scan peers skipped")
+    print(f"cupy {cupy.__version__} (CUDA_ACCELERATORS={os.environ.get('CUPY_ACCELERATORS')}, "
+          f"routine accelerators {_accelerator.get_routine_accelerators()})", flush=True)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    def typed(parser_fn):
+        def convert(text):
+            try:
+                return parser_fn(text)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(str(error)) from error
+        return convert
+
+    parser = argparse.ArgumentParser(
+        description="Time the PyTorch/CuPy peers of parprims' primitives and write gpu-core CSV.",
+        epilog="Sizes accept small expressions: 2^28, 5*2^25, 123123123. "
+               "See the header of this file for the names, shapes and bytes.",
+    )
+    parser.add_argument("--only", type=typed(parse_only), default=list(PRIMITIVES),
+                        help="comma list of " + ",".join(PRIMITIVES) + " (default all)")
+    parser.add_argument("--sizes", type=typed(parse_counts), default=[1 << 28],
+                        help="element counts for scan and compact (default 2^28)")
+    parser.add_argument("--types", type=typed(parse_types), default=list(SCAN_TYPES),
+                        help="scan element types (default i32,f32,i64,u64)")
+    parser.add_argument("--dims", type=typed(parse_dims), default=[(16384, 16384)],
+                        help="ROWSxCOLS for transpose and matvec (default 16384x16384)")
+    parser.add_argument("--conv-dims", type=typed(parse_dims), default=[(8192, 8192)],
+                        help="HxW images for conv (default 8192x8192)")
+    parser.add_argument("--kernels", type=typed(parse_counts), default=[3, 5],
+                        help="conv filter sides K (default 3,5)")
+    parser.add_argument("--reps", type=int, default=20, help="timed runs (default 20)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--ceiling-mib", type=int, default=1024,
+                        help="size of the copy-ceiling copy in MiB (default 1024)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed the input generator (default: fresh from the OS)")
+    parser.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "peers.csv"),
+                        help="CSV file to write (default $OUT/peers.csv, or ./peers.csv)")
+    parser.add_argument("--no-cupy", action="store_true", help="skip the CuPy peers")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the CSV formatting, byte formulas and parsing; no GPU, no torch")
+    args = parser.parse_args(argv)
+    if args.reps < 1 or args.warmup < 0 or args.ceiling_mib < 1:
+        parser.error("--reps must be >= 1, --warmup >= 0, --ceiling-mib >= 1")
+    if not all(1 <= k <= 1024 for k in args.kernels):
+        parser.error("--kernels: K must be between 1 and 1024")
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.self_test:
+        return self_test()
+    try:
+        import torch  # noqa: PLC0415 (lazy: --help and --self-test work without it)
+    except ImportError as error:
+        print(f"error: PyTorch is needed for the peer benchmarks ({error})", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        print("error: no CUDA device visible to PyTorch; nothing was measured", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    ctx = Context(torch, args)
+    print(f"device: {ctx.label} ({torch.cuda.get_device_properties(0).multi_processor_count} SMs, "
+          f"L2 {ctx.l2_bytes >> 20} MiB); torch {torch.__version__}, CUDA {torch.version.cuda}, "
+          f"cuDNN {torch.backends.cudnn.version()}; date {ctx.date}", flush=True)
+    print(f"method: {args.warmup} warm-up + {args.reps} timed runs, CUDA events, median; "
+          f"seed {'fresh' if args.seed is None else args.seed}", flush=True)
+    if "scan" in args.only:
+        load_cupy(ctx)
+    measure_ceiling(ctx)
+    sections = {"scan": run_scan, "compact": run_compact, "transpose": run_transpose,
+                "matvec": run_matvec, "conv": run_conv}
+    for name in args.only:
+        sections[name](ctx)
+
+    print("\n== results (ceiling %.1f GB/s, %s, %s)" % (ctx.ceiling_gbps, ctx.label, ctx.date))
+    if ctx.rows:
+        header = ["primitive", "algorithm", "type", "shape", "ms", "GB/s", "of ceiling", "check"]
+        print(format_table([header] + ctx.rows, {4, 5, 6}))
+    write_csv(args.out, ctx.records)
+    print(f"\nwrote {len(ctx.records)} rows to {args.out} in {time.monotonic() - started:.0f} s")
+    for text in ctx.notes:
+        print(f"note: {text}")
+    if ctx.failures:
+        print(f"\n{len(ctx.failures)} FAILED:", file=sys.stderr)
+        for failure in ctx.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
