@@ -1,0 +1,273 @@
+//! Reduce-then-scan: the run-to-run deterministic scan.
+//!
+//! - **Computes** an inclusive or exclusive scan of `n` elements under any
+//!   associative operator, operands in index order.
+//! - **Passes** (kernels/cuda/scan_reduce_then_scan.cu), in tiles of
+//!   block × items:
+//!   1. each tile reduces its items in a fixed order → tile totals;
+//!   2. the tile totals are scanned (inclusively, in place) by the same
+//!      method, recursively, until they fit in one tile;
+//!   3. each tile rescans its items seeded with the total of the tiles
+//!      before it (and `initial` for an exclusive scan).
+//! - **Work** O(n) (≈ 3n combines), **steps** O(items + log block) per
+//!   level, ⌈log_tile n⌉ levels (3 for 2^32 four-byte elements).
+//! - **Bytes moved** ≈ 3·n·size ([`reduce_then_scan_bytes_moved`]): pass 1
+//!   reads the input, pass 3 reads it again and writes the output; the
+//!   totals add n / tile per level. One element read more than the
+//!   look-back scan: the price of determinism.
+//! - **Launches** 2 per level + 1 (one launch when n fits in one tile).
+//! - **Shared memory** per block as the look-back scan (padded exchange,
+//!   conflict-free), no atomics, no tile state.
+//! - **In place**: yes (`input = None`).
+//! - **Deterministic**: yes, bitwise across runs on the same device, build
+//!   and tuning: every combination (per-thread serial fold, warp shuffle
+//!   tree, serial fold of warp totals, the same at every level) is fixed by
+//!   n and the tile shape, never by timing. Floats still differ from the
+//!   serial CPU reference by rounding (a different but fixed order).
+
+use gpu_core::launch::grid_1d;
+use gpu_core::{
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource,
+    Operator, Result,
+};
+
+use crate::kind::ScanKind;
+use crate::lookback::{
+    kind_arguments, lookback_tuning, vector_ok, LookbackTuning, PROTOCOL_TEST_TUNING,
+};
+
+/// The tile shape of reduce-then-scan for `element_bytes`-byte elements:
+/// the look-back table's (the same per-tile work, one more read of the
+/// input). Not yet measured on the H100.
+pub fn reduce_then_scan_tuning(element_bytes: usize) -> LookbackTuning {
+    lookback_tuning(element_bytes)
+}
+
+/// Bytes reduce-then-scan moves for `n` elements: 3·n·size for the data,
+/// and the same again for the tile totals of every level that has more
+/// than one tile; a level of one tile is a single read + write.
+pub(crate) fn reduce_then_scan_bytes_moved(n: u64, element_bytes: u64) -> u64 {
+    let tile = reduce_then_scan_tuning(element_bytes as usize).tile_items();
+    let mut bytes = 0;
+    let mut level = n;
+    while level > 0 {
+        bytes += 3 * level * element_bytes;
+        if level <= tile {
+            // One tile: only the scan pass runs (read + write).
+            bytes -= level * element_bytes;
+            break;
+        }
+        level = level.div_ceil(tile);
+    }
+    bytes
+}
+
+fn entry_names<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> (String, String) {
+    let shape = format!(
+        "{}_{}_{}x{}",
+        T::SUFFIX,
+        op.name(),
+        tuning.block_threads,
+        tuning.items_per_thread
+    );
+    (format!("rts_reduce_{shape}"), format!("rts_scan_{shape}"))
+}
+
+fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
+    let t = T::CUDA_TYPE;
+    let (reduce, scan) = entry_names::<T, O>(op, tuning);
+    let (b, i) = (tuning.block_threads, tuning.items_per_thread);
+    ModuleSource::new(format!(
+        "scan_reduce_then_scan_{}_{}_{b}x{i}",
+        T::SUFFIX,
+        op.name()
+    ))
+    .source(parprims_kernels::WARP)
+    .source(parprims_kernels::BLOCK)
+    .source(parprims_kernels::SCAN_REDUCE_THEN_SCAN)
+    .operator::<T, O>(op, "op_t")
+    .entry(
+        reduce,
+        &format!("const {t}* in, {t}* tile_totals, u64 n, u64 num_tiles, u32 vector_ok"),
+        &format!("rts_reduce_tiles<{t}, op_t, {b}, {i}>(in, tile_totals, n, num_tiles, vector_ok)"),
+        Some(b),
+    )
+    .entry(
+        scan,
+        &format!(
+            "const {t}* in, {t}* out, const {t}* tile_inclusive, u64 n, u64 num_tiles, \
+             u32 exclusive, {t} initial, u32 vector_ok"
+        ),
+        &format!(
+            "rts_scan_tiles<{t}, op_t, {b}, {i}>(in, out, tile_inclusive, n, num_tiles, \
+             exclusive, initial, vector_ok)"
+        ),
+        Some(b),
+    )
+}
+
+/// The modules [`reduce_then_scan`] can request for `T` and `op`: the
+/// table's tuning and the protocol tests' tiny tiles.
+pub(crate) fn reduce_then_scan_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
+    vec![
+        module::<T, O>(op, reduce_then_scan_tuning(T::BYTES)),
+        module::<T, O>(op, PROTOCOL_TEST_TUNING),
+    ]
+}
+
+/// Scans `input` into `output` (same length) deterministically; `input =
+/// None` scans `output` in place. Arguments are validated by the caller.
+pub(crate) fn reduce_then_scan<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: Option<DeviceView<'_, T>>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+) -> Result<()> {
+    reduce_then_scan_tuned(
+        gpu,
+        input,
+        output,
+        op,
+        kind,
+        reduce_then_scan_tuning(T::BYTES),
+    )
+}
+
+/// [`reduce_then_scan`] with an explicit tile shape (tiny tiles exercise
+/// several recursion levels at small n). Validates everything before
+/// touching the device; `n = 0` does nothing.
+#[doc(hidden)]
+pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: Option<DeviceView<'_, T>>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+    tuning: LookbackTuning,
+) -> Result<()> {
+    tuning.validate(T::BYTES)?;
+    if let Some(input) = &input {
+        Error::check_len("scan input", output.len(), input.len())?;
+    }
+    let n = output.len() as u64;
+    if n == 0 {
+        return Ok(());
+    }
+    // Geometry of the first level, checked before anything is allocated.
+    grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let source = module::<T, O>(op, tuning);
+    let (reduce_entry, scan_entry) = entry_names::<T, O>(op, tuning);
+    let module = gpu.module(&source)?;
+    let kernels = Kernels {
+        reduce: module.kernel(&reduce_entry)?,
+        scan: module.kernel(&scan_entry)?,
+        tuning,
+    };
+    let out_ptr = output.device_ptr();
+    let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
+    let (exclusive, initial) = kind_arguments(op, kind);
+    // SAFETY: `in_ptr` and `out_ptr` each address n live elements (equal
+    // lengths checked above, the same memory when in place), borrowed for
+    // this whole call, and the launches are stream-ordered on gpu's stream.
+    unsafe { scan_level::<T>(gpu, &kernels, in_ptr, out_ptr, n, exclusive, initial) }?;
+    Ok(())
+}
+
+struct Kernels {
+    reduce: Kernel,
+    scan: Kernel,
+    tuning: LookbackTuning,
+}
+
+/// One level: reduce tiles, scan their totals recursively, rescan tiles.
+///
+/// # Safety
+/// `in_ptr` and `out_ptr` address `n` live elements of `T` on `gpu`'s
+/// context (possibly the same memory), valid until the enqueued work ends.
+unsafe fn scan_level<T: Element>(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    in_ptr: u64,
+    out_ptr: u64,
+    n: u64,
+    exclusive: u32,
+    initial: T,
+) -> Result<()> {
+    let tuning = kernels.tuning;
+    // One block per tile; the grid spills into y past 2^31 − 1 tiles and
+    // the kernels guard surplus blocks with linear_block_index().
+    let (config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let vectors = vector_ok(in_ptr, out_ptr, tuning, T::BYTES) as u32;
+    let totals = if num_tiles > 1 {
+        let len = usize::try_from(num_tiles)
+            .map_err(|_| Error::invalid("n", format!("{n} elements need too many tiles")))?;
+        // SAFETY: every element is written by the reduce pass below before
+        // the recursive scan or the scan pass reads it.
+        let mut totals = unsafe { DeviceBuffer::<T>::uninit(gpu, len)? };
+        let totals_ptr = totals.view_mut().device_ptr();
+        let mut args = KernelArgs::new();
+        args.scalar(in_ptr)
+            .scalar(totals_ptr)
+            .scalar(n)
+            .scalar(num_tiles)
+            .scalar(vectors);
+        // SAFETY: matches rts_reduce_tiles' entry (const T* in, T*
+        // tile_totals, u64 n, u64 num_tiles, u32 vector_ok); `in` has n
+        // elements (caller's contract), tile_totals num_tiles; block t <
+        // num_tiles reads only its tile's items and writes tile_totals[t].
+        unsafe { gpu.launch(&kernels.reduce, config, &args) }?;
+        // The totals scanned inclusively, in place, by the same method.
+        // SAFETY: `totals` holds num_tiles elements and lives until the end
+        // of this function (freed stream-ordered, after the scan pass).
+        unsafe { scan_level::<T>(gpu, kernels, totals_ptr, totals_ptr, num_tiles, 0, initial) }?;
+        Some(totals)
+    } else {
+        None
+    };
+    let totals_ptr = totals.as_ref().map_or(0, |t| t.view().device_ptr());
+    let mut args = KernelArgs::new();
+    args.scalar(in_ptr)
+        .scalar(out_ptr)
+        .scalar(totals_ptr)
+        .scalar(n)
+        .scalar(num_tiles)
+        .scalar(exclusive)
+        .scalar(initial)
+        .scalar(vectors);
+    // SAFETY: matches rts_scan_tiles' entry (const T* in, T* out, const T*
+    // tile_inclusive, u64 n, u64 num_tiles, u32 exclusive, T initial, u32
+    // vector_ok); `in`/`out` have n elements, block t reads and writes only
+    // its own tile (in place is fine) and reads tile_inclusive[t − 1] only
+    // for t ≥ 1, i.e. only when num_tiles > 1 and the totals exist.
+    unsafe { gpu.launch(&kernels.scan, config, &args) }?;
+    drop(totals);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_moved_counts_three_passes_per_level() {
+        assert_eq!(reduce_then_scan_bytes_moved(0, 4), 0);
+        // One tile: a single read + write.
+        assert_eq!(reduce_then_scan_bytes_moved(4096, 4), 2 * 4096 * 4);
+        // 2^28 i32: 65 536 totals → 16 totals → one tile.
+        let n = 1u64 << 28;
+        let expected = 3 * n * 4 + 3 * 65_536 * 4 + 2 * 16 * 4;
+        assert_eq!(reduce_then_scan_bytes_moved(n, 4), expected);
+    }
+
+    #[test]
+    fn entries_are_named_by_type_operator_and_shape() {
+        use gpu_core::Max;
+        let (r, s) = entry_names::<i64, _>(&Max, reduce_then_scan_tuning(8));
+        assert_eq!(r, "rts_reduce_i64_max_256x8");
+        assert_eq!(s, "rts_scan_i64_max_256x8");
+        let modules = reduce_then_scan_modules::<i64, _>(&Max);
+        assert_eq!(modules.len(), 2);
+        assert_eq!(modules[0].entries(), [r, s]);
+    }
+}
