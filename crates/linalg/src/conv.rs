@@ -1,0 +1,877 @@
+//! 2-D convolution of an `H × W` image with a `K × K` filter (`K` = 1 … 31).
+//!
+//! # What it computes
+//!
+//! Cross-correlation, as the lab defines it, for every output `(i, j)`:
+//!
+//! ```text
+//! out[i][j] = Σ_{u,v < K} f[u][v] · image(i + u − a, j + v − a)
+//! ```
+//!
+//! With [`ConvOptions::flip`] the filter is rotated by 180° first
+//! (`f[K−1−u][K−1−v]`): true convolution. The anchor `a` and the output shape
+//! come from the [`Border`] ([`anchor`], [`output_shape`]):
+//!
+//! | border | output shape | anchor `a` |
+//! |---|---|---|
+//! | [`Border::Valid`] | `(H−K+1) × (W−K+1)` (needs `K ≤ H`, `K ≤ W`) | 0 |
+//! | [`Border::Same`]  | `H × W` | `K/2` (`(K−1)/2` with `flip`) |
+//! | [`Border::Full`]  | `(H+K−1) × (W+K−1)` | `K − 1` |
+//!
+//! `Same` follows `scipy.ndimage`: `correlate(image, f, mode)` anchors the
+//! filter at `K/2` (rounded down, so an even filter reaches one sample further
+//! up/left than down/right), and `convolve(image, f, mode)` equals correlation
+//! with the rotated filter anchored at `(K−1)/2`. The two anchors differ only
+//! for even `K`. Samples `image(r, c)` outside the image are defined by the
+//! [`Padding`] (never read by `Valid`).
+//!
+//! Arithmetic is in the element type: `f32`/`f64` with fused multiply-adds in
+//! a fixed order (deterministic; compare with a tolerance, the CPU reference
+//! [`crate::conv_cpu`] accumulates in `f64`); `i32` wraps (exact).
+//!
+//! # Algorithms ([`ConvAlgorithm`])
+//!
+//! | algorithm | filter in | image reads | per thread |
+//! |---|---|---|---|
+//! | `Global` (lab gpu-gm) | global | global (L1/L2) | 1 output |
+//! | `SharedFilter` (lab gpu-sm) | shared | global (L1/L2) | 1 output |
+//! | `ConstantFilter` | `__constant__` | global (L1/L2) | 1 output |
+//! | `TiledHalo` (default) | registers / shared | one coalesced tile + halo in shared memory | a column of R outputs |
+//!
+//! All: one launch, `K²` multiply-adds per output (work `OH·OW·K²`), global
+//! memory traffic near `(H·W + OH·OW + K²)` elements ([`conv_bytes_moved`]),
+//! not in place (the output may not overlap the image or the filter),
+//! deterministic. Shared memory and bank behaviour are in each kernel's header
+//! in `kernels/cuda/conv.cu`.
+//!
+//! # ConstantFilter and concurrency
+//!
+//! The constant filter is one `__constant__` array per module, shared by every
+//! [`Gpu`] handle on the context. A call copies the caller's filter into it on
+//! its own stream (stream-ordered, device to device), then launches. Calls from
+//! the same stream are ordered by the stream. To keep calls from *different*
+//! streams from overwriting a filter that a queued kernel still reads, the
+//! copy-and-launch runs under a process-wide lock that remembers the stream of
+//! the last call; a call from another stream first waits (on the host) for that
+//! stream to drain. So `ConstantFilter` is correct from any number of threads
+//! and streams, and serialised across streams (use `TiledHalo` or
+//! `SharedFilter` for concurrent work).
+
+use std::sync::{Arc, Mutex};
+
+use gpu_core::launch::grid_2d;
+use gpu_core::{Element, ElementType, Error, Gpu, KernelArgs, LaunchConfig, ModuleSource, Result};
+
+use crate::matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
+
+/// Largest filter side.
+pub const CONV_MAX_K: usize = 31;
+
+/// Thread-block shapes `(x, y)` every algorithm accepts: the lab's sweep
+/// (8 × 8, 16 × 16, 32 × 32) and 32 × 8 (one warp per output row segment of
+/// 128 bytes for `f32`; the `TiledHalo` default).
+pub const CONV_BLOCKS: [(u32, u32); 4] = [(8, 8), (16, 16), (32, 32), (32, 8)];
+
+/// Which outputs exist and where the filter sits (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Border {
+    /// Only outputs whose window lies inside the image (the lab's choice):
+    /// `(H−K+1) × (W−K+1)`. Never reads padding.
+    #[default]
+    Valid,
+    /// One output per input pixel, `H × W`, anchored as `scipy.ndimage`.
+    Same,
+    /// Every output whose window touches the image: `(H+K−1) × (W+K−1)`.
+    Full,
+}
+
+/// What `image(r, c)` is outside the image, per axis, with SciPy's
+/// (`scipy.ndimage`) meanings. For a row `a b c d`:
+///
+/// | mode | SciPy name | left … \| a b c d \| … right |
+/// |---|---|---|
+/// | `Zero`    | `'constant'` (cval 0) | `0 0 0 0 \| a b c d \| 0 0 0 0` |
+/// | `Clamp`   | `'nearest'` | `a a a a \| a b c d \| d d d d` |
+/// | `Reflect` | `'reflect'` | `d c b a \| a b c d \| d c b a` (edge repeated; period 2n) |
+/// | `Wrap`    | `'wrap'` | `a b c d \| a b c d \| a b c d` (period n) |
+///
+/// The extension continues as far as the filter reaches (a 31-wide filter on a
+/// 1-pixel-wide image works in every mode). Rows and columns are padded
+/// independently; corners follow from applying the rule on both axes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Padding {
+    /// Zeros.
+    #[default]
+    Zero = 0,
+    /// The nearest edge sample.
+    Clamp = 1,
+    /// Mirror about the edge, the edge sample repeated.
+    Reflect = 2,
+    /// Periodic.
+    Wrap = 3,
+}
+
+impl Padding {
+    /// Every mode, for tests and sweeps.
+    pub const ALL: [Padding; 4] = [
+        Padding::Zero,
+        Padding::Clamp,
+        Padding::Reflect,
+        Padding::Wrap,
+    ];
+}
+
+impl Border {
+    /// Every border mode, for tests and sweeps.
+    pub const ALL: [Border; 3] = [Border::Valid, Border::Same, Border::Full];
+}
+
+/// How the GPU computes the convolution.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ConvAlgorithm {
+    /// One thread per output; image and filter read from global memory (the
+    /// lab's gpu-gm).
+    Global,
+    /// One thread per output; the block stages the filter in shared memory
+    /// first (the lab's gpu-sm).
+    SharedFilter,
+    /// One thread per output; the filter in `__constant__` memory (uniform
+    /// reads are broadcast by the constant cache). Serialised across streams:
+    /// see the module docs.
+    ConstantFilter,
+    /// The input tile and its halo staged in shared memory with coalesced
+    /// loads, padding applied while loading; each thread computes a column of
+    /// several outputs, reusing each loaded row for every output it touches;
+    /// the filter in registers (small `K`) or shared memory.
+    #[default]
+    TiledHalo,
+}
+
+impl ConvAlgorithm {
+    /// Every algorithm, for tests and sweeps.
+    pub const ALL: [ConvAlgorithm; 4] = [
+        ConvAlgorithm::Global,
+        ConvAlgorithm::SharedFilter,
+        ConvAlgorithm::ConstantFilter,
+        ConvAlgorithm::TiledHalo,
+    ];
+
+    /// A short name for tables (`tiled_halo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConvAlgorithm::Global => "global",
+            ConvAlgorithm::SharedFilter => "shared_filter",
+            ConvAlgorithm::ConstantFilter => "constant_filter",
+            ConvAlgorithm::TiledHalo => "tiled_halo",
+        }
+    }
+}
+
+/// Options of [`conv2d`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvOptions {
+    /// Output extent and anchor.
+    pub border: Border,
+    /// Out-of-image samples (ignored by [`Border::Valid`]).
+    pub padding: Padding,
+    /// Rotate the filter by 180°: true convolution instead of correlation.
+    pub flip: bool,
+    /// Which kernel.
+    pub algorithm: ConvAlgorithm,
+    /// Threads per block `(x, y)`, one of [`CONV_BLOCKS`].
+    pub block: (u32, u32),
+}
+
+impl Default for ConvOptions {
+    /// `Valid`, `Zero`, correlation, `TiledHalo`, block [`DEFAULT_BLOCK`].
+    fn default() -> Self {
+        ConvOptions {
+            border: Border::Valid,
+            padding: Padding::Zero,
+            flip: false,
+            algorithm: ConvAlgorithm::TiledHalo,
+            block: DEFAULT_BLOCK,
+        }
+    }
+}
+
+/// The default block: 32 × 8 threads (with `TiledHalo`, a 32 × 64 output tile
+/// for 4-byte types). Not yet measured on the H100; chosen so a warp reads
+/// 128 contiguous bytes per tile row and 256-thread blocks leave room for
+/// several resident blocks per SM to overlap loads with compute.
+pub const DEFAULT_BLOCK: (u32, u32) = (32, 8);
+
+/// `TiledHalo` tuning for one element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledTuning {
+    /// Outputs per thread (a column of consecutive rows), `R`.
+    pub rows_per_thread: u32,
+    /// Largest `K` whose filter is held in registers (larger `K`: shared).
+    pub reg_filter_max_k: u32,
+    /// Tile loads a thread issues before storing them to shared memory.
+    pub load_batch: u32,
+}
+
+/// Largest `K` with a compile-time-specialised `TiledHalo` kernel (loops
+/// unrolled); larger filters use the run-time-`K` kernel.
+pub const TILED_SPECIALISED_MAX_K: usize = 7;
+
+/// `TiledHalo` tuning per element type. Not yet measured on the H100: chosen
+/// from register budgets (blocks of up to 1024 threads allow 64 registers per
+/// thread: `R` accumulators + `K` row values + `K²` filter registers must fit),
+/// to be revisited with the measured `docs/results/conv.csv`.
+pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
+    (
+        ElementType::F32,
+        TiledTuning {
+            rows_per_thread: 8,
+            reg_filter_max_k: 5,
+            load_batch: 8,
+        },
+    ),
+    (
+        ElementType::I32,
+        TiledTuning {
+            rows_per_thread: 8,
+            reg_filter_max_k: 5,
+            load_batch: 8,
+        },
+    ),
+    (
+        ElementType::F64,
+        TiledTuning {
+            rows_per_thread: 4,
+            reg_filter_max_k: 3,
+            load_batch: 4,
+        },
+    ),
+];
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+}
+
+/// The element types [`conv2d`] supports: `f32`, `f64`, `i32` (wrapping).
+pub trait ConvElement: Element + sealed::Sealed {
+    /// The CPU reference's accumulator (`f64` for floats, `i32` wrapping).
+    type Acc: Copy;
+    /// The type as an [`ElementType`] (tuning lookup).
+    const TYPE: ElementType;
+    /// Zero accumulator.
+    fn acc_zero() -> Self::Acc;
+    /// `acc + x·w` in the accumulator.
+    fn acc_mul_add(acc: Self::Acc, x: Self, w: Self) -> Self::Acc;
+    /// The accumulator rounded back to the element.
+    fn acc_finish(acc: Self::Acc) -> Self;
+}
+
+impl ConvElement for f32 {
+    type Acc = f64;
+    const TYPE: ElementType = ElementType::F32;
+    fn acc_zero() -> f64 {
+        0.0
+    }
+    fn acc_mul_add(acc: f64, x: f32, w: f32) -> f64 {
+        acc + x as f64 * w as f64
+    }
+    fn acc_finish(acc: f64) -> f32 {
+        acc as f32
+    }
+}
+
+impl ConvElement for f64 {
+    type Acc = f64;
+    const TYPE: ElementType = ElementType::F64;
+    fn acc_zero() -> f64 {
+        0.0
+    }
+    fn acc_mul_add(acc: f64, x: f64, w: f64) -> f64 {
+        acc + x * w
+    }
+    fn acc_finish(acc: f64) -> f64 {
+        acc
+    }
+}
+
+impl ConvElement for i32 {
+    type Acc = i32;
+    const TYPE: ElementType = ElementType::I32;
+    fn acc_zero() -> i32 {
+        0
+    }
+    fn acc_mul_add(acc: i32, x: i32, w: i32) -> i32 {
+        acc.wrapping_add(x.wrapping_mul(w))
+    }
+    fn acc_finish(acc: i32) -> i32 {
+        acc
+    }
+}
+
+/// The `TiledHalo` tuning for `T`.
+pub fn tiled_tuning<T: ConvElement>() -> TiledTuning {
+    TILED_TUNING
+        .iter()
+        .find(|(t, _)| *t == T::TYPE)
+        .map(|&(_, tuning)| tuning)
+        .expect("TILED_TUNING has an entry for every ConvElement type")
+}
+
+fn check_filter_side(k: usize) -> Result<()> {
+    if !(1..=CONV_MAX_K).contains(&k) {
+        return Err(Error::invalid(
+            "filter",
+            format!("K = {k}: the filter side must be 1 to {CONV_MAX_K}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The output shape for an `h × w` image, a `k × k` filter and `border`.
+///
+/// Errors: `k` outside 1 … 31, a zero image dimension, `Valid` with `k > h` or
+/// `k > w`, `Full` overflowing `usize`.
+pub fn output_shape(h: usize, w: usize, k: usize, border: Border) -> Result<(usize, usize)> {
+    check_filter_side(k)?;
+    if h == 0 || w == 0 {
+        return Err(Error::Shape(format!("image {h}×{w} has a zero dimension")));
+    }
+    match border {
+        Border::Valid => {
+            if k > h || k > w {
+                return Err(Error::Shape(format!(
+                    "a {k}×{k} filter does not fit in a {h}×{w} image with Border::Valid"
+                )));
+            }
+            Ok((h - k + 1, w - k + 1))
+        }
+        Border::Same => Ok((h, w)),
+        Border::Full => match (h.checked_add(k - 1), w.checked_add(k - 1)) {
+            (Some(rows), Some(cols)) => Ok((rows, cols)),
+            _ => Err(Error::Shape(format!(
+                "a Full {h}×{w} output with K = {k} overflows"
+            ))),
+        },
+    }
+}
+
+/// The anchor `a`: output `(i, j)` reads image rows `i − a … i − a + K − 1`
+/// (see the module docs). `Valid` 0, `Full` `K − 1`, `Same` `K/2`, or
+/// `(K−1)/2` with `flip` (SciPy's `correlate` / `convolve`).
+pub fn anchor(k: usize, border: Border, flip: bool) -> usize {
+    match border {
+        Border::Valid => 0,
+        Border::Full => k.saturating_sub(1),
+        Border::Same if flip => k.saturating_sub(1) / 2,
+        Border::Same => k / 2,
+    }
+}
+
+/// Bytes a convolution moves at least: the image read once, the outputs
+/// written once and the filter read once, `elem_bytes · (H·W + OH·OW + K²)`
+/// (`4·H·W + 4·outputs + 4·K²` for `f32`). The benchmark's GB/s use this.
+/// Shapes [`output_shape`] rejects count no outputs.
+pub fn conv_bytes_moved(h: usize, w: usize, k: usize, border: Border, elem_bytes: usize) -> u64 {
+    let outputs = output_shape(h, w, k, border)
+        .map(|(rows, cols)| rows as u64 * cols as u64)
+        .unwrap_or(0);
+    elem_bytes as u64 * (h as u64 * w as u64 + outputs + k as u64 * k as u64)
+}
+
+/// Every check [`conv2d`] makes before touching the device, as a pure
+/// function of shapes and options (`T` gives the byte counts).
+///
+/// Checks: image dimensions ≥ 1 and addressable; the filter square with side
+/// 1 … 31; `K ≤ H` and `K ≤ W` for `Valid`; the output shape equal to
+/// [`output_shape`]; the block one of [`CONV_BLOCKS`]; the `TiledHalo` tile
+/// within the largest shared memory a block can have on any supported GPU
+/// (227 KiB; the device's own limit is checked again at launch). Returns the
+/// output shape.
+pub fn validate_conv<T: ConvElement>(
+    image: (usize, usize),
+    filter: (usize, usize),
+    output: (usize, usize),
+    options: &ConvOptions,
+) -> Result<(usize, usize)> {
+    check_shape::<T>("image", image.0, image.1)?;
+    if filter.0 != filter.1 {
+        return Err(Error::Shape(format!(
+            "the filter must be square, got {}×{}",
+            filter.0, filter.1
+        )));
+    }
+    let k = filter.0;
+    check_filter_side(k)?;
+    let expected = output_shape(image.0, image.1, k, options.border)?;
+    check_shape::<T>("output", expected.0, expected.1)?;
+    if output != expected {
+        return Err(Error::Shape(format!(
+            "output is {}×{}, but a {}×{} image with a {k}×{k} filter and {:?} borders gives {}×{}",
+            output.0, output.1, image.0, image.1, options.border, expected.0, expected.1
+        )));
+    }
+    if !CONV_BLOCKS.contains(&options.block) {
+        return Err(Error::invalid(
+            "block",
+            format!(
+                "{}×{} is not one of {:?}",
+                options.block.0, options.block.1, CONV_BLOCKS
+            ),
+        ));
+    }
+    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    if shared > MAX_SHARED_PER_BLOCK {
+        return Err(Error::invalid(
+            "block",
+            format!(
+                "{}×{} with K = {k} needs {shared} bytes of shared memory per block (at most {MAX_SHARED_PER_BLOCK})",
+                options.block.0, options.block.1
+            ),
+        ));
+    }
+    Ok(expected)
+}
+
+/// The largest dynamic shared memory per block on the GPUs parprims targets
+/// (sm_80: 163 KiB, sm_90: 227 KiB). The device's own limit is checked at
+/// launch.
+const MAX_SHARED_PER_BLOCK: usize = 227 * 1024;
+
+/// The row pitch (elements) of the `TiledHalo` shared tile: the smallest value
+/// ≥ `block_x + k − 1` for which the `32 / block_x` row groups of one warp
+/// start `block_x` elements apart modulo the 32 banks, so a warp's tile reads
+/// cover distinct banks (4-byte elements; 8-byte elements need two
+/// wavefronts anyway and get the analogous spacing). Thread row `y` starts at
+/// tile row `y·R`, so the condition is `R·pitch ≡ block_x (mod 32 / words)`.
+pub fn tile_stride(block_x: u32, k: usize, rows_per_thread: u32, elem_bytes: usize) -> usize {
+    let width = block_x as usize + k - 1;
+    if block_x >= 32 {
+        return width;
+    }
+    let words = elem_bytes.div_ceil(4).max(1);
+    let modulus = (32 / words).max(1);
+    let target = block_x as usize % modulus;
+    (width..width + 32)
+        .find(|&pitch| (rows_per_thread as usize * pitch) % modulus == target)
+        .unwrap_or(width)
+}
+
+/// Dynamic shared memory per block, bytes, that `algorithm` asks for.
+pub fn shared_bytes<T: ConvElement>(
+    algorithm: ConvAlgorithm,
+    block: (u32, u32),
+    k: usize,
+) -> usize {
+    match algorithm {
+        ConvAlgorithm::Global | ConvAlgorithm::ConstantFilter => 0,
+        ConvAlgorithm::SharedFilter => k * k * T::BYTES,
+        ConvAlgorithm::TiledHalo => {
+            let tuning = tiled_tuning::<T>();
+            let rows = block.1 as usize * tuning.rows_per_thread as usize + k - 1;
+            let pitch = tile_stride(block.0, k, tuning.rows_per_thread, T::BYTES);
+            (rows * pitch + k * k) * T::BYTES
+        }
+    }
+}
+
+/// Name of the `__constant__` filter array in the conv modules.
+const CONSTANT_FILTER_SYMBOL: &str = "conv_constant_filter";
+
+const ENTRY_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
+     i64 OH, i64 OW, i32 K, i32 pad, i32 padding, i32 flip, i32 stride";
+
+/// The entry point `algorithm` uses for `T` and filter side `k`.
+pub fn conv_entry<T: ConvElement>(algorithm: ConvAlgorithm, k: usize) -> String {
+    let sfx = T::SUFFIX;
+    match algorithm {
+        ConvAlgorithm::TiledHalo if k <= TILED_SPECIALISED_MAX_K => {
+            format!("conv_tiled_k{k}_{sfx}")
+        }
+        ConvAlgorithm::TiledHalo => format!("conv_tiled_generic_{sfx}"),
+        other => format!("conv_{}_{sfx}", other.name()),
+    }
+}
+
+/// The conv module for `T`: every algorithm's entry points (one module per
+/// type, so one `__constant__` filter per type and context).
+pub fn conv_module<T: ConvElement>() -> ModuleSource {
+    let tuning = tiled_tuning::<T>();
+    let direct = |source: &str| {
+        format!("conv_direct<{source}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip)")
+    };
+    let mut module = ModuleSource::new(format!("linalg_conv_{}", T::SUFFIX))
+        .element::<T>("conv_t")
+        .define("CONV_ROWS_PER_THREAD", tuning.rows_per_thread)
+        .define("CONV_REG_FILTER_MAX_K", tuning.reg_filter_max_k)
+        .define("CONV_LOAD_BATCH", tuning.load_batch)
+        .source(parprims_kernels::CONV)
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::Global, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_GLOBAL"),
+            Some(1024),
+        )
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::SharedFilter, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_SHARED"),
+            Some(1024),
+        )
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::ConstantFilter, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_CONSTANT"),
+            Some(1024),
+        );
+    for k in 1..=TILED_SPECIALISED_MAX_K {
+        module = module.entry(
+            conv_entry::<T>(ConvAlgorithm::TiledHalo, k),
+            ENTRY_PARAMS,
+            &format!(
+                "conv_tiled<{k}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip, stride)"
+            ),
+            Some(1024),
+        );
+    }
+    module.entry(
+        conv_entry::<T>(ConvAlgorithm::TiledHalo, CONV_MAX_K),
+        ENTRY_PARAMS,
+        "conv_tiled<0>(img, filt, out, H, W, OH, OW, K, pad, padding, flip, stride)",
+        Some(1024),
+    )
+}
+
+/// Launch geometry for a validated problem.
+///
+/// Direct methods: one thread per output, a block covers `bx × by` outputs;
+/// `TiledHalo`: a block covers `bx` columns × `by·R` rows of outputs. Grid x
+/// runs over column tiles, y (spilling into z) over row tiles.
+fn launch_config<T: ConvElement>(
+    output: (usize, usize),
+    k: usize,
+    options: &ConvOptions,
+) -> Result<LaunchConfig> {
+    let per_thread_rows = match options.algorithm {
+        ConvAlgorithm::TiledHalo => tiled_tuning::<T>().rows_per_thread,
+        _ => 1,
+    };
+    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    grid_2d(
+        output.0 as u64,
+        output.1 as u64,
+        options.block,
+        (1, per_thread_rows),
+        shared as u32,
+    )
+}
+
+/// Where the last `ConstantFilter` call enqueued its copy and launch: a
+/// call from another stream waits for that stream first (module docs).
+static CONSTANT_FILTER_LAST_USER: Mutex<Option<Gpu>> = Mutex::new(None);
+
+/// Computes the 2-D convolution of `image` with the square `filter` into
+/// `output` (see the module docs for the definition and shapes).
+///
+/// Everything is validated first ([`validate_conv`], the output overlapping
+/// the image or filter, the device's shared-memory limit); on error nothing
+/// is written. Enqueued on `gpu`'s stream; returns without waiting, except
+/// that [`ConvAlgorithm::ConstantFilter`] may wait for another stream (module
+/// docs).
+pub fn conv2d<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    mut output: MatrixViewMut<'_, T>,
+    options: &ConvOptions,
+) -> Result<()> {
+    let out_shape = validate_conv::<T>(image.shape(), filter.shape(), output.shape(), options)?;
+    let k = filter.rows();
+    {
+        let out_view = output.as_view();
+        let out_data = out_view.data();
+        let (out_ptr, out_bytes) = (out_data.device_ptr(), out_data.bytes());
+        if image.data().overlaps(out_ptr, out_bytes) || filter.data().overlaps(out_ptr, out_bytes) {
+            return Err(Error::invalid(
+                "output",
+                "the output overlaps the image or the filter (conv2d is not in place)",
+            ));
+        }
+    }
+    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    let limit = gpu.info().shared_per_block_optin;
+    if shared > limit {
+        return Err(Error::Unsupported(format!(
+            "{:?} with block {:?} and K = {k} needs {shared} bytes of shared memory; this device allows {limit}",
+            options.algorithm, options.block
+        )));
+    }
+    let config = launch_config::<T>(out_shape, k, options)?;
+    let tuning = tiled_tuning::<T>();
+    let stride = tile_stride(options.block.0, k, tuning.rows_per_thread, T::BYTES);
+    // Valid never reads outside the image except for the surplus outputs of
+    // the last partial tile, which are not stored: read those as zeros.
+    let padding = match options.border {
+        Border::Valid => Padding::Zero,
+        _ => options.padding,
+    };
+    let pad = anchor(k, options.border, options.flip);
+
+    let source = conv_module::<T>();
+    let module = gpu.module(&source)?;
+    let kernel = module.kernel(&conv_entry::<T>(options.algorithm, k))?;
+
+    let (h, w) = image.shape();
+    let image_data = image.data();
+    let filter_data = filter.data();
+    let mut out_data = output.data_mut();
+    let mut args = KernelArgs::new();
+    args.input(&image_data)
+        .input(&filter_data)
+        .output(&mut out_data)
+        .scalar(h as i64)
+        .scalar(w as i64)
+        .scalar(out_shape.0 as i64)
+        .scalar(out_shape.1 as i64)
+        .scalar(k as i32)
+        .scalar(pad as i32)
+        .scalar(padding as i32)
+        .scalar(options.flip as i32)
+        .scalar(stride as i32);
+
+    // SAFETY (both launches): the arguments match ENTRY_PARAMS (three
+    // pointers, four i64, five i32) in order; the image holds H·W elements,
+    // the filter K·K and the output OH·OW (validated shapes); the kernels
+    // read image samples only through conv_map_coord or inside-window checks
+    // (indices in [0, H)×[0, W)), filter indices < K², and write only
+    // (row < OH, col < OW); TiledHalo's shared tile is `shared` bytes as
+    // computed from the same block, K, R and stride the kernel uses. The
+    // output does not overlap the inputs (checked above) and is only written
+    // by this stream.
+    if options.algorithm == ConvAlgorithm::ConstantFilter {
+        let mut last = CONSTANT_FILTER_LAST_USER
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(previous) = last.as_ref() {
+            if !Arc::ptr_eq(previous.cudarc_stream(), gpu.cudarc_stream()) {
+                // A kernel queued on that stream may still read the symbol.
+                previous.synchronize()?;
+            }
+        }
+        gpu.copy_to_symbol(&module, CONSTANT_FILTER_SYMBOL, &filter_data)?;
+        *last = Some(gpu.clone());
+        unsafe { gpu.launch(&kernel, config, &args) }
+    } else {
+        unsafe { gpu.launch(&kernel, config, &args) }
+    }
+}
+
+/// [`conv2d`] into a new matrix of the [`output_shape`].
+pub fn conv2d_new<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    options: &ConvOptions,
+) -> Result<Matrix<T>> {
+    let (rows, cols) = validate_conv::<T>(
+        image.shape(),
+        filter.shape(),
+        // The output is ours: give the shape the check expects.
+        output_shape(image.rows(), image.cols(), filter.rows(), options.border).unwrap_or((0, 0)),
+        options,
+    )?;
+    // SAFETY: conv2d writes every one of the rows·cols outputs before the
+    // matrix is returned (or the buffer is dropped on error).
+    let buffer = unsafe { gpu_core::DeviceBuffer::<T>::uninit(gpu, rows * cols)? };
+    let mut result = Matrix::from_buffer(rows, cols, buffer)?;
+    conv2d(gpu, image, filter, result.view_mut(), options)?;
+    Ok(result)
+}
+
+/// Every module [`conv2d`] can request: one per element type.
+pub fn conv_kernel_catalog() -> Vec<ModuleSource> {
+    vec![
+        conv_module::<f32>(),
+        conv_module::<f64>(),
+        conv_module::<i32>(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_shapes_follow_the_border() {
+        assert_eq!(output_shape(10, 7, 3, Border::Valid).unwrap(), (8, 5));
+        assert_eq!(output_shape(10, 7, 3, Border::Same).unwrap(), (10, 7));
+        assert_eq!(output_shape(10, 7, 3, Border::Full).unwrap(), (12, 9));
+        assert_eq!(output_shape(5, 5, 5, Border::Valid).unwrap(), (1, 1));
+        assert_eq!(output_shape(1, 1, 31, Border::Full).unwrap(), (31, 31));
+        assert_eq!(output_shape(1, 1, 31, Border::Same).unwrap(), (1, 1));
+        assert!(output_shape(4, 5, 5, Border::Valid).is_err());
+        assert!(output_shape(5, 4, 5, Border::Valid).is_err());
+        assert!(output_shape(5, 5, 0, Border::Same).is_err());
+        assert!(output_shape(5, 5, 32, Border::Full).is_err());
+        assert!(output_shape(0, 5, 1, Border::Same).is_err());
+        assert!(output_shape(usize::MAX, 5, 3, Border::Full).is_err());
+    }
+
+    #[test]
+    fn anchors_match_scipy() {
+        // correlate: origin at K/2; convolve: (K−1)/2 for the rotated filter.
+        assert_eq!(anchor(3, Border::Same, false), 1);
+        assert_eq!(anchor(3, Border::Same, true), 1);
+        assert_eq!(anchor(4, Border::Same, false), 2);
+        assert_eq!(anchor(4, Border::Same, true), 1);
+        assert_eq!(anchor(1, Border::Same, true), 0);
+        assert_eq!(anchor(4, Border::Valid, true), 0);
+        assert_eq!(anchor(4, Border::Full, false), 3);
+    }
+
+    #[test]
+    fn bytes_moved_counts_image_outputs_and_filter() {
+        // 8192², K = 3, Valid, f32: 4·H·W + 4·(H−2)(W−2) + 4·9.
+        let n = 8192u64;
+        assert_eq!(
+            conv_bytes_moved(8192, 8192, 3, Border::Valid, 4),
+            4 * n * n + 4 * (n - 2) * (n - 2) + 36
+        );
+        assert_eq!(
+            conv_bytes_moved(4, 4, 3, Border::Same, 8),
+            8 * (16 + 16 + 9)
+        );
+        assert_eq!(conv_bytes_moved(2, 2, 3, Border::Valid, 4), 4 * (4 + 9));
+    }
+
+    #[test]
+    fn validation_rejects_bad_arguments() {
+        let ok = ConvOptions::default();
+        assert_eq!(
+            validate_conv::<f32>((10, 10), (3, 3), (8, 8), &ok).unwrap(),
+            (8, 8)
+        );
+        let shape_err = |r: Result<(usize, usize)>| matches!(r, Err(Error::Shape(_)));
+        let arg_err = |r: Result<(usize, usize)>| matches!(r, Err(Error::InvalidArgument { .. }));
+        assert!(arg_err(validate_conv::<f32>((10, 10), (0, 0), (8, 8), &ok)));
+        assert!(arg_err(validate_conv::<f32>(
+            (40, 40),
+            (32, 32),
+            (9, 9),
+            &ok
+        )));
+        assert!(shape_err(validate_conv::<f32>(
+            (10, 10),
+            (3, 4),
+            (8, 8),
+            &ok
+        )));
+        assert!(shape_err(validate_conv::<f32>(
+            (10, 10),
+            (3, 3),
+            (8, 7),
+            &ok
+        )));
+        assert!(shape_err(validate_conv::<f32>(
+            (2, 10),
+            (3, 3),
+            (1, 8),
+            &ok
+        )));
+        assert!(shape_err(validate_conv::<f32>(
+            (0, 10),
+            (3, 3),
+            (1, 8),
+            &ok
+        )));
+        let same = ConvOptions {
+            border: Border::Same,
+            ..ok
+        };
+        assert!(validate_conv::<i32>((2, 10), (3, 3), (2, 10), &same).is_ok());
+        for block in [(4, 4), (64, 16), (16, 8), (0, 0)] {
+            let bad = ConvOptions { block, ..ok };
+            assert!(arg_err(validate_conv::<f64>(
+                (10, 10),
+                (3, 3),
+                (8, 8),
+                &bad
+            )));
+        }
+        for block in CONV_BLOCKS {
+            for algorithm in ConvAlgorithm::ALL {
+                let o = ConvOptions {
+                    block,
+                    algorithm,
+                    border: Border::Full,
+                    ..ok
+                };
+                assert!(validate_conv::<f64>((1, 1), (31, 31), (31, 31), &o).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn tile_stride_spreads_warp_row_groups_over_banks() {
+        for (bx, k, r, bytes) in [(8, 3, 8, 4), (16, 3, 8, 4), (8, 5, 4, 8), (16, 31, 8, 4)] {
+            let pitch = tile_stride(bx, k, r, bytes);
+            assert!(pitch >= bx as usize + k - 1);
+            let words = bytes / 4;
+            let modulus = 32 / words;
+            // Row group g of a warp starts at word offset g·R·pitch·words;
+            // they must land bx·words apart modulo 32 banks.
+            assert_eq!((r as usize * pitch) % modulus, bx as usize % modulus);
+        }
+        assert_eq!(tile_stride(32, 3, 8, 4), 34);
+    }
+
+    #[test]
+    fn shared_memory_fits_for_every_supported_case() {
+        for block in CONV_BLOCKS {
+            for k in 1..=CONV_MAX_K {
+                assert!(
+                    shared_bytes::<f64>(ConvAlgorithm::TiledHalo, block, k) <= MAX_SHARED_PER_BLOCK
+                );
+                assert!(
+                    shared_bytes::<f32>(ConvAlgorithm::TiledHalo, block, k) <= MAX_SHARED_PER_BLOCK
+                );
+            }
+        }
+        // 32×8 threads, K = 3, f32: (8·8 + 2) rows × 34 + 9.
+        assert_eq!(
+            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3),
+            (66 * 34 + 9) * 4
+        );
+        assert_eq!(
+            shared_bytes::<f64>(ConvAlgorithm::SharedFilter, (8, 8), 31),
+            31 * 31 * 8
+        );
+        assert_eq!(shared_bytes::<f32>(ConvAlgorithm::Global, (8, 8), 31), 0);
+    }
+
+    #[test]
+    fn entries_are_in_the_module() {
+        for k in 1..=CONV_MAX_K {
+            for algorithm in ConvAlgorithm::ALL {
+                let entry = conv_entry::<f32>(algorithm, k);
+                assert!(conv_module::<f32>().entries().contains(&entry), "{entry}");
+            }
+        }
+        let names: Vec<String> = conv_kernel_catalog()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["linalg_conv_f32", "linalg_conv_f64", "linalg_conv_i32"]
+        );
+    }
+
+    #[test]
+    fn tuning_covers_every_type() {
+        assert_eq!(tiled_tuning::<f32>().rows_per_thread, 8);
+        assert_eq!(tiled_tuning::<f64>().rows_per_thread, 4);
+        assert_eq!(tiled_tuning::<i32>().reg_filter_max_k, 5);
+    }
+}
