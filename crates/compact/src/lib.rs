@@ -1,6 +1,418 @@
-//! (work in progress)
+//! # compact
+//!
+//! Stream compaction on the GPU, built on scan: keep the items whose flag
+//! byte is non-zero or for which a predicate holds, in their original order;
+//! stable partition; counting.
+//!
+//! | operation | what it returns | synchronises |
+//! |---|---|---|
+//! | [`select_flagged`] | kept `input[i]` where `flags[i] != 0` (any non-zero byte) | yes (reads the count) |
+//! | [`select_if`] | kept items for which a [`Predicate`] holds | yes |
+//! | [`partition`] | kept items in order, then rejected ones **also in order** | yes |
+//! | [`count_if`] | how many items a predicate keeps | yes |
+//! | [`select_flagged_into`], [`select_if_into`], [`partition_into`] | the same into a caller's buffer, the count left on the device | **no** |
+//!
+//! CUB's `DevicePartition` writes the rejected items in reverse order; ours
+//! keep their input order.
+//!
+//! | algorithm ([`CompactAlgorithm`]) | how | global bytes (select by flags, n items of s bytes, k kept) |
+//! |---|---|---|
+//! | `SinglePass` (default) | one kernel: keep masks in registers, block scan of popcounts, decoupled look-back over tile counts, staged coalesced writes | n·s + n + k·s |
+//! | `ThreePass { scan }` | map to 0/1 marks, exclusive scan (any [`ScanAlgorithm`]), scatter: the lab's method | n + 2n·c + scan + n·s + k·s (c = 4, or 8 past 2^32 items) |
+//!
+//! Every element type (`i32 u32 i64 u64 f32 f64`), any length (64-bit
+//! indices and counts), n = 0 and all-rejected give an empty result.
+//! Results are deterministic. Bad arguments are typed errors returned before
+//! anything is written.
+//!
+//! ```no_run
+//! use compact::{select_if, CompactAlgorithm, Predicate};
+//! use gpu_core::{DeviceBuffer, Gpu};
+//! # fn main() -> gpu_core::Result<()> {
+//! let gpu = Gpu::new(0)?;
+//! let data = DeviceBuffer::from_host(&gpu, &[5i32, -1, 7, 0, 3])?;
+//! let kept = select_if(&gpu, data.view(), &Predicate::Gt(2), CompactAlgorithm::default())?;
+//! assert_eq!(kept.count, 3);
+//! assert_eq!(kept.items.to_host(&gpu)?, vec![5, 7, 3]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
 
-/// Every kernel module this crate can request, for the kernel-compile test.
-pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    Vec::new()
+mod count;
+pub mod cpu;
+mod modules;
+mod predicate;
+mod scan_bridge;
+mod single_pass;
+mod three_pass;
+mod validate;
+
+use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
+pub use scan_bridge::ScanAlgorithm;
+
+pub use count::count_bytes_moved;
+pub use modules::{kernel_catalog, Tuning, THREE_PASS_BLOCK_THREADS, TUNING};
+pub use predicate::{CustomPredicate, Predicate};
+pub use single_pass::status_bytes;
+pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
+pub use validate::{
+    validate_count_out, validate_disjoint, validate_flags, validate_partition_into,
+    validate_partition_output, validate_select_into, validate_select_output,
+};
+
+/// How a compaction finds each kept item's output position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CompactAlgorithm {
+    /// Map to 0/1 marks, exclusive scan with `scan`, scatter (three kernel
+    /// passes plus the scan's; the lab's method). Marks are `u32`, or `u64`
+    /// past u32::MAX items.
+    ThreePass {
+        /// The scan algorithm for the marks.
+        scan: ScanAlgorithm,
+    },
+    /// One kernel: predicate or flags evaluated in registers, kept counts
+    /// combined across tiles by decoupled look-back, kept items staged in
+    /// shared memory and written coalesced. The fastest.
+    #[default]
+    SinglePass,
+}
+
+impl CompactAlgorithm {
+    /// Every variant: `ThreePass` with each scan algorithm (`Auto` left
+    /// out), then `SinglePass`.
+    pub fn all() -> Vec<CompactAlgorithm> {
+        let mut all: Vec<CompactAlgorithm> = ScanAlgorithm::ALL
+            .into_iter()
+            .filter(|&scan| scan != ScanAlgorithm::Auto)
+            .map(|scan| CompactAlgorithm::ThreePass { scan })
+            .collect();
+        all.push(CompactAlgorithm::SinglePass);
+        all
+    }
+
+    /// A name for tables and CSV rows: `single-pass`, `three-pass/blelloch`.
+    pub fn name(&self) -> String {
+        match self {
+            CompactAlgorithm::ThreePass { scan } => format!("three-pass/{}", scan.name()),
+            CompactAlgorithm::SinglePass => "single-pass".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for CompactAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// An owned compaction result: `items` holds exactly `count` elements.
+#[derive(Debug)]
+pub struct Compacted<T: gpu_core::DeviceType> {
+    /// The kept items, in input order (empty, with no allocation, when none).
+    pub items: DeviceBuffer<T>,
+    /// How many were kept (`items.len()`).
+    pub count: usize,
+}
+
+/// What decides which items are kept.
+pub(crate) enum Selection<'a, T: Element> {
+    /// `flags[i] != 0` keeps `input[i]`.
+    Flags {
+        input: DeviceView<'a, T>,
+        flags: DeviceView<'a, u8>,
+    },
+    /// `predicate(input[i])` keeps `input[i]`.
+    Predicate {
+        input: DeviceView<'a, T>,
+        predicate: &'a Predicate<T>,
+    },
+}
+
+impl<'a, T: Element> Selection<'a, T> {
+    pub(crate) fn input(&self) -> DeviceView<'a, T> {
+        match self {
+            Selection::Flags { input, .. } | Selection::Predicate { input, .. } => *input,
+        }
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.input().len()
+    }
+}
+
+/// Global-memory bytes a select moves as the benchmark counts them: n items
+/// read (and n flag bytes when selecting by flags), `kept` items written.
+/// For `i32` by flags that is 5n + 4·kept; by a predicate 4n + 4·kept.
+/// (The single-pass tile statuses, [`status_bytes`], and the owned forms'
+/// count pass, [`count_bytes_moved`], are not included.)
+pub fn bytes_moved(n: usize, kept: usize, element_bytes: usize, by_flags: bool) -> u64 {
+    let flags = if by_flags { n } else { 0 };
+    ((n + kept) * element_bytes + flags) as u64
+}
+
+/// Global-memory bytes a single-pass partition moves: the count pass (n
+/// items read) and the scatter (n read, n written): 3n·s.
+pub fn partition_bytes_moved(n: usize, element_bytes: usize) -> u64 {
+    (3 * n * element_bytes) as u64
+}
+
+fn dispatch<T: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    output: &mut DeviceViewMut<'_, T>,
+    count_out: &mut DeviceViewMut<'_, u64>,
+    partition: bool,
+    algorithm: CompactAlgorithm,
+) -> Result<()> {
+    if selection.len() == 0 {
+        // Nothing to compile or launch; the count is 0.
+        return count_out.fill(gpu, 0);
+    }
+    match algorithm {
+        CompactAlgorithm::SinglePass => {
+            single_pass::run(gpu, selection, output, count_out, partition)
+        }
+        CompactAlgorithm::ThreePass { scan } => {
+            three_pass::run(gpu, selection, output, count_out, partition, scan)
+        }
+    }
+}
+
+fn select_owned<T: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    algorithm: CompactAlgorithm,
+) -> Result<Compacted<T>> {
+    let mut count_buffer = DeviceBuffer::<u64>::zeros(gpu, 1)?;
+    if selection.len() == 0 {
+        // SAFETY: zero elements: nothing to initialise.
+        let items = unsafe { DeviceBuffer::<T>::uninit(gpu, 0)? };
+        return Ok(Compacted { items, count: 0 });
+    }
+    // Count first (cheap for flags: one byte per item), so the result is
+    // allocated at exactly its length and written once.
+    count::count_into(gpu, selection, &mut count_buffer.view_mut())?;
+    let count = count_buffer.to_host(gpu)?[0] as usize;
+    // SAFETY: the compaction below writes all `count` elements.
+    let mut items = unsafe { DeviceBuffer::<T>::uninit(gpu, count)? };
+    if count > 0 {
+        dispatch(
+            gpu,
+            selection,
+            &mut items.view_mut(),
+            &mut count_buffer.view_mut(),
+            false,
+            algorithm,
+        )?;
+    }
+    Ok(Compacted { items, count })
+}
+
+/// Keeps `input[i]` where `flags[i] != 0` (any non-zero byte), in order, into
+/// a new buffer of exactly the kept length.
+///
+/// **Synchronises** (reads the count back to size the result). Errors:
+/// [`gpu_core::Error::LengthMismatch`] when `flags` and `input` differ in
+/// length (nothing launched).
+pub fn select_flagged<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    flags: DeviceView<'_, u8>,
+    algorithm: CompactAlgorithm,
+) -> Result<Compacted<T>> {
+    validate_flags(input.len(), flags.len())?;
+    select_owned(gpu, &Selection::Flags { input, flags }, algorithm)
+}
+
+/// Keeps the items for which `predicate` holds, in order, into a new buffer
+/// of exactly the kept length.
+///
+/// **Synchronises** (reads the count back). A [`Predicate::Custom`] whose
+/// CUDA C does not compile gives [`gpu_core::Error::Compile`] with NVRTC's log.
+pub fn select_if<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+    algorithm: CompactAlgorithm,
+) -> Result<Compacted<T>> {
+    select_owned(gpu, &Selection::Predicate { input, predicate }, algorithm)
+}
+
+/// Stable partition into a new buffer of `input.len()` items: those for which
+/// `predicate` holds first, in input order, then the others, **also in input
+/// order** (CUB reverses them). Returns the buffer and the kept count.
+///
+/// **Synchronises** (reads the count back).
+pub fn partition<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+    algorithm: CompactAlgorithm,
+) -> Result<(DeviceBuffer<T>, usize)> {
+    // SAFETY: a partition writes every one of the n elements.
+    let mut output = unsafe { DeviceBuffer::<T>::uninit(gpu, input.len())? };
+    let mut count_buffer = DeviceBuffer::<u64>::zeros(gpu, 1)?;
+    partition_into(
+        gpu,
+        input,
+        predicate,
+        output.view_mut(),
+        count_buffer.view_mut(),
+        algorithm,
+    )?;
+    let count = count_buffer.to_host(gpu)?[0] as usize;
+    Ok((output, count))
+}
+
+/// How many items `predicate` keeps. **Synchronises** (reads the count back).
+pub fn count_if<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+) -> Result<usize> {
+    if input.is_empty() {
+        return Ok(0);
+    }
+    let mut count_buffer = DeviceBuffer::<u64>::zeros(gpu, 1)?;
+    count::count_into(
+        gpu,
+        &Selection::Predicate { input, predicate },
+        &mut count_buffer.view_mut(),
+    )?;
+    Ok(count_buffer.to_host(gpu)?[0] as usize)
+}
+
+/// [`count_if`] leaving the count in `count_out[0]` on the device. **Does
+/// not synchronise.**
+pub fn count_if_into<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+    mut count_out: DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    validate_count_out(count_out.len())?;
+    validate_disjoint(&[
+        ("count_out", count_out.device_ptr(), count_out.bytes()),
+        ("input", input.device_ptr(), input.bytes()),
+    ])?;
+    if input.is_empty() {
+        return count_out.fill(gpu, 0);
+    }
+    count::count_into(
+        gpu,
+        &Selection::Predicate { input, predicate },
+        &mut count_out,
+    )
+}
+
+/// [`select_flagged`] into a caller's buffer: the kept items go to
+/// `output[0..count)` and the count to `count_out[0]`, on the device.
+/// **Does not synchronise**: the work is enqueued on `gpu`'s stream.
+///
+/// `output.len() >= input.len()` (the count is not known on the host);
+/// `output[count..]` is left as it was. `count_out.len() == 1`. No argument
+/// may overlap another. Any violation is an error before anything is written.
+pub fn select_flagged_into<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    flags: DeviceView<'_, u8>,
+    mut output: DeviceViewMut<'_, T>,
+    mut count_out: DeviceViewMut<'_, u64>,
+    algorithm: CompactAlgorithm,
+) -> Result<()> {
+    validate_select_into(
+        (input.device_ptr(), input.len(), T::BYTES),
+        Some((flags.device_ptr(), flags.len())),
+        (output.device_ptr(), output.len(), T::BYTES),
+        (count_out.device_ptr(), count_out.len()),
+    )?;
+    dispatch(
+        gpu,
+        &Selection::Flags { input, flags },
+        &mut output,
+        &mut count_out,
+        false,
+        algorithm,
+    )
+}
+
+/// [`select_if`] into a caller's buffer, the count left in `count_out[0]`.
+/// **Does not synchronise.** Same requirements as [`select_flagged_into`].
+pub fn select_if_into<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+    mut output: DeviceViewMut<'_, T>,
+    mut count_out: DeviceViewMut<'_, u64>,
+    algorithm: CompactAlgorithm,
+) -> Result<()> {
+    validate_select_into(
+        (input.device_ptr(), input.len(), T::BYTES),
+        None,
+        (output.device_ptr(), output.len(), T::BYTES),
+        (count_out.device_ptr(), count_out.len()),
+    )?;
+    dispatch(
+        gpu,
+        &Selection::Predicate { input, predicate },
+        &mut output,
+        &mut count_out,
+        false,
+        algorithm,
+    )
+}
+
+/// [`partition`] into a caller's buffer of exactly `input.len()` elements,
+/// the kept count left in `count_out[0]`. **Does not synchronise.**
+pub fn partition_into<T: Element>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    predicate: &Predicate<T>,
+    mut output: DeviceViewMut<'_, T>,
+    mut count_out: DeviceViewMut<'_, u64>,
+    algorithm: CompactAlgorithm,
+) -> Result<()> {
+    validate_partition_into(
+        (input.device_ptr(), input.len(), T::BYTES),
+        (output.device_ptr(), output.len(), T::BYTES),
+        (count_out.device_ptr(), count_out.len()),
+    )?;
+    dispatch(
+        gpu,
+        &Selection::Predicate { input, predicate },
+        &mut output,
+        &mut count_out,
+        true,
+        algorithm,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_match_the_benchmark_convention() {
+        let n = 1usize << 28;
+        assert_eq!(bytes_moved(n, n / 2, 4, true), (5 * n + 4 * (n / 2)) as u64);
+        assert_eq!(
+            bytes_moved(n, n / 2, 4, false),
+            (4 * n + 4 * (n / 2)) as u64
+        );
+        assert_eq!(bytes_moved(0, 0, 8, true), 0);
+        assert_eq!(partition_bytes_moved(10, 8), 240);
+        assert_eq!(status_bytes(4096, 4), 8);
+        assert_eq!(count_bytes_moved(100, 4, true), 108);
+        assert!(!uses_u64_marks(u32::MAX as usize));
+        assert!(uses_u64_marks(u32::MAX as usize + 1));
+    }
+
+    #[test]
+    fn algorithms_are_listed_and_named() {
+        let all = CompactAlgorithm::all();
+        assert_eq!(all.last(), Some(&CompactAlgorithm::SinglePass));
+        assert_eq!(all.len(), ScanAlgorithm::ALL.len());
+        assert_eq!(CompactAlgorithm::default(), CompactAlgorithm::SinglePass);
+        assert_eq!(CompactAlgorithm::SinglePass.name(), "single-pass");
+        assert!(all.iter().all(|a| !a.name().contains("auto")));
+    }
 }

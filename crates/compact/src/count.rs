@@ -1,0 +1,74 @@
+//! Counting kept items on the device (`count_if`, the count pass of a
+//! partition, and the exact size of an owned result).
+//!
+//! Computes `*count_out = |{ i : flags[i] != 0 }|` or `|{ i : pred(in[i]) }|`.
+//! Work O(n); one fill of the counter and one launch of a persistent grid
+//! (blocks = min(tiles, SMs × resident blocks per SM)) with a grid stride
+//! over 4096-item tiles; one atomic add per block. Global bytes: n (flags)
+//! or n·s (predicate) read, 8 written. Shared memory 64 bytes per block.
+//! Deterministic. Kernel: `kernels/cuda/compact_count.cu`.
+
+use gpu_core::launch::LaunchConfig;
+use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
+
+use crate::modules::{entry, module, PredicateSource, Tuning};
+use crate::Selection;
+
+/// Global bytes the count pass moves for `n` items of `element_bytes`.
+pub fn count_bytes_moved(n: usize, element_bytes: usize, by_flags: bool) -> u64 {
+    let per_item = if by_flags { 1 } else { element_bytes };
+    (n * per_item) as u64 + 8
+}
+
+/// Writes the count of kept items into `count_out[0]` (enqueued, no host
+/// synchronisation). `n > 0`; arguments validated by the caller.
+pub(crate) fn count_into<T: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    count_out: &mut DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    let n = selection.len();
+    let tuning = Tuning::of::<T>();
+    let num_tiles = tuning.tiles(n as u64);
+    let mut args = KernelArgs::new();
+    let kernel = match selection {
+        Selection::Flags { flags, .. } => {
+            let kernel = gpu.kernel(
+                &module::<T>(PredicateSource::Builtin),
+                &entry::count_flagged::<T>(),
+            )?;
+            args.input(flags);
+            kernel
+        }
+        Selection::Predicate { input, predicate } => {
+            let kernel = gpu.kernel(
+                &module::<T>(PredicateSource::of(predicate)),
+                &entry::count_if::<T>(),
+            )?;
+            let (code, a, b) = predicate.kernel_arguments();
+            args.input(input).scalar(code).scalar(a).scalar(b);
+            kernel
+        }
+    };
+    // A persistent grid: as many blocks as are resident at once (never more
+    // than there are tiles), each striding over tiles, so the single counter
+    // sees one atomic add per block rather than one per tile.
+    let resident = kernel
+        .resident_blocks_per_sm(tuning.block_threads, 0)?
+        .max(1) as u64;
+    let blocks = num_tiles.min(gpu.info().sm_count as u64 * resident).max(1);
+    let config = LaunchConfig {
+        grid: (blocks as u32, 1, 1),
+        block: (tuning.block_threads, 1, 1),
+        shared_bytes: 0,
+    };
+    args.scalar(n as u64).scalar(num_tiles);
+    args.output(count_out);
+    count_out.fill(gpu, 0)?;
+    // SAFETY: the argument list matches compact_count_{flagged,if}_T:
+    // (const u8* flags | const T* in, u32 code, T a, T b), u64 n, u64
+    // num_tiles, u64* count_out. The kernel reads items/flags below n only
+    // (bounds checked per thread; vector loads only for whole tiles) and
+    // writes count_out[0], which has length 1 (validated).
+    unsafe { gpu.launch(&kernel, config, &args) }
+}

@@ -1,0 +1,110 @@
+//! `SinglePass`: compaction in one kernel with decoupled look-back.
+//!
+//! Each block takes the next 4096-item tile from an atomic counter, builds
+//! a keep mask in registers (flags read as 16-byte vectors, or the predicate
+//! evaluated on items loaded as 16-byte vectors), ranks the kept items with
+//! a block scan of per-thread popcounts, gets the tile's output offset by
+//! decoupled look-back over per-tile counts (u64, packed with the status in
+//! one word), stages the kept items compacted in shared memory and writes
+//! them out coalesced. Kernel: `kernels/cuda/compact_single_pass.cu`.
+//!
+//! | | |
+//! |---|---|
+//! | work | O(n) |
+//! | steps | O(items per thread + log block) per tile, look-back windows of 32 tiles |
+//! | bytes (select by flags) | n·s + n + k·s, plus 8 per tile of status ([`status_bytes`]) |
+//! | bytes (select by predicate) | n·s + k·s, plus 8 per tile |
+//! | bytes (partition) | count pass n·s, then n·s + n·s |
+//! | launches | memset of statuses + 1 (partition: + fill + count pass) |
+//! | shared memory per block | 4096·s bytes of staging + 48 bytes (static) |
+//! | bank conflicts | a few ways on the staging stores; none on staging loads |
+//! | in place | no |
+//! | deterministic | yes (integer offsets; the output is the same whatever the timing) |
+//!
+//! Partition is two kernels: the count pass (`count.rs`) gives the total
+//! kept, then this kernel writes rejected items at `total + rejected prefix`,
+//! keeping them in their original order. A one-kernel version would have to
+//! write rejected items reversed from the end (CUB's choice) or to a
+//! temporary.
+
+use gpu_core::launch::grid_1d;
+use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
+
+use crate::count::count_into;
+use crate::modules::{entry, module, PredicateSource, Tuning};
+use crate::Selection;
+
+/// Runs the select (`partition == false`) or the partition scatter. `n > 0`;
+/// arguments validated by the caller. Output capacity: at least the count
+/// (select) or n (partition). Writes the count to `count_out[0]`. Enqueued,
+/// no host synchronisation.
+pub(crate) fn run<T: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    output: &mut DeviceViewMut<'_, T>,
+    count_out: &mut DeviceViewMut<'_, u64>,
+    partition: bool,
+) -> Result<()> {
+    let n = selection.len();
+    let tuning = Tuning::of::<T>();
+    let num_tiles = tuning.tiles(n as u64);
+    // Compile (or fetch) the kernel before writing anything: a custom
+    // predicate that does not compile leaves every buffer untouched.
+    let (source, entry_name) = match selection {
+        Selection::Flags { .. } => (
+            module::<T>(PredicateSource::Builtin),
+            entry::select_flagged::<T>(),
+        ),
+        Selection::Predicate { predicate, .. } => (
+            module::<T>(PredicateSource::of(predicate)),
+            if partition {
+                entry::partition_if::<T>()
+            } else {
+                entry::select_if::<T>()
+            },
+        ),
+    };
+    let kernel = gpu.kernel(&source, &entry_name)?;
+    if partition {
+        count_into(gpu, selection, count_out)?;
+    }
+    // num_tiles statuses, then the tile counter; all zero.
+    let mut tile_status = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 1)?;
+    // One block per tile. Blocks draw tile numbers from the counter in the
+    // order they start, so a grid spilled into y (more than 2^31 − 1 tiles)
+    // works the same; surplus blocks draw numbers ≥ num_tiles and exit.
+    let (config, _blocks) = grid_1d(n as u64, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&selection.input());
+    match selection {
+        Selection::Flags { flags, .. } => {
+            args.input(flags);
+        }
+        Selection::Predicate { predicate, .. } => {
+            let (code, a, b) = predicate.kernel_arguments();
+            args.scalar(code).scalar(a).scalar(b);
+        }
+    }
+    args.output(output)
+        .scalar(n as u64)
+        .output(&mut tile_status.view_mut())
+        .scalar(num_tiles)
+        .output(count_out);
+    // SAFETY: the arguments match the entry's C parameters in order:
+    // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
+    // u64* tile_status, u64 num_tiles, u64* count_out | const u64* total).
+    // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
+    // `tile_status` holds num_tiles + 1 zeroed words. Writes: out[i] for
+    // i < count (select; output holds ≥ n ≥ count, or exactly the count for
+    // owned results) or i < n (partition; output holds n), count_out[0]
+    // (length 1). For a partition, count_out already holds the total, written
+    // by the count pass earlier on the same stream.
+    unsafe { gpu.launch(&kernel, config, &args) }
+    // tile_status drops here: freed stream-ordered after the kernel.
+}
+
+/// Global bytes of the tile statuses (8 per tile, written and read once):
+/// about 0.2 % of the data for 4-byte items, left out of [`crate::bytes_moved`].
+pub fn status_bytes(n: usize, element_bytes: usize) -> u64 {
+    8 * Tuning::for_element_bytes(element_bytes).tiles(n as u64)
+}

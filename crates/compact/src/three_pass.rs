@@ -1,0 +1,134 @@
+//! `ThreePass`: the lab's compaction — map, exclusive scan, scatter.
+//!
+//! 1. map: `marks[i] = 1` if item i is kept, else 0 (one thread per item);
+//! 2. scan: `positions` = exclusive prefix sum of `marks`, by the chosen scan
+//!    algorithm through the scan crate's public API;
+//! 3. scatter: kept `in[i]` goes to `out[positions[i]]`; for a partition the
+//!    rejected `in[i]` goes to `out[count + (i − positions[i])]`, keeping its
+//!    order; the count is `positions[n−1] + marks[n−1]`, written to
+//!    `count_out` by the last thread.
+//!
+//! Marks and positions are `u32` while n ≤ u32::MAX (positions never exceed
+//! n − 1 and the count n, so nothing wraps) and `u64` beyond, where a `u32`
+//! prefix would wrap: half the scan traffic in the common case, any length
+//! past 2^32 still correct.
+//!
+//! | | |
+//! |---|---|
+//! | work | O(n) + the scan's |
+//! | steps | 1 + the scan's + 1 |
+//! | bytes (c = 4 or 8) | map n (flags) or n·s read, n·c written; scan ≈ its own (2n·c for look-back); scatter n·s + 2n·c read, k·s written (partition n·s) |
+//! | launches | map + scan's + scatter |
+//! | temporary memory | 2n·c bytes (marks, positions) |
+//! | shared memory | none in map/scatter; the scan's own |
+//! | in place | no |
+//! | deterministic | yes (integer scan) |
+//!
+//! Kernels: `kernels/cuda/compact_three_pass.cu`.
+
+use gpu_core::launch::grid_1d;
+use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
+
+use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
+
+use crate::modules::{entry, module, PredicateSource, THREE_PASS_BLOCK_THREADS};
+use crate::Selection;
+
+/// Whether the marks and positions are `u64` for `n` items.
+pub fn uses_u64_marks(n: usize) -> bool {
+    n as u64 > u32::MAX as u64
+}
+
+/// Global bytes the map and scatter move (the scan's own traffic excluded:
+/// see the scan crate's `bytes_moved` for n marks of 4 or 8 bytes).
+pub fn map_scatter_bytes_moved(
+    n: usize,
+    kept: usize,
+    element_bytes: usize,
+    by_flags: bool,
+    partition: bool,
+) -> u64 {
+    let c = if uses_u64_marks(n) { 8 } else { 4 };
+    let map_read = if by_flags { n } else { n * element_bytes };
+    let written = if partition { n } else { kept };
+    (map_read + n * c + n * element_bytes + 2 * n * c + written * element_bytes) as u64
+}
+
+/// Runs the three passes. `n > 0`; arguments validated by the caller.
+/// Enqueued, no host synchronisation.
+pub(crate) fn run<T: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    output: &mut DeviceViewMut<'_, T>,
+    count_out: &mut DeviceViewMut<'_, u64>,
+    partition: bool,
+    scan_algorithm: ScanAlgorithm,
+) -> Result<()> {
+    if uses_u64_marks(selection.len()) {
+        run_with::<T, u64>(gpu, selection, output, count_out, partition, scan_algorithm)
+    } else {
+        run_with::<T, u32>(gpu, selection, output, count_out, partition, scan_algorithm)
+    }
+}
+
+fn run_with<T: Element, C: Element>(
+    gpu: &Gpu,
+    selection: &Selection<'_, T>,
+    output: &mut DeviceViewMut<'_, T>,
+    count_out: &mut DeviceViewMut<'_, u64>,
+    partition: bool,
+    scan_algorithm: ScanAlgorithm,
+) -> Result<()> {
+    let n = selection.len();
+    // Compile (or fetch) both kernels before anything is written.
+    let source = match selection {
+        Selection::Flags { .. } => module::<T>(PredicateSource::Builtin),
+        Selection::Predicate { predicate, .. } => module::<T>(PredicateSource::of(predicate)),
+    };
+    let map_kernel = match selection {
+        Selection::Flags { .. } => gpu.kernel(&source, &entry::map_flags::<T, C>())?,
+        Selection::Predicate { .. } => gpu.kernel(&source, &entry::map_if::<T, C>())?,
+    };
+    let scatter_kernel = gpu.kernel(&source, &entry::scatter::<T, C>(partition))?;
+
+    // SAFETY: both are written in full (map writes every mark, the scan every
+    // position) before anything reads them.
+    let mut marks = unsafe { DeviceBuffer::<C>::uninit(gpu, n)? };
+    let mut positions = unsafe { DeviceBuffer::<C>::uninit(gpu, n)? };
+
+    // One item per thread; a grid past 2^31 − 1 blocks spills into y and the
+    // kernels flatten it with global_thread_index().
+    let (config, _blocks) = grid_1d(n as u64, THREE_PASS_BLOCK_THREADS, 1, 0)?;
+
+    let mut map_args = KernelArgs::new();
+    match selection {
+        Selection::Flags { flags, .. } => {
+            map_args.input(flags);
+        }
+        Selection::Predicate { input, predicate } => {
+            let (code, a, b) = predicate.kernel_arguments();
+            map_args.input(input).scalar(code).scalar(a).scalar(b);
+        }
+    }
+    map_args.output(&mut marks.view_mut()).scalar(n as u64);
+    // SAFETY: matches compact_map_{flags,if}_C_T: ([const u8* flags] |
+    // [const T* in, u32 code, T a, T b]), C* marks, u64 n. Reads and writes
+    // indices < n of n-element buffers.
+    unsafe { gpu.launch(&map_kernel, config, &map_args)? };
+
+    exclusive_sum(gpu, marks.view(), positions.view_mut(), scan_algorithm)?;
+
+    let mut scatter_args = KernelArgs::new();
+    scatter_args
+        .input(&selection.input())
+        .input(&marks.view())
+        .input(&positions.view())
+        .output(output)
+        .scalar(n as u64)
+        .output(count_out);
+    // SAFETY: matches compact_scatter_{select,partition}_C_T: (const T* in,
+    // const C* marks, const C* positions, T* out, u64 n, u64* count_out).
+    // Reads indices < n. Writes out[p] for p < count (select: output holds
+    // ≥ count) or p < n (partition: output holds n), and count_out[0].
+    unsafe { gpu.launch(&scatter_kernel, config, &scatter_args) }
+}
