@@ -1,10 +1,475 @@
-//! (work in progress: the scan helper owns this file)
+//! # scan: GPU prefix scans, from the textbook to memcpy speed
+//!
+//! Inclusive and exclusive scans under any associative operator, on every
+//! element type of gpu-core, of any length (0 to past 2^32 elements), into a
+//! new buffer, into a caller's buffer, or in place.
+//!
+//! | [`ScanAlgorithm`] | idea | work | global traffic | launches | deterministic for floats |
+//! |---|---|---|---|---|---|
+//! | `HillisSteeleGlobal` | one launch per step, ping-pong buffers | n log n | ≈ 3n log n | ⌈log2 n⌉ | yes |
+//! | `HillisSteele` | double buffer in shared memory + recursive driver | n log T | ≈ 4n | 2·levels − 1 | yes |
+//! | `Blelloch` | up-sweep / down-sweep, 2 per thread + recursive driver | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
+//! | `BlellochPadded` | the same, shared memory padded against bank conflicts | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
+//! | `DecoupledLookback` (= `Auto`) | single pass, decoupled look-back | n | ≈ 2n | 1 | **no** |
+//! | `ReduceThenScan` | tile totals, their scan, seeded tile scans | ≈ 2n | ≈ 3n | 3 | yes |
+//!
+//! (T = the tile a block scans, "levels" = ⌈log_T n⌉, traffic in elements;
+//! [`bytes_moved`] gives the exact figure the benchmark divides by.)
+//!
+//! ```no_run
+//! use gpu_core::{DeviceBuffer, Gpu, Sum};
+//! use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+//! # fn main() -> gpu_core::Result<()> {
+//! let gpu = Gpu::new(0)?;
+//! let x = DeviceBuffer::from_host(&gpu, &[3i32, 1, 7, 0, 4])?;
+//! let sums = scan::inclusive(&gpu, x.view(), &Sum)?;
+//! assert_eq!(sums.to_host(&gpu)?, vec![3, 4, 11, 11, 15]);
+//!
+//! let options = ScanOptions::new(ScanAlgorithm::BlellochPadded).with_block_threads(256);
+//! let starts = scan::scan(&gpu, x.view(), &Sum, ScanKind::Exclusive { initial: 100 }, &options)?;
+//! assert_eq!(starts.to_host(&gpu)?, vec![100, 103, 104, 111, 111]);
+//! assert_eq!(scan::cpu::exclusive(&[3, 1, 7], &Sum), vec![0, 3, 4]);
+//! # Ok(()) }
+//! ```
+//!
+//! Integers wrap exactly like the CPU reference ([`cpu`]). Custom operators
+//! ([`gpu_core::CustomOp`]) go through the same path; CUDA that does not
+//! compile is reported as [`gpu_core::Error::Compile`] with NVRTC's log, and
+//! nothing is written. Every argument is checked on the host before anything
+//! touches the device ([`validate`]).
+#![deny(missing_docs)]
+
+mod algorithm;
+mod blelloch;
+mod blelloch_padded;
+pub mod cpu;
+mod hillis_steele;
+mod hillis_steele_global;
 mod kind;
 mod lookback;
+mod recursive;
+mod reduce_then_scan;
+pub mod tuning;
 
+#[doc(hidden)]
+pub use lookback::{scan_lookback_tuned, LookbackTuning, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+#[doc(hidden)]
+pub use reduce_then_scan::reduce_then_scan_tuned;
+
+pub use algorithm::ScanAlgorithm;
 pub use kind::ScanKind;
 
-/// Every kernel module this crate can request, for the kernel-compile test.
-pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    Vec::new()
+use gpu_core::launch::check_block_threads;
+use gpu_core::{
+    BitAnd, BitOr, BitXor, DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu,
+    IntElement, Max, Min, ModuleSource, Operator, Result, Sum,
+};
+
+use crate::recursive::BlockScan;
+
+/// How to scan: the algorithm and, for the teaching variants, the block size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Which algorithm ([`ScanAlgorithm::Auto`] by default).
+    pub algorithm: ScanAlgorithm,
+    /// Threads per block for the teaching variants (32 to 1024, a multiple
+    /// of 32; a power of two for the Blelloch variants). `None`:
+    /// [`tuning::DEFAULT_BLOCK_THREADS`]. Must be `None` for
+    /// `DecoupledLookback`, `ReduceThenScan` and `Auto`, which use their own
+    /// tuning tables ([`ScanAlgorithm::takes_block_threads`]).
+    pub block_threads: Option<u32>,
+}
+
+impl ScanOptions {
+    /// Options for `algorithm` with its default block size.
+    pub fn new(algorithm: ScanAlgorithm) -> Self {
+        ScanOptions {
+            algorithm,
+            block_threads: None,
+        }
+    }
+
+    /// The same options with `block_threads` threads per block.
+    pub fn with_block_threads(mut self, block_threads: u32) -> Self {
+        self.block_threads = Some(block_threads);
+        self
+    }
+
+    /// The block size a teaching variant runs with.
+    pub fn effective_block_threads(&self) -> u32 {
+        self.block_threads.unwrap_or(tuning::DEFAULT_BLOCK_THREADS)
+    }
+}
+
+/// Checks a scan's arguments without a GPU: equal input and output lengths,
+/// and a block size the algorithm accepts. Every entry point calls it before
+/// touching the device.
+pub fn validate(input_len: usize, output_len: usize, options: &ScanOptions) -> Result<()> {
+    Error::check_len("scan output", input_len, output_len)?;
+    validate_options(options)
+}
+
+fn validate_options(options: &ScanOptions) -> Result<()> {
+    let algorithm = options.algorithm;
+    match options.block_threads {
+        None => Ok(()),
+        Some(_) if !algorithm.takes_block_threads() => Err(Error::invalid(
+            "block_threads",
+            format!(
+                "{algorithm} uses its own tuning table; a block size applies only to {}",
+                ScanAlgorithm::TEACHING.map(|a| a.name()).join(", ")
+            ),
+        )),
+        Some(threads) => check_block_threads(threads, algorithm.needs_power_of_two_block()),
+    }
+}
+
+/// Checks that an input and an output of `bytes` bytes each either are the
+/// same memory (an in-place scan) or do not overlap at all. Returns whether
+/// they are the same memory.
+pub fn check_aliasing(input_ptr: u64, output_ptr: u64, bytes: u64) -> Result<bool> {
+    if bytes == 0 {
+        return Ok(false);
+    }
+    if input_ptr == output_ptr {
+        return Ok(true);
+    }
+    let overlap = input_ptr < output_ptr.saturating_add(bytes)
+        && output_ptr < input_ptr.saturating_add(bytes);
+    if overlap {
+        Err(Error::invalid(
+            "output",
+            "input and output overlap without being the same memory: use scan_in_place, \
+             or non-overlapping buffers",
+        ))
+    } else {
+        Ok(false)
+    }
+}
+
+/// Global-memory bytes an inclusive scan of `n` elements of `element_bytes`
+/// moves with `algorithm` (`block_threads` for the teaching variants; ignored
+/// otherwise): the figure the benchmarks turn into GB/s.
+pub fn bytes_moved(
+    algorithm: ScanAlgorithm,
+    n: u64,
+    element_bytes: u64,
+    block_threads: u32,
+) -> u64 {
+    match algorithm.resolve() {
+        ScanAlgorithm::HillisSteeleGlobal => hillis_steele_global::bytes_moved(n, element_bytes),
+        ScanAlgorithm::HillisSteele => recursive::bytes_moved(
+            n,
+            element_bytes,
+            hillis_steele::HillisSteele.tile_items(block_threads),
+        ),
+        ScanAlgorithm::Blelloch => recursive::bytes_moved(
+            n,
+            element_bytes,
+            blelloch::Blelloch.tile_items(block_threads),
+        ),
+        ScanAlgorithm::BlellochPadded => recursive::bytes_moved(
+            n,
+            element_bytes,
+            blelloch_padded::BlellochPadded.tile_items(block_threads),
+        ),
+        ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
+            lookback::lookback_bytes_moved(n, element_bytes)
+        }
+        ScanAlgorithm::ReduceThenScan => {
+            reduce_then_scan::reduce_then_scan_bytes_moved(n, element_bytes)
+        }
+    }
+}
+
+/// Scans `input` into a new buffer.
+pub fn scan<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+    options: &ScanOptions,
+) -> Result<DeviceBuffer<T>> {
+    validate(input.len(), input.len(), options)?;
+    // SAFETY: the scan below writes every element before the buffer is
+    // returned; on error the buffer is dropped unread.
+    let mut output = unsafe { DeviceBuffer::<T>::uninit(gpu, input.len())? };
+    dispatch(gpu, Some(input), output.view_mut(), op, kind, options)?;
+    Ok(output)
+}
+
+/// Scans `input` into the caller's `output` (same length). `output` may be
+/// the very memory of `input` (then it is an in-place scan); any other
+/// overlap is an error. On any argument error nothing is written.
+pub fn scan_into<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+    options: &ScanOptions,
+) -> Result<()> {
+    validate(input.len(), output.len(), options)?;
+    let same = check_aliasing(
+        input.device_ptr(),
+        output.device_ptr(),
+        input.bytes() as u64,
+    )?;
+    let input = if same { None } else { Some(input) };
+    dispatch(gpu, input, output, op, kind, options)
+}
+
+/// Scans `data` in place.
+pub fn scan_in_place<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    data: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+    options: &ScanOptions,
+) -> Result<()> {
+    validate(data.len(), data.len(), options)?;
+    dispatch(gpu, None, data, op, kind, options)
+}
+
+/// Inclusive scan into a new buffer with the default algorithm.
+pub fn inclusive<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    op: &O,
+) -> Result<DeviceBuffer<T>> {
+    scan(gpu, input, op, ScanKind::Inclusive, &ScanOptions::default())
+}
+
+/// Exclusive scan (initial value: the operator's identity) into a new
+/// buffer with the default algorithm.
+pub fn exclusive<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    op: &O,
+) -> Result<DeviceBuffer<T>> {
+    let kind = ScanKind::Exclusive {
+        initial: op.identity(),
+    };
+    scan(gpu, input, op, kind, &ScanOptions::default())
+}
+
+/// Runs the chosen algorithm. Arguments are validated; `input` `None` means
+/// in place. n = 0 launches nothing.
+fn dispatch<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: Option<DeviceView<'_, T>>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+    options: &ScanOptions,
+) -> Result<()> {
+    if output.is_empty() {
+        return Ok(());
+    }
+    let block_threads = options.effective_block_threads();
+    match options.algorithm.resolve() {
+        ScanAlgorithm::HillisSteeleGlobal => {
+            hillis_steele_global::scan(gpu, block_threads, input, output, op, kind)
+        }
+        ScanAlgorithm::HillisSteele => recursive::scan_recursive(
+            gpu,
+            &hillis_steele::HillisSteele,
+            block_threads,
+            input,
+            output,
+            op,
+            kind,
+        ),
+        ScanAlgorithm::Blelloch => recursive::scan_recursive(
+            gpu,
+            &blelloch::Blelloch,
+            block_threads,
+            input,
+            output,
+            op,
+            kind,
+        ),
+        ScanAlgorithm::BlellochPadded => recursive::scan_recursive(
+            gpu,
+            &blelloch_padded::BlellochPadded,
+            block_threads,
+            input,
+            output,
+            op,
+            kind,
+        ),
+        ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
+            lookback::scan_lookback(gpu, input, output, op, kind)
+        }
+        ScanAlgorithm::ReduceThenScan => {
+            reduce_then_scan::reduce_then_scan(gpu, input, output, op, kind)
+        }
+    }
+}
+
+/// Every module any algorithm can request for `T` and `op` (every block
+/// size uses the same module: the block size is a launch parameter).
+pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
+    let mut modules = vec![
+        hillis_steele_global::module::<T, O>(op),
+        hillis_steele::HillisSteele.module::<T, O>(op),
+        blelloch::Blelloch.module::<T, O>(op),
+        blelloch_padded::BlellochPadded.module::<T, O>(op),
+        recursive::uniform_add_module::<T, O>(op),
+    ];
+    modules.extend(lookback::lookback_modules::<T, O>(op));
+    modules.extend(reduce_then_scan::reduce_then_scan_modules::<T, O>(op));
+    modules
+}
+
+fn arithmetic_modules<T: Element>(modules: &mut Vec<ModuleSource>) {
+    modules.extend(modules_for::<T, _>(&Sum));
+    modules.extend(modules_for::<T, _>(&Max));
+    modules.extend(modules_for::<T, _>(&Min));
+}
+
+fn bitwise_modules<T: IntElement>(modules: &mut Vec<ModuleSource>) {
+    modules.extend(modules_for::<T, _>(&BitAnd));
+    modules.extend(modules_for::<T, _>(&BitOr));
+    modules.extend(modules_for::<T, _>(&BitXor));
+}
+
+/// Every kernel module this crate can request (every algorithm × element
+/// type × built-in operator: sum, max and min for all six types; and, or and
+/// xor for the four integer types), for the kernel-compile test.
+pub fn kernel_catalog() -> Vec<ModuleSource> {
+    let mut modules = Vec::new();
+    arithmetic_modules::<i32>(&mut modules);
+    arithmetic_modules::<u32>(&mut modules);
+    arithmetic_modules::<i64>(&mut modules);
+    arithmetic_modules::<u64>(&mut modules);
+    arithmetic_modules::<f32>(&mut modules);
+    arithmetic_modules::<f64>(&mut modules);
+    bitwise_modules::<i32>(&mut modules);
+    bitwise_modules::<u32>(&mut modules);
+    bitwise_modules::<i64>(&mut modules);
+    bitwise_modules::<u64>(&mut modules);
+    modules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_checks_lengths_and_block_sizes() {
+        let teaching = |a, b| ScanOptions::new(a).with_block_threads(b);
+        assert!(validate(10, 10, &ScanOptions::default()).is_ok());
+        assert!(matches!(
+            validate(10, 9, &ScanOptions::default()),
+            Err(Error::LengthMismatch {
+                expected: 10,
+                actual: 9,
+                ..
+            })
+        ));
+        assert!(validate(0, 0, &ScanOptions::default()).is_ok());
+        for a in ScanAlgorithm::TEACHING {
+            for b in [32, 64, 128, 256, 512, 1024] {
+                assert!(validate(5, 5, &teaching(a, b)).is_ok(), "{a} {b}");
+            }
+            for b in [0, 16, 31, 33, 1025, 2048] {
+                assert!(validate(5, 5, &teaching(a, b)).is_err(), "{a} {b}");
+            }
+        }
+        // 96: fine for Hillis–Steele, not for Blelloch's tree.
+        assert!(validate(5, 5, &teaching(ScanAlgorithm::HillisSteele, 96)).is_ok());
+        assert!(validate(5, 5, &teaching(ScanAlgorithm::HillisSteeleGlobal, 96)).is_ok());
+        assert!(validate(5, 5, &teaching(ScanAlgorithm::Blelloch, 96)).is_err());
+        assert!(validate(5, 5, &teaching(ScanAlgorithm::BlellochPadded, 96)).is_err());
+        // The look-back kernels refuse a block size.
+        for a in [
+            ScanAlgorithm::DecoupledLookback,
+            ScanAlgorithm::ReduceThenScan,
+            ScanAlgorithm::Auto,
+        ] {
+            assert!(validate(5, 5, &ScanOptions::new(a)).is_ok());
+            assert!(validate(5, 5, &teaching(a, 256)).is_err());
+        }
+    }
+
+    #[test]
+    fn aliasing_rules() {
+        assert!(check_aliasing(1000, 1000, 40).unwrap());
+        assert!(!check_aliasing(1000, 1040, 40).unwrap());
+        assert!(!check_aliasing(1040, 1000, 40).unwrap());
+        assert!(check_aliasing(1000, 1004, 40).is_err());
+        assert!(check_aliasing(1004, 1000, 40).is_err());
+        assert!(!check_aliasing(1000, 1000, 0).unwrap());
+    }
+
+    #[test]
+    fn bytes_moved_per_algorithm() {
+        let n = 1u64 << 28;
+        let teaching = |a| bytes_moved(a, n, 4, 512) as f64 / (8 * n) as f64;
+        // The recursive variants move ≈ 4n elements: twice a copy.
+        for a in [
+            ScanAlgorithm::HillisSteele,
+            ScanAlgorithm::Blelloch,
+            ScanAlgorithm::BlellochPadded,
+        ] {
+            let ratio = teaching(a);
+            assert!((2.0..2.01).contains(&ratio), "{a}: {ratio}");
+        }
+        // Global Hillis–Steele: ≈ 3n per step, 28 steps.
+        let ratio = teaching(ScanAlgorithm::HillisSteeleGlobal);
+        assert!((41.0..42.1).contains(&ratio), "{ratio}");
+        // The single pass is close to a copy; Auto is the look-back.
+        let lookback = bytes_moved(ScanAlgorithm::DecoupledLookback, n, 4, 0);
+        assert!(lookback >= 8 * n && lookback < 8 * n + 8 * n / 64);
+        assert_eq!(bytes_moved(ScanAlgorithm::Auto, n, 4, 0), lookback);
+        assert!(bytes_moved(ScanAlgorithm::ReduceThenScan, n, 4, 0) >= 12 * n);
+        for a in ScanAlgorithm::ALL {
+            assert_eq!(bytes_moved(a, 0, 4, 512), 0, "{a}");
+        }
+    }
+
+    #[test]
+    fn options_default_to_auto_and_512() {
+        let o = ScanOptions::default();
+        assert_eq!(o.algorithm, ScanAlgorithm::Auto);
+        assert_eq!(o.effective_block_threads(), 512);
+        assert_eq!(
+            ScanOptions::new(ScanAlgorithm::Blelloch)
+                .with_block_threads(128)
+                .effective_block_threads(),
+            128
+        );
+    }
+
+    #[test]
+    fn catalog_covers_every_type_and_operator() {
+        let catalog = kernel_catalog();
+        let names: Vec<&str> = catalog.iter().map(|m| m.name()).collect();
+        for t in ["i32", "u32", "i64", "u64", "f32", "f64"] {
+            for op in ["sum", "max", "min"] {
+                for family in [
+                    "hillis_steele_global",
+                    "hillis_steele",
+                    "blelloch",
+                    "blelloch_padded",
+                    "uniform_add",
+                ] {
+                    let name = format!("scan_{family}_{t}_{op}");
+                    assert!(names.contains(&name.as_str()), "{name} missing");
+                }
+            }
+        }
+        for t in ["i32", "u32", "i64", "u64"] {
+            for op in ["and", "or", "xor"] {
+                let name = format!("scan_blelloch_padded_{t}_{op}");
+                assert!(names.contains(&name.as_str()), "{name} missing");
+            }
+        }
+        assert!(!names.iter().any(|n| n.contains("f32_and")));
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicate module names");
+    }
 }

@@ -1,0 +1,99 @@
+//! `ScanAlgorithm::Blelloch`: the work-efficient up-sweep / down-sweep block
+//! scan (Blelloch 1990) in shared memory, two elements per thread, under the
+//! recursive multi-block driver.
+//!
+//! Computes an inclusive or exclusive scan of any length. One block of B
+//! threads (a power of two) scans a tile of T = 2B elements: the up-sweep
+//! builds a reduction tree in place (log2 T levels, half the threads idle at
+//! each deeper level), the root is saved as the tile total and cleared to the
+//! identity, and the down-sweep pushes prefixes back down (log2 T levels).
+//! The result is the exclusive scan; the inclusive one adds each element's
+//! own input, kept in a register. The driver (`recursive.rs`) scans the tile
+//! totals by the same method and folds them in with a uniform add.
+//!
+//! - work: ≈ 2n combines (work-efficient); steps: 2·log2 T barriers per
+//!   tile, ⌈log_T n⌉ levels;
+//! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
+//!   [`crate::bytes_moved`];
+//! - launches: 2·levels − 1;
+//! - shared memory per block: T·sizeof(T) (4 KiB for B = 512, `i32`);
+//! - bank conflicts: the tree's accesses at stride s words put every active
+//!   thread of a warp in s-way (up to 32-way) conflicts: what
+//!   [`ScanAlgorithm::BlellochPadded`](crate::ScanAlgorithm::BlellochPadded)
+//!   removes;
+//! - in place: yes; deterministic: yes.
+//!
+//! Kernel: `kernels/cuda/scan_blelloch.cu` (template parameter PADDED = false).
+
+use gpu_core::{Element, ModuleSource, Operator};
+
+use crate::recursive::{block_entry_params, recursive_module, BlockScan};
+use crate::tuning::{BLELLOCH_ITEMS_PER_THREAD, LOG_NUM_BANKS};
+
+/// Tile size of both Blelloch variants.
+pub(crate) fn blelloch_tile_items(block_threads: u32) -> u64 {
+    block_threads as u64 * BLELLOCH_ITEMS_PER_THREAD as u64
+}
+
+/// A Blelloch block-scan module: `family` names it (`blelloch` or
+/// `blelloch_padded`), `padded` picks the template parameter.
+pub(crate) fn blelloch_module<T: Element, O: Operator<T>>(
+    family: &str,
+    padded: bool,
+    op: &O,
+) -> ModuleSource {
+    recursive_module::<T, O>(format!("scan_{family}_{}_{}", T::SUFFIX, op.name()), op)
+        .define("LOG_NUM_BANKS", LOG_NUM_BANKS)
+        .source(parprims_kernels::SCAN_BLELLOCH)
+        .entry(
+            blelloch_entry::<T, O>(family, op),
+            &block_entry_params::<T>(),
+            &format!(
+                "blelloch_block<{t}, op_t, {padded}>(in, out, totals, n, exclusive, has_seed, seed)",
+                t = T::CUDA_TYPE
+            ),
+            Some(crate::tuning::MAX_BLOCK_THREADS),
+        )
+}
+
+/// Entry name of a Blelloch block scan.
+pub(crate) fn blelloch_entry<T: Element, O: Operator<T>>(family: &str, op: &O) -> String {
+    format!("{family}_block_{}_{}", T::SUFFIX, op.name())
+}
+
+/// The unpadded Blelloch block scan, for the recursive driver.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blelloch;
+
+impl BlockScan for Blelloch {
+    fn tile_items(&self, block_threads: u32) -> u64 {
+        blelloch_tile_items(block_threads)
+    }
+
+    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64 {
+        self.tile_items(block_threads) * element_bytes
+    }
+
+    fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
+        blelloch_module::<T, O>("blelloch", false, op)
+    }
+
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {
+        blelloch_entry::<T, O>("blelloch", op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_core::Max;
+
+    #[test]
+    fn geometry() {
+        assert_eq!(Blelloch.tile_items(512), 1024);
+        assert_eq!(Blelloch.shared_bytes(512, 4), 4096);
+        let m = Blelloch.module::<f64, _>(&Max);
+        assert_eq!(m.entries(), ["blelloch_block_f64_max"]);
+        assert!(m.code().contains("blelloch_block<f64, op_t, false>"));
+    }
+}

@@ -1,0 +1,80 @@
+//! `ScanAlgorithm::HillisSteele`: the Hillis–Steele block scan,
+//! double-buffered in shared memory, under the recursive multi-block driver.
+//!
+//! Computes an inclusive or exclusive scan of any length. One block of B
+//! threads scans a tile of T = 2B elements (thread t owns positions t and
+//! t + B, so loads and stores are coalesced) in ⌈log2 T⌉ steps
+//! `v[p] = buf[p − d] ⊕ v[p]`, reading one shared buffer and writing the
+//! other, one barrier per step. The driver (`recursive.rs`) scans the tile
+//! totals by the same method and folds them in with a uniform add.
+//!
+//! - work: O(n log T) combines (not work-efficient: every step touches every
+//!   element); steps: ⌈log2 T⌉ + 1 barriers per tile, ⌈log_T n⌉ levels;
+//! - global bytes moved: ≈ 4n·sizeof(T) (read + write in the block scan and
+//!   in the uniform add) plus the higher levels, see [`crate::bytes_moved`];
+//! - launches: 2·levels − 1;
+//! - shared memory per block: 2T·sizeof(T) (16 KiB for B = 512, `f64`);
+//! - bank conflicts: none beyond the hardware minimum (consecutive threads,
+//!   consecutive words);
+//! - in place: yes; deterministic: yes.
+//!
+//! Kernel: `kernels/cuda/scan_hillis_steele.cu`.
+
+use gpu_core::{Element, ModuleSource, Operator};
+
+use crate::recursive::{block_entry_params, recursive_module, BlockScan};
+use crate::tuning::HILLIS_STEELE_ITEMS_PER_THREAD;
+
+/// The Hillis–Steele block scan, for the recursive driver.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HillisSteele;
+
+impl BlockScan for HillisSteele {
+    fn tile_items(&self, block_threads: u32) -> u64 {
+        block_threads as u64 * HILLIS_STEELE_ITEMS_PER_THREAD as u64
+    }
+
+    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64 {
+        // Two buffers of one tile each.
+        2 * self.tile_items(block_threads) * element_bytes
+    }
+
+    fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
+        recursive_module::<T, O>(
+            format!("scan_hillis_steele_{}_{}", T::SUFFIX, op.name()),
+            op,
+        )
+        .define("HS_ITEMS_PER_THREAD", HILLIS_STEELE_ITEMS_PER_THREAD)
+        .source(parprims_kernels::SCAN_HILLIS_STEELE)
+        .entry(
+            self.entry::<T, O>(op),
+            &block_entry_params::<T>(),
+            &format!(
+                "hillis_steele_block<{t}, op_t>(in, out, totals, n, exclusive, has_seed, seed)",
+                t = T::CUDA_TYPE
+            ),
+            Some(crate::tuning::MAX_BLOCK_THREADS),
+        )
+    }
+
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {
+        format!("hillis_steele_block_{}_{}", T::SUFFIX, op.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_core::Sum;
+
+    #[test]
+    fn geometry() {
+        assert_eq!(HillisSteele.tile_items(512), 1024);
+        assert_eq!(HillisSteele.shared_bytes(512, 4), 8192);
+        // The largest configuration stays under the 48 KiB default limit.
+        assert!(HillisSteele.shared_bytes(1024, 8) <= 48 * 1024);
+        let m = HillisSteele.module::<i32, _>(&Sum);
+        assert_eq!(m.entries(), ["hillis_steele_block_i32_sum"]);
+        assert!(m.code().contains("#define HS_ITEMS_PER_THREAD 2"));
+    }
+}

@@ -1,0 +1,308 @@
+//! The recursive multi-block driver shared by the Hillis–Steele and Blelloch
+//! block scans ("scan, then propagate").
+//!
+//! For n elements and a block scan over tiles of `T` elements:
+//!
+//! 1. **block scan** (one launch): every block scans its tile in shared
+//!    memory, writes the tile-local prefixes to the output and the tile's
+//!    total to `totals[tile]` (tile 0 also folds in the exclusive scan's
+//!    initial value, the *seed*);
+//! 2. the ⌈n / T⌉ totals are scanned **inclusively, with the same seed, by
+//!    the same method**, level after level until one tile holds them all
+//!    (levels: n, ⌈n/T⌉, ⌈n/T²⌉, …);
+//! 3. **uniform add** (one launch per level below the top): every element of
+//!    tile t ≥ 1 becomes `scanned_totals[t − 1] ⊕ element`.
+//!
+//! Correctness: element i of tile t ends as
+//! `seed ⊕ total(tile 0) ⊕ … ⊕ total(tile t−1) ⊕ local prefix(i)`, which is
+//! the scan; operands stay in index order, so non-commutative operators work.
+//! Bytes moved: level 0 reads and writes n elements in each of steps 1 and 3
+//! (≈ 4n), the higher levels add a 1/T fraction ([`bytes_moved`]).
+//!
+//! Everything that can fail (compiling the modules, allocating the totals of
+//! every level, sizing the grids) happens before the first launch, so an
+//! error leaves the output untouched. The block kernel is a type parameter
+//! ([`BlockScan`]), so the driver is written once for all three variants.
+
+use gpu_core::launch::{grid_1d, spread_blocks};
+use gpu_core::{
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, LaunchConfig,
+    ModuleSource, Operator, Result,
+};
+
+use crate::kind::ScanKind;
+use crate::tuning::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_THREADS};
+
+/// A block-level scan kernel the driver can run: it scans tiles of
+/// `tile_items(block_threads)` elements with the entry signature
+/// `(const T* in, T* out, T* totals, u64 n, u32 exclusive, u32 has_seed, T seed)`
+/// (see `kernels/cuda/scan_recursive.cuh`).
+pub(crate) trait BlockScan {
+    /// Elements one block scans.
+    fn tile_items(&self, block_threads: u32) -> u64;
+    /// Dynamic shared memory per block, in bytes.
+    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64;
+    /// The kernel module for `T` and `op`.
+    fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource;
+    /// The block-scan entry point in [`BlockScan::module`].
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String;
+}
+
+/// Parameter list of every block-scan entry point.
+pub(crate) fn block_entry_params<T: Element>() -> String {
+    format!(
+        "const {t}* in, {t}* out, {t}* totals, u64 n, u32 exclusive, u32 has_seed, {t} seed",
+        t = T::CUDA_TYPE
+    )
+}
+
+/// Starts a module that uses `scan_recursive.cuh`: the operator functor
+/// `op_t`, the uniform-add constant, the shared header.
+pub(crate) fn recursive_module<T: Element, O: Operator<T>>(name: String, op: &O) -> ModuleSource {
+    ModuleSource::new(name)
+        .operator::<T, O>(op, "op_t")
+        .define("UNIFORM_ADD_MAX_ITEMS", UNIFORM_ADD_MAX_ITEMS)
+        .source(parprims_kernels::SCAN_RECURSIVE)
+}
+
+/// Entry name of the uniform-add kernel.
+pub(crate) fn uniform_add_entry<T: Element, O: Operator<T>>(op: &O) -> String {
+    format!("scan_uniform_add_{}_{}", T::SUFFIX, op.name())
+}
+
+/// The uniform-add module for `T` and `op` (shared by the three recursive
+/// variants, so it is compiled once).
+pub(crate) fn uniform_add_module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
+    recursive_module::<T, O>(format!("scan_uniform_add_{}_{}", T::SUFFIX, op.name()), op).entry(
+        uniform_add_entry::<T, O>(op),
+        &format!(
+            "{t}* data, const {t}* carry, u64 n, u64 tile_items, u64 tiles",
+            t = T::CUDA_TYPE
+        ),
+        &format!(
+            "uniform_add<{t}, op_t>(data, carry, n, tile_items, tiles)",
+            t = T::CUDA_TYPE
+        ),
+        Some(UNIFORM_ADD_THREADS),
+    )
+}
+
+/// Lengths of the arrays the driver scans, level by level: `n`, ⌈n/T⌉,
+/// ⌈n/T²⌉, … down to the first that fits one tile. `n > 0`, `tile_items ≥ 2`.
+pub(crate) fn level_lengths(n: u64, tile_items: u64) -> Vec<u64> {
+    let mut levels = vec![n];
+    let mut m = n;
+    while m > tile_items {
+        m = m.div_ceil(tile_items);
+        levels.push(m);
+    }
+    levels
+}
+
+/// Uniform-add geometry for tiles of `tile_items`: (threads per block,
+/// elements per thread). Threads = min(UNIFORM_ADD_THREADS, tile).
+pub(crate) fn uniform_add_threads(tile_items: u64) -> Result<u32> {
+    let threads = (UNIFORM_ADD_THREADS as u64).min(tile_items) as u32;
+    if threads as u64 * UNIFORM_ADD_MAX_ITEMS as u64 >= tile_items && threads > 0 {
+        Ok(threads)
+    } else {
+        Err(Error::Unsupported(format!(
+            "tiles of {tile_items} elements exceed one uniform-add block \
+             ({UNIFORM_ADD_THREADS} threads × {UNIFORM_ADD_MAX_ITEMS} elements)"
+        )))
+    }
+}
+
+/// Global-memory bytes the driver moves for an inclusive scan of `n`
+/// elements of `element_bytes` with tiles of `tile_items`: per level of
+/// length m with t = ⌈m/T⌉ tiles, the block scan reads and writes m
+/// elements (and writes t totals when t > 1); the uniform add reads and
+/// writes the m − T elements past the first tile and reads t − 1 carries.
+pub(crate) fn bytes_moved(n: u64, element_bytes: u64, tile_items: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let mut elements = 0u64;
+    for m in level_lengths(n, tile_items) {
+        let tiles = m.div_ceil(tile_items);
+        elements += 2 * m;
+        if tiles > 1 {
+            elements += tiles; // totals written
+            elements += 2 * (m - tile_items) + (tiles - 1); // uniform add
+        }
+    }
+    elements * element_bytes
+}
+
+/// Scans `output.len()` elements with block scan `block_scan` and
+/// `block_threads` threads per block. `input` `None` scans `output` in place.
+/// Arguments are validated by the caller; `block_threads` suits the block
+/// scan (a multiple of 32, a power of two for Blelloch).
+pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
+    gpu: &Gpu,
+    block_scan: &S,
+    block_threads: u32,
+    input: Option<DeviceView<'_, T>>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: ScanKind<T>,
+) -> Result<()> {
+    let n = output.len() as u64;
+    if n == 0 {
+        return Ok(());
+    }
+    let tile_items = block_scan.tile_items(block_threads);
+    let items_per_thread = (tile_items / block_threads as u64) as u32;
+    let shared_bytes = u32::try_from(block_scan.shared_bytes(block_threads, T::BYTES as u64))
+        .map_err(|_| Error::invalid("block_threads", "shared memory per block overflows"))?;
+    let levels = level_lengths(n, tile_items);
+
+    // Everything fallible before the first launch.
+    let block_kernel = gpu.kernel(
+        &block_scan.module::<T, O>(op),
+        &block_scan.entry::<T, O>(op),
+    )?;
+    let add_kernel = if levels.len() > 1 {
+        Some(gpu.kernel(
+            &uniform_add_module::<T, O>(op),
+            &uniform_add_entry::<T, O>(op),
+        )?)
+    } else {
+        None
+    };
+    // Block scans: one 1-D grid per level, `items_per_thread` elements per
+    // thread, so ⌈m / tile_items⌉ blocks (spread over y past 2^31 − 1).
+    let block_configs: Vec<LaunchConfig> = levels
+        .iter()
+        .map(|&m| grid_1d(m, block_threads, items_per_thread, shared_bytes).map(|(c, _)| c))
+        .collect::<Result<_>>()?;
+    // Uniform adds: one block per tile t ≥ 1 of each level below the top.
+    let add_threads = uniform_add_threads(tile_items)?;
+    let add_configs: Vec<LaunchConfig> = levels[1..]
+        .iter()
+        .map(|&tiles| {
+            Ok(LaunchConfig {
+                grid: spread_blocks(tiles - 1)?,
+                block: (add_threads, 1, 1),
+                shared_bytes: 0,
+            })
+        })
+        .collect::<Result<_>>()?;
+    // totals[l] receives level l's tile totals and is the array level l + 1 scans.
+    let totals: Vec<DeviceBuffer<T>> = levels[1..]
+        .iter()
+        // SAFETY: level l's block scan writes every element of totals[l]
+        // (one per tile) before the next level or the uniform add reads it.
+        .map(|&m| unsafe { DeviceBuffer::<T>::uninit(gpu, m as usize) })
+        .collect::<Result<_>>()?;
+    let totals_ptrs: Vec<u64> = totals.iter().map(|b| b.view().device_ptr()).collect();
+
+    let (exclusive, seed) = match kind {
+        ScanKind::Inclusive => (false, None),
+        ScanKind::Exclusive { initial } => (true, Some(initial)),
+    };
+    let output_ptr = output.device_ptr();
+    let input_ptr = input.map_or(output_ptr, |v| v.device_ptr());
+
+    // Down the levels: block scans. Level 0 reads `input` and writes
+    // `output`; level l ≥ 1 scans totals[l − 1] in place, inclusively, with
+    // the same seed.
+    for (level, &m) in levels.iter().enumerate() {
+        let (src, dst) = if level == 0 {
+            (input_ptr, output_ptr)
+        } else {
+            (totals_ptrs[level - 1], totals_ptrs[level - 1])
+        };
+        let totals_ptr = totals_ptrs.get(level).copied().unwrap_or(0);
+        let mut args = KernelArgs::new();
+        args.scalar(src)
+            .scalar(dst)
+            .scalar(totals_ptr)
+            .scalar(m)
+            .scalar(u32::from(exclusive && level == 0))
+            .scalar(u32::from(seed.is_some()))
+            .scalar(seed.unwrap_or_else(|| op.identity()));
+        // SAFETY: the arguments match block_entry_params (in, out, totals,
+        // n, exclusive, has_seed, seed). `src` and `dst` hold m elements
+        // (the caller's views, validated to the same length, or totals[l−1]
+        // of length m); `totals_ptr` is null on the top level (one tile) and
+        // otherwise totals[level] with ⌈m / tile_items⌉ elements, one per
+        // block of the grid; the kernel guards every index against m and
+        // exits surplus blocks. src == dst is allowed: each block reads its
+        // whole tile before its first barrier and writes after its last.
+        unsafe { gpu.launch(&block_kernel, block_configs[level], &args)? };
+    }
+
+    // Back up: uniform adds, top level first, so that totals[l] is final
+    // before level l uses it as carries.
+    if let Some(add_kernel) = add_kernel {
+        for level in (0..levels.len() - 1).rev() {
+            let data = if level == 0 {
+                output_ptr
+            } else {
+                totals_ptrs[level - 1]
+            };
+            let mut args = KernelArgs::new();
+            args.scalar(data)
+                .scalar(totals_ptrs[level])
+                .scalar(levels[level])
+                .scalar(tile_items)
+                .scalar(levels[level + 1]);
+            // SAFETY: the arguments match uniform_add (data, carry, n,
+            // tile_items, tiles). `data` holds levels[level] elements,
+            // `carry` = totals[level] holds levels[level + 1] = tiles
+            // elements; the grid has tiles − 1 real blocks, each handling
+            // tile b + 1 with add_threads · UNIFORM_ADD_MAX_ITEMS ≥
+            // tile_items (checked by uniform_add_threads), and the kernel
+            // guards every index against n and exits surplus blocks.
+            unsafe { gpu.launch(&add_kernel, add_configs[level], &args)? };
+        }
+    }
+    // `totals` drop here: stream-ordered frees, after the launches above.
+    drop(totals);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_shrink_to_one_tile() {
+        assert_eq!(level_lengths(1, 1024), vec![1]);
+        assert_eq!(level_lengths(1024, 1024), vec![1024]);
+        assert_eq!(level_lengths(1025, 1024), vec![1025, 2]);
+        assert_eq!(level_lengths(1 << 20, 1024), vec![1 << 20, 1024]);
+        assert_eq!(
+            level_lengths((1 << 20) + 1, 1024),
+            vec![(1 << 20) + 1, 1025, 2]
+        );
+        // Past 2^32 elements with the smallest Hillis–Steele tile: 64.
+        let levels = level_lengths((1u64 << 32) + 17, 64);
+        assert_eq!(levels.len(), 6);
+        assert!(levels.windows(2).all(|w| w[1] == w[0].div_ceil(64)));
+        assert!(*levels.last().unwrap() <= 64);
+    }
+
+    #[test]
+    fn uniform_add_geometry() {
+        assert_eq!(uniform_add_threads(64).unwrap(), 64);
+        assert_eq!(uniform_add_threads(1024).unwrap(), 256);
+        assert_eq!(uniform_add_threads(2048).unwrap(), 256);
+        assert!(uniform_add_threads(4096).is_err());
+    }
+
+    #[test]
+    fn recursive_bytes_are_about_four_n() {
+        let n = 1u64 << 28;
+        let bytes = bytes_moved(n, 4, 1024);
+        // Level 0: 2n + n/1024 totals + 2(n − 1024) + carries; level 1 and 2 are small.
+        assert!(bytes > 16 * n - 8192);
+        assert!(bytes < 16 * n + 16 * n / 256);
+        // One tile: read and write once.
+        assert_eq!(bytes_moved(1000, 8, 1024), 2 * 1000 * 8);
+        assert_eq!(bytes_moved(0, 8, 1024), 0);
+        // Two tiles exactly: block pass 2·2048 + 2 totals; add 2·1024 + 1 carry; top level 2·2.
+        assert_eq!(bytes_moved(2048, 1, 1024), 4096 + 2 + 2048 + 1 + 4);
+    }
+}
