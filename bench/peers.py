@@ -611,22 +611,24 @@ class Context:
         if self.cupy is not None:
             self.cupy.get_default_memory_pool().free_all_blocks()
 
-    def add_row(self, workload: Workload, algorithm: str, ms: float, rate: float,
+    def add_row(self, workload: Workload, algorithm: str, samples: list[float], rate: float,
                 check: str) -> None:
+        ms = median(samples)
+        spread = f"{min(samples):.4f}..{max(samples):.4f}"
         fraction = rate / self.ceiling_gbps if self.ceiling_gbps > 0 else 0.0
         self.rows.append([
             workload.primitive, algorithm, workload.element_type, workload.shape,
-            f"{ms:.4f}", f"{rate:.1f}", f"{fraction:.3f}", check,
+            f"{ms:.4f}", spread, f"{rate:.1f}", f"{fraction:.3f}", check,
         ])
         print(f"  {algorithm:28} {workload.element_type:4} {workload.shape:16} "
-              f"{ms:10.4f} ms {rate:9.1f} GB/s  {fraction:6.3f} of ceiling  {check}",
+              f"{ms:10.4f} ms ({spread}) {rate:9.1f} GB/s  {fraction:6.3f} of ceiling  {check}",
               flush=True)
 
     def fail(self, workload: Workload, algorithm: str, reason: str) -> None:
         self.failures.append(f"{workload.primitive} {algorithm} {workload.element_type} "
                              f"{workload.shape}: {reason}")
         self.rows.append([workload.primitive, algorithm, workload.element_type,
-                          workload.shape, "-", "-", "-", f"FAILED: {reason}"])
+                          workload.shape, "-", "-", "-", "-", f"FAILED: {reason}"])
         print(f"  {algorithm:28} {workload.element_type:4} {workload.shape:16} FAILED: {reason}",
               flush=True)
 
@@ -712,7 +714,7 @@ def run_workload(ctx: Context, small: list[Workload], full: Workload, peers: lis
         rate = gbps(declared, ms)
         ctx.records.append(Record(full.primitive, peer.algorithm, full.element_type, full.shape,
                                   ms, rate, ctx.ceiling_gbps, ctx.label, ctx.date))
-        ctx.add_row(full, peer.algorithm, ms, rate, "ok" + (f" ({note})" if note else ""))
+        ctx.add_row(full, peer.algorithm, samples, rate, "ok" + (f" ({note})" if note else ""))
     del sets
     ctx.free()
 
@@ -1076,7 +1078,13 @@ def conv_workload(ctx: Context, height: int, width: int, k: int) -> Workload:
         image, weight = inputs["image"], inputs["weight"]
         if not full:
             image, weight, out = image.cpu(), weight.cpu(), out.cpu()
-        ref = functional.conv2d(image.to(torch.float64), weight.to(torch.float64))
+        # The float64 reference needs no autotuning: benchmark mode off for it.
+        benchmark = torch.backends.cudnn.benchmark
+        torch.backends.cudnn.benchmark = False
+        try:
+            ref = functional.conv2d(image.to(torch.float64), weight.to(torch.float64))
+        finally:
+            torch.backends.cudnn.benchmark = benchmark
         return expect_close(torch, out, ref, tolerance)
 
     return Workload("conv", "f32", shape_conv(height, width, k), make_inputs,
@@ -1228,8 +1236,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     print("\n== results (ceiling %.1f GB/s, %s, %s)" % (ctx.ceiling_gbps, ctx.label, ctx.date))
     if ctx.rows:
-        header = ["primitive", "algorithm", "type", "shape", "ms", "GB/s", "of ceiling", "check"]
-        print(format_table([header] + ctx.rows, {4, 5, 6}))
+        header = ["primitive", "algorithm", "type", "shape", "ms (median)", "min..max ms", "GB/s",
+                  "of ceiling", "check"]
+        print(format_table([header] + ctx.rows, {4, 5, 6, 7}))
     write_csv(args.out, ctx.records)
     print(f"\nwrote {len(ctx.records)} rows to {args.out} in {time.monotonic() - started:.0f} s")
     for text in ctx.notes:
