@@ -156,9 +156,10 @@ __device__ __forceinline__ void conv_direct(const conv_t* __restrict__ img,
 // whose window contains that row, so a thread does (R + K − 1)·K shared loads
 // for R·K² multiply-adds.
 //
-// KC > 0: K is the compile-time constant KC (loops unrolled); with
-// KC ≤ CONV_REG_FILTER_MAX_K the filter lives in registers, otherwise it is
-// read from shared memory (broadcasts). KC == 0: K at run time.
+// KC > 0: K is the compile-time constant KC; with KC ≤ CONV_REG_FILTER_MAX_K
+// the filter lives in registers and all loops are unrolled, otherwise it is
+// read from shared memory (broadcasts) and only the inner loops are unrolled.
+// KC == 0: K at run time.
 //
 // Global memory: reads (by·R + K − 1)(bx + K − 1) image samples per tile (the
 // halo overlap between tiles mostly hits L2), writes each output once; DRAM
@@ -212,17 +213,16 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
                                  in_col0 + tile_cols <= W;
         for (int base = 0; base < total; base += CONV_LOAD_BATCH * threads) {
             conv_t value[CONV_LOAD_BATCH];
-            int rs[CONV_LOAD_BATCH];
-            int cs[CONV_LOAD_BATCH];
+            int slot[CONV_LOAD_BATCH];  // shared index, or −1 past the tile's end
 #pragma unroll
             for (int j = 0; j < CONV_LOAD_BATCH; ++j) {
-                rs[j] = r;
-                cs[j] = c;
+                slot[j] = -1;
                 if (base + j * threads + tid < total) {
                     const i64 gr = in_row0 + r;
                     const i64 gc = in_col0 + c;
                     value[j] = tile_inside ? img[gr * W + gc]
                                            : conv_fetch(img, H, W, gr, gc, padding);
+                    slot[j] = r * stride + c;
                 }
                 c += step_c;
                 r += step_r;
@@ -233,7 +233,7 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
             }
 #pragma unroll
             for (int j = 0; j < CONV_LOAD_BATCH; ++j) {
-                if (base + j * threads + tid < total) tile[rs[j] * stride + cs[j]] = value[j];
+                if (slot[j] >= 0) tile[slot[j]] = value[j];
             }
         }
     }
@@ -247,29 +247,42 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
 #pragma unroll
     for (int i = 0; i < R; ++i) acc[i] = (conv_t)0;
 
-    if (KC > 0) {
-        constexpr int KK = KC > 0 ? KC : 1;
-        constexpr bool in_registers = KK <= CONV_REG_FILTER_MAX_K;
-        conv_t w_reg[in_registers ? KK * KK : 1];
-        if (in_registers) {
+    if constexpr (KC > 0 && KC <= CONV_REG_FILTER_MAX_K) {
+        // Filter in registers: everything unrolled, so every filter index
+        // is a compile-time constant.
+        conv_t w[KC * KC];
 #pragma unroll
-            for (int t = 0; t < KK * KK; ++t) w_reg[t] = filter_s[t];
-        }
+        for (int t = 0; t < KC * KC; ++t) w[t] = filter_s[t];
 #pragma unroll
-        for (int u = 0; u < KK + R - 1; ++u) {
-            conv_t x[KK];
+        for (int u = 0; u < KC + R - 1; ++u) {
+            conv_t x[KC];
 #pragma unroll
-            for (int v = 0; v < KK; ++v) x[v] = column[u * stride + v];
+            for (int v = 0; v < KC; ++v) x[v] = column[u * stride + v];
 #pragma unroll
             for (int i = 0; i < R; ++i) {
-                const int fu = u - i;  // filter row that tile row u meets for output i
-                if (fu >= 0 && fu < KK) {
+                const int fu = u - i;  // the filter row tile row u meets for output i
+                if (fu >= 0 && fu < KC) {
 #pragma unroll
-                    for (int v = 0; v < KK; ++v) {
-                        const conv_t w = in_registers ? w_reg[in_registers ? fu * KK + v : 0]
-                                                      : filter_s[fu * KK + v];
-                        acc[i] = conv_mul_add(acc[i], x[v], w);
-                    }
+                    for (int v = 0; v < KC; ++v) acc[i] = conv_mul_add(acc[i], x[v], w[fu * KC + v]);
+                }
+            }
+        }
+    } else if constexpr (KC > 0) {
+        // Filter in shared memory (broadcast reads); the row loop is kept
+        // rolled so the compiler does not hoist every row's loads at once
+        // (register spills); the `fu` tests are uniform across the block.
+#pragma unroll 1
+        for (int u = 0; u < KC + R - 1; ++u) {
+            conv_t x[KC];
+#pragma unroll
+            for (int v = 0; v < KC; ++v) x[v] = column[u * stride + v];
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int fu = u - i;
+                if (fu >= 0 && fu < KC) {
+#pragma unroll
+                    for (int v = 0; v < KC; ++v)
+                        acc[i] = conv_mul_add(acc[i], x[v], filter_s[fu * KC + v]);
                 }
             }
         }
