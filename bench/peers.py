@@ -16,8 +16,9 @@ Method (the same as gpu_core::bench::time_device)
 * Copy ceiling first, in the same process: `dst.copy_(src)` of a 1 GiB
   tensor (a device-to-device cudaMemcpyAsync), bytes counted read + write
   (2 GiB per copy), median of --reps copies after --warmup untimed ones.
-* Every case: fresh random inputs drawn on the GPU (a new seed per case,
-  printed; never zeros). When one input set (inputs + outputs) is smaller
+* Every case: fresh random inputs drawn on the GPU (a new seed per input
+  set, drawn from one run seed that is printed and can be replayed with
+  --seed; never zeros). When one input set (inputs + outputs) is smaller
   than 4x the L2 cache, runs rotate among enough sets that consecutive runs
   do not find their operands in L2; at the default sizes one set suffices.
 * Before timing, every peer is checked against a CPU reference (float64 or
@@ -575,7 +576,8 @@ class Context:
         self.label = f"{torch.cuda.get_device_name(0)}, sm_{props.major}{props.minor}"
         self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
         self.date = utc_date()
-        self.seeds = random.Random(args.seed) if args.seed is not None else random.SystemRandom()
+        self.seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(63)
+        self.seeds = random.Random(self.seed)
         self.torch_clock = TorchClock(torch)
         self.cupy = None
         self.cupy_clock = None
@@ -592,10 +594,9 @@ class Context:
         print(f"note: {text}", flush=True)
 
     def generator(self):
-        seed = self.seeds.getrandbits(63)
         generator = self.torch.Generator(device=self.device)
-        generator.manual_seed(seed)
-        return generator, seed
+        generator.manual_seed(self.seeds.getrandbits(63))
+        return generator
 
     def to_cupy(self, tensor):
         """A CuPy view of a torch tensor (same memory). uint64 goes through
@@ -636,19 +637,23 @@ class Context:
 def measure_ceiling(ctx: Context) -> None:
     torch = ctx.torch
     words = max(1, (ctx.args.ceiling_mib << 20) // 4)
-    generator, _ = ctx.generator()
+    generator = ctx.generator()
     src = torch.randint(-(1 << 31), (1 << 31) - 1, (words,), dtype=torch.int32,
                         device=ctx.device, generator=generator)
-    dst = torch.empty_like(src)
-    samples = time_device(ctx.torch_clock, ctx.args.warmup, ctx.args.reps,
-                          lambda i: None, lambda i: dst.copy_(src))
-    if not torch.equal(dst, src):
+    buffers = {"src": src, "dst": torch.empty_like(src)}
+    del src
+
+    def copy(_: int) -> None:
+        buffers["dst"].copy_(buffers["src"])
+
+    samples = time_device(ctx.torch_clock, ctx.args.warmup, ctx.args.reps, lambda i: None, copy)
+    if not torch.equal(buffers["dst"], buffers["src"]):
         raise SystemExit("error: the copy-ceiling copy did not copy (device broken?)")
+    buffers.clear()
     ms = median(samples)
     ctx.ceiling_gbps = gbps(2.0 * words * 4, ms)
     print(f"copy ceiling: {ctx.ceiling_gbps:.1f} GB/s (dst.copy_(src) of {words * 4 >> 20} MiB, "
           f"read + write, median {ms:.4f} ms of {len(samples)})", flush=True)
-    del src, dst
     ctx.free()
 
 
@@ -777,7 +782,7 @@ def scan_workload(ctx: Context, n: int, type_name: str) -> Workload:
     size = ELEMENT_BYTES[type_name]
 
     def make_inputs() -> dict:
-        generator, _ = ctx.generator()
+        generator = ctx.generator()
         if type_name == "f32":
             x = torch.rand(n, device=ctx.device, generator=generator) * 2 - 1
         elif type_name == "u64":
@@ -905,7 +910,7 @@ def compact_workload(ctx: Context, n: int, by_flags: bool) -> Workload:
     threshold = 0
 
     def make_inputs() -> dict:
-        generator, _ = ctx.generator()
+        generator = ctx.generator()
         x = torch.randint(-(1 << 30), 1 << 30, (n,), dtype=torch.int32, device=ctx.device,
                           generator=generator)
         inputs = {"x": x}
@@ -981,7 +986,7 @@ def transpose_workload(ctx: Context, rows: int, cols: int) -> Workload:
     torch = ctx.torch
 
     def make_inputs() -> dict:
-        generator, _ = ctx.generator()
+        generator = ctx.generator()
         return {"x": torch.rand(rows, cols, device=ctx.device, generator=generator) * 2 - 1}
 
     def check(inputs: dict, out, tolerance: float, full: bool) -> str:
@@ -1021,7 +1026,7 @@ def matvec_workload(ctx: Context, rows: int, cols: int, transposed: bool) -> Wor
     x_len, y_len = (rows, cols) if transposed else (cols, rows)
 
     def make_inputs() -> dict:
-        generator, _ = ctx.generator()
+        generator = ctx.generator()
         a = torch.rand(rows, cols, device=ctx.device, generator=generator) * 2 - 1
         x = torch.rand(x_len, device=ctx.device, generator=generator) * 2 - 1
         return {"a": a, "x": x, "y": torch.empty(y_len, device=ctx.device)}
@@ -1069,7 +1074,7 @@ def conv_workload(ctx: Context, height: int, width: int, k: int) -> Workload:
     functional = torch.nn.functional
 
     def make_inputs() -> dict:
-        generator, _ = ctx.generator()
+        generator = ctx.generator()
         image = torch.rand(1, 1, height, width, device=ctx.device, generator=generator) * 2 - 1
         weight = torch.rand(1, 1, k, k, device=ctx.device, generator=generator) * 2 - 1
         return {"image": image, "weight": weight}
@@ -1225,7 +1230,7 @@ def main(argv: Optional[list[str]] = None) -> int:
           f"L2 {ctx.l2_bytes >> 20} MiB); torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"cuDNN {torch.backends.cudnn.version()}; date {ctx.date}", flush=True)
     print(f"method: {args.warmup} warm-up + {args.reps} timed runs, CUDA events, median; "
-          f"seed {'fresh' if args.seed is None else args.seed}", flush=True)
+          f"inputs: seed {ctx.seed} (replay with --seed {ctx.seed})", flush=True)
     if "scan" in args.only:
         load_cupy(ctx)
     measure_ceiling(ctx)
