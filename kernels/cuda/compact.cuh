@@ -78,10 +78,17 @@ __device__ __forceinline__ void compact_load_items(const T* __restrict__ in, u64
     static_assert((ITEMS * sizeof(T)) % 16 == 0, "a thread's items must be whole 16-byte vectors");
     if (vector_ok && valid == ITEMS) {
         // base * sizeof(T) is a multiple of ITEMS * sizeof(T), hence of 16.
+        // Load whole vectors, then split each into T items: the vector
+        // registers are 16-byte aligned, the items array need not be.
+        constexpr int PER_VECTOR = (int)(16 / sizeof(T));
         const uint4* src = reinterpret_cast<const uint4*>(in + base);
-        uint4* dst = reinterpret_cast<uint4*>(items);
 #pragma unroll
-        for (int v = 0; v < (int)(ITEMS * sizeof(T) / 16); ++v) dst[v] = src[v];
+        for (int v = 0; v < ITEMS / PER_VECTOR; ++v) {
+            const uint4 vector = src[v];
+            const T* parts = reinterpret_cast<const T*>(&vector);
+#pragma unroll
+            for (int e = 0; e < PER_VECTOR; ++e) items[v * PER_VECTOR + e] = parts[e];
+        }
     } else {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) items[j] = (u32)j < valid ? in[base + j] : (T)0;
