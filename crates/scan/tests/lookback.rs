@@ -1,0 +1,526 @@
+//! GPU tests of the single-pass decoupled look-back scan.
+//!
+//! The look-back protocol on its own (tiny 32-item tiles so hundreds of
+//! thousands of tiles are in flight and each one looks back through many
+//! windows; repeated runs; non-commutative operators on both status
+//! encodings), then the kernel through the public API for every type ×
+//! operator, inclusive / exclusive with an initial value / in place,
+//! lengths at the tile edges, misaligned views, other tile shapes, and the
+//! typed errors. Every comparison is exact (inputs are chosen so that float
+//! sums are exact too).
+
+mod lookback_support;
+
+use gpu_core::{
+    BitAnd, BitOr, BitXor, DeviceBuffer, DeviceType, Element, Error, Gpu, Max, Min, Operator, Sum,
+};
+use lookback_support::*;
+use scan::{LookbackTuning, ScanAlgorithm, ScanKind, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+
+const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
+
+fn tile_of<T: Element>() -> usize {
+    LOOKBACK_TUNING
+        .iter()
+        .find(|(bytes, _)| *bytes == T::BYTES)
+        .map(|(_, t)| t.tile_items() as usize)
+        .expect("a tuning for every element size")
+}
+
+/// Runs the same scan `runs` times into a re-poisoned output and checks
+/// every run against the CPU reference.
+fn repeated<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    runner: Runner,
+    host: &[T],
+    op: &O,
+    kind: ScanKind<T>,
+    runs: usize,
+    what: &str,
+) {
+    let want = scan::cpu::scan(host, op, kind);
+    let input = DeviceBuffer::from_host(gpu, host).expect("upload");
+    let mut output = DeviceBuffer::<T>::poisoned(gpu, host.len()).expect("output");
+    for run in 0..runs {
+        output.view_mut().fill(gpu, T::poison()).expect("poison");
+        runner
+            .run(gpu, Some(input.view()), output.view_mut(), op, kind)
+            .unwrap_or_else(|e| panic!("{what} run {run}: {e}"));
+        let got = output.to_host(gpu).expect("download");
+        assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
+    let gpu = gpu();
+    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    // 300 000 tiles of 32 items: packed 64-bit status words.
+    let n = 32 * 300_000;
+    let host: Vec<u32> = exact_input(n, fresh_seed("tiny u32 sum"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &Sum,
+        ScanKind::Inclusive,
+        50,
+        "tiny u32 sum",
+    );
+    // A partial last tile and an exclusive scan with an initial value.
+    let host: Vec<i32> = exact_input(n - 7, fresh_seed("tiny i32 sum excl"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &Sum,
+        ScanKind::Exclusive { initial: -12345 },
+        10,
+        "tiny i32 sum exclusive",
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn protocol_split_status_for_eight_byte_values() {
+    let gpu = gpu();
+    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let n = 32 * 250_000 + 5;
+    let host: Vec<u64> = exact_input(n, fresh_seed("tiny u64 sum"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &Sum,
+        ScanKind::Inclusive,
+        20,
+        "tiny u64 sum",
+    );
+    let host: Vec<f64> = exact_input(n, fresh_seed("tiny f64 sum"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &Sum,
+        ScanKind::Inclusive,
+        10,
+        "tiny f64 sum",
+    );
+    let host: Vec<i64> = exact_input(n, fresh_seed("tiny i64 max"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &Max,
+        ScanKind::Exclusive { initial: 0 },
+        5,
+        "tiny i64 max",
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
+    let gpu = gpu();
+    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let n = 32 * 200_000 + 17;
+    // 4-byte values: the packed status word.
+    let op32 = affine_u32();
+    let host = affine_input_u32(n, fresh_seed("affine16"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &op32,
+        ScanKind::Inclusive,
+        10,
+        "tiny affine16",
+    );
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &op32,
+        ScanKind::Exclusive {
+            initial: 0x0003_0005,
+        },
+        3,
+        "tiny affine16 exclusive",
+    );
+    // 8-byte values: the split status protocol.
+    let op64 = affine_u64();
+    let host = affine_input_u64(n, fresh_seed("affine32"));
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &op64,
+        ScanKind::Inclusive,
+        10,
+        "tiny affine32",
+    );
+    repeated(
+        &gpu,
+        tiny,
+        &host,
+        &op64,
+        ScanKind::Exclusive {
+            initial: (7u64 << 32) | 3,
+        },
+        3,
+        "tiny affine32 exclusive",
+    );
+    // The same operators through the default tile shapes.
+    for n in edge_lengths(tile_of::<u32>()) {
+        let host = affine_input_u32(n, fresh_seed("affine16 edges"));
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &op32,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            "affine16",
+        );
+    }
+    for n in edge_lengths(tile_of::<u64>()) {
+        let host = affine_input_u64(n, fresh_seed("affine32 edges"));
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &op64,
+            ScanKind::Inclusive,
+            Placement::InPlace,
+            "affine32",
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tiny_tiles_at_every_edge_length() {
+    let gpu = gpu();
+    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    for n in edge_lengths(32) {
+        let host: Vec<u32> = exact_input(n, fresh_seed("tiny edges u32"));
+        check_case(
+            &gpu,
+            tiny,
+            &host,
+            &Sum,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            "tiny",
+        );
+        check_case(
+            &gpu,
+            tiny,
+            &host,
+            &Sum,
+            ScanKind::Exclusive { initial: 9 },
+            Placement::InPlace,
+            "tiny",
+        );
+        let host: Vec<f64> = exact_input(n, fresh_seed("tiny edges f64"));
+        check_case(
+            &gpu,
+            tiny,
+            &host,
+            &Sum,
+            ScanKind::Inclusive,
+            Placement::Offsets(1, 3),
+            "tiny",
+        );
+    }
+}
+
+/// Every operator of `T` at every edge length: inclusive out of place,
+/// exclusive with a non-identity initial value in place; sums also
+/// exclusive out of place and inclusive in place.
+fn every_case<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O, initial: T, name: &str) {
+    for n in edge_lengths(tile_of::<T>()) {
+        let host: Vec<T> = exact_input(n, fresh_seed(name));
+        let exclusive = ScanKind::Exclusive { initial };
+        check_case(
+            gpu,
+            LOOKBACK,
+            &host,
+            op,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            name,
+        );
+        check_case(
+            gpu,
+            LOOKBACK,
+            &host,
+            op,
+            exclusive,
+            Placement::InPlace,
+            name,
+        );
+    }
+}
+
+fn every_operator<T: Element>(gpu: &Gpu)
+where
+    Sum: Operator<T>,
+    Max: Operator<T>,
+    Min: Operator<T>,
+{
+    let initial = T::from_f64(3.0);
+    every_case::<T, _>(gpu, &Sum, initial, &format!("{} sum", T::SUFFIX));
+    every_case::<T, _>(gpu, &Max, initial, &format!("{} max", T::SUFFIX));
+    every_case::<T, _>(gpu, &Min, initial, &format!("{} min", T::SUFFIX));
+    for n in [1, tile_of::<T>() + 1, 5 * tile_of::<T>() - 1] {
+        let host: Vec<T> = exact_input(n, fresh_seed("sum extra"));
+        let exclusive = ScanKind::Exclusive { initial };
+        check_case(
+            gpu,
+            LOOKBACK,
+            &host,
+            &Sum,
+            exclusive,
+            Placement::OutOfPlace,
+            "sum",
+        );
+        check_case(
+            gpu,
+            LOOKBACK,
+            &host,
+            &Sum,
+            ScanKind::Inclusive,
+            Placement::InPlace,
+            "sum",
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_type_and_operator_at_the_tile_edges() {
+    let gpu = gpu();
+    every_operator::<i32>(&gpu);
+    every_operator::<u32>(&gpu);
+    every_operator::<i64>(&gpu);
+    every_operator::<u64>(&gpu);
+    every_operator::<f32>(&gpu);
+    every_operator::<f64>(&gpu);
+    for n in edge_lengths(tile_of::<u32>()) {
+        let host: Vec<u32> = exact_input(n, fresh_seed("u32 bitwise"));
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &BitXor,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            "xor",
+        );
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &BitAnd,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            "and",
+        );
+    }
+    for n in edge_lengths(tile_of::<i64>()) {
+        let host: Vec<i64> = exact_input(n, fresh_seed("i64 bitwise"));
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &BitOr,
+            ScanKind::Inclusive,
+            Placement::OutOfPlace,
+            "or",
+        );
+        check_case(
+            &gpu,
+            LOOKBACK,
+            &host,
+            &BitXor,
+            ScanKind::Exclusive { initial: 5 },
+            Placement::InPlace,
+            "xor",
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn misaligned_views_take_the_element_wise_path() {
+    let gpu = gpu();
+    let offsets = [(1, 0), (2, 3), (3, 1), (0, 2), (4, 4)];
+    for (in_offset, out_offset) in offsets {
+        let placement = Placement::Offsets(in_offset, out_offset);
+        for n in [1, 4095, 3 * 4096 + 5, 100_003] {
+            let host: Vec<i32> = exact_input(n, fresh_seed("misaligned i32"));
+            check_case(
+                &gpu,
+                LOOKBACK,
+                &host,
+                &Sum,
+                ScanKind::Inclusive,
+                placement,
+                "i32",
+            );
+            let host: Vec<f32> = exact_input(n, fresh_seed("misaligned f32"));
+            check_case(
+                &gpu,
+                LOOKBACK,
+                &host,
+                &Max,
+                ScanKind::Exclusive { initial: -100.0 },
+                placement,
+                "f32",
+            );
+            let host: Vec<u64> = exact_input(n, fresh_seed("misaligned u64"));
+            check_case(
+                &gpu,
+                LOOKBACK,
+                &host,
+                &Sum,
+                ScanKind::Inclusive,
+                placement,
+                "u64",
+            );
+            let host: Vec<f64> = exact_input(n, fresh_seed("misaligned f64"));
+            check_case(
+                &gpu,
+                LOOKBACK,
+                &host,
+                &Sum,
+                ScanKind::Exclusive { initial: 0.5 },
+                placement,
+                "f64",
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn other_tile_shapes() {
+    let gpu = gpu();
+    // 3 items per thread: not a multiple of the vector width, so the
+    // element-wise path even when aligned; 512 × 8: a larger block.
+    let shapes = [
+        LookbackTuning {
+            block_threads: 64,
+            items_per_thread: 3,
+        },
+        LookbackTuning {
+            block_threads: 512,
+            items_per_thread: 8,
+        },
+    ];
+    for tuning in shapes {
+        let runner = Runner::Lookback(tuning);
+        let tile = tuning.tile_items() as usize;
+        for n in [1, tile - 1, tile, tile + 1, 40 * tile + 3, 1 << 20] {
+            let host: Vec<i32> = exact_input(n, fresh_seed("shapes i32"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &Sum,
+                ScanKind::Inclusive,
+                Placement::OutOfPlace,
+                "i32",
+            );
+            let host: Vec<f64> = exact_input(n, fresh_seed("shapes f64"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &Sum,
+                ScanKind::Exclusive { initial: 2.0 },
+                Placement::InPlace,
+                "f64",
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn repeated_runs_at_2_24_with_the_default_tiles() {
+    let gpu = gpu();
+    let n = 1 << 24;
+    let host: Vec<i32> = exact_input(n, fresh_seed("2^24 i32"));
+    repeated(
+        &gpu,
+        LOOKBACK,
+        &host,
+        &Sum,
+        ScanKind::Inclusive,
+        20,
+        "2^24 i32 sum",
+    );
+    let host: Vec<f64> = exact_input(n + 3, fresh_seed("2^24 f64"));
+    repeated(
+        &gpu,
+        LOOKBACK,
+        &host,
+        &Sum,
+        ScanKind::Inclusive,
+        5,
+        "2^24 f64 sum",
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn empty_input_and_bad_arguments_write_nothing() {
+    let gpu = gpu();
+    let empty = DeviceBuffer::<i32>::zeros(&gpu, 0).expect("empty");
+    let mut empty_out = DeviceBuffer::<i32>::zeros(&gpu, 0).expect("empty");
+    for runner in [LOOKBACK, Runner::Lookback(PROTOCOL_TEST_TUNING)] {
+        runner
+            .run(
+                &gpu,
+                Some(empty.view()),
+                empty_out.view_mut(),
+                &Sum,
+                ScanKind::Inclusive,
+            )
+            .expect("n = 0 is a no-op");
+    }
+    let input = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4]).expect("upload");
+    let mut output = DeviceBuffer::<i32>::poisoned(&gpu, 5).expect("output");
+    let err = scan::scan_lookback_tuned(
+        &gpu,
+        Some(input.view()),
+        output.view_mut(),
+        &Sum,
+        ScanKind::Inclusive,
+        PROTOCOL_TEST_TUNING,
+    )
+    .expect_err("length mismatch");
+    assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
+    let bad = LookbackTuning {
+        block_threads: 48,
+        items_per_thread: 4,
+    };
+    let err = scan::scan_lookback_tuned(
+        &gpu,
+        Some(input.view()),
+        output.slice_mut(0..4).expect("view"),
+        &Sum,
+        ScanKind::Inclusive,
+        bad,
+    )
+    .expect_err("bad tuning");
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+    assert!(output
+        .to_host(&gpu)
+        .expect("download")
+        .iter()
+        .all(|&x| x == i32::poison()));
+}
