@@ -126,15 +126,48 @@ __device__ __forceinline__ u32 compact_flag_mask(const u8* __restrict__ flags, u
     return mask;
 }
 
-// Keep mask from a predicate over the thread's loaded items.
+// Keep mask from a predicate over the thread's loaded items (a caller's
+// predicate, or any functor with `bool operator()(T) const`).
 template <typename T, int ITEMS, typename Pred>
 __device__ __forceinline__ u32 compact_pred_mask(const Pred& pred, const T (&items)[ITEMS], u32 valid) {
     u32 mask = 0;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        if ((u32)j < valid && pred(items[j])) mask |= 1u << j;
+        if (pred(items[j])) mask |= 1u << j;
     }
+    // Items past the end were zero-filled by the load; drop their bits.
+    return valid >= 32u ? mask : (mask & ((1u << valid) - 1u));
+}
+
+// The built-in predicates: one switch per thread, outside the item loop,
+// instead of one per item.
+template <typename T, int ITEMS, typename Cmp>
+__device__ __forceinline__ u32 compact_mask_by(const T (&items)[ITEMS], Cmp cmp) {
+    u32 mask = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) mask |= (cmp(items[j]) ? 1u : 0u) << j;
     return mask;
+}
+
+template <typename T, int ITEMS>
+__device__ __forceinline__ u32 compact_pred_mask(const builtin_pred<T>& pred, const T (&items)[ITEMS], u32 valid) {
+    const T a = pred.a;
+    const T b = pred.b;
+    u32 mask;
+    switch (pred.code) {
+        case COMPACT_PRED_NONZERO: mask = compact_mask_by<T, ITEMS>(items, [](T x) { return x != (T)0; }); break;
+        case COMPACT_PRED_EQ: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x == a; }); break;
+        case COMPACT_PRED_NE: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x != a; }); break;
+        case COMPACT_PRED_LT: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x < a; }); break;
+        case COMPACT_PRED_LE: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x <= a; }); break;
+        case COMPACT_PRED_GT: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x > a; }); break;
+        case COMPACT_PRED_GE: mask = compact_mask_by<T, ITEMS>(items, [a](T x) { return x >= a; }); break;
+        case COMPACT_PRED_IN_RANGE:
+            mask = compact_mask_by<T, ITEMS>(items, [a, b](T x) { return a <= x && x < b; });
+            break;
+        default: mask = 0u; break;
+    }
+    return valid >= 32u ? mask : (mask & ((1u << valid) - 1u));
 }
 
 // The thread's item range within its tile: first index and how many exist.
