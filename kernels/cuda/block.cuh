@@ -132,9 +132,13 @@ union Vec16 {
 // `fill`) into blocked registers. Global reads are striped and coalesced:
 // 16-byte vectors when `vector_ok` (tile_in 16-byte aligned, the tile full
 // and ITEMS a multiple of the vector width), else one element per thread
-// per step. `exchange` holds ExchangeSize<T, BLOCK_THREADS·ITEMS>::ITEMS
-// elements. Ends with the blocked reads of `exchange` in flight: the caller
-// synchronises before writing it again (block_store_blocked does).
+// per step. All global loads are issued into registers (`items` doubles as
+// the staging area) before anything is written to shared memory, so every
+// thread has ITEMS elements' worth of loads in flight at once. `exchange`
+// holds ExchangeSize<T, BLOCK_THREADS·ITEMS>::ITEMS elements. Ends with the
+// blocked reads of `exchange` done by this thread but maybe not by others:
+// the caller synchronises before writing it again (block_store_blocked
+// does).
 template <typename T, int BLOCK_THREADS, int ITEMS>
 __device__ __forceinline__ void block_load_blocked(const T* tile_in, u32 valid, bool vector_ok,
                                                    T* exchange, T (&items)[ITEMS], T fill) {
@@ -144,24 +148,35 @@ __device__ __forceinline__ void block_load_blocked(const T* tile_in, u32 valid, 
     bool done = false;
     if constexpr (ITEMS % VEC == 0) {
         if (vector_ok && valid == TILE) {
+            // Vector k of this thread is vector k·BLOCK + tid of the tile.
             const uint4* vectors = reinterpret_cast<const uint4*>(tile_in);
 #pragma unroll
             for (int k = 0; k < ITEMS / VEC; ++k) {
-                const u32 q = (u32)k * BLOCK_THREADS + tid;
                 Vec16<T> v;
-                v.raw = vectors[q];
+                v.raw = vectors[(u32)k * BLOCK_THREADS + tid];
 #pragma unroll
-                for (int c = 0; c < VEC; ++c) exchange[exchange_index<T>(q * VEC + c)] = v.items[c];
+                for (int c = 0; c < VEC; ++c) items[k * VEC + c] = v.items[c];
+            }
+#pragma unroll
+            for (int k = 0; k < ITEMS / VEC; ++k) {
+                const u32 q = (u32)k * BLOCK_THREADS + tid;
+#pragma unroll
+                for (int c = 0; c < VEC; ++c)
+                    exchange[exchange_index<T>(q * VEC + c)] = items[k * VEC + c];
             }
             done = true;
         }
     }
     if (!done) {
+        // Element k of this thread is element k·BLOCK + tid of the tile.
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 e = (u32)k * BLOCK_THREADS + tid;
-            exchange[exchange_index<T>(e)] = e < valid ? tile_in[e] : fill;
+            items[k] = e < valid ? tile_in[e] : fill;
         }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            exchange[exchange_index<T>((u32)k * BLOCK_THREADS + tid)] = items[k];
     }
     __syncthreads();
 #pragma unroll
