@@ -1,1 +1,90 @@
-fn main() {}
+//! `parprims`: the tour of every primitive (no arguments) and the benchmark
+//! (`parprims bench …`). A thin front end over [`parprims::lab`].
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use parprims::cli::{BenchArgs, Cli, Command};
+use parprims::gpu_core::{Gpu, Result};
+use parprims::lab::{self, render_table, Lab, LabOptions};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        None => tour(&cli),
+        Some(Command::Bench(args)) => bench(&cli, args),
+    };
+    outcome.unwrap_or_else(|error| {
+        eprintln!("parprims: {error}");
+        ExitCode::from(2)
+    })
+}
+
+fn options(cli: &Cli, default_reps: usize) -> Result<LabOptions> {
+    let mut options = LabOptions::with_reps(cli.reps.unwrap_or(default_reps))?;
+    options.ordinal = cli.device;
+    if let Some(seed) = cli.seed {
+        options.seed = seed;
+    }
+    Ok(options)
+}
+
+/// Exit status 1 when some check failed, with a line saying how many.
+fn verdict(rows: &[lab::Row]) -> ExitCode {
+    let failed = lab::tour::failures(rows);
+    if failed == 0 {
+        println!(
+            "all {} checked rows match their reference",
+            rows.iter().filter(|r| r.check.passed()).count()
+        );
+        ExitCode::SUCCESS
+    } else {
+        println!("{failed} row(s) failed their check");
+        ExitCode::from(1)
+    }
+}
+
+fn tour(cli: &Cli) -> Result<ExitCode> {
+    let options = options(cli, 10)?;
+    let gpu = match Gpu::new(options.ordinal) {
+        Ok(gpu) => gpu,
+        Err(error) => {
+            println!("{}", lab::no_gpu_sentence(&error));
+            println!(
+                "\nCPU references (wall clock, median of {}; inputs: seed {})",
+                options.cpu_reps.timed, options.seed
+            );
+            let rows = lab::tour::cpu_tour(options.seed, options.cpu_reps);
+            print!("{}", render_table(&rows, None));
+            return Ok(verdict(&rows));
+        }
+    };
+    let lab = Lab::with_gpu(gpu, options)?;
+    println!("{}\n", lab.header());
+    let rows = lab::tour::gpu_tour(&lab);
+    print!("{}", render_table(&rows, Some(lab.ceiling().gbps)));
+    Ok(verdict(&rows))
+}
+
+fn bench(cli: &Cli, args: &BenchArgs) -> Result<ExitCode> {
+    let bench_options = args.options()?;
+    // Every argument is checked before the GPU is opened.
+    lab::bench::validate(&bench_options)?;
+    let options = options(cli, 20)?;
+    let gpu = match Gpu::new(options.ordinal) {
+        Ok(gpu) => gpu,
+        Err(error) => {
+            println!("{}", lab::no_gpu_sentence(&error));
+            println!("parprims bench measures the GPU: nothing to do here.");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let lab = Lab::with_gpu(gpu, options)?;
+    println!("{}", lab.header());
+    let results = lab::bench::run(&lab, &bench_options)?;
+    for file in results.iter().flat_map(|r| &r.files) {
+        println!("wrote {}", file.display());
+    }
+    let rows: Vec<lab::Row> = results.into_iter().flat_map(|r| r.rows).collect();
+    Ok(verdict(&rows))
+}

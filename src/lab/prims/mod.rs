@@ -1,0 +1,42 @@
+//! One module per primitive: its lab methods, inputs, CPU reference and
+//! GPU cases, driven by the shared runner ([`crate::lab::run`]).
+//!
+//! Every primitive registers the same four entry points in [`registry`],
+//! so the `parprims` command, `parprims bench` and the examples walk one
+//! list.
+
+use gpu_core::Result;
+
+use super::progress::Progress;
+use super::select::Selection;
+use super::{Lab, Row};
+
+pub mod copy;
+
+/// A primitive's entry points.
+#[derive(Clone, Copy)]
+pub struct Primitive {
+    /// `scan`, `compact`, `transpose`, `matvec`, `conv`, `copy`.
+    pub name: &'static str,
+    /// Checks a selection without a GPU; returns how many cases it makes
+    /// (for the progress bar).
+    pub validate: fn(&Selection) -> Result<u64>,
+    /// The benchmark: every selected size × type × method, no CPU rows.
+    pub bench: fn(&Lab, &Selection, &Progress) -> Result<Vec<Row>>,
+    /// The short tour of `parprims` with no arguments: the default method
+    /// and every lab method at a modest size.
+    pub tour: fn(&Lab, &Progress) -> Vec<Row>,
+    /// The CPU references at a modest size, timed and self-checked (the
+    /// no-GPU path).
+    pub cpu: fn(u64, gpu_core::bench::Repetitions) -> Vec<Row>,
+}
+
+/// Every primitive the runner drives, in table order.
+pub fn registry() -> Vec<Primitive> {
+    vec![copy::PRIMITIVE]
+}
+
+/// The primitive called `name`.
+pub fn find(name: &str) -> Option<Primitive> {
+    registry().into_iter().find(|p| p.name == name)
+}

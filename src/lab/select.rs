@@ -1,0 +1,180 @@
+//! What a benchmark or lab run was asked to cover: sizes, methods, types,
+//! as typed on the command line, validated per primitive before the GPU is
+//! touched.
+
+use gpu_core::{ElementType, Error, Result};
+
+use super::sizes::{default_sweep, parse_counts, parse_dims_list};
+
+/// The user's choices; `None` means the primitive's defaults.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    /// `--sizes`: counts (`2^24,123123123`) or dimensions (`4096x4096`).
+    pub sizes: Option<String>,
+    /// `--algos`: method names, comma-separated (case-insensitive).
+    pub algos: Option<String>,
+    /// `--types`: element types, comma-separated.
+    pub types: Option<String>,
+    /// `--sweep`: the labs' 2^12 … 2^29 and 5/8 of each (scan, compact).
+    pub sweep: bool,
+    /// `--block-size`: the teaching kernels' threads per block.
+    pub block_threads: Option<u32>,
+}
+
+impl Selection {
+    /// Element counts: `--sweep`, else `--sizes`, else `default`.
+    pub fn counts(&self, default: &[usize]) -> Result<Vec<usize>> {
+        if self.sweep {
+            return Ok(default_sweep());
+        }
+        match &self.sizes {
+            Some(text) => {
+                let sizes = parse_counts(text)?;
+                if sizes.is_empty() {
+                    return Err(Error::invalid("sizes", "no size given"));
+                }
+                Ok(sizes)
+            }
+            None => Ok(default.to_vec()),
+        }
+    }
+
+    /// Matrix or image dimensions: `--sizes`, else `default`. `--sweep`
+    /// is refused (the labs swept 1-D sizes only).
+    pub fn dims(&self, default: &[(usize, usize)]) -> Result<Vec<(usize, usize)>> {
+        if self.sweep {
+            return Err(Error::invalid(
+                "sweep",
+                "--sweep is for scan and compact; give --sizes for 2-D primitives",
+            ));
+        }
+        match &self.sizes {
+            Some(text) => {
+                let dims = parse_dims_list(text)?;
+                if dims.is_empty() {
+                    return Err(Error::invalid("sizes", "no size given"));
+                }
+                Ok(dims)
+            }
+            None => Ok(default.to_vec()),
+        }
+    }
+
+    /// Element types: `--types`, else `default`; each must be in `allowed`.
+    pub fn types(
+        &self,
+        default: &[ElementType],
+        allowed: &[ElementType],
+    ) -> Result<Vec<ElementType>> {
+        let Some(text) = &self.types else {
+            return Ok(default.to_vec());
+        };
+        let mut out = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let t = ElementType::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
+                Error::invalid(
+                    "types",
+                    format!("{name:?} is not one of i32 u32 i64 u64 f32 f64"),
+                )
+            })?;
+            if !allowed.contains(&t) {
+                let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
+                return Err(Error::invalid(
+                    "types",
+                    format!(
+                        "{name} is not offered here; choose from {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::invalid("types", "no type given"));
+        }
+        Ok(out)
+    }
+
+    /// Methods: `--algos` matched case-insensitively against `names`, else
+    /// all of `default`. Returns indices into `names`.
+    pub fn algos(&self, names: &[String], default: &[usize]) -> Result<Vec<usize>> {
+        let Some(text) = &self.algos else {
+            return Ok(default.to_vec());
+        };
+        let mut out = Vec::new();
+        for wanted in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let index = names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(wanted))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "algos",
+                        format!("{wanted:?} is not one of: {}", names.join(", ")),
+                    )
+                })?;
+            if !out.contains(&index) {
+                out.push(index);
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::invalid("algos", "no method given"));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_choices() {
+        let none = Selection::default();
+        assert_eq!(none.counts(&[5]).unwrap(), vec![5]);
+        assert_eq!(none.dims(&[(2, 3)]).unwrap(), vec![(2, 3)]);
+        let sel = Selection {
+            sizes: Some("2^10,100".into()),
+            types: Some("f32, i32,f32".into()),
+            algos: Some("blelloch,TUNED".into()),
+            ..Selection::default()
+        };
+        assert_eq!(sel.counts(&[]).unwrap(), vec![1024, 100]);
+        assert_eq!(sel.dims(&[]).unwrap(), vec![(1024, 1024), (100, 100)]);
+        assert_eq!(
+            sel.types(&[], &ElementType::ALL).unwrap(),
+            vec![ElementType::F32, ElementType::I32]
+        );
+        let names: Vec<String> = ["Blelloch", "Global", "Tuned"].map(String::from).to_vec();
+        assert_eq!(sel.algos(&names, &[0]).unwrap(), vec![0, 2]);
+    }
+
+    #[test]
+    fn bad_choices_are_refused() {
+        let sel = Selection {
+            types: Some("f16".into()),
+            algos: Some("quick".into()),
+            sizes: Some("x".into()),
+            ..Selection::default()
+        };
+        assert!(sel.types(&[], &ElementType::ALL).is_err());
+        assert!(sel.algos(&["A".to_owned()], &[0]).is_err());
+        assert!(sel.counts(&[]).is_err());
+        let only_float = Selection {
+            types: Some("i64".into()),
+            ..Selection::default()
+        };
+        assert!(only_float
+            .types(&[], &[ElementType::F32, ElementType::F64])
+            .unwrap_err()
+            .to_string()
+            .contains("f32, f64"));
+        let sweep = Selection {
+            sweep: true,
+            ..Selection::default()
+        };
+        assert_eq!(sweep.counts(&[]).unwrap().len(), 36);
+        assert!(sweep.dims(&[]).is_err());
+    }
+}
