@@ -248,16 +248,20 @@ __device__ __forceinline__ void compact_publish(u64* tile_status, u64 tile, u64 
     *((volatile u64*)(tile_status + tile)) = word;
 }
 
-// Called by all 32 lanes of ONE warp with the tile's own kept count.
-// Publishes the tile's status and returns the exclusive prefix (kept items in
-// tiles 0..tile-1), valid in every lane.
+// Publishes what a tile knows as soon as it knows its own kept count: tile 0
+// its INCLUSIVE prefix (= its count), every other tile its AGGREGATE. Called
+// by one thread, as early as possible, since successors may be waiting on it.
+__device__ __forceinline__ void compact_publish_aggregate(u64* tile_status, u64 tile, u64 aggregate) {
+    compact_publish(tile_status, tile,
+                    (tile == 0 ? COMPACT_STATUS_INCLUSIVE : COMPACT_STATUS_AGGREGATE) | aggregate);
+}
+
+// Called by all 32 lanes of ONE warp with the tile's own kept count, after
+// compact_publish_aggregate. Returns the exclusive prefix (kept items in tiles
+// 0..tile-1), valid in every lane, and publishes the tile's INCLUSIVE prefix.
 __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 aggregate) {
     const u32 lane = threadIdx.x & 31u;
-    if (tile == 0) {
-        if (lane == 0u) compact_publish(tile_status, 0, COMPACT_STATUS_INCLUSIVE | aggregate);
-        return 0;
-    }
-    if (lane == 0u) compact_publish(tile_status, tile, COMPACT_STATUS_AGGREGATE | aggregate);
+    if (tile == 0) return 0;
     u64 exclusive = 0;
     // The window covers predecessors tile-1-lane for lane = 0..31, nearest first.
     i64 nearest = (i64)tile - 1;

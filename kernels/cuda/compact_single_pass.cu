@@ -17,8 +17,9 @@
 //      flags (one 16-byte vector), or evaluates the predicate, into a u32
 //      keep mask in registers, and counts it with popc;
 //   3. a block scan of those counts gives each thread its rank in the tile;
-//   4. warp 0 obtains the tile's global offset by decoupled look-back over
-//      the per-tile counts (compact.cuh) while the other warps wait;
+//   4. thread 0 publishes the tile's count at once; then warp 0 obtains the
+//      tile's global offset by decoupled look-back over the per-tile counts
+//      (compact.cuh) while the other warps wait;
 //      meanwhile every thread writes its kept items, compacted, to a shared
 //      staging array (partition: the rejected ones after them);
 //   5. the block copies the staged run to global memory with consecutive
@@ -76,6 +77,8 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
 
     u32 tile_kept;
     const u32 rank = compact_block_exclusive_scan<BLOCK>((u32)__popc(mask), s_warp_totals, &tile_kept);
+    // Successors may already be looking back at this tile: publish first.
+    if (threadIdx.x == 0) compact_publish_aggregate(tile_status, tile, (u64)tile_kept);
 
     // Stage this thread's items: kept ones at their rank; for a partition the
     // rejected ones after all kept ones of the tile, at their rejected rank
