@@ -271,10 +271,13 @@ __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 
         if (pred >= 0) {
             const volatile u64* slot = (const volatile u64*)(tile_status + pred);
             word = *slot;
-            u32 backoff = 32;
+            // Short, growing sleeps: a predecessor that has started will
+            // publish within a few microseconds; cap the sleep low so the
+            // wait adds little latency once it has.
+            u32 backoff = 16;
             while ((word >> COMPACT_STATUS_SHIFT) == 0ull) {
                 __nanosleep(backoff);
-                if (backoff < 1024u) backoff <<= 1;
+                if (backoff < 256u) backoff <<= 1;
                 word = *slot;
             }
         }
