@@ -25,11 +25,12 @@
 //
 // * 8-byte T — TileStatusSplit: a u32 status array and two value arrays,
 //   one for aggregates and one for inclusive prefixes (each slot written at
-//   most once per call). Writer: st.relaxed value → __threadfence() →
-//   st.relaxed status. Reader: ld.relaxed status → __threadfence() →
-//   ld.relaxed of the slot the status names. This is the message-passing
-//   pattern with fences: if the reader observes the status, the writer's
-//   fence–store synchronises with the reader's load–fence, the value store
+//   most once per call). Writer: st.relaxed value → fence.acq_rel.gpu →
+//   st.relaxed status (a release pattern). Reader: ld.relaxed status →
+//   fence.acq_rel.gpu → ld.relaxed of the slot the status names (an acquire
+//   pattern). This is message passing with fences: if the reader observes
+//   the status, the writer's release pattern synchronises with the reader's
+//   acquire pattern, the value store
 //   happens before the value load, and as the slot is written once it reads
 //   exactly that value. Separate slots per status matter: with one value
 //   slot, a reader that saw AGGREGATE could read the later PREFIX value.
@@ -44,6 +45,32 @@
 //   packed: num_tiles words;
 //   split:  ⌈num_tiles / 2⌉ words of u32 statuses, num_tiles aggregate
 //           words, num_tiles prefix words.
+//
+// Using it (one block per tile, as scan_lookback.cu does):
+//
+//   u64* state = ...;                          // tile_state_words() zeroed u64s
+//   typedef typename TileStatusFor<T>::type Status;
+//   __shared__ u64 tile_slot;
+//   if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
+//   __syncthreads();
+//   const u64 tile = tile_slot;
+//   ... reduce the tile to `aggregate` (any associative Op) ...
+//   if (threadIdx.x < 32) {                    // one whole warp
+//       Status status(lookback_status_region(state), num_tiles);
+//       T exclusive_prefix;
+//       if (tile == 0) {
+//           if (threadIdx.x == 0) status.publish(0, TILE_PREFIX, aggregate);
+//       } else {
+//           if (threadIdx.x == 0) status.publish(tile, TILE_AGGREGATE, aggregate);
+//           exclusive_prefix = warp_lookback<T, Op, Status>(status, tile);
+//           if (threadIdx.x == 0)
+//               status.publish(tile, TILE_PREFIX, Op::combine(exclusive_prefix, aggregate));
+//       }
+//       ... hand exclusive_prefix to the block through shared memory ...
+//   }
+//
+// For compaction counts: T = u32 (packed word) or u64 (split), Op = a sum
+// functor; any Op with combine/identity works.
 #pragma once
 
 #define TILE_INVALID 0u
@@ -68,6 +95,11 @@ __device__ __forceinline__ u32 ld_relaxed_gpu_u32(const u32* p) {
 __device__ __forceinline__ void st_relaxed_gpu_u32(u32* p, u32 v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+// fence.acq_rel.gpu: with a relaxed store after it, a release pattern; with
+// a relaxed load before it, an acquire pattern (PTX ISA, memory consistency
+// model). Lighter than __threadfence() (fence.sc.gpu), and all that message
+// passing needs.
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 // Bit casts between T and an unsigned word of the same size.
 template <typename T, typename U>
@@ -133,7 +165,7 @@ struct TileStatusSplit {
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
         u64* slot = (status == TILE_PREFIX ? prefixes : aggregates) + tile;
         st_relaxed_gpu_u64(slot, bits_of<T, u64>(value));
-        __threadfence();  // release: the value before the status
+        fence_acq_rel_gpu();  // release: the value before the status
         st_relaxed_gpu_u32(statuses + tile, status);
     }
     // The status only; the value is read by finish_read once it is known
@@ -142,7 +174,7 @@ struct TileStatusSplit {
         return ld_relaxed_gpu_u32(statuses + tile);
     }
     __device__ __forceinline__ void finish_read(u64 tile, u32 status, T& value) const {
-        __threadfence();  // acquire: the status before the value
+        fence_acq_rel_gpu();  // acquire: the status before the value
         const u64* slot = (status == TILE_PREFIX ? prefixes : aggregates) + tile;
         value = from_bits<T, u64>(ld_relaxed_gpu_u64(slot));
     }
