@@ -1,15 +1,73 @@
-//! (work in progress: matvec/transpose helper and conv helper share this crate)
+//! # linalg
+//!
+//! Dense linear-algebra primitives on the device, every method of the lab
+//! and then the fastest: matrix–vector multiply, transpose and 2-D
+//! convolution over a row-major [`Matrix`].
+//!
+//! | operation | function | algorithms (default last) | bytes moved |
+//! |---|---|---|---|
+//! | `y = A·x`, `y = Aᵀ·x` (`f32`, `f64`, `i32`) | [`matvec`] | [`MatvecAlgorithm`]: Global, SharedTiled { tile }, Tuned | [`matvec_bytes_moved`] |
+//! | `out = Aᵀ` (1-, 4-, 8-byte elements) | [`transpose`] | [`TransposeAlgorithm`]: Naive, Tiled, TiledPadded, Tuned | [`transpose_bytes_moved`] |
+//!
+//! Matrices are row-major views of device memory ([`MatrixView`],
+//! [`MatrixViewMut`]), so a caller's buffer, or part of one, works wherever
+//! a [`Matrix`] does. Every shape or length mismatch, zero dimension, overlap
+//! of output and input, or out-of-range parameter is a typed
+//! [`gpu_core::Error`] found before anything is launched: nothing is
+//! written. CPU references are in [`cpu`].
+//!
+//! ```no_run
+//! use gpu_core::{DeviceBuffer, Gpu};
+//! use linalg::{matvec_new, transpose_new, Matrix, MatvecAlgorithm, Transpose, TransposeAlgorithm};
+//! # fn main() -> gpu_core::Result<()> {
+//! let gpu = Gpu::new(0)?;
+//! let a = Matrix::from_host(&gpu, 2, 3, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let x = DeviceBuffer::from_host(&gpu, &[1.0f32, 1.0, 1.0])?;
+//! let y = matvec_new(&gpu, a.view(), x.view(), Transpose::No, MatvecAlgorithm::Tuned)?;
+//! assert_eq!(y.to_host(&gpu)?, vec![6.0, 15.0]);
+//! let t = transpose_new(&gpu, a.view(), TransposeAlgorithm::Tuned)?;
+//! assert_eq!(t.to_host(&gpu)?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod cpu;
 mod matrix;
 pub mod conv;
 pub mod conv_cpu;
+mod matvec;
+mod matvec_global;
+mod matvec_tiled;
+mod matvec_tuned;
+mod transpose;
+mod transpose_naive;
+mod transpose_tiled;
+mod transpose_tuned;
+
+#[cfg(feature = "cublas")]
+pub mod cublas_baseline;
 
 pub use matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 pub use conv::{
     conv2d, conv2d_new, conv_bytes_moved, validate_conv, Border, ConvAlgorithm, ConvElement,
     ConvOptions, Padding,
 };
+pub use matvec::{
+    check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, MatvecAlgorithm, MatvecElement,
+    Transpose,
+};
+pub use matvec_tuned::{
+    t_geometry, threads_per_row, MatvecTuning, TransposedGeometry, TUNED as MATVEC_TUNING,
+};
+pub use transpose::{
+    check_transpose_shapes, transpose, transpose_bytes_moved, transpose_new, TransposeAlgorithm,
+};
+pub use transpose_tuned::{TransposeTuning, TUNED as TRANSPOSE_TUNING};
 
 /// Every kernel module this crate can request, for the kernel-compile test.
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    conv::conv_kernel_catalog()
+    let mut modules = matvec::catalog();
+    modules.extend(transpose::catalog());
+    modules.extend(conv::conv_kernel_catalog());
+    modules
 }

@@ -1,13 +1,17 @@
 //! `Matrix<T>`: a row-major rows × cols matrix on the device.
+//!
+//! Generic over [`DeviceType`] (every element type, `u8` included), so byte
+//! matrices can be transposed; the arithmetic operations ask for more
+//! (`MatvecElement`, `Element`) on their own signatures.
 
-use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Result};
+use gpu_core::{DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Error, Gpu, Result};
 
 /// A row-major `rows × cols` matrix on the device, owning its memory.
 ///
 /// Element `(r, c)` lives at index `r * cols + c`. Both dimensions are at
 /// least 1; `rows * cols` is checked for overflow.
 #[derive(Debug)]
-pub struct Matrix<T: Element> {
+pub struct Matrix<T: DeviceType> {
     rows: usize,
     cols: usize,
     data: DeviceBuffer<T>,
@@ -15,7 +19,7 @@ pub struct Matrix<T: Element> {
 
 /// A read-only row-major matrix view over a caller's device memory.
 #[derive(Clone, Copy, Debug)]
-pub struct MatrixView<'a, T: Element> {
+pub struct MatrixView<'a, T: DeviceType> {
     rows: usize,
     cols: usize,
     data: DeviceView<'a, T>,
@@ -23,7 +27,7 @@ pub struct MatrixView<'a, T: Element> {
 
 /// A writable row-major matrix view over a caller's device memory.
 #[derive(Debug)]
-pub struct MatrixViewMut<'a, T: Element> {
+pub struct MatrixViewMut<'a, T: DeviceType> {
     rows: usize,
     cols: usize,
     data: DeviceViewMut<'a, T>,
@@ -31,7 +35,7 @@ pub struct MatrixViewMut<'a, T: Element> {
 
 /// Checks a shape: both dimensions ≥ 1, `rows·cols` fits in `usize` and
 /// its byte count too. Returns `rows·cols`.
-pub fn check_shape<T: Element>(what: &str, rows: usize, cols: usize) -> Result<usize> {
+pub fn check_shape<T: DeviceType>(what: &str, rows: usize, cols: usize) -> Result<usize> {
     if rows == 0 || cols == 0 {
         return Err(Error::Shape(format!(
             "{what}: {rows}×{cols} has a zero dimension"
@@ -42,7 +46,7 @@ pub fn check_shape<T: Element>(what: &str, rows: usize, cols: usize) -> Result<u
         .ok_or_else(|| Error::Shape(format!("{what}: {rows}×{cols} overflows")))
 }
 
-impl<T: Element> Matrix<T> {
+impl<T: DeviceType> Matrix<T> {
     /// Uploads `host` (row-major, `rows·cols` elements).
     pub fn from_host(gpu: &Gpu, rows: usize, cols: usize, host: &[T]) -> Result<Self> {
         let len = check_shape::<T>("matrix", rows, cols)?;
@@ -64,7 +68,7 @@ impl<T: Element> Matrix<T> {
         })
     }
 
-    /// A matrix filled with [`Element::poison`] (for tests and benchmarks).
+    /// A matrix filled with [`DeviceType::poison`] (for tests and benchmarks).
     pub fn poisoned(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
         let len = check_shape::<T>("matrix", rows, cols)?;
         Ok(Matrix {
@@ -123,7 +127,7 @@ impl<T: Element> Matrix<T> {
     }
 }
 
-impl<'a, T: Element> MatrixView<'a, T> {
+impl<'a, T: DeviceType> MatrixView<'a, T> {
     /// Views `data` (exactly `rows·cols` elements) as a matrix.
     pub fn new(rows: usize, cols: usize, data: DeviceView<'a, T>) -> Result<Self> {
         let len = check_shape::<T>("matrix view", rows, cols)?;
@@ -148,7 +152,7 @@ impl<'a, T: Element> MatrixView<'a, T> {
     }
 }
 
-impl<'a, T: Element> MatrixViewMut<'a, T> {
+impl<'a, T: DeviceType> MatrixViewMut<'a, T> {
     /// Views `data` (exactly `rows·cols` elements) as a writable matrix.
     pub fn new(rows: usize, cols: usize, data: DeviceViewMut<'a, T>) -> Result<Self> {
         let len = check_shape::<T>("matrix view", rows, cols)?;
@@ -181,12 +185,12 @@ impl<'a, T: Element> MatrixViewMut<'a, T> {
     }
 }
 
-impl<'a, T: Element> From<&'a Matrix<T>> for MatrixView<'a, T> {
+impl<'a, T: DeviceType> From<&'a Matrix<T>> for MatrixView<'a, T> {
     fn from(m: &'a Matrix<T>) -> Self {
         m.view()
     }
 }
-impl<'a, T: Element> From<&'a mut Matrix<T>> for MatrixViewMut<'a, T> {
+impl<'a, T: DeviceType> From<&'a mut Matrix<T>> for MatrixViewMut<'a, T> {
     fn from(m: &'a mut Matrix<T>) -> Self {
         m.view_mut()
     }

@@ -1,0 +1,406 @@
+//! Matrix–vector multiply on the device: `y = A·x` and `y = Aᵀ·x`.
+//!
+//! | algorithm | A·x | Aᵀ·x | launches |
+//! |---|---|---|---|
+//! | [`MatvecAlgorithm::Global`] | thread per row (uncoalesced, the lab's gpu-gm) | thread per column (coalesced) | 1 |
+//! | [`MatvecAlgorithm::SharedTiled`] | as Global, x staged in shared tiles (the lab's gpu-sm) | same, over rows | 1 |
+//! | [`MatvecAlgorithm::Tuned`] | thread group per row, 16-byte loads, shuffle reduction | column-blocked strips × row slabs, two-pass | 1 (A·x), 1–2 (Aᵀ·x) |
+//!
+//! Every algorithm reads A once: [`matvec_bytes_moved`] is
+//! `(rows·cols + rows + cols)·sizeof(T)` for both directions. Every
+//! algorithm is deterministic (fixed summation order for a given shape and
+//! device); float results differ between algorithms in the last bits.
+//! Integers wrap, identically on GPU and CPU.
+//!
+//! This file holds the public API, the validation (pure functions, tested
+//! without a GPU) and the kernel modules; the launches live in
+//! `matvec_global.rs`, `matvec_tiled.rs` and `matvec_tuned.rs`.
+
+use gpu_core::launch::MAX_BLOCK_THREADS;
+use gpu_core::{
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, ModuleSource, Result,
+};
+
+use crate::matrix::MatrixView;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+}
+
+/// Element types matvec supports: `f32`, `f64` and `i32` (wrapping).
+pub trait MatvecElement: Element + sealed::Sealed {
+    /// Machine epsilon for floats (`T::EPSILON` as `f64`), 0 for integers.
+    const EPSILON: f64;
+}
+impl MatvecElement for f32 {
+    const EPSILON: f64 = f32::EPSILON as f64;
+}
+impl MatvecElement for f64 {
+    const EPSILON: f64 = f64::EPSILON;
+}
+impl MatvecElement for i32 {
+    const EPSILON: f64 = 0.0;
+}
+
+/// Which product: `y = A·x` or `y = Aᵀ·x`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Transpose {
+    /// `y = A·x`: x has `cols` elements, y has `rows`.
+    #[default]
+    No,
+    /// `y = Aᵀ·x`: x has `rows` elements, y has `cols`.
+    Yes,
+}
+
+impl Transpose {
+    /// Length of x for a `rows × cols` matrix.
+    pub fn input_len(self, rows: usize, cols: usize) -> usize {
+        match self {
+            Transpose::No => cols,
+            Transpose::Yes => rows,
+        }
+    }
+    /// Length of y for a `rows × cols` matrix.
+    pub fn output_len(self, rows: usize, cols: usize) -> usize {
+        match self {
+            Transpose::No => rows,
+            Transpose::Yes => cols,
+        }
+    }
+    /// Index of y that element `(r, c)` of A contributes to.
+    pub fn output_index(self, r: usize, c: usize) -> usize {
+        match self {
+            Transpose::No => r,
+            Transpose::Yes => c,
+        }
+    }
+    /// Index of x that element `(r, c)` of A is multiplied by.
+    pub fn reduce_index(self, r: usize, c: usize) -> usize {
+        match self {
+            Transpose::No => c,
+            Transpose::Yes => r,
+        }
+    }
+    /// `"Ax"` or `"ATx"`, for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transpose::No => "Ax",
+            Transpose::Yes => "ATx",
+        }
+    }
+}
+
+/// How to compute the product. See the module table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MatvecAlgorithm {
+    /// One thread per output element, A and x straight from global memory
+    /// (the lab's gpu-gm). A·x reads A uncoalesced.
+    Global,
+    /// One thread per output element, x staged through shared memory
+    /// `tile` elements at a time by a block of `tile` threads (the lab's
+    /// gpu-sm). `tile` is 1 to 1024.
+    SharedTiled {
+        /// Threads per block = x elements per shared tile.
+        tile: u32,
+    },
+    /// The fast kernels: A·x by a power-of-two group of threads per row
+    /// with 16-byte loads and a shuffle reduction; Aᵀ·x column-blocked
+    /// with partial sums per row slab and a deterministic second pass.
+    #[default]
+    Tuned,
+}
+
+impl MatvecAlgorithm {
+    /// The lab's shared-memory tile width (one block of 256 threads).
+    pub const DEFAULT_TILE: u32 = 256;
+
+    /// Every algorithm, with the default tile for `SharedTiled`.
+    pub fn all() -> [MatvecAlgorithm; 3] {
+        [
+            MatvecAlgorithm::Global,
+            MatvecAlgorithm::SharedTiled {
+                tile: Self::DEFAULT_TILE,
+            },
+            MatvecAlgorithm::Tuned,
+        ]
+    }
+
+    /// A short name for tables and CSV rows (`global`, `shared-tiled-256`,
+    /// `tuned`).
+    pub fn name(self) -> String {
+        match self {
+            MatvecAlgorithm::Global => "global".to_owned(),
+            MatvecAlgorithm::SharedTiled { tile } => format!("shared-tiled-{tile}"),
+            MatvecAlgorithm::Tuned => "tuned".to_owned(),
+        }
+    }
+
+    /// Checks the algorithm's parameters (the tile width).
+    pub fn validate(self) -> Result<()> {
+        match self {
+            MatvecAlgorithm::SharedTiled { tile } if tile == 0 || tile > MAX_BLOCK_THREADS => {
+                Err(Error::invalid(
+                    "tile",
+                    format!("{tile}: the shared tile width must be 1 to {MAX_BLOCK_THREADS}"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for MatvecAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Global-memory bytes every matvec algorithm must move: A once, x once, y
+/// once: `(rows·cols + rows + cols)·elem_bytes`. The GB/s of the benchmark
+/// are computed from this figure (extra traffic an algorithm makes, such as
+/// Tuned Aᵀ·x's slab partials, is not counted).
+pub fn matvec_bytes_moved(rows: usize, cols: usize, elem_bytes: usize) -> u64 {
+    (rows as u64 * cols as u64 + rows as u64 + cols as u64) * elem_bytes as u64
+}
+
+/// Checks the vector lengths against the matrix shape (pure; the shape
+/// itself was checked when the matrix view was made).
+pub fn check_matvec_lengths(
+    rows: usize,
+    cols: usize,
+    x_len: usize,
+    y_len: usize,
+    op: Transpose,
+) -> Result<()> {
+    if rows == 0 || cols == 0 {
+        return Err(Error::Shape(format!(
+            "matvec: {rows}×{cols} has a zero dimension"
+        )));
+    }
+    Error::check_len("x (matvec input vector)", op.input_len(rows, cols), x_len)?;
+    Error::check_len("y (matvec output vector)", op.output_len(rows, cols), y_len)
+}
+
+/// Everything checked before `matvec` touches the device: shapes, lengths,
+/// the algorithm's parameters, and that y overlaps neither A nor x.
+fn validate<T: MatvecElement>(
+    a: &MatrixView<'_, T>,
+    x: &DeviceView<'_, T>,
+    y: &DeviceViewMut<'_, T>,
+    op: Transpose,
+    algorithm: MatvecAlgorithm,
+) -> Result<()> {
+    check_matvec_lengths(a.rows(), a.cols(), x.len(), y.len(), op)?;
+    algorithm.validate()?;
+    if a.data().overlaps(y.device_ptr(), y.bytes()) || x.overlaps(y.device_ptr(), y.bytes()) {
+        return Err(Error::invalid(
+            "y",
+            "the output vector overlaps the matrix or the input vector (matvec is not in place)",
+        ));
+    }
+    Ok(())
+}
+
+/// `y = A·x` (`op = Transpose::No`) or `y = Aᵀ·x` (`op = Transpose::Yes`),
+/// enqueued on `gpu`'s stream.
+///
+/// `a` is row-major `rows × cols`; x has `cols` (A·x) or `rows` (Aᵀ·x)
+/// elements, y the other. Every argument is checked first: a shape or
+/// length mismatch, an overlap of y with A or x, or a bad tile width is a
+/// typed error and nothing is written.
+pub fn matvec<T: MatvecElement>(
+    gpu: &Gpu,
+    a: MatrixView<'_, T>,
+    x: DeviceView<'_, T>,
+    mut y: DeviceViewMut<'_, T>,
+    op: Transpose,
+    algorithm: MatvecAlgorithm,
+) -> Result<()> {
+    validate(&a, &x, &y, op, algorithm)?;
+    let shape = (a.rows() as u64, a.cols() as u64);
+    match algorithm {
+        MatvecAlgorithm::Global => {
+            crate::matvec_global::launch(gpu, a.data(), x, y.reborrow(), shape, op)
+        }
+        MatvecAlgorithm::SharedTiled { tile } => {
+            crate::matvec_tiled::launch(gpu, a.data(), x, y.reborrow(), shape, op, tile)
+        }
+        MatvecAlgorithm::Tuned => {
+            crate::matvec_tuned::launch(gpu, a.data(), x, y.reborrow(), shape, op)
+        }
+    }
+}
+
+/// [`matvec`] into a new device vector.
+pub fn matvec_new<T: MatvecElement>(
+    gpu: &Gpu,
+    a: MatrixView<'_, T>,
+    x: DeviceView<'_, T>,
+    op: Transpose,
+    algorithm: MatvecAlgorithm,
+) -> Result<DeviceBuffer<T>> {
+    let y_len = op.output_len(a.rows(), a.cols());
+    check_matvec_lengths(a.rows(), a.cols(), x.len(), y_len, op)?;
+    algorithm.validate()?;
+    // SAFETY: matvec writes every element of y (one result per output) before
+    // anything reads it; on error the buffer is dropped unread.
+    let mut y = unsafe { DeviceBuffer::<T>::uninit(gpu, y_len)? };
+    matvec(gpu, a, x, y.view_mut(), op, algorithm)?;
+    Ok(y)
+}
+
+/// The kernel module for element type `T`: every matvec entry point of
+/// every algorithm (one NVRTC compile per type).
+pub(crate) fn module<T: MatvecElement>() -> ModuleSource {
+    let tuning = crate::matvec_tuned::TUNED;
+    let t = T::CUDA_TYPE;
+    let params = format!("const {t}* a, const {t}* x, {t}* y, u64 rows, u64 cols");
+    let args = "a, x, y, rows, cols";
+    ModuleSource::new(format!("matvec_{}", T::SUFFIX))
+        .define("MATVEC_N_BLOCK", tuning.n_block_threads)
+        .define("MATVEC_T_ROWS", tuning.t_block_rows)
+        .source(parprims_kernels::MATVEC_COMMON)
+        .source(parprims_kernels::MATVEC_GLOBAL)
+        .source(parprims_kernels::MATVEC_TILED)
+        .source(parprims_kernels::MATVEC_TUNED)
+        .entry(
+            entry::<T>("matvec_global_n"),
+            &params,
+            &format!("matvec_global_n<{t}>({args})"),
+            Some(crate::matvec_global::BLOCK_THREADS),
+        )
+        .entry(
+            entry::<T>("matvec_global_t"),
+            &params,
+            &format!("matvec_global_t<{t}>({args})"),
+            Some(crate::matvec_global::BLOCK_THREADS),
+        )
+        .entry(
+            entry::<T>("matvec_tiled_n"),
+            &params,
+            &format!("matvec_tiled_n<{t}>({args})"),
+            Some(MAX_BLOCK_THREADS),
+        )
+        .entry(
+            entry::<T>("matvec_tiled_t"),
+            &params,
+            &format!("matvec_tiled_t<{t}>({args})"),
+            Some(MAX_BLOCK_THREADS),
+        )
+        .entry(
+            entry::<T>("matvec_tuned_n"),
+            &format!("{params}, u32 tpr_log2"),
+            &format!("matvec_tuned_n<{t}>({args}, tpr_log2)"),
+            Some(tuning.n_block_threads),
+        )
+        .entry(
+            entry::<T>("matvec_tuned_t_partial_vec"),
+            &format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows"),
+            &format!("matvec_tuned_t_partial<{t}, true>(a, x, partial, rows, cols, slab_rows)"),
+            Some(32 * tuning.t_block_rows),
+        )
+        .entry(
+            entry::<T>("matvec_tuned_t_partial_scalar"),
+            &format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows"),
+            &format!("matvec_tuned_t_partial<{t}, false>(a, x, partial, rows, cols, slab_rows)"),
+            Some(32 * tuning.t_block_rows),
+        )
+        .entry(
+            entry::<T>("matvec_tuned_t_reduce"),
+            &format!("const {t}* partial, {t}* y, u64 cols, u32 slabs"),
+            &format!("matvec_tuned_t_reduce<{t}>(partial, y, cols, slabs)"),
+            Some(crate::matvec_tuned::REDUCE_BLOCK_THREADS),
+        )
+}
+
+/// Entry name `{kernel}_{type}`.
+pub(crate) fn entry<T: MatvecElement>(kernel: &str) -> String {
+    format!("{kernel}_{}", T::SUFFIX)
+}
+
+/// Every matvec module (one per element type).
+pub(crate) fn catalog() -> Vec<ModuleSource> {
+    vec![module::<f32>(), module::<f64>(), module::<i32>()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_follow_the_direction() {
+        assert!(check_matvec_lengths(3, 5, 5, 3, Transpose::No).is_ok());
+        assert!(check_matvec_lengths(3, 5, 3, 5, Transpose::Yes).is_ok());
+        assert!(matches!(
+            check_matvec_lengths(3, 5, 3, 3, Transpose::No),
+            Err(Error::LengthMismatch {
+                expected: 5,
+                actual: 3,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_matvec_lengths(3, 5, 5, 5, Transpose::No),
+            Err(Error::LengthMismatch {
+                expected: 3,
+                actual: 5,
+                ..
+            })
+        ));
+        assert!(check_matvec_lengths(3, 5, 5, 3, Transpose::Yes).is_err());
+        assert!(matches!(
+            check_matvec_lengths(0, 5, 5, 0, Transpose::No),
+            Err(Error::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn tile_widths_are_checked() {
+        for tile in [1, 32, 33, 256, 1024] {
+            assert!(MatvecAlgorithm::SharedTiled { tile }.validate().is_ok());
+        }
+        for tile in [0, 1025, u32::MAX] {
+            assert!(matches!(
+                MatvecAlgorithm::SharedTiled { tile }.validate(),
+                Err(Error::InvalidArgument { name: "tile", .. })
+            ));
+        }
+        assert!(MatvecAlgorithm::Global.validate().is_ok());
+        assert_eq!(MatvecAlgorithm::default(), MatvecAlgorithm::Tuned);
+    }
+
+    #[test]
+    fn bytes_moved_counts_matrix_and_both_vectors() {
+        assert_eq!(
+            matvec_bytes_moved(16384, 16384, 4),
+            4 * (16384 * 16384 + 2 * 16384)
+        );
+        assert_eq!(matvec_bytes_moved(1, 1, 8), 24);
+        // 64-bit arithmetic: no overflow past 2^32 elements.
+        assert_eq!(
+            matvec_bytes_moved(1 << 20, 1 << 20, 8),
+            8 * ((1u64 << 40) + (2 << 20))
+        );
+    }
+
+    #[test]
+    fn direction_indices() {
+        assert_eq!(Transpose::No.output_index(2, 7), 2);
+        assert_eq!(Transpose::No.reduce_index(2, 7), 7);
+        assert_eq!(Transpose::Yes.output_index(2, 7), 7);
+        assert_eq!(Transpose::Yes.reduce_index(2, 7), 2);
+    }
+
+    #[test]
+    fn modules_name_every_entry() {
+        let m = module::<f32>();
+        assert_eq!(m.name(), "matvec_f32");
+        assert_eq!(m.entries().len(), 8);
+        assert!(m.entries().iter().all(|e| e.ends_with("_f32")));
+        let names: Vec<_> = catalog().iter().map(|m| m.name().to_owned()).collect();
+        assert_eq!(names, ["matvec_f32", "matvec_f64", "matvec_i32"]);
+    }
+}

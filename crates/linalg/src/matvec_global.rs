@@ -1,0 +1,50 @@
+//! `MatvecAlgorithm::Global`: one thread per output element, everything
+//! from global memory (the lab's gpu-gm). Kernels in
+//! `kernels/cuda/matvec_global.cu`.
+//!
+//! - Computes y = A·x (thread r: Σ_c A[r][c]·x[c]) or y = Aᵀ·x (thread c:
+//!   Σ_r A[r][c]·x[r]).
+//! - Work rows·cols multiply-adds; step complexity cols (A·x) or rows (Aᵀ·x).
+//! - Bytes: [`crate::matvec_bytes_moved`] (A once; x re-read per thread from
+//!   cache). A·x reads A uncoalesced: a warp touches 32 rows per step, so
+//!   each 32-byte sector is fetched for 4 useful bytes unless L1/L2 keep it
+//!   until the next 7 steps. Aᵀ·x is coalesced.
+//! - One launch, blocks of [`BLOCK_THREADS`], no shared memory.
+//! - Deterministic; not in place.
+
+use gpu_core::launch::grid_1d;
+use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
+
+use crate::matvec::{entry, module, MatvecElement, Transpose};
+
+/// Threads per block (not yet measured on the H100: the lab's baseline only
+/// needs enough warps per SM to hide latency).
+pub(crate) const BLOCK_THREADS: u32 = 256;
+
+pub(crate) fn launch<T: MatvecElement>(
+    gpu: &Gpu,
+    a: DeviceView<'_, T>,
+    x: DeviceView<'_, T>,
+    mut y: DeviceViewMut<'_, T>,
+    (rows, cols): (u64, u64),
+    op: Transpose,
+) -> Result<()> {
+    let (name, outputs) = match op {
+        Transpose::No => ("matvec_global_n", rows),
+        Transpose::Yes => ("matvec_global_t", cols),
+    };
+    let kernel = gpu.kernel(&module::<T>(), &entry::<T>(name))?;
+    // One thread per output element; grid_1d spills into gridDim.y past
+    // 2^31 − 1 blocks, and the kernel drops threads past `outputs`.
+    let (config, _blocks) = grid_1d(outputs, BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&a)
+        .input(&x)
+        .output(&mut y)
+        .scalar(rows)
+        .scalar(cols);
+    // SAFETY: (const T* a, const T* x, T* y, u64 rows, u64 cols) matches the
+    // entry's parameters; the caller checked a has rows·cols elements, x the
+    // reduced length and y `outputs`, and the kernel indexes only below those.
+    unsafe { gpu.launch(&kernel, config, &args) }
+}

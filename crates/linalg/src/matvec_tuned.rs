@@ -1,0 +1,308 @@
+//! `MatvecAlgorithm::Tuned`: the fast matvec. Kernels in
+//! `kernels/cuda/matvec_tuned.cu` (their header explains them in full).
+//!
+//! **y = A·x** (one launch): a group of `tpr` threads (a power of two, 1 to
+//! [`MatvecTuning::n_block_threads`]) owns a row and reads it in 16-byte
+//! vectors, four in flight per thread, after peeling the elements before the
+//! row's first 16-byte boundary (rows of a matrix whose `cols·sizeof(T)` is
+//! not a multiple of 16, or views at odd offsets, start unaligned); x is read
+//! in vectors when aligned for that row, else by scalar loads. The group
+//! reduces by warp shuffles, wider groups then through shared memory.
+//! `tpr` grows with `cols` ([`threads_per_row`]) so a thread reads about
+//! [`MatvecTuning::n_vectors_per_thread`] vectors: thread-per-row for
+//! very narrow matrices, a whole block per row for wide ones.
+//!
+//! **y = Aᵀ·x** (one or two launches): blocks of 32 × `t_block_rows` threads
+//! each own a strip of 32·L columns (L = 16 / sizeof(T) when every row
+//! starts 16-byte aligned, else 1) and a slab of rows ([`t_geometry`]); each
+//! thread accumulates L partial outputs in registers while its warp reads
+//! whole row segments (coalesced), the block folds its rows in shared
+//! memory, and writes one partial row per slab. A second kernel adds the
+//! slabs' partials per column in slab order. atomicAdd would save that
+//! launch and the partial traffic (slabs·cols elements, capped to ≈ 0.2 % of
+//! A at 16384²) but make float results depend on timing: we keep results
+//! deterministic. With a single slab the first kernel writes y directly.
+//!
+//! Work rows·cols multiply-adds. Bytes [`crate::matvec_bytes_moved`] plus
+//! the Aᵀ·x partials (2·slabs·cols·sizeof(T)). Shared memory
+//! `n_block_threads/32` elements (A·x), `t_block_rows·32·L` elements (Aᵀ·x).
+//! Deterministic for a given shape, alignment and device; not in place.
+
+use gpu_core::launch::{grid_1d, spread_blocks, LaunchConfig, MAX_GRID_X, MAX_GRID_YZ};
+use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
+
+use crate::matvec::{entry, module, MatvecElement, Transpose};
+
+/// The Tuned kernels' constants (compiled in as `#define`s where the
+/// kernels need them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatvecTuning {
+    /// Threads per block of the A·x kernel (a power of two, ≥ 32).
+    pub n_block_threads: u32,
+    /// A·x: target 16-byte vectors per thread when sizing a row's group.
+    pub n_vectors_per_thread: u64,
+    /// Aᵀ·x: warps per block (block = 32 × this).
+    pub t_block_rows: u32,
+    /// Aᵀ·x: aim for this many waves of resident blocks when choosing slabs.
+    pub t_waves: u64,
+    /// Aᵀ·x: at least this many rows per thread in a slab (bounds the
+    /// partial traffic for short matrices).
+    pub t_min_rows_per_thread: u64,
+}
+
+/// The tuning in use. Not yet measured on the H100: chosen by reasoning
+/// (256-thread blocks give 8 resident blocks per SM at full occupancy; 16
+/// vectors per thread in four batches of four 16-byte loads keeps ≈ 32 KiB
+/// in flight per SM; two waves of Aᵀ·x blocks at 16384² give 17 slabs,
+/// partials 0.2 % of A).
+pub const TUNED: MatvecTuning = MatvecTuning {
+    n_block_threads: 256,
+    n_vectors_per_thread: 16,
+    t_block_rows: 8,
+    t_waves: 2,
+    t_min_rows_per_thread: 16,
+};
+
+/// Threads per block of the Aᵀ·x slab reduction.
+pub(crate) const REDUCE_BLOCK_THREADS: u32 = 256;
+
+/// A·x: threads per row, as a power of two: enough that each thread reads
+/// about `n_vectors_per_thread` vectors of `lanes` elements, at most one
+/// block.
+pub fn threads_per_row(cols: u64, lanes: u64, tuning: &MatvecTuning) -> u32 {
+    let vectors = cols.div_ceil(lanes.max(1));
+    let wanted = vectors.div_ceil(tuning.n_vectors_per_thread.max(1)).max(1);
+    wanted
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX)
+        .min(tuning.n_block_threads as u64) as u32
+}
+
+/// Aᵀ·x launch shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposedGeometry {
+    /// Column strips (grid x), each 32·lanes columns.
+    pub strips: u64,
+    /// Row slabs (grid y); 1 means no second pass.
+    pub slabs: u64,
+    /// Rows per slab (the last slab may have fewer, never zero).
+    pub slab_rows: u64,
+}
+
+/// Aᵀ·x: strips of 32·`lanes` columns, and enough row slabs that
+/// strips·slabs ≈ `target_blocks`, but at least `t_min_rows_per_thread` rows
+/// per thread and at most 65 535 slabs.
+pub fn t_geometry(
+    rows: u64,
+    cols: u64,
+    lanes: u64,
+    target_blocks: u64,
+    tuning: &MatvecTuning,
+) -> Result<TransposedGeometry> {
+    let strips = cols.div_ceil(32 * lanes);
+    if strips > MAX_GRID_X {
+        return Err(Error::invalid(
+            "cols",
+            format!("{cols} columns need more than {MAX_GRID_X} blocks"),
+        ));
+    }
+    let min_slab_rows = tuning.t_block_rows as u64 * tuning.t_min_rows_per_thread;
+    let max_slabs = rows.div_ceil(min_slab_rows).clamp(1, MAX_GRID_YZ);
+    let wanted = target_blocks.div_ceil(strips.max(1));
+    let slabs = wanted.clamp(1, max_slabs);
+    let slab_rows = rows.div_ceil(slabs);
+    // Recount so that no slab is empty (⌈rows / slab_rows⌉ ≤ slabs).
+    let slabs = rows.div_ceil(slab_rows);
+    Ok(TransposedGeometry {
+        strips,
+        slabs,
+        slab_rows,
+    })
+}
+
+/// Whether every row of an `cols`-column matrix at `base` starts on a
+/// 16-byte boundary.
+fn rows_aligned<T: MatvecElement>(base: u64, cols: u64) -> bool {
+    base % 16 == 0 && (cols * T::BYTES as u64) % 16 == 0
+}
+
+pub(crate) fn launch<T: MatvecElement>(
+    gpu: &Gpu,
+    a: DeviceView<'_, T>,
+    x: DeviceView<'_, T>,
+    y: DeviceViewMut<'_, T>,
+    shape: (u64, u64),
+    op: Transpose,
+) -> Result<()> {
+    match op {
+        Transpose::No => launch_n(gpu, a, x, y, shape),
+        Transpose::Yes => launch_t(gpu, a, x, y, shape),
+    }
+}
+
+fn launch_n<T: MatvecElement>(
+    gpu: &Gpu,
+    a: DeviceView<'_, T>,
+    x: DeviceView<'_, T>,
+    mut y: DeviceViewMut<'_, T>,
+    (rows, cols): (u64, u64),
+) -> Result<()> {
+    let tuning = TUNED;
+    let lanes = 16 / T::BYTES as u64;
+    let tpr = threads_per_row(cols, lanes, &tuning);
+    // A block holds n_block_threads / tpr row groups; rows are consecutive
+    // per block. Blocks past 2^31 − 1 spill into gridDim.y; surplus blocks
+    // find row ≥ rows and write nothing.
+    let rows_per_block = (tuning.n_block_threads / tpr) as u64;
+    let blocks = rows.div_ceil(rows_per_block);
+    let config = LaunchConfig {
+        grid: spread_blocks(blocks)?,
+        block: (tuning.n_block_threads, 1, 1),
+        shared_bytes: 0,
+    };
+    let kernel = gpu.kernel(&module::<T>(), &entry::<T>("matvec_tuned_n"))?;
+    let mut args = KernelArgs::new();
+    args.input(&a)
+        .input(&x)
+        .output(&mut y)
+        .scalar(rows)
+        .scalar(cols)
+        .scalar(tpr.trailing_zeros());
+    // SAFETY: (const T* a, const T* x, T* y, u64 rows, u64 cols, u32
+    // tpr_log2) matches the entry; a has rows·cols elements, x cols, y rows
+    // (checked by the caller); vector loads only cover whole 16-byte-aligned
+    // vectors inside a row (the kernel peels head and tail), and the block
+    // size equals MATVEC_N_BLOCK the module was compiled with.
+    unsafe { gpu.launch(&kernel, config, &args) }
+}
+
+fn launch_t<T: MatvecElement>(
+    gpu: &Gpu,
+    a: DeviceView<'_, T>,
+    x: DeviceView<'_, T>,
+    mut y: DeviceViewMut<'_, T>,
+    (rows, cols): (u64, u64),
+) -> Result<()> {
+    let tuning = TUNED;
+    let vector = rows_aligned::<T>(a.device_ptr(), cols);
+    let lanes = if vector { 16 / T::BYTES as u64 } else { 1 };
+    let name = if vector {
+        "matvec_tuned_t_partial_vec"
+    } else {
+        "matvec_tuned_t_partial_scalar"
+    };
+    let module = module::<T>();
+    let partial_kernel = gpu.kernel(&module, &entry::<T>(name))?;
+    let block_threads = 32 * tuning.t_block_rows;
+    let resident = partial_kernel
+        .resident_blocks_per_sm(block_threads, 0)?
+        .max(1) as u64;
+    let target_blocks = gpu.info().sm_count as u64 * resident * tuning.t_waves;
+    let geometry = t_geometry(rows, cols, lanes, target_blocks, &tuning)?;
+    let config = LaunchConfig {
+        grid: (geometry.strips as u32, geometry.slabs as u32, 1),
+        block: (32, tuning.t_block_rows, 1),
+        shared_bytes: 0,
+    };
+    if geometry.slabs == 1 {
+        let mut args = KernelArgs::new();
+        args.input(&a)
+            .input(&x)
+            .output(&mut y)
+            .scalar(rows)
+            .scalar(cols)
+            .scalar(geometry.slab_rows);
+        // SAFETY: (const T* a, const T* x, T* partial, u64 rows, u64 cols,
+        // u64 slab_rows) matches the entry; with one slab the kernel writes
+        // partial[0·cols + c] for c < cols: y has cols elements. Vector
+        // loads only when every row is 16-byte aligned and cols % lanes == 0.
+        return unsafe { gpu.launch(&partial_kernel, config, &args) };
+    }
+    let partial_len = (geometry.slabs * cols) as usize;
+    // SAFETY: the partial kernel writes every element (each slab × column)
+    // before the reduce kernel, later on the same stream, reads them.
+    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, partial_len)? };
+    let mut args = KernelArgs::new();
+    args.input(&a)
+        .input(&x)
+        .output(&mut partial.view_mut())
+        .scalar(rows)
+        .scalar(cols)
+        .scalar(geometry.slab_rows);
+    // SAFETY: as above; partial has slabs·cols elements and the grid has
+    // exactly `slabs` slabs of at most slab_rows rows each.
+    unsafe { gpu.launch(&partial_kernel, config, &args)? };
+
+    let reduce_kernel = gpu.kernel(&module, &entry::<T>("matvec_tuned_t_reduce"))?;
+    let (reduce_config, _blocks) = grid_1d(cols, REDUCE_BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&partial.view())
+        .output(&mut y)
+        .scalar(cols)
+        .scalar(geometry.slabs as u32);
+    // SAFETY: (const T* partial, T* y, u64 cols, u32 slabs) matches the
+    // entry; partial holds slabs·cols elements (slabs ≤ 65 535 fits u32), y
+    // cols; the kernel drops threads past cols. `partial` is freed
+    // stream-ordered after this kernel.
+    unsafe { gpu.launch(&reduce_kernel, reduce_config, &args) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_width_grows_with_cols() {
+        let t = TUNED;
+        assert_eq!(threads_per_row(1, 4, &t), 1);
+        assert_eq!(threads_per_row(64, 4, &t), 1);
+        assert_eq!(threads_per_row(65, 4, &t), 2);
+        assert_eq!(threads_per_row(1000, 4, &t), 16);
+        assert_eq!(threads_per_row(2048, 4, &t), 32);
+        assert_eq!(threads_per_row(16384, 4, &t), 256);
+        assert_eq!(threads_per_row(1 << 40, 4, &t), 256);
+        assert_eq!(threads_per_row(16384, 2, &t), 256);
+        for cols in [1u64, 3, 100, 997, 4096, 1 << 20] {
+            let tpr = threads_per_row(cols, 4, &t);
+            assert!(tpr.is_power_of_two() && tpr <= t.n_block_threads);
+        }
+    }
+
+    #[test]
+    fn transposed_geometry_covers_rows_without_empty_slabs() {
+        let t = TUNED;
+        // The goal shape on 132 SMs with 8 resident blocks: 128 strips, 17 slabs.
+        let g = t_geometry(16384, 16384, 4, 132 * 8 * 2, &t).unwrap();
+        assert_eq!(g.strips, 128);
+        assert_eq!(g.slabs, 17);
+        assert!(g.slabs * g.slab_rows >= 16384 && (g.slabs - 1) * g.slab_rows < 16384);
+        // Partials stay a small fraction of A.
+        assert!((g.slabs * 16384) as f64 / (16384.0 * 16384.0) < 0.002);
+        // Short matrices keep ≥ 16 rows per thread: few slabs.
+        let g = t_geometry(100, 997, 1, 2112, &t).unwrap();
+        assert_eq!(g.slabs, 1);
+        assert_eq!(g.slab_rows, 100);
+        let g = t_geometry(1, 1, 1, 2112, &t).unwrap();
+        assert_eq!((g.strips, g.slabs, g.slab_rows), (1, 1, 1));
+        // Tall and thin: many slabs, but at most 65 535.
+        let g = t_geometry(1 << 30, 1, 1, 2112, &t).unwrap();
+        assert!(g.slabs <= 2112 && g.slabs * g.slab_rows >= 1 << 30);
+        for rows in [1u64, 7, 127, 128, 129, 1000, 1021, 65536, 1 << 24] {
+            for target in [1u64, 100, 2112, 1 << 20] {
+                let g = t_geometry(rows, 64, 4, target, &t).unwrap();
+                assert!(g.slabs >= 1 && g.slabs <= MAX_GRID_YZ);
+                assert!(g.slabs * g.slab_rows >= rows);
+                assert!((g.slabs - 1) * g.slab_rows < rows, "empty slab");
+            }
+        }
+    }
+
+    #[test]
+    fn alignment_needs_base_and_row_pitch() {
+        assert!(rows_aligned::<f32>(256, 4));
+        assert!(!rows_aligned::<f32>(256, 3));
+        assert!(!rows_aligned::<f32>(260, 4));
+        assert!(rows_aligned::<f64>(16, 2));
+        assert!(!rows_aligned::<f64>(8, 2));
+    }
+}
