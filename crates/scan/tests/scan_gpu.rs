@@ -1,0 +1,293 @@
+//! GPU against the CPU reference for every algorithm × element type ×
+//! operator (and a non-commutative custom operator): inclusive, exclusive
+//! with a non-identity initial value, into a new buffer, into a poisoned
+//! buffer and in place, over lengths biased to the edges (0, 1, 31, 32, 33,
+//! tile ± 1, 2·tile ± 1, 2^k ± 1, two and three recursion levels) plus
+//! proptest-drawn lengths, for the default and extreme block sizes.
+//!
+//! Needs a CUDA GPU: `cargo test -p parprims-scan --test scan_gpu -- --include-ignored`.
+
+mod scan_support;
+
+use gpu_core::rng::SplitMix64;
+use gpu_core::{BitAnd, BitOr, BitXor, DeviceBuffer, Element, Max, Min, Operator, Sum};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+use scan_support::*;
+
+/// Largest length of the fixed edge cases (keeps each test quick).
+const MAX_EDGE_LENGTH: usize = 1 << 21;
+
+fn initial_value<T: Element, O: Operator<T>>(op: &O, seed: u64) -> T {
+    let mut rng = SplitMix64::new(seed ^ 0x1417);
+    let value: T = random_value(&mut rng, op.name() == "sum");
+    // Never the identity, so a dropped initial value shows.
+    if value == op.identity() {
+        op.combine(value, random_value(&mut rng, false))
+    } else {
+        value
+    }
+}
+
+fn run_length<T: Element, O: Operator<T>>(options: &ScanOptions, op: &O, n: usize, seed: u64) {
+    let input = random_input::<T, O>(n, seed, op);
+    let device = DeviceBuffer::from_host(gpu(), &input).expect("upload");
+    let kinds = [
+        ScanKind::Inclusive,
+        ScanKind::Exclusive {
+            initial: initial_value(op, seed),
+        },
+    ];
+    for kind in kinds {
+        for mode in MODES {
+            run_case(&device, &input, op, kind, options, mode);
+        }
+    }
+}
+
+/// The whole suite for one algorithm, type and operator.
+fn suite<T: Element, O: Operator<T>>(algorithm: ScanAlgorithm, op: &O) {
+    let seed = fresh_seed(&format!("{algorithm} {} {}", T::SUFFIX, op.name()));
+    for options in block_options(algorithm) {
+        let tiles = tiles_of(algorithm, options.effective_block_threads());
+        for n in edge_lengths(&tiles, MAX_EDGE_LENGTH) {
+            run_length::<T, O>(&options, op, n, seed ^ n as u64);
+        }
+    }
+    // proptest-drawn lengths (edge-biased) and seeds, default block size.
+    let options = ScanOptions::new(algorithm);
+    let edges = edge_lengths(
+        &tiles_of(algorithm, options.effective_block_threads()),
+        1 << 18,
+    );
+    let lengths = prop_oneof![
+        proptest::sample::select(edges),
+        0usize..300_000,
+        (1u32..19, -2i64..3).prop_map(|(k, d)| ((1i64 << k) + d).max(0) as usize),
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: 4,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&(lengths, any::<u64>()), |(n, case_seed)| {
+            run_length::<T, O>(&options, op, n, case_seed);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{algorithm} {} {}: {e}", T::SUFFIX, op.name()));
+    eprintln!(
+        "{algorithm} {} {}: seed {seed:#x} passed",
+        T::SUFFIX,
+        op.name()
+    );
+}
+
+/// `#[test]` functions running [`suite`] for `ALGORITHM` (a constant of the
+/// calling module) on each type × operator.
+macro_rules! cases {
+    ($($name:ident: $t:ty, $op:expr;)*) => {$(
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $name() {
+            suite::<$t, _>(ALGORITHM, &$op);
+        }
+    )*};
+}
+
+/// One `#[test]` per type × operator (and the custom operator) for the
+/// algorithm `$alg`, in module `$module`.
+macro_rules! algorithm_suite {
+    ($module:ident, $alg:expr) => {
+        mod $module {
+            use super::*;
+            const ALGORITHM: ScanAlgorithm = $alg;
+
+            cases! {
+                i32_sum: i32, Sum; i32_max: i32, Max; i32_min: i32, Min;
+                i32_and: i32, BitAnd; i32_or: i32, BitOr; i32_xor: i32, BitXor;
+                u32_sum: u32, Sum; u32_max: u32, Max; u32_min: u32, Min;
+                u32_and: u32, BitAnd; u32_or: u32, BitOr; u32_xor: u32, BitXor;
+                i64_sum: i64, Sum; i64_max: i64, Max; i64_min: i64, Min;
+                i64_and: i64, BitAnd; i64_or: i64, BitOr; i64_xor: i64, BitXor;
+                u64_sum: u64, Sum; u64_max: u64, Max; u64_min: u64, Min;
+                u64_and: u64, BitAnd; u64_or: u64, BitOr; u64_xor: u64, BitXor;
+                f32_sum: f32, Sum; f32_max: f32, Max; f32_min: f32, Min;
+                f64_sum: f64, Sum; f64_max: f64, Max; f64_min: f64, Min;
+                u32_custom_affine: u32, affine_op();
+            }
+        }
+    };
+}
+
+algorithm_suite!(hillis_steele_global, ScanAlgorithm::HillisSteeleGlobal);
+algorithm_suite!(hillis_steele, ScanAlgorithm::HillisSteele);
+algorithm_suite!(blelloch, ScanAlgorithm::Blelloch);
+algorithm_suite!(blelloch_padded, ScanAlgorithm::BlellochPadded);
+algorithm_suite!(decoupled_lookback, ScanAlgorithm::DecoupledLookback);
+algorithm_suite!(reduce_then_scan, ScanAlgorithm::ReduceThenScan);
+
+/// The convenience functions use `Auto` (the look-back) and the identity.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn inclusive_and_exclusive_shorthands() {
+    let gpu = gpu();
+    let input: Vec<i64> = random_input(100_003, fresh_seed("shorthands"), &Sum);
+    let device = DeviceBuffer::from_host(gpu, &input).unwrap();
+    let inclusive = scan::inclusive(gpu, device.view(), &Sum).unwrap();
+    check(
+        "inclusive",
+        &input,
+        &inclusive.to_host(gpu).unwrap(),
+        &Sum,
+        ScanKind::Inclusive,
+    );
+    let exclusive = scan::exclusive(gpu, device.view(), &Max).unwrap();
+    check(
+        "exclusive",
+        &input,
+        &exclusive.to_host(gpu).unwrap(),
+        &Max,
+        ScanKind::Exclusive { initial: i64::MIN },
+    );
+    let empty = scan::inclusive(gpu, device.slice(0..0).unwrap(), &Sum).unwrap();
+    assert!(empty.is_empty());
+}
+
+/// Sub-views at odd offsets (unaligned for vector loads) scan correctly and
+/// leave the elements around the output view untouched.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sub_views_at_odd_offsets() {
+    let gpu = gpu();
+    let seed = fresh_seed("sub-views");
+    for algorithm in ScanAlgorithm::ALL {
+        for n in [1usize, 4097, 100_003] {
+            let input: Vec<u32> = random_input(n + 5, seed ^ n as u64, &Sum);
+            let device = DeviceBuffer::from_host(gpu, &input).unwrap();
+            let mut output = DeviceBuffer::<u32>::poisoned(gpu, n + 7).unwrap();
+            let kind = ScanKind::Exclusive { initial: 12345 };
+            scan::scan_into(
+                gpu,
+                device.slice(1..n + 1).unwrap(),
+                output.slice_mut(3..n + 3).unwrap(),
+                &Sum,
+                kind,
+                &ScanOptions::new(algorithm),
+            )
+            .unwrap();
+            let got = output.to_host(gpu).unwrap();
+            let what = format!("{algorithm} sub-view n={n}");
+            check(&what, &input[1..n + 1], &got[3..n + 3], &Sum, kind);
+            for i in (0..3).chain(n + 3..n + 7) {
+                assert_eq!(
+                    got[i], 0xDEAD_BEEF,
+                    "{what}: element {i} outside the view was written"
+                );
+            }
+        }
+    }
+}
+
+/// The deterministic algorithms give bit-identical float results run after
+/// run; every algorithm does for integers.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn repeatable_results() {
+    let gpu = gpu();
+    let n = (1 << 22) + 3;
+    let floats: Vec<f32> = random_input(n, fresh_seed("repeatable"), &Sum);
+    let ints: Vec<i32> = random_input(n, fresh_seed("repeatable ints"), &Sum);
+    let floats_device = DeviceBuffer::from_host(gpu, &floats).unwrap();
+    let ints_device = DeviceBuffer::from_host(gpu, &ints).unwrap();
+    for algorithm in ScanAlgorithm::ALL {
+        let options = ScanOptions::new(algorithm);
+        let runs = |_| {
+            scan::scan(
+                gpu,
+                floats_device.view(),
+                &Sum,
+                ScanKind::Inclusive,
+                &options,
+            )
+            .unwrap()
+            .to_host(gpu)
+            .unwrap()
+        };
+        if algorithm.deterministic_for_floats() {
+            let first = runs(0);
+            for run in 1..4 {
+                let again = runs(run);
+                let same = first
+                    .iter()
+                    .zip(&again)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{algorithm}: float results differ between runs");
+            }
+        }
+        let first = scan::scan(gpu, ints_device.view(), &Sum, ScanKind::Inclusive, &options)
+            .unwrap()
+            .to_host(gpu)
+            .unwrap();
+        check(
+            &format!("{algorithm} ints"),
+            &ints,
+            &first,
+            &Sum,
+            ScanKind::Inclusive,
+        );
+        for _ in 0..3 {
+            let again = scan::scan(gpu, ints_device.view(), &Sum, ScanKind::Inclusive, &options)
+                .unwrap()
+                .to_host(gpu)
+                .unwrap();
+            assert_eq!(
+                first, again,
+                "{algorithm}: integer results differ between runs"
+            );
+        }
+    }
+}
+
+/// Every teaching variant at every power-of-two block size (and a few
+/// multiples of 32 for Hillis–Steele), at lengths needing 1, 2 and 3 levels.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn block_size_sweep() {
+    let seed = fresh_seed("block sweep");
+    for algorithm in ScanAlgorithm::TEACHING {
+        let mut blocks = vec![32u32, 64, 128, 256, 512, 1024];
+        if !algorithm.needs_power_of_two_block() {
+            blocks.extend([96, 160, 480, 992]);
+        }
+        for block in blocks {
+            let options = ScanOptions::new(algorithm).with_block_threads(block);
+            let tile = tiles_of(algorithm, block)[0];
+            for n in [tile - 1, tile + 1, tile * tile + tile + 1, 300_007] {
+                let input: Vec<i32> = random_input(n, seed ^ n as u64, &Sum);
+                let device = DeviceBuffer::from_host(gpu(), &input).unwrap();
+                for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial: -77 }] {
+                    run_case(&device, &input, &Sum, kind, &options, Mode::Into);
+                }
+                run_case(
+                    &device,
+                    &input,
+                    &wrapping_sum_op(),
+                    ScanKind::Inclusive,
+                    &options,
+                    Mode::InPlace,
+                );
+            }
+        }
+    }
+}
+
+/// i32 wrapping sum written as a custom operator (the same arithmetic
+/// through the CustomOp path).
+fn wrapping_sum_op() -> gpu_core::CustomOp<i32> {
+    gpu_core::CustomOp::new("wrap_sum", "wrapping_add(a, b)", 0, |a: i32, b: i32| {
+        a.wrapping_add(b)
+    })
+    .expect("a valid custom operator")
+}
