@@ -193,10 +193,12 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
     const i64 in_row0 = out_row0 - pad;
     const i64 in_col0 = out_col0 - pad;
 
-    // Stage the filter (rotated when flipping) in shared memory.
-    for (int t = tid; t < K * K; t += threads) {
-        filter_s[t] = filt[conv_filter_index(t / K, t % K, K, flip)];
-    }
+    // The filter (rotated when flipping) goes to shared memory too. Its first
+    // `threads` taps are loaded now and stored after the tile loads have been
+    // issued, so waiting for them does not hold the tile loads back.
+    const int taps = K * K;
+    conv_t first_tap = (conv_t)0;
+    if (tid < taps) first_tap = filt[conv_filter_index(tid / K, tid % K, K, flip)];
 
     // Stage the tile. Thread tid loads elements tid, tid + threads, ... of the
     // tile in row-major order: consecutive threads read consecutive columns,
@@ -236,6 +238,10 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
                 if (slot[j] >= 0) tile[slot[j]] = value[j];
             }
         }
+    }
+    if (tid < taps) filter_s[tid] = first_tap;
+    for (int t = tid + threads; t < taps; t += threads) {  // K² > threads: 8 × 8 blocks, K ≥ 9
+        filter_s[t] = filt[conv_filter_index(t / K, t % K, K, flip)];
     }
     __syncthreads();
 
