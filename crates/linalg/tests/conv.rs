@@ -32,14 +32,16 @@ fn run_seed() -> u64 {
     seed
 }
 
-fn gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
-}
-
-/// One handle for all proptest cases (one module store: kernels load once).
+/// One handle for every test of this binary: one module store, so each
+/// conv module is compiled (or read from the disk cache) once, not once per
+/// test thread. Tests share its stream; each waits for its own results.
 fn shared_gpu() -> &'static Gpu {
     static GPU: std::sync::OnceLock<Gpu> = std::sync::OnceLock::new();
-    GPU.get_or_init(gpu)
+    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
+}
+
+fn gpu() -> Gpu {
+    shared_gpu().clone()
 }
 
 /// Test inputs: floats in [−1, 1), integers in [−100, 100) (sums stay far
