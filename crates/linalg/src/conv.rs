@@ -219,8 +219,9 @@ pub const TILED_SPECIALISED_MAX_K: usize = 7;
 /// `TiledHalo` tuning per element type. Not yet measured on the H100: chosen
 /// from register budgets (blocks of up to 1024 threads allow 64 registers per
 /// thread: `R` accumulators + `K` row values + `K²` filter registers must fit;
-/// checked with `cuobjdump -res-usage` on the NVRTC 13.0 sm_90 cubin: no
-/// spills except 3 registers in K = 5 for 4-byte types) and so that with the
+/// checked with `cuobjdump -res-usage` on the NVRTC 13.0 sm_90 cubin, with
+/// `load_batch` 8 at the time: no spills except 3 registers in K = 5 for
+/// 4-byte types) and so that with the
 /// default 32 × 8 block one batch of loads covers a K ≤ 5 tile (`load_batch`
 /// ≥ tile elements / 256 threads: 66·34/256 ≈ 8.8 for f32, K = 3), to be
 /// revisited with the measured `docs/results/conv.csv`.
