@@ -98,16 +98,23 @@ fn check_host_matvec<T: MatvecElement>(
 }
 
 /// `aᵀ` for a row-major `rows × cols` matrix: a row-major `cols × rows`
-/// matrix.
-pub fn transpose<T: Copy>(a: &[T], rows: usize, cols: usize) -> Result<Vec<T>> {
+/// matrix. Walks 32 × 32 blocks so both sides stay in cache.
+pub fn transpose<T: Copy + Default>(a: &[T], rows: usize, cols: usize) -> Result<Vec<T>> {
+    const BLOCK: usize = 32;
     let len = rows
         .checked_mul(cols)
         .filter(|_| rows > 0 && cols > 0)
         .ok_or_else(|| Error::Shape(format!("transpose: {rows}×{cols} is not a matrix")))?;
     Error::check_len("host matrix data", len, a.len())?;
-    let mut out = Vec::with_capacity(len);
-    for c in 0..cols {
-        out.extend((0..rows).map(|r| a[r * cols + c]));
+    let mut out = vec![T::default(); len];
+    for r0 in (0..rows).step_by(BLOCK) {
+        for c0 in (0..cols).step_by(BLOCK) {
+            for r in r0..(r0 + BLOCK).min(rows) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    out[c * rows + r] = a[r * cols + c];
+                }
+            }
+        }
     }
     Ok(out)
 }
