@@ -408,10 +408,11 @@ mod tests {
         );
     }
 
-    /// Compiles a sample of the modules (both status encodings, a
-    /// non-commutative custom operator, both tunings) for sm_80 and sm_90
-    /// and registers/spills aside checks the entries are there. The
-    /// workspace's kernel_compile test covers the whole catalog.
+    /// Compiles a sample of the modules (all six types, so both status
+    /// encodings and every shuffle overload; a non-commutative custom
+    /// operator; both tunings) for sm_80 and sm_90 and checks the entries
+    /// are there. The workspace's kernel_compile test covers the whole
+    /// catalog.
     #[test]
     fn sample_modules_compile_with_nvrtc() {
         use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
@@ -430,12 +431,23 @@ mod tests {
             "((((a & 0xffffffffull) * (b & 0xffffffffull)) & 0xffffffffull) | \
              ((((a >> 32) * (b & 0xffffffffull) + (b >> 32)) & 0xffffffffull) << 32))",
             1,
-            |a, b| a.wrapping_add(b),
+            |a, b| {
+                let m = (a as u32).wrapping_mul(b as u32);
+                let o = ((a >> 32) as u32)
+                    .wrapping_mul(b as u32)
+                    .wrapping_add((b >> 32) as u32);
+                ((o as u64) << 32) | m as u64
+            },
         )
         .unwrap();
         let mut modules = lookback_modules::<i32, _>(&Sum);
         modules.extend(lookback_modules::<f64, _>(&Max));
         modules.extend(lookback_modules::<u64, _>(&affine));
+        modules.extend(lookback_modules::<u32, _>(&gpu_core::Min));
+        modules.extend(lookback_modules::<i64, _>(&gpu_core::BitXor));
+        modules.extend(crate::reduce_then_scan::reduce_then_scan_modules::<i64, _>(
+            &Max,
+        ));
         modules.extend(crate::reduce_then_scan::reduce_then_scan_modules::<f32, _>(
             &Sum,
         ));
