@@ -30,9 +30,8 @@
 //   fence.acq_rel.gpu → ld.relaxed of the slot the status names (an acquire
 //   pattern). This is message passing with fences: if the reader observes
 //   the status, the writer's release pattern synchronises with the reader's
-//   acquire pattern, the value store
-//   happens before the value load, and as the slot is written once it reads
-//   exactly that value. Separate slots per status matter: with one value
+//   acquire pattern, so the value store happens before the value load, and
+//   as the slot is written once the load returns exactly that value. Separate slots per status matter: with one value
 //   slot, a reader that saw AGGREGATE could read the later PREFIX value.
 //   (CUB uses one 16-byte {status, value} vector access here; the PTX model
 //   does not promise that vector accesses are single-copy atomic, so we do
