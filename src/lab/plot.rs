@@ -361,15 +361,18 @@ pub fn format_count(x: f64) -> String {
     if rounded >= 1.0 && (rounded as u64).is_power_of_two() && (rounded - x).abs() < 1e-6 * x {
         return format!("2^{}", (rounded as u64).trailing_zeros());
     }
-    if x >= 1e9 {
-        format!("{:.3}G", x / 1e9)
+    let (value, unit) = if x >= 1e9 {
+        (x / 1e9, "G")
     } else if x >= 1e6 {
-        format!("{:.3}M", x / 1e6)
+        (x / 1e6, "M")
     } else if x >= 1e3 {
-        format!("{:.3}k", x / 1e3)
+        (x / 1e3, "k")
     } else {
-        format!("{x:.0}")
-    }
+        (x, "")
+    };
+    let text = format!("{value:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
 }
 
 #[cfg(test)]
@@ -421,7 +424,9 @@ mod tests {
         assert_eq!(p[0], Path::new("out/scan-time.svg"));
         assert_eq!(p[3], Path::new("out/scan-gbps.png"));
         assert_eq!(format_count(268_435_456.0), "2^28");
-        assert_eq!(format_count(167_772_160.0), "167.772M");
+        assert_eq!(format_count(167_772_160.0), "167.77M");
+        assert_eq!(format_count(10_000.0), "10k");
+        assert_eq!(format_count(1_000_000.0), "1M");
         assert_eq!(format_count(100.0), "100");
         assert_eq!(dash_points(1.0, 100.0, 2).len(), 4);
     }
@@ -448,6 +453,8 @@ mod tests {
         let png = std::fs::read(&written[1]).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         assert!(plot_records(&dir.join("none"), "none", &[], None).is_err());
-        let _ = std::fs::remove_dir_all(&dir);
+        if std::env::var_os("PARPRIMS_KEEP_PLOTS").is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }

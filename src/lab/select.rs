@@ -97,7 +97,8 @@ impl Selection {
         Ok(out)
     }
 
-    /// Methods: `--algos` matched case-insensitively against `names`, else
+    /// Methods: `--algos` matched against `names` ignoring case, `-`, `_`
+    /// and `/` (so `decoupled-lookback` finds `DecoupledLookback`), else
     /// all of `default`. Returns indices into `names`.
     pub fn algos(&self, names: &[String], default: &[usize]) -> Result<Vec<usize>> {
         let Some(text) = &self.algos else {
@@ -107,7 +108,7 @@ impl Selection {
         for wanted in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let index = names
                 .iter()
-                .position(|n| n.eq_ignore_ascii_case(wanted))
+                .position(|n| normalise(n) == normalise(wanted))
                 .ok_or_else(|| {
                     Error::invalid(
                         "algos",
@@ -123,6 +124,14 @@ impl Selection {
         }
         Ok(out)
     }
+}
+
+/// A method name without case and separators.
+pub fn normalise(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '/' | ' '))
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 #[cfg(test)]
@@ -148,6 +157,16 @@ mod tests {
         );
         let names: Vec<String> = ["Blelloch", "Global", "Tuned"].map(String::from).to_vec();
         assert_eq!(sel.algos(&names, &[0]).unwrap(), vec![0, 2]);
+        let kebab = Selection {
+            algos: Some("decoupled-lookback".into()),
+            ..Selection::default()
+        };
+        assert_eq!(
+            kebab
+                .algos(&["Blelloch".into(), "DecoupledLookback".into()], &[0])
+                .unwrap(),
+            vec![1]
+        );
     }
 
     #[test]

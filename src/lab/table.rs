@@ -59,6 +59,15 @@ impl Row {
         }
     }
 
+    /// The row with `check()` as its check, if it ran (a row that failed
+    /// keeps its failure).
+    pub fn checked_by(mut self, check: impl FnOnce() -> Check) -> Row {
+        if self.ms.is_some() {
+            self.check = check();
+        }
+        self
+    }
+
     /// GB/s at the median time from the declared bytes.
     pub fn gbps(&self) -> Option<f64> {
         self.ms

@@ -11,7 +11,9 @@ use super::progress::Progress;
 use super::select::Selection;
 use super::{Lab, Row};
 
+pub mod compact;
 pub mod copy;
+pub mod scan;
 
 /// A primitive's entry points.
 #[derive(Clone, Copy)]
@@ -33,10 +35,27 @@ pub struct Primitive {
 
 /// Every primitive the runner drives, in table order.
 pub fn registry() -> Vec<Primitive> {
-    vec![copy::PRIMITIVE]
+    vec![scan::PRIMITIVE, compact::PRIMITIVE, copy::PRIMITIVE]
 }
 
 /// The primitive called `name`.
 pub fn find(name: &str) -> Option<Primitive> {
     registry().into_iter().find(|p| p.name == name)
+}
+
+/// Calls `$f::<T>(args…)` with `T` the Rust type of the run-time
+/// [`gpu_core::ElementType`] `$t`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_element_type {
+    ($t:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $t {
+            $crate::gpu_core::ElementType::I32 => $f::<i32>($($arg),*),
+            $crate::gpu_core::ElementType::U32 => $f::<u32>($($arg),*),
+            $crate::gpu_core::ElementType::I64 => $f::<i64>($($arg),*),
+            $crate::gpu_core::ElementType::U64 => $f::<u64>($($arg),*),
+            $crate::gpu_core::ElementType::F32 => $f::<f32>($($arg),*),
+            $crate::gpu_core::ElementType::F64 => $f::<f64>($($arg),*),
+        }
+    };
 }

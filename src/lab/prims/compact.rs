@@ -1,0 +1,492 @@
+//! The compaction lab: keep the items whose flag is non-zero (50 % random
+//! byte flags), and keep the items a comparison predicate accepts (`x > 0`,
+//! no flags array), with the CPU straight filter, the CPU map/scan/scatter
+//! of the lab, three-pass on the GPU with each scan algorithm, and the
+//! single-pass kernel.
+//!
+//! Bytes moved are the compact crate's declaration
+//! ([`compact::bytes_moved`]): n items read (plus n flag bytes by flags) and
+//! `kept` items written, i.e. 5n + 4·kept and 4n + 4·kept for `i32`.
+
+use gpu_core::bench::Repetitions;
+use gpu_core::{DeviceBuffer, Element, ElementType, Gpu, Result};
+
+use compact::{CompactAlgorithm, Predicate};
+
+use crate::lab::check::{compare, compare_count, Check};
+use crate::lab::inputs::{derive_seed, flags, values};
+use crate::lab::progress::Progress;
+use crate::lab::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::lab::select::Selection;
+use crate::lab::{Lab, Row};
+use crate::with_element_type;
+
+use super::Primitive;
+
+/// The compaction's entry points.
+pub const PRIMITIVE: Primitive = Primitive {
+    name: "compact",
+    validate,
+    bench,
+    tour,
+    cpu,
+};
+
+/// Density of the random flags: the 50 %.
+pub const KEEP: f64 = 0.5;
+
+/// Every element type compaction takes.
+pub const TYPES: [ElementType; 6] = ElementType::ALL;
+
+/// The benchmark's default sizes (the headline 2^28 and 5/8 of it among them).
+pub const BENCH_SIZES: [usize; 7] = [
+    1 << 16,
+    1 << 20,
+    (1 << 20) / 8 * 5,
+    1 << 24,
+    (1 << 24) / 8 * 5,
+    1 << 28,
+    (1 << 28) / 8 * 5,
+];
+
+/// The tour's size.
+pub const TOUR_SIZE: usize = 1 << 24;
+
+/// How items are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `select_flagged`: a byte flag per item.
+    Flagged,
+    /// `select_if(x > 0)`: a comparison in registers, no flags array.
+    IfPositive,
+}
+
+impl Mode {
+    fn prefix(self) -> &'static str {
+        match self {
+            Mode::Flagged => "select_flagged",
+            Mode::IfPositive => "select_if(x>0)",
+        }
+    }
+}
+
+/// The GPU methods: `ThreePass` with each scan algorithm, then `SinglePass`.
+pub fn methods() -> Vec<CompactAlgorithm> {
+    CompactAlgorithm::all()
+}
+
+/// The name a method has in tables and CSV: `select_flagged/SinglePass`,
+/// `select_if(x>0)/ThreePass/Blelloch`.
+pub fn method_name(mode: Mode, algorithm: CompactAlgorithm) -> String {
+    let algorithm = match algorithm {
+        CompactAlgorithm::ThreePass { scan } => format!("ThreePass/{scan:?}"),
+        CompactAlgorithm::SinglePass => "SinglePass".to_owned(),
+    };
+    format!("{}/{algorithm}", mode.prefix())
+}
+
+/// What a compaction run covers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactPlan {
+    /// Element counts.
+    pub sizes: Vec<usize>,
+    /// Element types.
+    pub types: Vec<ElementType>,
+    /// (mode, algorithm) pairs.
+    pub methods: Vec<(Mode, CompactAlgorithm)>,
+    /// Time the two CPU references as rows of their own.
+    pub cpu_rows: bool,
+}
+
+impl CompactPlan {
+    /// Every (mode, algorithm) pair, flags first.
+    pub fn all_methods() -> Vec<(Mode, CompactAlgorithm)> {
+        let mut all: Vec<(Mode, CompactAlgorithm)> =
+            methods().into_iter().map(|a| (Mode::Flagged, a)).collect();
+        all.extend(methods().into_iter().map(|a| (Mode::IfPositive, a)));
+        all
+    }
+
+    /// A plan from a selection, validated without a GPU. `--algos` takes
+    /// full names (`select_flagged/SinglePass`) or algorithm names
+    /// (`SinglePass`, `ThreePass/Blelloch`) for both modes.
+    pub fn from_selection(
+        selection: &Selection,
+        default_sizes: &[usize],
+        default_types: &[ElementType],
+    ) -> Result<CompactPlan> {
+        let all = Self::all_methods();
+        let methods = match &selection.algos {
+            None => all,
+            Some(_) => {
+                // Names with and without the mode prefix, each pointing at
+                // the pairs it stands for.
+                let mut names: Vec<String> = all.iter().map(|(m, a)| method_name(*m, *a)).collect();
+                let short: Vec<String> = methods()
+                    .iter()
+                    .map(|a| {
+                        method_name(Mode::Flagged, *a)
+                            .trim_start_matches("select_flagged/")
+                            .to_owned()
+                    })
+                    .collect();
+                names.extend(short.iter().cloned());
+                let indices: Vec<usize> = (0..names.len()).collect();
+                let mut chosen = Vec::new();
+                for index in selection.algos(&names, &indices)? {
+                    let pairs: Vec<(Mode, CompactAlgorithm)> = if index < all.len() {
+                        vec![all[index]]
+                    } else {
+                        let algorithm = methods()[index - all.len()];
+                        vec![(Mode::Flagged, algorithm), (Mode::IfPositive, algorithm)]
+                    };
+                    for pair in pairs {
+                        if !chosen.contains(&pair) {
+                            chosen.push(pair);
+                        }
+                    }
+                }
+                chosen
+            }
+        };
+        Ok(CompactPlan {
+            sizes: selection.counts(default_sizes)?,
+            types: selection.types(default_types, &TYPES)?,
+            methods,
+            cpu_rows: false,
+        })
+    }
+
+    /// Table rows the plan makes.
+    pub fn cases(&self) -> u64 {
+        let cpu = if self.cpu_rows { 2 } else { 0 };
+        (self.sizes.len() * self.types.len() * (self.methods.len() + cpu)) as u64
+    }
+}
+
+/// Bytes a select of `n` items keeping `kept` moves.
+pub fn bytes<T: Element>(mode: Mode, n: usize, kept: usize) -> f64 {
+    compact::bytes_moved(n, kept, T::BYTES, mode == Mode::Flagged) as f64
+}
+
+/// The lab's inputs for one size: values, flags, and both expected outputs.
+struct Inputs<T: Element> {
+    values: Vec<T>,
+    flags: Vec<u8>,
+    by_flags: Vec<T>,
+    by_predicate: Vec<T>,
+}
+
+fn predicate<T: Element>() -> Predicate<T> {
+    Predicate::Gt(T::zero())
+}
+
+struct CompactCase<'a, T: Element> {
+    mode: Mode,
+    algorithm: CompactAlgorithm,
+    predicate: Predicate<T>,
+    expected: &'a [T],
+    n: usize,
+    input: &'a DeviceBuffer<T>,
+    flags: &'a DeviceBuffer<u8>,
+    output: DeviceBuffer<T>,
+    count: DeviceBuffer<u64>,
+}
+
+impl<T: Element> GpuCase for CompactCase<'_, T> {
+    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
+        self.output.view_mut().fill(gpu, T::poison())?;
+        self.count.view_mut().fill(gpu, u64::MAX)
+    }
+    fn run(&mut self, gpu: &Gpu) -> Result<()> {
+        match self.mode {
+            Mode::Flagged => compact::select_flagged_into(
+                gpu,
+                self.input.view(),
+                self.flags.view(),
+                self.output.view_mut(),
+                self.count.view_mut(),
+                self.algorithm,
+            ),
+            Mode::IfPositive => compact::select_if_into(
+                gpu,
+                self.input.view(),
+                &self.predicate,
+                self.output.view_mut(),
+                self.count.view_mut(),
+                self.algorithm,
+            ),
+        }
+    }
+    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
+        let count = self.count.to_host(gpu)?[0];
+        let counted = compare_count(count as usize, self.expected.len());
+        if counted.failed() || count as usize > self.n {
+            return Ok(counted);
+        }
+        let kept = self.output.slice(..count as usize)?.to_host(gpu)?;
+        Ok(compare(&kept, self.expected, 1))
+    }
+}
+
+fn make_inputs<T: Element>(n: usize, seed: u64, stream: u64) -> Result<Inputs<T>> {
+    let values = values::<T>(n, derive_seed(seed, stream));
+    let flags = flags(n, derive_seed(seed, stream ^ 0xf1a9), KEEP);
+    let by_flags = compact::cpu::select_flagged(&values, &flags)?;
+    let by_predicate = compact::cpu::select_if(&values, &predicate::<T>());
+    Ok(Inputs {
+        values,
+        flags,
+        by_flags,
+        by_predicate,
+    })
+}
+
+/// The two CPU methods of the lab on flags, timed; each checked against the
+/// other (two independent routes to the same output).
+fn cpu_method_rows<T: Element>(inputs: &Inputs<T>, reps: Repetitions) -> Vec<Row> {
+    let n = inputs.values.len();
+    let kept = inputs.by_flags.len();
+    let shape = n.to_string();
+    let mut filtered = Vec::new();
+    let spec = Spec::new(
+        "compact",
+        "select_flagged/cpu filter",
+        T::SUFFIX,
+        shape.clone(),
+        bytes::<T>(Mode::Flagged, n, kept),
+    );
+    let filter = measure_cpu(&spec, reps, || {
+        filtered = compact::cpu::select_flagged(&inputs.values, &inputs.flags)?;
+        Ok(())
+    });
+    let mut scattered = Vec::new();
+    let spec = Spec::new(
+        "compact",
+        "select_flagged/cpu map-scan-scatter",
+        T::SUFFIX,
+        shape,
+        bytes::<T>(Mode::Flagged, n, kept),
+    );
+    let with_scan = measure_cpu(&spec, reps, || {
+        scattered = compact::cpu::map_scan_scatter_flagged(&inputs.values, &inputs.flags)?;
+        Ok(())
+    });
+    let agree = compare(&scattered, &filtered, 1);
+    let density = kept as f64 / n.max(1) as f64;
+    let plausible = if n >= 10_000 && (density - KEEP).abs() > 0.05 {
+        Check::Fail(format!("kept {density:.3} of the items, flags were {KEEP}"))
+    } else {
+        Check::Pass
+    };
+    vec![
+        filter.checked_by(|| plausible.clone().and(agree.clone())),
+        with_scan.checked_by(|| plausible.and(agree)),
+    ]
+}
+
+fn run_size<T: Element>(
+    lab: &Lab,
+    plan: &CompactPlan,
+    n: usize,
+    stream: u64,
+    progress: &Progress,
+) -> Vec<Row> {
+    let t = T::SUFFIX;
+    progress.start(&format!("compact {t} {n}: inputs and CPU references"));
+    let fail_all = |error: &gpu_core::Error| -> Vec<Row> {
+        plan.methods
+            .iter()
+            .map(|(mode, algorithm)| {
+                progress.step();
+                Spec::new(
+                    "compact",
+                    method_name(*mode, *algorithm),
+                    t,
+                    n.to_string(),
+                    0.0,
+                )
+                .failed_row(error)
+            })
+            .collect()
+    };
+    let inputs = match make_inputs::<T>(n, lab.seed(), stream) {
+        Ok(inputs) => inputs,
+        Err(error) => return fail_all(&error),
+    };
+    let mut rows = Vec::new();
+    if plan.cpu_rows {
+        rows.extend(cpu_method_rows(&inputs, lab.cpu_reps()));
+        progress.step();
+        progress.step();
+    }
+    let gpu = lab.gpu();
+    let uploaded = DeviceBuffer::from_host(gpu, &inputs.values)
+        .and_then(|input| Ok((input, DeviceBuffer::from_host(gpu, &inputs.flags)?)));
+    let (input, flags) = match uploaded {
+        Ok(buffers) => buffers,
+        Err(error) => {
+            rows.extend(fail_all(&error));
+            return rows;
+        }
+    };
+    for &(mode, algorithm) in &plan.methods {
+        let method = method_name(mode, algorithm);
+        progress.start(&format!("compact {t} {n}: {method}"));
+        let expected: &[T] = match mode {
+            Mode::Flagged => &inputs.by_flags,
+            Mode::IfPositive => &inputs.by_predicate,
+        };
+        let spec = Spec::new(
+            "compact",
+            method,
+            t,
+            n.to_string(),
+            bytes::<T>(mode, n, expected.len()),
+        );
+        let case = DeviceBuffer::<T>::poisoned(gpu, n).and_then(|output| {
+            Ok(CompactCase {
+                mode,
+                algorithm,
+                predicate: predicate::<T>(),
+                expected,
+                n,
+                input: &input,
+                flags: &flags,
+                output,
+                count: DeviceBuffer::<u64>::zeros(gpu, 1)?,
+            })
+        });
+        rows.push(measure_gpu(lab, &spec, case, false));
+        progress.step();
+    }
+    rows
+}
+
+/// Runs a plan: for each type and size, fresh values and flags, the CPU
+/// references (rows if asked), then every method.
+pub fn run(lab: &Lab, plan: &CompactPlan, progress: &Progress) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut stream = 0xc0_0000;
+    for &t in &plan.types {
+        for &n in &plan.sizes {
+            stream += 1;
+            rows.extend(with_element_type!(
+                t,
+                run_size(lab, plan, n, stream, progress)
+            ));
+        }
+    }
+    rows
+}
+
+fn validate(selection: &Selection) -> Result<u64> {
+    Ok(CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])?.cases())
+}
+
+fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
+    let plan = CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])?;
+    Ok(run(lab, &plan, progress))
+}
+
+/// The tour: both CPU methods, every algorithm on flags, and the default
+/// (single-pass) and the lab's (three-pass, Blelloch) with the predicate.
+fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
+    let mut methods: Vec<(Mode, CompactAlgorithm)> =
+        methods().into_iter().map(|a| (Mode::Flagged, a)).collect();
+    methods.push((
+        Mode::IfPositive,
+        CompactAlgorithm::ThreePass {
+            scan: scan::ScanAlgorithm::Blelloch,
+        },
+    ));
+    methods.push((Mode::IfPositive, CompactAlgorithm::SinglePass));
+    let plan = CompactPlan {
+        sizes: vec![TOUR_SIZE],
+        types: vec![ElementType::I32],
+        methods,
+        cpu_rows: true,
+    };
+    run(lab, &plan, progress)
+}
+
+/// The two CPU methods at `n`, timed and checked against each other.
+pub fn cpu_rows(n: usize, seed: u64, reps: Repetitions) -> Vec<Row> {
+    match make_inputs::<i32>(n, seed, 0xc0_0001) {
+        Ok(inputs) => cpu_method_rows(&inputs, reps),
+        Err(error) => {
+            vec![Spec::new("compact", "cpu", "i32", n.to_string(), 0.0).failed_row(&error)]
+        }
+    }
+}
+
+fn cpu(seed: u64, reps: Repetitions) -> Vec<Row> {
+    cpu_rows(TOUR_SIZE, seed, reps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_and_names() {
+        let plan =
+            CompactPlan::from_selection(&Selection::default(), &BENCH_SIZES, &[ElementType::I32])
+                .unwrap();
+        assert_eq!(plan.methods.len(), 2 * methods().len());
+        assert_eq!(
+            method_name(Mode::Flagged, CompactAlgorithm::SinglePass),
+            "select_flagged/SinglePass"
+        );
+        let short = Selection {
+            algos: Some("SinglePass".into()),
+            ..Selection::default()
+        };
+        let plan = CompactPlan::from_selection(&short, &[10], &[ElementType::I32]).unwrap();
+        assert_eq!(
+            plan.methods,
+            vec![
+                (Mode::Flagged, CompactAlgorithm::SinglePass),
+                (Mode::IfPositive, CompactAlgorithm::SinglePass)
+            ]
+        );
+        let full = Selection {
+            algos: Some("select_flagged/ThreePass/Blelloch".into()),
+            ..Selection::default()
+        };
+        let plan = CompactPlan::from_selection(&full, &[10], &[ElementType::I32]).unwrap();
+        assert_eq!(plan.methods.len(), 1);
+        let bad = Selection {
+            algos: Some("TwoPass".into()),
+            ..Selection::default()
+        };
+        assert!(CompactPlan::from_selection(&bad, &[10], &[ElementType::I32]).is_err());
+    }
+
+    #[test]
+    fn headline_bytes() {
+        let n = 1usize << 28;
+        assert_eq!(
+            bytes::<i32>(Mode::Flagged, n, n / 2),
+            (5 * n + 4 * (n / 2)) as f64
+        );
+        assert_eq!(
+            bytes::<i32>(Mode::IfPositive, n, n / 2),
+            (4 * n + 4 * (n / 2)) as f64
+        );
+    }
+
+    #[test]
+    fn cpu_methods_agree() {
+        let rows = cpu_rows(
+            100_003,
+            5,
+            Repetitions {
+                warmup: 0,
+                timed: 1,
+            },
+        );
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.check.passed()), "{rows:?}");
+    }
+}
