@@ -9,15 +9,15 @@ use std::fmt;
 /// | variant | work | steps (barriers / launches) | bytes moved | launches | shared memory per block | deterministic |
 /// |---|---|---|---|---|---|---|
 /// | `HillisSteeleGlobal` | n log n | ⌈log2 n⌉ launches | ≈ 3n·s per step | ⌈log2 n⌉ | none | yes |
-/// | `HillisSteele` | n log T | log2 T barriers per tile | ≈ 4n·s | 2·levels | 2T·s | yes |
-/// | `Blelloch` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels | T·s | yes |
-/// | `BlellochPadded` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels | (T + T/32)·s | yes |
-/// | `DecoupledLookback` | n | one pass | ≈ 2n·s | 1 (+1 to reset tile states) | see `lookback.rs` | **not for floats** |
-/// | `ReduceThenScan` | ≈ 2n | three passes | ≈ 3n·s | 3 | see `reduce_then_scan.rs` | yes |
+/// | `HillisSteele` | n log T | log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | 2T·s | yes |
+/// | `Blelloch` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | T·s | yes |
+/// | `BlellochPadded` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | (T + T/32)·s | yes |
+/// | `DecoupledLookback` | ≈ 2n | one pass | ≈ 2n·s | 1 (+ a memset of the tile states) | see `lookback.rs` | **not for floats** |
+/// | `ReduceThenScan` | ≈ 3n | three passes per level | ≈ 3n·s | 3 for n ≤ T² (+2 per further level) | see `reduce_then_scan.rs` | yes |
 ///
 /// "levels" is the number of recursion levels of the multi-block driver:
 /// ⌈log_T n⌉ (2 for n ≤ T², 3 for n ≤ T³, …); each level is one block-scan
-/// launch and, below the top, one uniform-add launch.
+/// launch and, below the top, one uniform-add launch: 2·levels − 1 launches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ScanAlgorithm {
     /// Hillis–Steele with one launch per step, ping-ponging between two
@@ -55,8 +55,9 @@ pub enum ScanAlgorithm {
     DecoupledLookback,
     /// Reduce, then scan: per-tile totals, a scan of the totals, then a
     /// scan of each tile seeded with its prefix. ≈ 3n elements of traffic,
-    /// three launches, a fixed combination order: the run-to-run
+    /// a fixed combination order: the run-to-run
     /// deterministic choice for floats. Block size is its own tuning.
+    /// (Launches: 2 per recursion level + 1, so 3 for n ≤ tile².)
     ReduceThenScan,
     /// The library's choice (the default): currently
     /// [`ScanAlgorithm::DecoupledLookback`].
