@@ -77,11 +77,6 @@ fn suite<T: Element, O: Operator<T>>(algorithm: ScanAlgorithm, op: &O) {
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{algorithm} {} {}: {e}", T::SUFFIX, op.name()));
-    eprintln!(
-        "{algorithm} {} {}: seed {seed:#x} passed",
-        T::SUFFIX,
-        op.name()
-    );
 }
 
 /// `#[test]` functions running [`suite`] for `ALGORITHM` (a constant of the

@@ -15,7 +15,8 @@ pub fn gpu() -> &'static Gpu {
     GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
 }
 
-/// A fresh seed per run, printed so that a failure can be replayed.
+/// A fresh seed per run, printed (to the captured output a failing test
+/// shows) so that a failure can be replayed.
 pub fn fresh_seed(what: &str) -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -23,7 +24,10 @@ pub fn fresh_seed(what: &str) -> u64 {
         .unwrap_or(0x5eed);
     let mut hash = gpu_core::kernel::Fnv64::new();
     hash.write(what.as_bytes());
-    nanos ^ hash.finish()
+    let seed = nanos ^ hash.finish();
+    // Shown with a failing test's output, so the case can be replayed.
+    eprintln!("{what}: seed {seed:#x}");
+    seed
 }
 
 /// A random value for a test input. Integers: any bit pattern (sums wrap).
