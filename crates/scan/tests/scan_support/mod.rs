@@ -3,16 +3,20 @@
 //! reference, and one case run in every calling mode.
 #![allow(dead_code)]
 
-use std::sync::OnceLock;
-
 use gpu_core::rng::SplitMix64;
 use gpu_core::{CustomOp, DeviceBuffer, Element, Gpu, Operator};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
-/// One device handle for the whole test binary (so modules load once).
+/// The device handle of the calling test thread (each test runs on its own
+/// thread). One handle per test rather than per binary: a handle's module
+/// store compiles under a lock, so separate handles let the tests compile
+/// their modules in parallel. Leaked on purpose (a few hundred handles on
+/// the same primary context, one stream each).
 pub fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
+    thread_local! {
+        static GPU: &'static Gpu = Box::leak(Box::new(Gpu::new(0).expect("a CUDA GPU")));
+    }
+    GPU.with(|gpu| *gpu)
 }
 
 /// A fresh seed per run, printed (to the captured output a failing test
