@@ -1,6 +1,6 @@
-//! Compiles a representative slice of the scan modules with NVRTC (no GPU
-//! needed): every algorithm family for a few type × operator pairs and a
-//! custom operator, and checks the entry names. The workspace's
+//! Compiles a representative slice of the scan modules with NVRTC for sm_80
+//! and sm_90 (no GPU needed): every algorithm family for a few type ×
+//! operator pairs and a custom operator, and checks the entry names. The workspace's
 //! `tests/kernel_compile.rs` compiles the whole catalog; this is the quick
 //! check for this crate. Skips (passes) without NVRTC unless
 //! PARPRIMS_REQUIRE_NVRTC=1.
@@ -23,13 +23,15 @@ fn nvrtc_or_skip() -> bool {
 
 fn compile_all(modules: &[ModuleSource]) {
     for module in modules {
-        let cubin = compile_cubin(module, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-        for entry in module.entries() {
-            assert!(
-                cubin_defines(&cubin, entry),
-                "{entry} missing from {}",
-                module.name()
-            );
+        for arch in ["sm_80", "sm_90"] {
+            let cubin = compile_cubin(module, arch).unwrap_or_else(|e| panic!("{e}"));
+            for entry in module.entries() {
+                assert!(
+                    cubin_defines(&cubin, entry),
+                    "{arch}: {entry} missing from {}",
+                    module.name()
+                );
+            }
         }
     }
 }
