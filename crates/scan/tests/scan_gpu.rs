@@ -286,3 +286,35 @@ fn wrapping_sum_op() -> gpu_core::CustomOp<i32> {
     })
     .expect("a valid custom operator")
 }
+
+/// Small cases for compute-sanitizer (memcheck, racecheck, synccheck; see
+/// docs/scan.md): every algorithm, inclusive and exclusive, out of place and
+/// in place, at lengths with three recursion levels for the teaching
+/// variants (block 32: tile 64, n = 64² + 65; and the default block 512:
+/// tile 1024, n = 1024² + 1025) and several tiles for the single-pass ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sanitizer_cases() {
+    let seed = fresh_seed("sanitizer");
+    for algorithm in ScanAlgorithm::ALL {
+        let mut cases: Vec<(ScanOptions, usize)> = Vec::new();
+        if algorithm.takes_block_threads() {
+            cases.push((
+                ScanOptions::new(algorithm).with_block_threads(32),
+                64 * 64 + 65,
+            ));
+            cases.push((ScanOptions::new(algorithm), 1024 * 1024 + 1025));
+        } else {
+            cases.push((ScanOptions::new(algorithm), 5 * 4096 + 3));
+            cases.push((ScanOptions::new(algorithm), 300_007));
+        }
+        for (options, n) in cases {
+            let input: Vec<i32> = random_input(n, seed ^ n as u64, &Sum);
+            let device = DeviceBuffer::from_host(gpu(), &input).unwrap();
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial: 9 }] {
+                run_case(&device, &input, &Sum, kind, &options, Mode::Into);
+                run_case(&device, &input, &Sum, kind, &options, Mode::InPlace);
+            }
+        }
+    }
+}
