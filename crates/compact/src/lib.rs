@@ -18,7 +18,7 @@
 //! | algorithm ([`CompactAlgorithm`]) | how | global bytes (select by flags, n items of s bytes, k kept) |
 //! |---|---|---|
 //! | `SinglePass` (default) | one kernel: keep masks in registers, block scan of popcounts, decoupled look-back over tile counts, staged coalesced writes | n·s + n + k·s |
-//! | `ThreePass { scan }` | map to 0/1 marks, exclusive scan (any [`ScanAlgorithm`]), scatter: the lab's method | n + 2n·c + scan + n·s + k·s (c = 4, or 8 past 2^32 items) |
+//! | `ThreePass { scan }` | map to 0/1 marks, exclusive scan (any [`ScanAlgorithm`]), scatter: the lab's method | n + 3n·c + n·s + k·s + the scan's (c = 4, or 8 past 2^32 items) |
 //!
 //! Every element type (`i32 u32 i64 u64 f32 f64`), any length (64-bit
 //! indices and counts), n = 0 and all-rejected give an empty result.
