@@ -376,6 +376,27 @@ fn custom_predicates() {
             &format!("near {algorithm}"),
         );
     }
+    // Two predicates with the same name but different expressions are
+    // different modules (modules are keyed by their source).
+    let first = Predicate::Custom(
+        CustomPredicate::<i32>::new("same", "x % 3 == 0", |x| x % 3 == 0).expect("valid"),
+    );
+    let second =
+        Predicate::Custom(CustomPredicate::<i32>::new("same", "x < 0", |x| x < 0).expect("valid"));
+    check_predicate(
+        &gpu,
+        CompactAlgorithm::SinglePass,
+        &ints,
+        &first,
+        "same/first",
+    );
+    check_predicate(
+        &gpu,
+        CompactAlgorithm::SinglePass,
+        &ints,
+        &second,
+        "same/second",
+    );
 }
 
 #[test]
