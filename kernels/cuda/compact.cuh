@@ -19,9 +19,13 @@
 //     single volatile store publishes both (no fence needed between a flag
 //     and a separate value).
 //
-// This file duplicates a little of what a generic look-back header would
-// offer: compaction needs only u64 sums, and the packed word makes the
-// protocol simpler than a generic one over any T and operator.
+// This duplicates part of lookback.cuh (the scan's protocol, generic over T
+// and the operator), on purpose: compaction only ever sums u64 counts, so the
+// status fits in the two top bits of the count's own word, giving one 64-bit
+// access per tile where lookback.cuh needs split status/value arrays and
+// fences for 8-byte values. Volatile 64-bit accesses are relaxed, system-scope
+// and single-copy atomic in the PTX memory model, so a reader always sees a
+// (status, count) pair exactly as one writer stored it.
 #pragma once
 
 #define COMPACT_FULL_MASK 0xffffffffu
