@@ -92,6 +92,71 @@ mod tests {
         assert!(banks(true) >= 16, "{}", banks(true));
     }
 
+    /// Shared-memory wavefronts of one warp instruction whose lanes access
+    /// 4-byte words `addresses`: the most distinct words in any one bank.
+    fn wavefronts(addresses: impl Iterator<Item = u64>) -> u64 {
+        let mut per_bank: Vec<Vec<u64>> = vec![Vec::new(); 32];
+        for a in addresses {
+            let bank = &mut per_bank[(a % 32) as usize];
+            if !bank.contains(&a) {
+                bank.push(a);
+            }
+        }
+        per_bank.iter().map(|b| b.len() as u64).max().unwrap_or(0)
+    }
+
+    /// Wavefronts of the instructions issued by the first `active` threads.
+    fn instruction(active: u64, address: impl Fn(u64) -> u64) -> u64 {
+        (0..active)
+            .step_by(32)
+            .map(|w| wavefronts((w..(w + 32).min(active)).map(&address)))
+            .sum()
+    }
+
+    /// Shared-memory wavefronts one block of `threads` spends on a tile of
+    /// 4-byte elements, following scan_blelloch.cu access by access.
+    fn block_wavefronts(threads: u64, padded: bool) -> u64 {
+        let slot = |i: u64| if padded { i + (i >> LOG_NUM_BANKS) } else { i };
+        let tile = 2 * threads;
+        // Loads into shared memory and the final reads: positions t and t + B.
+        let mut total =
+            2 * (instruction(threads, |t| slot(t)) + instruction(threads, |t| slot(t + threads)));
+        let (mut stride, mut d) = (1u64, threads);
+        while d > 0 {
+            // s[right] = s[left] ⊕ s[right]: two reads, one write.
+            total += instruction(d, |t| slot(stride * (2 * t + 1) - 1));
+            total += 2 * instruction(d, |t| slot(stride * (2 * t + 2) - 1));
+            stride <<= 1;
+            d >>= 1;
+        }
+        d = 1;
+        while d < tile {
+            stride >>= 1;
+            // Two reads and two writes per active thread.
+            total += 2 * instruction(d, |t| slot(stride * (2 * t + 1) - 1));
+            total += 2 * instruction(d, |t| slot(stride * (2 * t + 2) - 1));
+            d <<= 1;
+        }
+        total
+    }
+
+    #[test]
+    fn padding_cuts_shared_memory_wavefronts() {
+        // 512 threads, a 1024-element tile: ≈ 1.37 wavefronts per element
+        // unpadded, ≈ 0.31 padded (docs/scan.md quotes these figures).
+        assert_eq!(block_wavefronts(512, false), 1401);
+        assert_eq!(block_wavefronts(512, true), 316);
+        for threads in [32, 64, 128, 256, 1024] {
+            let (plain, padded) = (
+                block_wavefronts(threads, false),
+                block_wavefronts(threads, true),
+            );
+            // Small tiles have few conflicting levels; large ones gain ~4×.
+            let gain = if threads >= 128 { 3 } else { 1 };
+            assert!(padded * gain < plain, "{threads}: {padded} vs {plain}");
+        }
+    }
+
     #[test]
     fn module_names_differ_from_plain_blelloch() {
         let m = BlellochPadded.module::<u32, _>(&Sum);
