@@ -12,8 +12,11 @@ use super::select::Selection;
 use super::{Lab, Row};
 
 pub mod compact;
+pub mod conv;
 pub mod copy;
+pub mod matvec;
 pub mod scan;
+pub mod transpose;
 
 /// A primitive's entry points.
 #[derive(Clone, Copy)]
@@ -35,7 +38,14 @@ pub struct Primitive {
 
 /// Every primitive the runner drives, in table order.
 pub fn registry() -> Vec<Primitive> {
-    vec![scan::PRIMITIVE, compact::PRIMITIVE, copy::PRIMITIVE]
+    vec![
+        scan::PRIMITIVE,
+        compact::PRIMITIVE,
+        transpose::PRIMITIVE,
+        matvec::PRIMITIVE,
+        conv::PRIMITIVE,
+        copy::PRIMITIVE,
+    ]
 }
 
 /// The primitive called `name`.

@@ -1,0 +1,486 @@
+//! The matrix–vector lab: `y = A·x` and `y = Aᵀ·x` with the CPU loop and
+//! every GPU algorithm of `linalg::matvec` (global, shared-memory tiles,
+//! tuned), plus cuBLAS `sgemv`/`dgemv` side by side when the `cublas`
+//! feature is on.
+//!
+//! Bytes moved: A, x and y once each, [`linalg::matvec_bytes_moved`] =
+//! (R·C + R + C)·size.
+
+use gpu_core::bench::Repetitions;
+use gpu_core::{DeviceBuffer, ElementType, Gpu, Result};
+use linalg::{Matrix, MatvecAlgorithm, MatvecElement, Transpose};
+
+use crate::lab::check::{compare, Check};
+use crate::lab::inputs::{derive_seed, values};
+use crate::lab::progress::Progress;
+use crate::lab::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::lab::select::Selection;
+use crate::lab::sizes::dims_shape;
+use crate::lab::{Lab, Row};
+
+use super::Primitive;
+
+/// The matvec's entry points.
+pub const PRIMITIVE: Primitive = Primitive {
+    name: "matvec",
+    validate,
+    bench,
+    tour,
+    cpu,
+};
+
+/// Element types matvec takes.
+pub const TYPES: [ElementType; 3] = [ElementType::F32, ElementType::F64, ElementType::I32];
+
+/// The benchmark's default shapes, up to the headline 16384².
+pub const BENCH_DIMS: [(usize, usize); 5] = [
+    (1024, 1024),
+    (4096, 4096),
+    (8192, 8192),
+    (10_000, 10_000),
+    (16_384, 16_384),
+];
+
+/// The lab's shapes (the example's default).
+pub const LAB_DIMS: [(usize, usize); 2] = [(1000, 1000), (10_000, 10_000)];
+
+/// The tour's shape.
+pub const TOUR_DIMS: (usize, usize) = (4096, 4096);
+
+/// A GPU method: ours, or cuBLAS's gemv (built with the `cublas` feature).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// A `linalg` algorithm.
+    Ours(MatvecAlgorithm),
+    /// `cublasSgemv` / `cublasDgemv` (floats only).
+    Cublas,
+}
+
+/// Every method this build has, ours first.
+pub fn methods() -> Vec<Method> {
+    let mut all: Vec<Method> = MatvecAlgorithm::all()
+        .into_iter()
+        .map(Method::Ours)
+        .collect();
+    if cfg!(feature = "cublas") {
+        all.push(Method::Cublas);
+    }
+    all
+}
+
+/// The name of a method (`Global`, `SharedTiled256`, `Tuned`, `cuBLAS`).
+pub fn method_base_name(method: Method) -> String {
+    match method {
+        Method::Ours(MatvecAlgorithm::SharedTiled { tile }) => format!("SharedTiled{tile}"),
+        Method::Ours(algorithm) => format!("{algorithm:?}"),
+        Method::Cublas => "cuBLAS".to_owned(),
+    }
+}
+
+/// The name a method has in tables and CSV: `Ax/Tuned`, `ATx/cuBLAS`.
+pub fn method_name(op: Transpose, method: Method) -> String {
+    format!("{}/{}", op.name(), method_base_name(method))
+}
+
+/// What a matvec run covers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatvecPlan {
+    /// `(rows, cols)` of A.
+    pub dims: Vec<(usize, usize)>,
+    /// Element types.
+    pub types: Vec<ElementType>,
+    /// Products.
+    pub ops: Vec<Transpose>,
+    /// GPU methods.
+    pub methods: Vec<Method>,
+    /// Time the CPU reference as a row.
+    pub cpu_row: bool,
+    /// Also time each method with its host↔device copies.
+    pub copies: bool,
+}
+
+impl MatvecPlan {
+    /// A plan from a selection, validated without a GPU. `--algos` takes
+    /// method names (`Tuned`, `SharedTiled256`, `cuBLAS`) for both products.
+    pub fn from_selection(
+        selection: &Selection,
+        default_dims: &[(usize, usize)],
+    ) -> Result<MatvecPlan> {
+        let all = methods();
+        let names: Vec<String> = all.iter().map(|m| method_base_name(*m)).collect();
+        let indices: Vec<usize> = (0..all.len()).collect();
+        let methods: Vec<Method> = selection
+            .algos(&names, &indices)?
+            .into_iter()
+            .map(|i| all[i])
+            .collect();
+        for method in &methods {
+            if let Method::Ours(algorithm) = method {
+                algorithm.validate()?;
+            }
+        }
+        let dims = selection.dims(default_dims)?;
+        for &(rows, cols) in &dims {
+            linalg::check_matvec_lengths(rows, cols, cols, rows, Transpose::No)?;
+        }
+        Ok(MatvecPlan {
+            dims,
+            types: selection.types(&[ElementType::F32], &TYPES)?,
+            ops: vec![Transpose::No, Transpose::Yes],
+            methods,
+            cpu_row: false,
+            copies: false,
+        })
+    }
+
+    /// Table rows the plan makes.
+    pub fn cases(&self) -> u64 {
+        (self.dims.len()
+            * self.types.len()
+            * self.ops.len()
+            * (self.methods.len() + usize::from(self.cpu_row))) as u64
+    }
+}
+
+/// Bytes a matvec of a `rows × cols` matrix of `T` moves.
+pub fn bytes<T: MatvecElement>(rows: usize, cols: usize) -> f64 {
+    linalg::matvec_bytes_moved(rows, cols, T::BYTES) as f64
+}
+
+/// cuBLAS's gemv for the element types it has.
+trait Gemv: MatvecElement {
+    #[cfg(feature = "cublas")]
+    fn gemv(
+        handle: &linalg::cublas_baseline::CublasHandle,
+        a: linalg::MatrixView<'_, Self>,
+        x: gpu_core::DeviceView<'_, Self>,
+        y: gpu_core::DeviceViewMut<'_, Self>,
+        op: Transpose,
+    ) -> Result<()>;
+}
+
+macro_rules! gemv {
+    ($t:ty, $f:ident) => {
+        impl Gemv for $t {
+            #[cfg(feature = "cublas")]
+            fn gemv(
+                handle: &linalg::cublas_baseline::CublasHandle,
+                a: linalg::MatrixView<'_, Self>,
+                x: gpu_core::DeviceView<'_, Self>,
+                y: gpu_core::DeviceViewMut<'_, Self>,
+                op: Transpose,
+            ) -> Result<()> {
+                linalg::cublas_baseline::$f(handle, a, x, y, op)
+            }
+        }
+    };
+}
+gemv!(f32, sgemv);
+gemv!(f64, dgemv);
+
+impl Gemv for i32 {
+    #[cfg(feature = "cublas")]
+    fn gemv(
+        _: &linalg::cublas_baseline::CublasHandle,
+        _: linalg::MatrixView<'_, Self>,
+        _: gpu_core::DeviceView<'_, Self>,
+        _: gpu_core::DeviceViewMut<'_, Self>,
+        _: Transpose,
+    ) -> Result<()> {
+        Err(gpu_core::Error::Unsupported(
+            "cuBLAS has no integer gemv".into(),
+        ))
+    }
+}
+
+struct MatvecCase<'a, T: Gemv> {
+    a_host: &'a [T],
+    expected: &'a [T],
+    terms: usize,
+    a: &'a mut Matrix<T>,
+    x: &'a DeviceBuffer<T>,
+    y: DeviceBuffer<T>,
+    downloaded: Vec<T>,
+    op: Transpose,
+    method: Method,
+    #[cfg(feature = "cublas")]
+    handle: Option<&'a linalg::cublas_baseline::CublasHandle>,
+}
+
+impl<T: Gemv> GpuCase for MatvecCase<'_, T> {
+    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
+        self.y.view_mut().fill(gpu, T::poison())
+    }
+    fn run(&mut self, gpu: &Gpu) -> Result<()> {
+        match self.method {
+            Method::Ours(algorithm) => linalg::matvec(
+                gpu,
+                self.a.view(),
+                self.x.view(),
+                self.y.view_mut(),
+                self.op,
+                algorithm,
+            ),
+            #[cfg(feature = "cublas")]
+            Method::Cublas => match self.handle {
+                Some(handle) => T::gemv(
+                    handle,
+                    self.a.view(),
+                    self.x.view(),
+                    self.y.view_mut(),
+                    self.op,
+                ),
+                None => Err(gpu_core::Error::Unsupported("no cuBLAS handle".into())),
+            },
+            #[cfg(not(feature = "cublas"))]
+            Method::Cublas => Err(gpu_core::Error::Unsupported(
+                "built without the cublas feature".into(),
+            )),
+        }
+    }
+    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
+        Ok(compare(&self.y.to_host(gpu)?, self.expected, self.terms))
+    }
+    fn run_with_copies(&mut self, gpu: &Gpu) -> Option<Result<()>> {
+        // The matrix is what costs: upload A, multiply, download y.
+        Some((|| {
+            self.a
+                .view_mut()
+                .data_mut()
+                .copy_from_host(gpu, self.a_host)?;
+            self.run(gpu)?;
+            self.downloaded.resize(self.expected.len(), T::zero());
+            self.y.view().copy_to_host(gpu, &mut self.downloaded)
+        })())
+    }
+    fn check_copies(&mut self) -> Check {
+        compare(&self.downloaded, self.expected, self.terms)
+    }
+}
+
+fn run_shape<T: Gemv>(
+    lab: &Lab,
+    plan: &MatvecPlan,
+    (rows, cols): (usize, usize),
+    stream: u64,
+    progress: &Progress,
+) -> Vec<Row> {
+    let t = T::SUFFIX;
+    let shape = dims_shape(rows, cols);
+    let mut out = Vec::new();
+    progress.start(&format!("matvec {t} {shape}: inputs"));
+    let a_host = values::<T>(rows * cols, derive_seed(lab.seed(), stream));
+    let gpu = lab.gpu();
+    let mut a = match Matrix::from_host(gpu, rows, cols, &a_host) {
+        Ok(a) => Some(a),
+        Err(error) => {
+            out.push(Spec::new("matvec", "upload A", t, shape.clone(), 0.0).failed_row(&error));
+            None
+        }
+    };
+    #[cfg(feature = "cublas")]
+    let handle = if plan.methods.contains(&Method::Cublas) && T::IS_FLOAT {
+        linalg::cublas_baseline::CublasHandle::new(gpu).ok()
+    } else {
+        None
+    };
+    for &op in &plan.ops {
+        let x_len = op.input_len(rows, cols);
+        let x_host = values::<T>(x_len, derive_seed(lab.seed(), stream ^ 0x7e));
+        let mut expected = Vec::new();
+        let reference = Spec::new(
+            "matvec",
+            format!("{}/cpu", op.name()),
+            t,
+            shape.clone(),
+            bytes::<T>(rows, cols),
+        );
+        progress.start(&format!("matvec {t} {shape}: {} CPU reference", op.name()));
+        let cpu_row = measure_cpu(
+            &reference,
+            if plan.cpu_row {
+                lab.cpu_reps()
+            } else {
+                Repetitions {
+                    warmup: 0,
+                    timed: 1,
+                }
+            },
+            || {
+                expected = linalg::cpu::matvec(&a_host, rows, cols, &x_host, op)?;
+                Ok(())
+            },
+        );
+        if plan.cpu_row {
+            out.push(cpu_row);
+            progress.step();
+        }
+        let Some(a) = a.as_mut() else {
+            continue;
+        };
+        let x = match DeviceBuffer::from_host(gpu, &x_host) {
+            Ok(x) => x,
+            Err(error) => {
+                out.push(Spec::new("matvec", "upload x", t, shape.clone(), 0.0).failed_row(&error));
+                continue;
+            }
+        };
+        for &method in &plan.methods {
+            let name = method_name(op, method);
+            progress.start(&format!("matvec {t} {shape}: {name}"));
+            let spec = Spec::new("matvec", name, t, shape.clone(), bytes::<T>(rows, cols));
+            if method == Method::Cublas && !T::IS_FLOAT {
+                progress.step();
+                continue;
+            }
+            let case =
+                DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).map(|y| MatvecCase {
+                    a_host: &a_host,
+                    expected: &expected,
+                    terms: x_len,
+                    a: &mut *a,
+                    x: &x,
+                    y,
+                    downloaded: Vec::new(),
+                    op,
+                    method,
+                    #[cfg(feature = "cublas")]
+                    handle: handle.as_ref(),
+                });
+            out.push(measure_gpu(lab, &spec, case, plan.copies));
+            progress.step();
+        }
+    }
+    out
+}
+
+/// Runs a plan.
+pub fn run(lab: &Lab, plan: &MatvecPlan, progress: &Progress) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut stream = 0x3a_0000;
+    for &t in &plan.types {
+        for &dims in &plan.dims {
+            stream += 1;
+            rows.extend(match t {
+                ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
+                ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
+                _ => run_shape::<f32>(lab, plan, dims, stream, progress),
+            });
+        }
+    }
+    rows
+}
+
+fn validate(selection: &Selection) -> Result<u64> {
+    Ok(MatvecPlan::from_selection(selection, &BENCH_DIMS)?.cases())
+}
+
+fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
+    let plan = MatvecPlan::from_selection(selection, &BENCH_DIMS)?;
+    Ok(run(lab, &plan, progress))
+}
+
+fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
+    let plan = MatvecPlan {
+        dims: vec![TOUR_DIMS],
+        types: vec![ElementType::F32],
+        ops: vec![Transpose::No, Transpose::Yes],
+        methods: methods(),
+        cpu_row: true,
+        copies: true,
+    };
+    run(lab, &plan, progress)
+}
+
+/// The CPU reference at `rows × cols` for both products, timed; checked
+/// against each other (Aᵀ·x through the transposed matrix).
+pub fn cpu_rows(rows: usize, cols: usize, seed: u64, reps: Repetitions) -> Vec<Row> {
+    let a = values::<f32>(rows * cols, derive_seed(seed, 0x3a_0001));
+    let x_rows = values::<f32>(rows, derive_seed(seed, 0x3a_0002));
+    let shape = dims_shape(rows, cols);
+    let mut out = Vec::new();
+    for op in [Transpose::No, Transpose::Yes] {
+        let x: Vec<f32> = match op {
+            Transpose::No => x_rows.iter().cycle().take(cols).copied().collect(),
+            Transpose::Yes => x_rows.clone(),
+        };
+        let spec = Spec::new(
+            "matvec",
+            format!("{}/cpu", op.name()),
+            "f32",
+            shape.clone(),
+            bytes::<f32>(rows, cols),
+        );
+        let mut y = Vec::new();
+        let row = measure_cpu(&spec, reps, || {
+            y = linalg::cpu::matvec(&a, rows, cols, &x, op)?;
+            Ok(())
+        });
+        // Independent route: the other product on the transposed matrix.
+        let other = linalg::cpu::transpose(&a, rows, cols).and_then(|at| {
+            let flipped = match op {
+                Transpose::No => Transpose::Yes,
+                Transpose::Yes => Transpose::No,
+            };
+            linalg::cpu::matvec(&at, cols, rows, &x, flipped)
+        });
+        out.push(row.checked_by(|| match other {
+            Ok(other) => compare(&y, &other, x.len()),
+            Err(error) => crate::lab::check::failed(&error),
+        }));
+    }
+    out
+}
+
+fn cpu(seed: u64, reps: Repetitions) -> Vec<Row> {
+    cpu_rows(TOUR_DIMS.0, TOUR_DIMS.1, seed, reps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_and_names() {
+        let plan = MatvecPlan::from_selection(&Selection::default(), &BENCH_DIMS).unwrap();
+        assert_eq!(plan.ops.len(), 2);
+        assert_eq!(plan.methods.len(), methods().len());
+        assert_eq!(
+            method_name(Transpose::Yes, Method::Ours(MatvecAlgorithm::Tuned)),
+            "ATx/Tuned"
+        );
+        assert_eq!(
+            method_base_name(Method::Ours(MatvecAlgorithm::SharedTiled { tile: 256 })),
+            "SharedTiled256"
+        );
+        let one = Selection {
+            algos: Some("tuned".into()),
+            types: Some("f64".into()),
+            ..Selection::default()
+        };
+        let plan = MatvecPlan::from_selection(&one, &[(3, 5)]).unwrap();
+        assert_eq!(plan.methods, vec![Method::Ours(MatvecAlgorithm::Tuned)]);
+        assert_eq!(plan.cases(), 2);
+        assert_eq!(bytes::<f32>(2, 3), 4.0 * (6 + 2 + 3) as f64);
+        let bad_type = Selection {
+            types: Some("u64".into()),
+            ..Selection::default()
+        };
+        assert!(MatvecPlan::from_selection(&bad_type, &[(3, 5)]).is_err());
+    }
+
+    #[test]
+    fn cpu_products_agree() {
+        let rows = cpu_rows(
+            123,
+            77,
+            4,
+            Repetitions {
+                warmup: 0,
+                timed: 1,
+            },
+        );
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.check.passed()), "{rows:?}");
+    }
+}
