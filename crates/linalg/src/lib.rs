@@ -53,16 +53,17 @@ pub use conv::{
     ConvOptions, Padding,
 };
 pub use matvec::{
-    check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, MatvecAlgorithm, MatvecElement,
-    Transpose,
+    check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, matvec_tuned_with,
+    MatvecAlgorithm, MatvecElement, Transpose,
 };
 pub use matvec_tuned::{
     t_geometry, threads_per_row, MatvecTuning, TransposedGeometry, TUNED as MATVEC_TUNING,
 };
 pub use transpose::{
-    check_transpose_shapes, transpose, transpose_bytes_moved, transpose_new, TransposeAlgorithm,
+    check_transpose_shapes, transpose, transpose_bytes_moved, transpose_new, transpose_tuned_with,
+    TransposeAlgorithm,
 };
-pub use transpose_tuned::{TransposeTuning, TUNED as TRANSPOSE_TUNING};
+pub use transpose_tuned::{TransposeTuning, TUNABLE_BLOCK_ROWS, TUNED as TRANSPOSE_TUNING};
 
 /// Every kernel module this crate can request, for the kernel-compile test.
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {

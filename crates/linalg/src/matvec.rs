@@ -228,10 +228,34 @@ pub fn matvec<T: MatvecElement>(
         MatvecAlgorithm::SharedTiled { tile } => {
             crate::matvec_tiled::launch(gpu, a.data(), x, y.reborrow(), shape, op, tile)
         }
-        MatvecAlgorithm::Tuned => {
-            crate::matvec_tuned::launch(gpu, a.data(), x, y.reborrow(), shape, op)
-        }
+        MatvecAlgorithm::Tuned => crate::matvec_tuned::launch(
+            gpu,
+            a.data(),
+            x,
+            y.reborrow(),
+            shape,
+            op,
+            &crate::matvec_tuned::TUNED,
+        ),
     }
+}
+
+/// [`MatvecAlgorithm::Tuned`] with another [`MatvecTuning`], for tuning
+/// sweeps: only the run-time constants (`n_vectors_per_thread`, `t_waves`,
+/// `t_min_rows_per_thread`) may differ from [`crate::MATVEC_TUNING`]; the
+/// block shapes are compiled in. Same checks and guarantees as [`matvec`].
+pub fn matvec_tuned_with<T: MatvecElement>(
+    gpu: &Gpu,
+    a: MatrixView<'_, T>,
+    x: DeviceView<'_, T>,
+    mut y: DeviceViewMut<'_, T>,
+    op: Transpose,
+    tuning: &crate::MatvecTuning,
+) -> Result<()> {
+    validate(&a, &x, &y, op, MatvecAlgorithm::Tuned)?;
+    crate::matvec_tuned::check_tuning(tuning)?;
+    let shape = (a.rows() as u64, a.cols() as u64);
+    crate::matvec_tuned::launch(gpu, a.data(), x, y.reborrow(), shape, op, tuning)
 }
 
 /// [`matvec`] into a new device vector.

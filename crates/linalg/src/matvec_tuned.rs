@@ -126,6 +126,30 @@ fn rows_aligned<T: MatvecElement>(base: u64, cols: u64) -> bool {
     base % 16 == 0 && (cols * T::BYTES as u64) % 16 == 0
 }
 
+/// Checks a tuning for [`crate::matvec_tuned_with`]: the compiled-in
+/// constants (block shapes) must be [`TUNED`]'s, the run-time ones at
+/// least 1.
+pub fn check_tuning(tuning: &MatvecTuning) -> Result<()> {
+    if tuning.n_block_threads != TUNED.n_block_threads || tuning.t_block_rows != TUNED.t_block_rows
+    {
+        return Err(Error::invalid(
+            "tuning",
+            format!(
+                "block shapes are compiled in: n_block_threads must be {} and t_block_rows {}",
+                TUNED.n_block_threads, TUNED.t_block_rows
+            ),
+        ));
+    }
+    if tuning.n_vectors_per_thread == 0 || tuning.t_waves == 0 || tuning.t_min_rows_per_thread == 0
+    {
+        return Err(Error::invalid(
+            "tuning",
+            "n_vectors_per_thread, t_waves and t_min_rows_per_thread must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn launch<T: MatvecElement>(
     gpu: &Gpu,
     a: DeviceView<'_, T>,
@@ -133,10 +157,11 @@ pub(crate) fn launch<T: MatvecElement>(
     y: DeviceViewMut<'_, T>,
     shape: (u64, u64),
     op: Transpose,
+    tuning: &MatvecTuning,
 ) -> Result<()> {
     match op {
-        Transpose::No => launch_n(gpu, a, x, y, shape),
-        Transpose::Yes => launch_t(gpu, a, x, y, shape),
+        Transpose::No => launch_n(gpu, a, x, y, shape, tuning),
+        Transpose::Yes => launch_t(gpu, a, x, y, shape, tuning),
     }
 }
 
@@ -146,10 +171,10 @@ fn launch_n<T: MatvecElement>(
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
+    tuning: &MatvecTuning,
 ) -> Result<()> {
-    let tuning = TUNED;
     let lanes = 16 / T::BYTES as u64;
-    let tpr = threads_per_row(cols, lanes, &tuning);
+    let tpr = threads_per_row(cols, lanes, tuning);
     // A block holds n_block_threads / tpr row groups; rows are consecutive
     // per block. Blocks past 2^31 − 1 spill into gridDim.y; surplus blocks
     // find row ≥ rows and write nothing.
@@ -182,8 +207,8 @@ fn launch_t<T: MatvecElement>(
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
+    tuning: &MatvecTuning,
 ) -> Result<()> {
-    let tuning = TUNED;
     let vector = rows_aligned::<T>(a.device_ptr(), cols);
     let lanes = if vector { 16 / T::BYTES as u64 } else { 1 };
     let name = if vector {
@@ -198,7 +223,7 @@ fn launch_t<T: MatvecElement>(
         .resident_blocks_per_sm(block_threads, 0)?
         .max(1) as u64;
     let target_blocks = gpu.info().sm_count as u64 * resident * tuning.t_waves;
-    let geometry = t_geometry(rows, cols, lanes, target_blocks, &tuning)?;
+    let geometry = t_geometry(rows, cols, lanes, target_blocks, tuning)?;
     let config = LaunchConfig {
         grid: (geometry.strips as u32, geometry.slabs as u32, 1),
         block: (32, tuning.t_block_rows, 1),
@@ -295,6 +320,27 @@ mod tests {
                 assert!((g.slabs - 1) * g.slab_rows < rows, "empty slab");
             }
         }
+    }
+
+    #[test]
+    fn only_run_time_constants_may_change() {
+        assert!(check_tuning(&TUNED).is_ok());
+        let wider = MatvecTuning {
+            n_vectors_per_thread: 64,
+            t_waves: 8,
+            ..TUNED
+        };
+        assert!(check_tuning(&wider).is_ok());
+        let recompiled = MatvecTuning {
+            n_block_threads: 512,
+            ..TUNED
+        };
+        assert!(check_tuning(&recompiled).is_err());
+        let zero = MatvecTuning {
+            t_waves: 0,
+            ..TUNED
+        };
+        assert!(check_tuning(&zero).is_err());
     }
 
     #[test]

@@ -21,6 +21,7 @@ use gpu_core::{
 };
 
 use crate::matrix::{Matrix, MatrixView, MatrixViewMut};
+use crate::transpose_tuned::TransposeTuning;
 
 /// How to transpose. See the module table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -64,7 +65,7 @@ impl TransposeAlgorithm {
             TransposeAlgorithm::Naive => "transpose_naive",
             TransposeAlgorithm::Tiled => "transpose_tiled",
             TransposeAlgorithm::TiledPadded => "transpose_tiled_padded",
-            TransposeAlgorithm::Tuned => "transpose_tuned",
+            TransposeAlgorithm::Tuned => "transpose_tuned_rows8",
         }
     }
 }
@@ -122,8 +123,38 @@ fn storage_name(elem_bytes: usize) -> Result<&'static str> {
 pub fn transpose<T: DeviceType>(
     gpu: &Gpu,
     input: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    algorithm: TransposeAlgorithm,
+) -> Result<()> {
+    run(
+        gpu,
+        input,
+        output,
+        algorithm,
+        &crate::transpose_tuned::TUNED,
+    )
+}
+
+/// [`TransposeAlgorithm::Tuned`] with another block height, for tuning
+/// sweeps: `tuning.tile` must be 32 and `tuning.block_rows` one of
+/// [`crate::TUNABLE_BLOCK_ROWS`] (compiled into every module). Same checks
+/// and guarantees as [`transpose`].
+pub fn transpose_tuned_with<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    tuning: &TransposeTuning,
+) -> Result<()> {
+    crate::transpose_tuned::check_tuning(tuning)?;
+    run(gpu, input, output, TransposeAlgorithm::Tuned, tuning)
+}
+
+fn run<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
     mut output: MatrixViewMut<'_, T>,
     algorithm: TransposeAlgorithm,
+    tuning: &TransposeTuning,
 ) -> Result<()> {
     check_transpose_shapes(input.shape(), output.shape(), T::BYTES)?;
     let mut out = output.data_mut();
@@ -135,17 +166,21 @@ pub fn transpose<T: DeviceType>(
     }
     let storage = storage_name(T::BYTES)?;
     let (rows, cols) = (input.rows() as u64, input.cols() as u64);
-    let config = match algorithm {
-        TransposeAlgorithm::Naive => crate::transpose_naive::config(rows, cols)?,
-        TransposeAlgorithm::Tiled | TransposeAlgorithm::TiledPadded => {
-            crate::transpose_tiled::config(rows, cols)?
-        }
-        TransposeAlgorithm::Tuned => crate::transpose_tuned::config(rows, cols)?,
+    let (config, kernel_name) = match algorithm {
+        TransposeAlgorithm::Naive => (
+            crate::transpose_naive::config(rows, cols)?,
+            algorithm.kernel().to_owned(),
+        ),
+        TransposeAlgorithm::Tiled | TransposeAlgorithm::TiledPadded => (
+            crate::transpose_tiled::config(rows, cols)?,
+            algorithm.kernel().to_owned(),
+        ),
+        TransposeAlgorithm::Tuned => (
+            crate::transpose_tuned::config(rows, cols, tuning)?,
+            crate::transpose_tuned::kernel_name(tuning.block_rows),
+        ),
     };
-    let kernel = gpu.kernel(
-        &module(T::BYTES)?,
-        &format!("{}_{storage}", algorithm.kernel()),
-    )?;
+    let kernel = gpu.kernel(&module(T::BYTES)?, &format!("{kernel_name}_{storage}"))?;
     launch(gpu, &kernel, config, input.data(), &mut out, rows, cols)
 }
 
@@ -185,14 +220,15 @@ pub fn transpose_new<T: DeviceType>(
     Ok(output)
 }
 
-/// The module for elements of `elem_bytes` bytes: all four kernels.
+/// The module for elements of `elem_bytes` bytes: Naive, Tiled,
+/// TiledPadded and Tuned at every block height of
+/// [`crate::TUNABLE_BLOCK_ROWS`].
 pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
     let e = storage_name(elem_bytes)?;
-    let tuning = crate::transpose_tuned::TUNED;
+    let tile = crate::transpose_tuned::TUNED.tile;
     let params = format!("const {e}* in, {e}* out, u64 rows, u64 cols");
-    Ok(ModuleSource::new(format!("transpose_{e}"))
-        .define("TRANSPOSE_TILE", tuning.tile)
-        .define("TRANSPOSE_BLOCK_ROWS", tuning.block_rows)
+    let mut module = ModuleSource::new(format!("transpose_{e}"))
+        .define("TRANSPOSE_TILE", tile)
         .source(parprims_kernels::TRANSPOSE_NAIVE)
         .source(parprims_kernels::TRANSPOSE_TILED)
         .source(parprims_kernels::TRANSPOSE_TUNED)
@@ -213,13 +249,16 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
             &params,
             &format!("transpose_tiled<{e}, 1>(in, out, rows, cols)"),
             Some(1024),
-        )
-        .entry(
-            format!("transpose_tuned_{e}"),
+        );
+    for block_rows in crate::transpose_tuned::TUNABLE_BLOCK_ROWS {
+        module = module.entry(
+            format!("{}_{e}", crate::transpose_tuned::kernel_name(block_rows)),
             &params,
-            &format!("transpose_tuned<{e}>(in, out, rows, cols)"),
-            Some(tuning.tile * tuning.block_rows),
-        ))
+            &format!("transpose_tuned<{e}, {block_rows}>(in, out, rows, cols)"),
+            Some(tile * block_rows),
+        );
+    }
+    Ok(module)
 }
 
 /// Every transpose module (element sizes 1, 4, 8).
@@ -279,7 +318,7 @@ mod tests {
         let names: Vec<_> = modules.iter().map(|m| m.name().to_owned()).collect();
         assert_eq!(names, ["transpose_u8", "transpose_u32", "transpose_u64"]);
         for m in &modules {
-            assert_eq!(m.entries().len(), 4);
+            assert_eq!(m.entries().len(), 6);
         }
         assert!(module(2).is_err());
     }

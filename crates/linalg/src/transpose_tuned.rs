@@ -11,7 +11,7 @@
 //! - Interior tiles skip the bounds checks; 64-bit tile origins.
 //! - Deterministic; not in place.
 
-use gpu_core::{LaunchConfig, Result};
+use gpu_core::{Error, LaunchConfig, Result};
 
 /// Tile shape of the Tuned kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,14 +30,39 @@ pub const TUNED: TransposeTuning = TransposeTuning {
     block_rows: 8,
 };
 
+/// Block heights compiled into every transpose module (entries
+/// `transpose_tuned_rows{R}_{storage}`), for tuning sweeps through
+/// [`crate::transpose_tuned_with`].
+pub const TUNABLE_BLOCK_ROWS: [u32; 3] = [4, 8, 16];
+
+/// Checks a tuning: tile 32 (a warp per tile row), block_rows one of
+/// [`TUNABLE_BLOCK_ROWS`].
+pub fn check_tuning(tuning: &TransposeTuning) -> Result<()> {
+    if tuning.tile != 32 || !TUNABLE_BLOCK_ROWS.contains(&tuning.block_rows) {
+        return Err(Error::invalid(
+            "tuning",
+            format!(
+                "tile {} × block rows {}: the compiled kernels have tile 32 and block rows {:?}",
+                tuning.tile, tuning.block_rows, TUNABLE_BLOCK_ROWS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Entry base name for a block height.
+pub(crate) fn kernel_name(block_rows: u32) -> String {
+    format!("transpose_tuned_rows{block_rows}")
+}
+
 /// Grid x over column tiles, y (spilling into z) over row tiles; block
 /// tile × block_rows, each thread covering tile / block_rows rows.
-pub(crate) fn config(rows: u64, cols: u64) -> Result<LaunchConfig> {
+pub(crate) fn config(rows: u64, cols: u64, tuning: &TransposeTuning) -> Result<LaunchConfig> {
     crate::transpose::tile_grid(
         rows,
         cols,
-        (TUNED.tile, TUNED.block_rows),
-        (1, TUNED.tile / TUNED.block_rows),
+        (tuning.tile, tuning.block_rows),
+        (1, tuning.tile / tuning.block_rows),
     )
 }
 
@@ -49,11 +74,29 @@ mod tests {
     fn tuning_is_consistent() {
         assert_eq!(TUNED.tile % TUNED.block_rows, 0);
         assert_eq!(TUNED.tile, 32, "the kernel's lanes map to tile columns");
-        let c = config(16384, 16384).unwrap();
+        assert!(check_tuning(&TUNED).is_ok());
+        for block_rows in TUNABLE_BLOCK_ROWS {
+            assert!(check_tuning(&TransposeTuning {
+                tile: 32,
+                block_rows
+            })
+            .is_ok());
+        }
+        assert!(check_tuning(&TransposeTuning {
+            tile: 32,
+            block_rows: 2
+        })
+        .is_err());
+        assert!(check_tuning(&TransposeTuning {
+            tile: 64,
+            block_rows: 8
+        })
+        .is_err());
+        let c = config(16384, 16384, &TUNED).unwrap();
         assert_eq!(c.grid, (512, 512, 1));
         assert_eq!(c.block, (32, 8, 1));
         // N × 1: row tiles spill into z.
-        let c = config(1 << 26, 1).unwrap();
+        let c = config(1 << 26, 1, &TUNED).unwrap();
         assert_eq!(c.grid.0, 1);
         assert!(c.grid.2 > 1);
         assert!(c.grid.1 as u64 * c.grid.2 as u64 * 32 >= 1 << 26);

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use gpu_core::rng::random_vec;
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::{
-    check_matvec_lengths, cpu, matvec, matvec_new, Matrix, MatrixView, MatvecAlgorithm,
-    MatvecElement, Transpose,
+    check_matvec_lengths, cpu, matvec, matvec_new, matvec_tuned_with, Matrix, MatrixView,
+    MatvecAlgorithm, MatvecElement, MatvecTuning, Transpose, MATVEC_TUNING,
 };
 use proptest::prelude::*;
 
@@ -162,6 +162,68 @@ fn tuned_every_row_group_width() {
             check_case::<f64>(19, cols, Transpose::No, MatvecAlgorithm::Tuned, cols as u64);
         }
     }
+}
+
+/// The run-time tuning knobs (row-group width through vectors per thread,
+/// slab count through waves and rows per thread) at extreme settings.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_with_every_setting() {
+    let gpu = gpu();
+    for &(rows, cols) in &[
+        (1usize, 1usize),
+        (33, 1021),
+        (1000, 64),
+        (300, 4099),
+        (4097, 3),
+    ] {
+        for op in [Transpose::No, Transpose::Yes] {
+            let a_host = random_input::<f32>(rows * cols, 5);
+            let x_host = random_input::<f32>(op.input_len(rows, cols), 6);
+            let a = Matrix::from_host(gpu, rows, cols, &a_host).unwrap();
+            let x = DeviceBuffer::from_host(gpu, &x_host).unwrap();
+            for vectors in [1u64, 4, 64, 1 << 20] {
+                for (waves, min_rows) in [(1u64, 1u64), (64, 1), (2, 1 << 20)] {
+                    let tuning = MatvecTuning {
+                        n_vectors_per_thread: vectors,
+                        t_waves: waves,
+                        t_min_rows_per_thread: min_rows,
+                        ..MATVEC_TUNING
+                    };
+                    let mut y =
+                        DeviceBuffer::<f32>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
+                    matvec_tuned_with(gpu, a.view(), x.view(), y.view_mut(), op, &tuning).unwrap();
+                    let context = format!("{rows}×{cols} {} {tuning:?}", op.name());
+                    assert_matches_cpu(
+                        &a_host,
+                        (rows, cols),
+                        &x_host,
+                        op,
+                        &y.to_host(gpu).unwrap(),
+                        &context,
+                    );
+                }
+            }
+        }
+    }
+    // Block shapes are compiled in: changing them is refused.
+    let a = Matrix::from_host(gpu, 2, 2, &[1.0f32; 4]).unwrap();
+    let x = DeviceBuffer::from_host(gpu, &[1.0f32; 2]).unwrap();
+    let mut y = DeviceBuffer::<f32>::poisoned(gpu, 2).unwrap();
+    let recompiled = MatvecTuning {
+        n_block_threads: 1024,
+        ..MATVEC_TUNING
+    };
+    assert!(matvec_tuned_with(
+        gpu,
+        a.view(),
+        x.view(),
+        y.view_mut(),
+        Transpose::No,
+        &recompiled
+    )
+    .is_err());
+    assert!(y.to_host(gpu).unwrap().iter().all(|v| v.is_nan()));
 }
 
 /// Tuned Aᵀ·x: one slab and many slabs, vector (cols·size % 16 == 0) and

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::{
-    check_transpose_shapes, cpu, transpose, transpose_new, Matrix, MatrixView, MatrixViewMut,
-    TransposeAlgorithm,
+    check_transpose_shapes, cpu, transpose, transpose_new, transpose_tuned_with, Matrix,
+    MatrixView, MatrixViewMut, TransposeAlgorithm, TransposeTuning, TUNABLE_BLOCK_ROWS,
 };
 use proptest::prelude::*;
 
@@ -97,7 +97,30 @@ fn every_algorithm_on_edge_shapes<T: DeviceType>() {
         for algorithm in TransposeAlgorithm::ALL {
             check_case::<T>(rows, cols, algorithm, 500 + i as u64);
         }
+        for block_rows in TUNABLE_BLOCK_ROWS {
+            check_tuned_with::<T>(rows, cols, block_rows, 700 + i as u64);
+        }
     }
+}
+
+/// The Tuned kernel at another block height (tuning sweeps).
+fn check_tuned_with<T: DeviceType>(rows: usize, cols: usize, block_rows: u32, seed: u64) {
+    let gpu = gpu();
+    let host = random_bits::<T>(rows * cols, seed);
+    let input = Matrix::from_host(gpu, rows, cols, &host).unwrap();
+    let mut output = Matrix::<T>::poisoned(gpu, cols, rows).unwrap();
+    let tuning = TransposeTuning {
+        tile: 32,
+        block_rows,
+    };
+    transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning).unwrap();
+    let got = output.to_host(gpu).unwrap();
+    let expected = cpu::transpose(&host, rows, cols).unwrap();
+    assert!(
+        same_bits(&got, &expected),
+        "{} {rows}×{cols} tuned 32×{block_rows}",
+        T::SUFFIX
+    );
 }
 
 #[test]
@@ -285,6 +308,36 @@ fn shape_validation_is_pure_and_typed() {
         check_transpose_shapes((4, 9), (9, 4), 2),
         Err(Error::Unsupported(_))
     ));
+}
+
+/// A block height that was not compiled in is refused before any device
+/// work (the shape check would pass).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn untunable_settings_are_refused() {
+    let gpu = gpu();
+    let input = Matrix::from_host(gpu, 2, 3, &random_bits::<f32>(6, 1)).unwrap();
+    let mut output = Matrix::<f32>::poisoned(gpu, 3, 2).unwrap();
+    for tuning in [
+        TransposeTuning {
+            tile: 32,
+            block_rows: 2,
+        },
+        TransposeTuning {
+            tile: 64,
+            block_rows: 8,
+        },
+    ] {
+        assert!(matches!(
+            transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+    assert!(output
+        .to_host(gpu)
+        .unwrap()
+        .iter()
+        .all(|v| v.to_bits() == f32::poison().to_bits()));
 }
 
 proptest! {
