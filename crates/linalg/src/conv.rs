@@ -400,6 +400,19 @@ pub fn validate_conv<T: ConvElement>(
     output: (usize, usize),
     options: &ConvOptions,
 ) -> Result<(usize, usize)> {
+    validate_conv_with::<T>(image, filter, output, options, &tiled_tuning::<T>())
+}
+
+/// [`validate_conv`] for a `TiledHalo` tuning other than the table's
+/// ([`conv2d_tuned_with`]); also checks the tuning ([`check_tuning`]).
+pub fn validate_conv_with<T: ConvElement>(
+    image: (usize, usize),
+    filter: (usize, usize),
+    output: (usize, usize),
+    options: &ConvOptions,
+    tuning: &TiledTuning,
+) -> Result<(usize, usize)> {
+    check_tuning(tuning)?;
     check_shape::<T>("image", image.0, image.1)?;
     if filter.0 != filter.1 {
         return Err(Error::Shape(format!(
@@ -426,7 +439,7 @@ pub fn validate_conv<T: ConvElement>(
             ),
         ));
     }
-    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    let shared = shared_bytes_with::<T>(options.algorithm, options.block, k, tuning);
     if shared > MAX_SHARED_PER_BLOCK {
         return Err(Error::invalid(
             "block",
@@ -437,6 +450,33 @@ pub fn validate_conv<T: ConvElement>(
         ));
     }
     Ok(expected)
+}
+
+/// Checks a `TiledHalo` tuning: `rows_per_thread` 1 … 16, `reg_filter_max_k`
+/// 0 … [`TILED_SPECIALISED_MAX_K`], `load_batch` 1 … 32.
+pub fn check_tuning(tuning: &TiledTuning) -> Result<()> {
+    if !(1..=16).contains(&tuning.rows_per_thread) {
+        return Err(Error::invalid(
+            "tuning",
+            format!("rows_per_thread {} must be 1 to 16", tuning.rows_per_thread),
+        ));
+    }
+    if tuning.reg_filter_max_k as usize > TILED_SPECIALISED_MAX_K {
+        return Err(Error::invalid(
+            "tuning",
+            format!(
+                "reg_filter_max_k {} must be at most {TILED_SPECIALISED_MAX_K}",
+                tuning.reg_filter_max_k
+            ),
+        ));
+    }
+    if !(1..=32).contains(&tuning.load_batch) {
+        return Err(Error::invalid(
+            "tuning",
+            format!("load_batch {} must be 1 to 32", tuning.load_batch),
+        ));
+    }
+    Ok(())
 }
 
 /// The largest dynamic shared memory per block on the GPUs parprims targets
@@ -469,11 +509,20 @@ pub fn shared_bytes<T: ConvElement>(
     block: (u32, u32),
     k: usize,
 ) -> usize {
+    shared_bytes_with::<T>(algorithm, block, k, &tiled_tuning::<T>())
+}
+
+/// [`shared_bytes`] under a given `TiledHalo` tuning.
+pub fn shared_bytes_with<T: ConvElement>(
+    algorithm: ConvAlgorithm,
+    block: (u32, u32),
+    k: usize,
+    tuning: &TiledTuning,
+) -> usize {
     match algorithm {
         ConvAlgorithm::Global | ConvAlgorithm::ConstantFilter => 0,
         ConvAlgorithm::SharedFilter => k * k * T::BYTES,
         ConvAlgorithm::TiledHalo => {
-            let tuning = tiled_tuning::<T>();
             let rows = block.1 as usize * tuning.rows_per_thread as usize + k - 1;
             let pitch = tile_stride(block.0, k, tuning.rows_per_thread, T::BYTES);
             (rows * pitch + k * k) * T::BYTES
@@ -502,11 +551,27 @@ pub fn conv_entry<T: ConvElement>(algorithm: ConvAlgorithm, k: usize) -> String 
 /// The conv module for `T`: every algorithm's entry points (one module per
 /// type, so one `__constant__` filter per type and context).
 pub fn conv_module<T: ConvElement>() -> ModuleSource {
-    let tuning = tiled_tuning::<T>();
+    conv_module_with::<T>(&tiled_tuning::<T>())
+}
+
+/// The conv module for `T` built with `tuning` (named after it when it is
+/// not the table's, so each tuning is its own module and cache entry).
+pub fn conv_module_with<T: ConvElement>(tuning: &TiledTuning) -> ModuleSource {
+    let name = if *tuning == tiled_tuning::<T>() {
+        format!("linalg_conv_{}", T::SUFFIX)
+    } else {
+        format!(
+            "linalg_conv_{}_r{}_f{}_b{}",
+            T::SUFFIX,
+            tuning.rows_per_thread,
+            tuning.reg_filter_max_k,
+            tuning.load_batch
+        )
+    };
     let direct = |source: &str| {
         format!("conv_direct<{source}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip)")
     };
-    let mut module = ModuleSource::new(format!("linalg_conv_{}", T::SUFFIX))
+    let mut module = ModuleSource::new(name)
         .element::<T>("conv_t")
         .define("CONV_ROWS_PER_THREAD", tuning.rows_per_thread)
         .define("CONV_REG_FILTER_MAX_K", tuning.reg_filter_max_k)
@@ -557,12 +622,13 @@ fn launch_config<T: ConvElement>(
     output: (usize, usize),
     k: usize,
     options: &ConvOptions,
+    tuning: &TiledTuning,
 ) -> Result<LaunchConfig> {
     let per_thread_rows = match options.algorithm {
-        ConvAlgorithm::TiledHalo => tiled_tuning::<T>().rows_per_thread,
+        ConvAlgorithm::TiledHalo => tuning.rows_per_thread,
         _ => 1,
     };
-    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    let shared = shared_bytes_with::<T>(options.algorithm, options.block, k, tuning);
     grid_2d(
         output.0 as u64,
         output.1 as u64,
@@ -588,10 +654,30 @@ pub fn conv2d<T: ConvElement>(
     gpu: &Gpu,
     image: MatrixView<'_, T>,
     filter: MatrixView<'_, T>,
-    mut output: MatrixViewMut<'_, T>,
+    output: MatrixViewMut<'_, T>,
     options: &ConvOptions,
 ) -> Result<()> {
-    let out_shape = validate_conv::<T>(image.shape(), filter.shape(), output.shape(), options)?;
+    conv2d_tuned_with(gpu, image, filter, output, options, &tiled_tuning::<T>())
+}
+
+/// [`conv2d`] with a `TiledHalo` tuning other than [`TILED_TUNING`]'s, for
+/// tuning sweeps on a new device (each tuning compiles its own module; the
+/// direct algorithms ignore it). The tuning is checked ([`check_tuning`]).
+pub fn conv2d_tuned_with<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    mut output: MatrixViewMut<'_, T>,
+    options: &ConvOptions,
+    tuning: &TiledTuning,
+) -> Result<()> {
+    let out_shape = validate_conv_with::<T>(
+        image.shape(),
+        filter.shape(),
+        output.shape(),
+        options,
+        tuning,
+    )?;
     let k = filter.rows();
     {
         let out_view = output.as_view();
@@ -604,7 +690,7 @@ pub fn conv2d<T: ConvElement>(
             ));
         }
     }
-    let shared = shared_bytes::<T>(options.algorithm, options.block, k);
+    let shared = shared_bytes_with::<T>(options.algorithm, options.block, k, tuning);
     let limit = gpu.info().shared_per_block_optin;
     if shared > limit {
         return Err(Error::Unsupported(format!(
@@ -612,8 +698,7 @@ pub fn conv2d<T: ConvElement>(
             options.algorithm, options.block
         )));
     }
-    let config = launch_config::<T>(out_shape, k, options)?;
-    let tuning = tiled_tuning::<T>();
+    let config = launch_config::<T>(out_shape, k, options, tuning)?;
     let stride = tile_stride(options.block.0, k, tuning.rows_per_thread, T::BYTES);
     // Valid never reads outside the image except for the surplus outputs of
     // the last partial tile, which are not stored: read those as zeros.
@@ -623,7 +708,7 @@ pub fn conv2d<T: ConvElement>(
     };
     let pad = anchor(k, options.border, options.flip);
 
-    let source = conv_module::<T>();
+    let source = conv_module_with::<T>(tuning);
     let module = gpu.module(&source)?;
     let kernel = module.kernel(&conv_entry::<T>(options.algorithm, k))?;
 
@@ -870,6 +955,57 @@ mod tests {
         assert_eq!(
             names,
             ["linalg_conv_f32", "linalg_conv_f64", "linalg_conv_i32"]
+        );
+    }
+
+    #[test]
+    fn tunings_are_checked_and_named() {
+        let base = tiled_tuning::<f32>();
+        assert!(check_tuning(&base).is_ok());
+        for bad in [
+            TiledTuning {
+                rows_per_thread: 0,
+                ..base
+            },
+            TiledTuning {
+                rows_per_thread: 17,
+                ..base
+            },
+            TiledTuning {
+                reg_filter_max_k: 8,
+                ..base
+            },
+            TiledTuning {
+                load_batch: 0,
+                ..base
+            },
+        ] {
+            assert!(check_tuning(&bad).is_err());
+            assert!(validate_conv_with::<f32>(
+                (9, 9),
+                (3, 3),
+                (7, 7),
+                &ConvOptions::default(),
+                &bad
+            )
+            .is_err());
+        }
+        let other = TiledTuning {
+            rows_per_thread: 4,
+            ..base
+        };
+        assert_eq!(conv_module::<f32>().name(), "linalg_conv_f32");
+        assert_eq!(conv_module_with::<f32>(&base).name(), "linalg_conv_f32");
+        assert_eq!(
+            conv_module_with::<f32>(&other).name(),
+            "linalg_conv_f32_r4_f5_b10"
+        );
+        assert!(conv_module_with::<f32>(&other)
+            .code()
+            .contains("#define CONV_ROWS_PER_THREAD 4"));
+        assert_eq!(
+            shared_bytes_with::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &other),
+            ((8 * 4 + 2) * 34 + 9) * 4
         );
     }
 

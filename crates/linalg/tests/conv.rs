@@ -8,7 +8,9 @@
 //! --include-ignored`.
 
 use gpu_core::{rng::random_vec, DeviceBuffer, DeviceType, Error, Gpu};
-use linalg::conv::{output_shape, CONV_BLOCKS, CONV_MAX_K};
+use linalg::conv::{
+    conv2d_tuned_with, output_shape, tiled_tuning, TiledTuning, CONV_BLOCKS, CONV_MAX_K,
+};
 use linalg::{
     conv2d, conv2d_new, conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix,
     MatrixView, MatrixViewMut, Padding,
@@ -269,6 +271,91 @@ fn every_block_size() {
             }
         }
     }
+}
+
+/// `conv2d_tuned_with`: other TiledHalo tunings (rows per thread, filter in
+/// registers or not, load batch) give the same results, for every type.
+fn other_tunings<T: ConvElement>(seed: u64, tunings: &[TiledTuning]) {
+    // Its own handle (own module store): these modules compile in parallel
+    // with the default ones the other tests use.
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    for &tuning in tunings {
+        for block in [(8, 8), (32, 8), (16, 16)] {
+            for (h, w, k) in [
+                (1, 1, 1),
+                (37, 29, 3),
+                (70, 45, 5),
+                (66, 33, 7),
+                (40, 40, 12),
+            ] {
+                for border in Border::ALL {
+                    if border == Border::Valid && (k > h || k > w) {
+                        continue;
+                    }
+                    let o = ConvOptions {
+                        border,
+                        padding: Padding::Reflect,
+                        flip: k % 2 == 1,
+                        algorithm: ConvAlgorithm::TiledHalo,
+                        block,
+                    };
+                    let context = format!("{tuning:?} {}", describe(h, w, k, &o, T::SUFFIX));
+                    let image = inputs::<T>(h * w, seed ^ k as u64);
+                    let filter = inputs::<T>(k * k, seed ^ 77);
+                    let (rows, cols) = output_shape(h, w, k, border).unwrap();
+                    let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
+                    let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
+                    let mut out = Matrix::<T>::poisoned(&gpu, rows, cols).unwrap();
+                    conv2d_tuned_with(
+                        &gpu,
+                        image_d.view(),
+                        filter_d.view(),
+                        out.view_mut(),
+                        &o,
+                        &tuning,
+                    )
+                    .unwrap_or_else(|e| panic!("{context}: {e}"));
+                    let got = out.to_host(&gpu).unwrap();
+                    check_against_cpu(&got, &image, h, w, &filter, k, &o, &context);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn other_tiled_tunings_f32() {
+    let base = tiled_tuning::<f32>();
+    let tunings = [
+        // One output per thread, filter always in shared memory, one load
+        // in flight.
+        TiledTuning {
+            rows_per_thread: 1,
+            reg_filter_max_k: 0,
+            load_batch: 1,
+        },
+        TiledTuning {
+            rows_per_thread: 16,
+            ..base
+        },
+    ];
+    other_tunings::<f32>(run_seed(), &tunings);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn other_tiled_tunings_f64_i32() {
+    let seed = run_seed();
+    // An odd R, the filter in registers up to K = 5 (f64's table says 3),
+    // a larger load batch.
+    let odd = TiledTuning {
+        rows_per_thread: 3,
+        reg_filter_max_k: 5,
+        load_batch: 16,
+    };
+    other_tunings::<f64>(seed, &[odd]);
+    other_tunings::<i32>(seed, &[odd]);
 }
 
 /// i32 arithmetic wraps exactly as the CPU's `wrapping_add`/`wrapping_mul`.
