@@ -120,7 +120,7 @@ mod tests {
         let tile = 2 * threads;
         // Loads into shared memory and the final reads: positions t and t + B.
         let mut total =
-            2 * (instruction(threads, |t| slot(t)) + instruction(threads, |t| slot(t + threads)));
+            2 * (instruction(threads, slot) + instruction(threads, |t| slot(t + threads)));
         let (mut stride, mut d) = (1u64, threads);
         while d > 0 {
             // s[right] = s[left] ⊕ s[right]: two reads, one write.
