@@ -15,9 +15,9 @@
 // With PAD = 1 the row pitch is 33 words, lanes land in 32 distinct banks.
 // 8-byte elements: a warp's 64-bit access is served per half-warp; with
 // PAD = 1, pitch 66 words, lanes of a half-warp hit banks 2·tx + const,
-// distinct. 1-byte elements: pitch 33 bytes, lane tx reads word
-// ⌊(33·tx + ty)/4⌋: 32 distinct banks (PAD = 0: lane tx reads word 8·tx + ty/4,
-// only 4 banks, 8 distinct words each → 8-way conflicts).
+// distinct. 1-byte elements: lane tx reads byte 33·tx + ty, word
+// ⌊(33·tx + ty)/4⌋: at most 2 lanes per bank (2-way, for some ty); with
+// PAD = 0 lane tx reads word 8·tx + ty/4: only 4 banks, 8-way conflicts.
 //
 // Edges: lanes outside the matrix skip their load and store (rows, cols
 // need not be multiples of 32). Surplus blocks of a z-spilled grid exit

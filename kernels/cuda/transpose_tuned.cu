@@ -4,9 +4,10 @@
 // and 32 × 16 are instantiated for tuning sweeps) moves a TRANSPOSE_TILE²
 // tile (32 × 32): each thread copies TILE / BLOCK_ROWS elements (4: rows
 // ty, ty + 8, ty + 16, ty + 24), so several independent loads are in flight
-// per thread and the block is small enough for eight of them per SM. The tile is padded to TILE + 1 columns (conflict-free column reads
-// for 1-, 4- and 8-byte elements; see transpose_tiled.cu). Tile origins
-// and element indices are 64-bit (inputs past 2^31 elements).
+// per thread and the block is small enough for eight of them per SM.
+// The tile is padded to TILE + 1 columns: conflict-free column reads for
+// 4- and 8-byte elements, at most 2-way for bytes (see transpose_tiled.cu).
+// Tile origins and element indices are 64-bit (inputs past 2^31 elements).
 //
 // Interior tiles (the whole tile inside the matrix: all but the last row
 // and column of tiles) take a branch-free path; edge tiles check every
@@ -15,8 +16,8 @@
 // row.
 //
 // Work rows·cols copies. Bytes 2·rows·cols·sizeof(E). One launch. Shared
-// memory TILE·(TILE + 1)·sizeof(E) (4.2 KB for 4-byte elements). No bank
-// conflicts. Deterministic; not in place.
+// memory TILE·(TILE + 1)·sizeof(E) (4.2 KB for 4-byte elements).
+// Deterministic; not in place.
 #pragma once
 
 template <typename E, u32 BLOCK_ROWS>

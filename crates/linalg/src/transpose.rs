@@ -4,8 +4,8 @@
 //! |---|---|---|---|---|
 //! | [`TransposeAlgorithm::Naive`] | 32 × 8 | — | reads coalesced, writes strided | — |
 //! | [`TransposeAlgorithm::Tiled`] | 32 × 32 | 32 × 32 | both coalesced | 32-way conflicts on the column read (4-byte) |
-//! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free (the lab's gpu-sm) |
-//! | [`TransposeAlgorithm::Tuned`] | 32 × 8 | 32 × 33, 4 rows per thread | both coalesced | conflict-free |
+//! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free for 4/8-byte, ≤ 2-way for bytes (the lab's gpu-sm) |
+//! | [`TransposeAlgorithm::Tuned`] | 32 × 8 | 32 × 33, 4 rows per thread | both coalesced | as TiledPadded |
 //!
 //! Any `rows × cols` (1 × N and N × 1 included), element sizes 1, 4 and 8
 //! bytes (`u8`, `i32`, `u32`, `f32`, `i64`, `u64`, `f64`): the kernels move
@@ -32,7 +32,8 @@ pub enum TransposeAlgorithm {
     /// column read from shared memory is a 32-way bank conflict (kept to
     /// show it).
     Tiled,
-    /// 32 × 33 shared tile (the lab's gpu-sm): no bank conflicts.
+    /// 32 × 33 shared tile (the lab's gpu-sm): no bank conflicts for 4- and
+    /// 8-byte elements (at most 2-way for bytes).
     TiledPadded,
     /// 32 × 8 threads per padded 32 × 32 tile, four rows per thread,
     /// branch-free interior tiles.

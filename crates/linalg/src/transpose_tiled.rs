@@ -10,7 +10,8 @@
 //!   32·(32 + PAD)·sizeof(T) (4 KiB / 4.1 KiB for 4-byte elements).
 //! - Banks: Tiled's column read from shared memory is a 32-way conflict for
 //!   4-byte elements (16-way per half-warp for 8-byte, 8-way for bytes);
-//!   the 33-element pitch of TiledPadded makes it conflict-free. That
+//!   the 33-element pitch of TiledPadded makes it conflict-free (≤ 2-way
+//!   for bytes). That
 //!   difference is the lab's point, and the benchmark shows it.
 //! - Deterministic; not in place.
 

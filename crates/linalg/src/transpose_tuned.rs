@@ -7,7 +7,8 @@
 //! - Bytes [`crate::transpose_bytes_moved`], reads and writes coalesced.
 //! - One launch, 256 threads per block (8 blocks per SM at full occupancy),
 //!   shared memory 32·33·sizeof(T) (4.1 KiB for 4-byte elements), no bank
-//!   conflicts (33-element pitch).
+//!   conflicts for 4- and 8-byte elements (33-element pitch; 2-way at
+//!   worst for bytes).
 //! - Interior tiles skip the bounds checks; 64-bit tile origins.
 //! - Deterministic; not in place.
 
