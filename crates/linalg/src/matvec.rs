@@ -240,7 +240,7 @@ pub fn matvec<T: MatvecElement>(
     }
 }
 
-/// [`MatvecAlgorithm::Tuned`] with another [`MatvecTuning`], for tuning
+/// [`MatvecAlgorithm::Tuned`] with another [`crate::MatvecTuning`], for tuning
 /// sweeps: only the run-time constants (`n_vectors_per_thread`, `t_waves`,
 /// `t_min_rows_per_thread`) may differ from [`crate::MATVEC_TUNING`]; the
 /// block shapes are compiled in. Same checks and guarantees as [`matvec`].
