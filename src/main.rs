@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use parprims::cli::{BenchArgs, Cli, Command};
 use parprims::gpu_core::{Gpu, Result};
+use parprims::lab::front::verdict;
 use parprims::lab::{self, render_table, Lab, LabOptions};
 
 fn main() -> ExitCode {
@@ -27,21 +28,6 @@ fn options(cli: &Cli, default_reps: usize) -> Result<LabOptions> {
         options.seed = seed;
     }
     Ok(options)
-}
-
-/// Exit status 1 when some check failed, with a line saying how many.
-fn verdict(rows: &[lab::Row]) -> ExitCode {
-    let failed = lab::tour::failures(rows);
-    if failed == 0 {
-        println!(
-            "all {} checked rows match their reference",
-            rows.iter().filter(|r| r.check.passed()).count()
-        );
-        ExitCode::SUCCESS
-    } else {
-        println!("{failed} row(s) failed their check");
-        ExitCode::from(1)
-    }
 }
 
 fn tour(cli: &Cli) -> Result<ExitCode> {

@@ -25,6 +25,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod front;
 pub mod inputs;
 pub mod plot;
 pub mod prims;
