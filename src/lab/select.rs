@@ -6,6 +6,22 @@ use gpu_core::{ElementType, Error, Result};
 
 use super::sizes::{default_sweep, parse_counts, parse_dims_list};
 
+/// The most elements one lab case may have: 2^32 (16 GiB of `f32` on the
+/// host, several times over for the reference and the download). Larger
+/// runs belong in the crates' own tests, not in a table.
+pub const MAX_ELEMENTS: u64 = 1 << 32;
+
+fn check_elements(what: &str, elements: u64) -> Result<()> {
+    if elements > MAX_ELEMENTS {
+        Err(Error::invalid(
+            "sizes",
+            format!("{what} is {elements} elements; the lab runs at most 2^32"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// The user's choices; `None` means the primitive's defaults.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Selection {
@@ -33,6 +49,9 @@ impl Selection {
                 if sizes.is_empty() {
                     return Err(Error::invalid("sizes", "no size given"));
                 }
+                for &n in &sizes {
+                    check_elements(&n.to_string(), n as u64)?;
+                }
                 Ok(sizes)
             }
             None => Ok(default.to_vec()),
@@ -53,6 +72,10 @@ impl Selection {
                 let dims = parse_dims_list(text)?;
                 if dims.is_empty() {
                     return Err(Error::invalid("sizes", "no size given"));
+                }
+                for &(rows, cols) in &dims {
+                    let elements = (rows as u64).saturating_mul(cols as u64);
+                    check_elements(&format!("{rows}x{cols}"), elements)?;
                 }
                 Ok(dims)
             }
@@ -195,5 +218,17 @@ mod tests {
         };
         assert_eq!(sweep.counts(&[]).unwrap().len(), 36);
         assert!(sweep.dims(&[]).is_err());
+        // 2^20 is a fine count but a 2^20 × 2^20 matrix is refused.
+        let big = Selection {
+            sizes: Some("2^20".into()),
+            ..Selection::default()
+        };
+        assert!(big.counts(&[]).is_ok());
+        assert!(big.dims(&[]).unwrap_err().to_string().contains("at most 2^32"));
+        let huge = Selection {
+            sizes: Some("2^33".into()),
+            ..Selection::default()
+        };
+        assert!(huge.counts(&[]).is_err());
     }
 }
