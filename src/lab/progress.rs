@@ -27,8 +27,9 @@ impl Progress {
         }
     }
 
-    /// A bar whose total grows by one with every [`Progress::start`], for
-    /// runs that do not know their length up front.
+    /// A bar whose total grows with every [`Progress::step`], for runs that
+    /// do not know their length up front (it shows what runs and how many
+    /// cases are done).
     pub fn open_ended() -> Progress {
         Progress {
             open_ended: true,
@@ -46,20 +47,15 @@ impl Progress {
 
     /// Says what runs now.
     pub fn start(&self, what: &str) {
-        if self.open_ended {
-            self.bar.inc_length(1);
-        }
         self.bar.set_message(what.to_owned());
     }
 
     /// One step done.
     pub fn step(&self) {
+        if self.open_ended {
+            self.bar.inc_length(1);
+        }
         self.bar.inc(1);
-    }
-
-    /// Adds `steps` to the total.
-    pub fn grow(&self, steps: u64) {
-        self.bar.inc_length(steps);
     }
 
     /// Prints `text` on stdout without tearing the bar.
