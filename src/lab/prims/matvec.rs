@@ -279,11 +279,13 @@ fn run_shape<T: Gemv>(
         }
     };
     #[cfg(feature = "cublas")]
-    let handle = if plan.methods.contains(&Method::Cublas) && T::IS_FLOAT {
-        linalg::cublas_baseline::CublasHandle::new(gpu).ok()
-    } else {
-        None
-    };
+    let handle: Option<std::result::Result<_, String>> =
+        if plan.methods.contains(&Method::Cublas) && T::IS_FLOAT {
+            // The reason is kept: a machine without libcublas says so in the row.
+            Some(linalg::cublas_baseline::CublasHandle::new(gpu).map_err(|e| e.to_string()))
+        } else {
+            None
+        };
     for &op in &plan.ops {
         let x_len = op.input_len(rows, cols);
         let x_host = values::<T>(x_len, derive_seed(lab.seed(), stream ^ 0x7e));
@@ -333,6 +335,17 @@ fn run_shape<T: Gemv>(
                 progress.step();
                 continue;
             }
+            #[cfg(feature = "cublas")]
+            let handle = match (method, &handle) {
+                (Method::Cublas, Some(Err(reason))) => {
+                    let error = gpu_core::Error::Unsupported(reason.clone());
+                    out.push(spec.failed_row(&error));
+                    progress.step();
+                    continue;
+                }
+                (_, Some(Ok(handle))) => Some(handle),
+                _ => None,
+            };
             let case =
                 DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).map(|y| MatvecCase {
                     a_host: &a_host,
@@ -345,7 +358,7 @@ fn run_shape<T: Gemv>(
                     op,
                     method,
                     #[cfg(feature = "cublas")]
-                    handle: handle.as_ref(),
+                    handle,
                 });
             out.push(measure_gpu(lab, &spec, case, plan.copies));
             progress.step();
