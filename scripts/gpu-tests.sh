@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs a gpu-bundle's test binaries on a GPU machine inside one 10-minute
+# command: the binaries that need little memory in parallel, then the ones
+# with multi-GiB inputs one at a time. Benchmarks-as-tests (names containing
+# "tuning" or "sweep") are left to the benchmark run.
+#
+#   bash scripts/gpu-tests.sh [BUNDLE_DIR]      # default .gpu
+#
+# Logs go to /tmp/gpu-tests/logs and, packed, to $OUT/gpu-test-logs.tgz; prints one line per binary and a
+# TOTAL line; exits non-zero when any binary failed or timed out.
+set -uo pipefail
+bundle=${1:-.gpu}
+logs=/tmp/gpu-tests/logs
+mkdir -p "$logs"
+per_binary_timeout=${PER_BINARY_TIMEOUT:-300}
+big='(_huge|_large|reliability_large)'
+skip='(tuning|sweep)'
+run_one() {
+    local bin=$1 name
+    name=$(basename "$bin"); name=${name%-*}
+    timeout "$per_binary_timeout" "$bin" --include-ignored >"$logs/$name.log" 2>&1
+    local rc=$?
+    local result
+    result=$(grep -h '^test result:' "$logs/$name.log" | tail -1)
+    printf '%-28s rc=%-3s %s\n' "$name" "$rc" "${result:-no result line}"
+}
+export -f run_one; export logs per_binary_timeout
+small=(); large=()
+for bin in "$bundle"/tests/*; do
+    name=$(basename "$bin")
+    if [[ $name =~ $skip ]]; then continue; fi
+    if [[ $name =~ $big ]]; then large+=("$bin"); else small+=("$bin"); fi
+done
+{
+    printf '%s\n' "${small[@]}" | xargs -P 6 -I{} bash -c 'run_one {}'
+    for bin in "${large[@]}"; do run_one "$bin"; done
+} | tee "$logs/summary.txt"
+grep -h '^test result:' "$logs"/*.log | awk '{p+=$4; f+=$6} END {print "TOTAL: " p " passed, " f " failed"}' | tee -a "$logs/summary.txt"
+tar czf "${OUT:-/tmp}/gpu-test-logs.tgz" -C /tmp/gpu-tests logs
+if grep 'rc=' "$logs/summary.txt" | grep -qv 'rc=0 '; then
+    echo "FAILED binaries:"; grep 'rc=' "$logs/summary.txt" | grep -v 'rc=0 '
+    exit 1
+fi
