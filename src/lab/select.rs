@@ -224,7 +224,11 @@ mod tests {
             ..Selection::default()
         };
         assert!(big.counts(&[]).is_ok());
-        assert!(big.dims(&[]).unwrap_err().to_string().contains("at most 2^32"));
+        assert!(big
+            .dims(&[])
+            .unwrap_err()
+            .to_string()
+            .contains("at most 2^32"));
         let huge = Selection {
             sizes: Some("2^33".into()),
             ..Selection::default()
