@@ -25,10 +25,16 @@
 // (all lanes end with the same bits); groups wider than a warp then add
 // their warps' sums through shared memory in warp order. Deterministic.
 //
+// Short, wide matrices (too few rows to fill the GPU) are also split into
+// column chunks (grid z): each chunk's partial row sums go to
+// partial[chunk·rows + row] and matvec_tuned_t_reduce adds the chunks in
+// order (as for Aᵀ·x below). With one chunk the kernel writes y directly.
+//
 // Work rows·cols multiply-adds; steps ⌈cols/tpr⌉ per thread plus log2(tpr).
 // Bytes: A once (rows·cols·sizeof(T)), x once per row group (L1/L2 hits
-// after the first), y once. One launch. Shared memory MATVEC_N_BLOCK/32
-// elements (static). No bank conflicts (one word per warp). Not in place.
+// after the first), y once (plus 2·chunks·rows partials when split). One
+// launch, two when split. Shared memory MATVEC_N_BLOCK/32 elements
+// (static). No bank conflicts (one word per warp). Not in place.
 //
 // ---------------------------------------------------------------------------
 // y = Aᵀ·x: matvec_tuned_t_partial + matvec_tuned_t_reduce, column-blocked.
@@ -92,34 +98,43 @@ __device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __re
 
 template <typename T>
 __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
-                               T* __restrict__ y, u64 rows, u64 cols, u32 tpr_log2) {
+                               T* __restrict__ out, u64 rows, u64 cols, u32 tpr_log2,
+                               u64 chunk_cols) {
     constexpr u32 L = vec16<T>::lanes;
     __shared__ T warp_sums[MATVEC_N_BLOCK / 32];
     const u32 tpr = 1u << tpr_log2;
     const u32 lane = threadIdx.x & (tpr - 1);           // thread within its row group
     const u32 groups = MATVEC_N_BLOCK >> tpr_log2;      // rows per block
     const u64 row = linear_block_index() * groups + (threadIdx.x >> tpr_log2);
+    // Column chunk blockIdx.z: columns [c_begin, c_end) of the row. With
+    // one chunk (chunk_cols = cols) `out` is y; else out[chunk·rows + row]
+    // holds the chunk's partial sum for the reduce kernel.
+    const u64 chunk = blockIdx.z;
+    const u64 c_begin = chunk * chunk_cols;
+    const u64 c_end = c_begin + chunk_cols < cols ? c_begin + chunk_cols : cols;
     T sum = T(0);
     // No early return: every lane must reach the shuffles and the barrier.
-    if (row < rows) {
-        const T* arow = a + row * cols;
-        // Elements before the row's first 16-byte boundary (pointers are at
-        // least sizeof(T)-aligned, so this is a whole number of elements).
+    if (row < rows && c_begin < c_end) {
+        const u64 len = c_end - c_begin;
+        const T* arow = a + row * cols + c_begin;
+        const T* xs = x + c_begin;
+        // Elements before the first 16-byte boundary (pointers are at least
+        // sizeof(T)-aligned, so this is a whole number of elements).
         const u64 misalign = ((u64)arow & 15) / sizeof(T);
-        const u64 head = misalign == 0 ? 0 : ((u64)L - misalign < cols ? (u64)L - misalign : cols);
-        for (u64 c = lane; c < head; c += tpr) sum = mul_add(arow[c], x[c], sum);
-        const u64 body = (cols - head) / L;
+        const u64 head = misalign == 0 ? 0 : ((u64)L - misalign < len ? (u64)L - misalign : len);
+        for (u64 c = lane; c < head; c += tpr) sum = mul_add(arow[c], xs[c], sum);
+        const u64 body = (len - head) / L;
         const T* abody = arow + head;
-        const T* xbody = x + head;
+        const T* xbody = xs + head;
         if (((u64)xbody & 15) == 0)
             sum = body_dot<T, true>(abody, xbody, body, lane, tpr, sum);
         else
             sum = body_dot<T, false>(abody, xbody, body, lane, tpr, sum);
-        for (u64 c = head + body * L + lane; c < cols; c += tpr) sum = mul_add(arow[c], x[c], sum);
+        for (u64 c = head + body * L + lane; c < len; c += tpr) sum = mul_add(arow[c], xs[c], sum);
     }
     sum = butterfly_sum(sum, tpr < 32 ? tpr : 32u);
     if (tpr <= 32) {  // tpr is a kernel argument: uniform over the block
-        if (lane == 0 && row < rows) y[row] = sum;
+        if (lane == 0 && row < rows) out[chunk * rows + row] = sum;
         return;
     }
     const u32 warp = threadIdx.x >> 5;
@@ -129,7 +144,7 @@ __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
         // Lane 0 of a group is lane 0 of the group's first warp.
         T total = warp_sums[warp];
         for (u32 w = 1; w < (tpr >> 5); ++w) total = wrapping_add(total, warp_sums[warp + w]);
-        y[row] = total;
+        out[chunk * rows + row] = total;
     }
 }
 

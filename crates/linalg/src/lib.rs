@@ -31,10 +31,10 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod cpu;
-mod matrix;
 pub mod conv;
 pub mod conv_cpu;
+pub mod cpu;
+mod matrix;
 mod matvec;
 mod matvec_global;
 mod matvec_tiled;
@@ -47,17 +47,18 @@ mod transpose_tuned;
 #[cfg(feature = "cublas")]
 pub mod cublas_baseline;
 
-pub use matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 pub use conv::{
     conv2d, conv2d_new, conv_bytes_moved, validate_conv, Border, ConvAlgorithm, ConvElement,
     ConvOptions, Padding,
 };
+pub use matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 pub use matvec::{
     check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, matvec_tuned_with,
     MatvecAlgorithm, MatvecElement, Transpose,
 };
 pub use matvec_tuned::{
-    t_geometry, threads_per_row, MatvecTuning, TransposedGeometry, TUNED as MATVEC_TUNING,
+    n_geometry, t_geometry, threads_per_row, MatvecTuning, RowGeometry, TransposedGeometry,
+    TUNED as MATVEC_TUNING,
 };
 pub use transpose::{
     check_transpose_shapes, transpose, transpose_bytes_moved, transpose_new, transpose_tuned_with,

@@ -241,8 +241,8 @@ pub fn matvec<T: MatvecElement>(
 }
 
 /// [`MatvecAlgorithm::Tuned`] with another [`crate::MatvecTuning`], for tuning
-/// sweeps: only the run-time constants (`n_vectors_per_thread`, `t_waves`,
-/// `t_min_rows_per_thread`) may differ from [`crate::MATVEC_TUNING`]; the
+/// sweeps: only the run-time constants (`n_vectors_per_thread`, `n_waves`,
+/// `t_waves`, `t_min_rows_per_thread`) may differ from [`crate::MATVEC_TUNING`]; the
 /// block shapes are compiled in. Same checks and guarantees as [`matvec`].
 pub fn matvec_tuned_with<T: MatvecElement>(
     gpu: &Gpu,
@@ -316,8 +316,8 @@ pub(crate) fn module<T: MatvecElement>() -> ModuleSource {
         )
         .entry(
             entry::<T>("matvec_tuned_n"),
-            &format!("{params}, u32 tpr_log2"),
-            &format!("matvec_tuned_n<{t}>({args}, tpr_log2)"),
+            &format!("{params}, u32 tpr_log2, u64 chunk_cols"),
+            &format!("matvec_tuned_n<{t}>({args}, tpr_log2, chunk_cols)"),
             Some(tuning.n_block_threads),
         )
         .entry(

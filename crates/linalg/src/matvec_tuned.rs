@@ -11,6 +11,9 @@
 //! `tpr` grows with `cols` ([`threads_per_row`]) so a thread reads about
 //! [`MatvecTuning::n_vectors_per_thread`] vectors: thread-per-row for
 //! very narrow matrices, a whole block per row for wide ones.
+//! Matrices with too few rows to fill the GPU are split into column chunks
+//! as well ([`n_geometry`]), the chunks' partial row sums added by a second,
+//! ordered kernel (the one Aᵀ·x uses).
 //!
 //! **y = Aᵀ·x** (one or two launches): blocks of 32 × `t_block_rows` threads
 //! each own a strip of 32·L columns (L = 16 / sizeof(T) when every row
@@ -39,8 +42,12 @@ use crate::matvec::{entry, module, MatvecElement, Transpose};
 pub struct MatvecTuning {
     /// Threads per block of the A·x kernel (a power of two, ≥ 32).
     pub n_block_threads: u32,
-    /// A·x: target 16-byte vectors per thread when sizing a row's group.
+    /// A·x: target 16-byte vectors per thread when sizing a row's group
+    /// (and the least work per thread of a column chunk).
     pub n_vectors_per_thread: u64,
+    /// A·x: when the rows alone give fewer blocks than this many waves of
+    /// resident blocks, rows are split into column chunks.
+    pub n_waves: u64,
     /// Aᵀ·x: warps per block (block = 32 × this).
     pub t_block_rows: u32,
     /// Aᵀ·x: aim for this many waves of resident blocks when choosing slabs.
@@ -58,6 +65,7 @@ pub struct MatvecTuning {
 pub const TUNED: MatvecTuning = MatvecTuning {
     n_block_threads: 256,
     n_vectors_per_thread: 16,
+    n_waves: 2,
     t_block_rows: 8,
     t_waves: 2,
     t_min_rows_per_thread: 16,
@@ -76,6 +84,49 @@ pub fn threads_per_row(cols: u64, lanes: u64, tuning: &MatvecTuning) -> u32 {
         .checked_next_power_of_two()
         .unwrap_or(u64::MAX)
         .min(tuning.n_block_threads as u64) as u32
+}
+
+/// A·x launch shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowGeometry {
+    /// Threads per row group (a power of two).
+    pub threads_per_row: u32,
+    /// Blocks over the rows (each block holds n_block_threads / threads_per_row rows).
+    pub row_blocks: u64,
+    /// Column chunks (grid z); 1 means no second pass.
+    pub chunks: u64,
+    /// Columns per chunk, a multiple of the vector lanes (the last chunk
+    /// may have fewer, never zero).
+    pub chunk_cols: u64,
+}
+
+/// A·x: the row group width, and column chunks when there are too few rows
+/// to give `target_blocks` blocks, each chunk at least one vector's worth
+/// of work (`n_vectors_per_thread`) per thread, at most 65 535 chunks.
+pub fn n_geometry(
+    rows: u64,
+    cols: u64,
+    lanes: u64,
+    target_blocks: u64,
+    tuning: &MatvecTuning,
+) -> RowGeometry {
+    let lanes = lanes.max(1);
+    let tpr = threads_per_row(cols, lanes, tuning);
+    let rows_per_block = (tuning.n_block_threads / tpr).max(1) as u64;
+    let row_blocks = rows.div_ceil(rows_per_block);
+    let min_chunk_cols = tpr as u64 * tuning.n_vectors_per_thread.max(1) * lanes;
+    let max_chunks = (cols / min_chunk_cols).clamp(1, MAX_GRID_YZ);
+    let chunks = target_blocks
+        .div_ceil(row_blocks.max(1))
+        .clamp(1, max_chunks);
+    // Whole vectors per chunk, so chunk starts keep the row's alignment.
+    let chunk_cols = cols.div_ceil(chunks).div_ceil(lanes) * lanes;
+    RowGeometry {
+        threads_per_row: tpr,
+        row_blocks,
+        chunks: cols.div_ceil(chunk_cols),
+        chunk_cols,
+    }
 }
 
 /// Aᵀ·x launch shape.
@@ -140,11 +191,14 @@ pub fn check_tuning(tuning: &MatvecTuning) -> Result<()> {
             ),
         ));
     }
-    if tuning.n_vectors_per_thread == 0 || tuning.t_waves == 0 || tuning.t_min_rows_per_thread == 0
+    if tuning.n_vectors_per_thread == 0
+        || tuning.n_waves == 0
+        || tuning.t_waves == 0
+        || tuning.t_min_rows_per_thread == 0
     {
         return Err(Error::invalid(
             "tuning",
-            "n_vectors_per_thread, t_waves and t_min_rows_per_thread must be at least 1",
+            "n_vectors_per_thread, n_waves, t_waves and t_min_rows_per_thread must be at least 1",
         ));
     }
     Ok(())
@@ -174,30 +228,80 @@ fn launch_n<T: MatvecElement>(
     tuning: &MatvecTuning,
 ) -> Result<()> {
     let lanes = 16 / T::BYTES as u64;
-    let tpr = threads_per_row(cols, lanes, tuning);
+    let module = module::<T>();
+    let kernel = gpu.kernel(&module, &entry::<T>("matvec_tuned_n"))?;
+    let resident = kernel
+        .resident_blocks_per_sm(tuning.n_block_threads, 0)?
+        .max(1) as u64;
+    let target_blocks = gpu.info().sm_count as u64 * resident * tuning.n_waves;
+    let geometry = n_geometry(rows, cols, lanes, target_blocks, tuning);
     // A block holds n_block_threads / tpr row groups; rows are consecutive
-    // per block. Blocks past 2^31 − 1 spill into gridDim.y; surplus blocks
-    // find row ≥ rows and write nothing.
-    let rows_per_block = (tuning.n_block_threads / tpr) as u64;
-    let blocks = rows.div_ceil(rows_per_block);
+    // per block. Row blocks past 2^31 − 1 spill into gridDim.y (surplus
+    // blocks find row ≥ rows and write nothing); column chunks are grid z.
+    let (grid_x, grid_y, _) = spread_blocks(geometry.row_blocks)?;
     let config = LaunchConfig {
-        grid: spread_blocks(blocks)?,
+        grid: (grid_x, grid_y, geometry.chunks as u32),
         block: (tuning.n_block_threads, 1, 1),
         shared_bytes: 0,
     };
-    let kernel = gpu.kernel(&module::<T>(), &entry::<T>("matvec_tuned_n"))?;
+    let tpr_log2 = geometry.threads_per_row.trailing_zeros();
+    if geometry.chunks == 1 {
+        let mut args = KernelArgs::new();
+        args.input(&a)
+            .input(&x)
+            .output(&mut y)
+            .scalar(rows)
+            .scalar(cols)
+            .scalar(tpr_log2)
+            .scalar(geometry.chunk_cols);
+        // SAFETY: (const T* a, const T* x, T* out, u64 rows, u64 cols, u32
+        // tpr_log2, u64 chunk_cols) matches the entry; a has rows·cols
+        // elements, x cols, y rows (checked by the caller); with one chunk
+        // the kernel writes out[row] for row < rows only; vector loads
+        // cover whole 16-byte-aligned vectors inside a row (the kernel peels
+        // head and tail); the block size is the MATVEC_N_BLOCK the module
+        // was compiled with.
+        return unsafe { gpu.launch(&kernel, config, &args) };
+    }
+    let partial_len = (geometry.chunks * rows) as usize;
+    // SAFETY: the chunk kernel writes every element (each chunk × row) before
+    // the reduce kernel, later on the same stream, reads them.
+    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, partial_len)? };
     let mut args = KernelArgs::new();
     args.input(&a)
         .input(&x)
-        .output(&mut y)
+        .output(&mut partial.view_mut())
         .scalar(rows)
         .scalar(cols)
-        .scalar(tpr.trailing_zeros());
-    // SAFETY: (const T* a, const T* x, T* y, u64 rows, u64 cols, u32
-    // tpr_log2) matches the entry; a has rows·cols elements, x cols, y rows
-    // (checked by the caller); vector loads only cover whole 16-byte-aligned
-    // vectors inside a row (the kernel peels head and tail), and the block
-    // size equals MATVEC_N_BLOCK the module was compiled with.
+        .scalar(tpr_log2)
+        .scalar(geometry.chunk_cols);
+    // SAFETY: as above; out = partial has chunks·rows elements and the
+    // kernel writes out[chunk·rows + row] for chunk < chunks (grid z),
+    // row < rows; every chunk starts below cols.
+    unsafe { gpu.launch(&kernel, config, &args)? };
+    reduce(gpu, &module, &partial, y, rows, geometry.chunks)
+}
+
+/// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order.
+fn reduce<T: MatvecElement>(
+    gpu: &Gpu,
+    module: &gpu_core::ModuleSource,
+    partial: &DeviceBuffer<T>,
+    mut y: DeviceViewMut<'_, T>,
+    len: u64,
+    parts: u64,
+) -> Result<()> {
+    let kernel = gpu.kernel(module, &entry::<T>("matvec_tuned_t_reduce"))?;
+    let (config, _blocks) = grid_1d(len, REDUCE_BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&partial.view())
+        .output(&mut y)
+        .scalar(len)
+        .scalar(parts as u32);
+    // SAFETY: (const T* partial, T* y, u64 cols, u32 slabs) matches the
+    // entry; partial holds parts·len elements (parts ≤ 65 535 fits u32), y
+    // len; the kernel drops threads past len. `partial` is freed
+    // stream-ordered after this kernel.
     unsafe { gpu.launch(&kernel, config, &args) }
 }
 
@@ -258,18 +362,7 @@ fn launch_t<T: MatvecElement>(
     // exactly `slabs` slabs of at most slab_rows rows each.
     unsafe { gpu.launch(&partial_kernel, config, &args)? };
 
-    let reduce_kernel = gpu.kernel(&module, &entry::<T>("matvec_tuned_t_reduce"))?;
-    let (reduce_config, _blocks) = grid_1d(cols, REDUCE_BLOCK_THREADS, 1, 0)?;
-    let mut args = KernelArgs::new();
-    args.input(&partial.view())
-        .output(&mut y)
-        .scalar(cols)
-        .scalar(geometry.slabs as u32);
-    // SAFETY: (const T* partial, T* y, u64 cols, u32 slabs) matches the
-    // entry; partial holds slabs·cols elements (slabs ≤ 65 535 fits u32), y
-    // cols; the kernel drops threads past cols. `partial` is freed
-    // stream-ordered after this kernel.
-    unsafe { gpu.launch(&reduce_kernel, reduce_config, &args) }
+    reduce(gpu, &module, &partial, y, cols, geometry.slabs)
 }
 
 #[cfg(test)]
@@ -290,6 +383,41 @@ mod tests {
         for cols in [1u64, 3, 100, 997, 4096, 1 << 20] {
             let tpr = threads_per_row(cols, 4, &t);
             assert!(tpr.is_power_of_two() && tpr <= t.n_block_threads);
+        }
+    }
+
+    #[test]
+    fn row_geometry_splits_only_short_wide_matrices() {
+        let t = TUNED;
+        let target = 132 * 6 * 2;
+        // The goal shape: a block per row, no chunks.
+        let g = n_geometry(16384, 16384, 4, target, &t);
+        assert_eq!((g.threads_per_row, g.row_blocks, g.chunks), (256, 16384, 1));
+        assert_eq!(g.chunk_cols, 16384);
+        // A dot product of 16 M elements: 1024 chunks of 16384 columns.
+        let g = n_geometry(1, 1 << 24, 4, target, &t);
+        assert_eq!(g.chunks, 1024);
+        assert_eq!(g.chunk_cols, 16384);
+        // Narrow matrices are never split.
+        let g = n_geometry(3, 100, 4, target, &t);
+        assert_eq!(g.chunks, 1);
+        for (rows, cols) in [
+            (1u64, 1u64),
+            (1, 999_999),
+            (7, 4099),
+            (100, 1 << 20),
+            (5, 16387),
+        ] {
+            for lanes in [2u64, 4] {
+                let g = n_geometry(rows, cols, lanes, target, &t);
+                assert!(g.chunks >= 1 && g.chunks <= MAX_GRID_YZ);
+                assert_eq!(g.chunk_cols % lanes, 0);
+                assert!(g.chunks * g.chunk_cols >= cols, "{rows}×{cols}");
+                assert!(
+                    (g.chunks - 1) * g.chunk_cols < cols,
+                    "empty chunk {rows}×{cols}"
+                );
+            }
         }
     }
 

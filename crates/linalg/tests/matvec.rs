@@ -164,6 +164,51 @@ fn tuned_every_row_group_width() {
     }
 }
 
+/// Short, wide A·x (too few rows to fill the GPU) is split into column
+/// chunks with a second, ordered pass: dot products, a few long rows, chunk
+/// edges that do not fall on vectors, unaligned views.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_short_wide_rows_split_into_chunks() {
+    for &(rows, cols) in &[
+        (1usize, 1usize << 20),
+        (1, 999_999),
+        (3, 200_003),
+        (2, 65_539),
+        (17, 100_000),
+        (1, 16_385),
+    ] {
+        check_case::<f32>(rows, cols, Transpose::No, MatvecAlgorithm::Tuned, 21);
+        check_case::<f64>(rows, cols, Transpose::No, MatvecAlgorithm::Tuned, 22);
+        check_case::<i32>(rows, cols, Transpose::No, MatvecAlgorithm::Tuned, 23);
+        check_case::<f32>(rows, cols, Transpose::Yes, MatvecAlgorithm::Tuned, 24);
+    }
+    // A view one element in: every chunk starts unaligned.
+    let gpu = gpu();
+    let (rows, cols) = (2usize, 300_001usize);
+    let a_host = random_input::<f32>(rows * cols + 1, 25);
+    let x_host = random_input::<f32>(cols + 1, 26);
+    let a_buffer = DeviceBuffer::from_host(gpu, &a_host).unwrap();
+    let x_buffer = DeviceBuffer::from_host(gpu, &x_host).unwrap();
+    let a = MatrixView::new(rows, cols, a_buffer.slice(1..).unwrap()).unwrap();
+    let y = matvec_new(
+        gpu,
+        a,
+        x_buffer.slice(1..).unwrap(),
+        Transpose::No,
+        MatvecAlgorithm::Tuned,
+    )
+    .unwrap();
+    assert_matches_cpu(
+        &a_host[1..],
+        (rows, cols),
+        &x_host[1..],
+        Transpose::No,
+        &y.to_host(gpu).unwrap(),
+        "chunked view at offset 1",
+    );
+}
+
 /// The run-time tuning knobs (row-group width through vectors per thread,
 /// slab count through waves and rows per thread) at extreme settings.
 #[test]
@@ -186,6 +231,7 @@ fn tuned_with_every_setting() {
                 for (waves, min_rows) in [(1u64, 1u64), (64, 1), (2, 1 << 20)] {
                     let tuning = MatvecTuning {
                         n_vectors_per_thread: vectors,
+                        n_waves: waves,
                         t_waves: waves,
                         t_min_rows_per_thread: min_rows,
                         ..MATVEC_TUNING
