@@ -946,15 +946,17 @@ proptest! {
 
     #[test]
     fn reliability_scan_aliasing_check_never_panics(
-        input_ptr in prop_oneof![any::<u64>(), Just(u64::MAX), 0u64..4096],
+        input_ptr in prop_oneof![2 => 0u64..(1 << 60), 1 => any::<u64>(), 1 => Just(u64::MAX), 1 => 0u64..4096],
         offset in prop_oneof![Just(0i64), -64i64..64, any::<i64>()],
-        bytes in prop_oneof![0u64..256, Just(u64::MAX), any::<u64>()],
+        bytes in prop_oneof![2 => 0u64..256, 2 => 0u64..(1 << 56), 1 => Just(u64::MAX), 1 => any::<u64>()],
     ) {
         let output_ptr = input_ptr.wrapping_add_signed(offset);
         let result = no_panic("scan::check_aliasing", || scan::check_aliasing(input_ptr, output_ptr, bytes))?;
         // The rule is stated for ranges that exist: both end inside the
         // 64-bit address space.
-        prop_assume!(input_ptr.checked_add(bytes).is_some() && output_ptr.checked_add(bytes).is_some());
+        if input_ptr.checked_add(bytes).is_none() || output_ptr.checked_add(bytes).is_none() {
+            return Ok(());
+        }
         let same = bytes > 0 && input_ptr == output_ptr;
         let (lo, hi) = (input_ptr.min(output_ptr), input_ptr.max(output_ptr));
         let disjoint = bytes == 0 || hi - lo >= bytes;
