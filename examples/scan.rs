@@ -6,6 +6,7 @@
 //! cargo run --release --example scan
 //! cargo run --release --example scan -- --block-size 512 --algos Blelloch,BlellochPadded
 //! cargo run --release --example scan -- --sweep --csv scan-sweep.csv   # 2^12 … 2^29 and 5/8 of each
+//! cargo run --release --example scan -- --block-sweep                   # teaching kernels at 32 … 1024 threads
 //! ```
 
 use std::path::PathBuf;
@@ -18,6 +19,27 @@ use parprims::lab::prims::scan::{ScanPlan, BENCH_SIZES};
 use parprims::lab::progress::Progress;
 use parprims::lab::select::Selection;
 use parprims::lab::LabOptions;
+
+/// One plan per block size for the algorithms that take one (the CPU row
+/// and the copies only once, with the first).
+fn block_sweep(plan: &ScanPlan) -> Vec<ScanPlan> {
+    [32u32, 64, 128, 256, 512, 1024]
+        .into_iter()
+        .enumerate()
+        .map(|(i, threads)| ScanPlan {
+            algorithms: plan
+                .algorithms
+                .iter()
+                .copied()
+                .filter(|a| a.takes_block_threads())
+                .collect(),
+            block_threads: Some(threads),
+            cpu_row: plan.cpu_row && i == 0,
+            copies: false,
+            ..plan.clone()
+        })
+        .collect()
+}
 
 /// Prefix sum on the GPU: the lab's table.
 #[derive(Parser)]
@@ -40,6 +62,10 @@ struct Args {
     /// The labs' sweep: 2^12 … 2^29 and 5/8 of each, written as CSV.
     #[arg(long)]
     sweep: bool,
+    /// The lab's block-size sweep: the teaching algorithms at 32, 64, …,
+    /// 1024 threads per block.
+    #[arg(long, conflicts_with_all = ["sweep", "block_size"])]
+    block_sweep: bool,
     /// CSV of the GPU rows (default with --sweep: scan-sweep.csv).
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -68,8 +94,16 @@ fn main() -> ExitCode {
         let Some(lab) = open_or_explain(options)? else {
             return Ok(ExitCode::SUCCESS);
         };
-        let progress = Progress::new(plan.cases());
-        let rows = parprims::lab::prims::scan::run(&lab, &plan, &progress);
+        let plans = if args.block_sweep {
+            block_sweep(&plan)
+        } else {
+            vec![plan]
+        };
+        let progress = Progress::new(plans.iter().map(ScanPlan::cases).sum());
+        let rows: Vec<_> = plans
+            .iter()
+            .flat_map(|plan| parprims::lab::prims::scan::run(&lab, plan, &progress))
+            .collect();
         progress.finish();
         let csv = args
             .csv
