@@ -37,7 +37,7 @@ fn tour(cli: &Cli) -> Result<ExitCode> {
         Err(error) => {
             println!("{}", lab::no_gpu_sentence(&error));
             println!(
-                "\nCPU references (wall clock, median of {}; inputs: seed {})",
+                "\nThe CPU references instead (wall clock, median of {}; inputs: seed {}):",
                 options.cpu_reps.timed, options.seed
             );
             let rows = lab::tour::cpu_tour(options.seed, options.cpu_reps);

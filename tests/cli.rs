@@ -43,7 +43,7 @@ fn no_arguments_exits_zero_and_explains_a_missing_gpu() {
     );
     assert!(!all.contains("panicked"), "{all}");
     // The CPU references' table follows, every primitive, every self-check passing.
-    assert!(stdout.contains("CPU references"), "{stdout}");
+    assert!(stdout.contains("The CPU references instead"), "{stdout}");
     for primitive in ["scan", "compact", "transpose", "matvec", "conv"] {
         assert!(
             stdout.lines().any(|l| l.starts_with(primitive)),

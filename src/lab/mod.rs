@@ -194,20 +194,14 @@ impl Lab {
 /// device, a driver that refuses to initialise) takes the no-GPU path.
 pub fn no_gpu_sentence(error: &Error) -> String {
     match error {
-        Error::NoDriver => format!(
-            "No CUDA GPU found: the NVIDIA driver library could not be loaded ({error}); \
-             showing the CPU references instead."
-        ),
-        Error::BadOrdinal { count: 0, .. } => format!(
-            "No CUDA GPU found: the driver is installed but reports no device ({error}); \
-             showing the CPU references instead."
-        ),
-        Error::BadOrdinal { .. } => format!(
-            "No such CUDA GPU: {error}; showing the CPU references instead."
-        ),
-        other => format!(
-            "No usable CUDA GPU: opening device 0 failed ({other}); showing the CPU references instead."
-        ),
+        Error::NoDriver => {
+            format!("No CUDA GPU found: the NVIDIA driver library could not be loaded ({error}).")
+        }
+        Error::BadOrdinal { count: 0, .. } => {
+            format!("No CUDA GPU found: the driver is installed but reports no device ({error}).")
+        }
+        Error::BadOrdinal { .. } => format!("No such CUDA GPU: {error}."),
+        other => format!("No usable CUDA GPU: opening the device failed ({other})."),
     }
 }
 
