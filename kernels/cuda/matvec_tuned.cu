@@ -53,7 +53,7 @@
 // writes y directly and the second is skipped.
 //
 // Work rows·cols multiply-adds. Bytes: A once, x once per strip (cached),
-// partials slabs·cols·sizeof(T) written and read again (≈ 0.2 % of A at
+// partials slabs·cols·sizeof(T) written and read again (≈ 0.1 % of A at
 // 16384², the host caps slabs), y once. One or two launches. Shared memory
 // MATVEC_T_ROWS·32·L elements: the fold's stores hit L-way bank conflicts
 // (stride L words) once per block, negligible. Not in place.
@@ -66,8 +66,10 @@ __device__ __forceinline__ T butterfly_sum(T v, u32 width) {
     return v;
 }
 
-// One group's partial dot product of row `arow` with x, vectors v = lane,
-// lane + tpr, ... of the 16-byte-aligned body `avec` (`body` vectors).
+// One thread's share of a row body's dot product with x: vectors v = lane,
+// lane + tpr, ... of the 16-byte-aligned `abody` (`body` vectors), four
+// loads issued before the first is used. x is read in vectors when
+// X_VECTOR (xbody 16-byte aligned), else gathered from scalars.
 template <typename T, bool X_VECTOR>
 __device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __restrict__ xbody,
                                       u64 body, u32 lane, u32 tpr, T sum) {
