@@ -80,7 +80,7 @@ pub struct BenchArgs {
     /// Merge a peers CSV (bench/peers.py) into tables and plots.
     #[arg(long)]
     pub compare: Option<PathBuf>,
-    /// Write DIR/<primitive>.csv and DIR/<primitive>-*.svg/png.
+    /// Write DIR/PRIMITIVE.csv and DIR/PRIMITIVE-{time,gbps}.{svg,png}.
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
 }
