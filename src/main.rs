@@ -68,6 +68,14 @@ fn bench(cli: &Cli, args: &BenchArgs) -> Result<ExitCode> {
     let lab = Lab::with_gpu(gpu, options)?;
     println!("{}", lab.header());
     let results = lab::bench::run(&lab, &bench_options)?;
+    let measured: Vec<_> = results
+        .iter()
+        .flat_map(|r| r.records.iter().chain(&r.peers).cloned())
+        .collect();
+    print!(
+        "{}",
+        lab::headline::render(&lab::headline::evaluate(&measured))
+    );
     for file in results.iter().flat_map(|r| &r.files) {
         println!("wrote {}", file.display());
     }

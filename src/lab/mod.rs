@@ -26,6 +26,7 @@
 pub mod bench;
 pub mod check;
 pub mod front;
+pub mod headline;
 pub mod inputs;
 pub mod plot;
 pub mod prims;

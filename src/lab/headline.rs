@@ -1,0 +1,320 @@
+//! The issues' performance targets, checked against a benchmark's records:
+//! after `parprims bench`, one line per target says what was measured, what
+//! was asked for, and whether it was met. Targets whose records are absent
+//! (a primitive not run, no peers CSV, no cuBLAS build) are left out.
+//!
+//! Fractions are of the copy ceiling measured in the same run; speed-ups
+//! compare median times on the same shape.
+
+use gpu_core::bench::Record;
+
+/// One target and what the records say about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// What is measured (`scan DecoupledLookback i32 2^28`).
+    pub what: String,
+    /// The measured figure, as text (`0.93 of ceiling`).
+    pub measured: String,
+    /// The target, as text (`≥ 0.90`).
+    pub target: String,
+    /// Whether it was met.
+    pub met: bool,
+}
+
+fn find<'a>(
+    records: &'a [Record],
+    primitive: &str,
+    algorithm: &str,
+    t: &str,
+    shape: &str,
+) -> Option<&'a Record> {
+    records.iter().find(|r| {
+        r.primitive == primitive
+            && r.algorithm == algorithm
+            && r.element_type == t
+            && r.shape == shape
+    })
+}
+
+fn fraction_target(
+    records: &[Record],
+    primitive: &str,
+    algorithm: &str,
+    t: &str,
+    shape: &str,
+    at_least: f64,
+) -> Option<Target> {
+    let r = find(records, primitive, algorithm, t, shape)?;
+    let f = r.fraction_of_ceiling();
+    Some(Target {
+        what: format!("{primitive} {algorithm} {t} {shape}"),
+        measured: format!("{f:.2} of ceiling ({:.1} GB/s)", r.gbps),
+        target: format!("≥ {at_least:.2}"),
+        met: f >= at_least,
+    })
+}
+
+/// `fast` at least `factor` times faster than `slow` (median times).
+fn speedup_target(
+    records: &[Record],
+    primitive: &str,
+    (fast, fast_t): (&str, &str),
+    (slow, slow_t): (&str, &str),
+    shapes: (&str, &str),
+    factor: f64,
+) -> Option<Target> {
+    let f = find(records, primitive, fast, fast_t, shapes.0)?;
+    let s = find(records, primitive, slow, slow_t, shapes.1)?;
+    if f.ms_median <= 0.0 {
+        return None;
+    }
+    let ratio = s.ms_median / f.ms_median;
+    Some(Target {
+        what: format!("{primitive} {fast} vs {slow} {} {}", fast_t, shapes.0),
+        measured: format!(
+            "{ratio:.2}× ({:.4} ms vs {:.4} ms)",
+            f.ms_median, s.ms_median
+        ),
+        target: format!("≥ {factor:.2}×"),
+        met: ratio >= factor,
+    })
+}
+
+const N28: &str = "268435456";
+const T16K: &str = "16384x16384";
+
+/// Every target of issues 3, 4 and 5 that `records` (ours and peers') can
+/// answer.
+pub fn evaluate(records: &[Record]) -> Vec<Target> {
+    let mut out: Vec<Option<Target>> = Vec::new();
+    // Issue 3: scan.
+    out.push(fraction_target(
+        records,
+        "scan",
+        "DecoupledLookback",
+        "i32",
+        N28,
+        0.90,
+    ));
+    if let Some(base) = find(records, "scan", "DecoupledLookback", "i32", N28) {
+        let base_fraction = base.fraction_of_ceiling();
+        for t in ["f32", "u64", "i64"] {
+            if let Some(r) = find(records, "scan", "DecoupledLookback", t, N28) {
+                let f = r.fraction_of_ceiling();
+                out.push(Some(Target {
+                    what: format!("scan DecoupledLookback {t} {N28} against i32"),
+                    measured: format!("{f:.2} vs {base_fraction:.2}"),
+                    target: "within 10 %".into(),
+                    met: f >= 0.9 * base_fraction,
+                }));
+            }
+        }
+    }
+    for algorithm in ["HillisSteele", "Blelloch", "BlellochPadded"] {
+        out.push(fraction_target(
+            records, "scan", algorithm, "i32", N28, 0.35,
+        ));
+    }
+    out.push(speedup_target(
+        records,
+        "scan",
+        ("Blelloch", "i32"),
+        ("HillisSteele", "i32"),
+        (N28, N28),
+        1.0,
+    ));
+    out.push(speedup_target(
+        records,
+        "scan",
+        ("BlellochPadded", "i32"),
+        ("Blelloch", "i32"),
+        (N28, N28),
+        1.0,
+    ));
+    out.push(speedup_target(
+        records,
+        "scan",
+        ("DecoupledLookback", "i32"),
+        ("torch.cumsum", "i32"),
+        (N28, N28),
+        1.5,
+    ));
+    // Issue 4: compact.
+    out.push(fraction_target(
+        records,
+        "compact",
+        "select_flagged/SinglePass",
+        "i32",
+        N28,
+        0.80,
+    ));
+    out.push(fraction_target(
+        records,
+        "compact",
+        "select_if(x>0)/SinglePass",
+        "i32",
+        N28,
+        0.80,
+    ));
+    out.push(speedup_target(
+        records,
+        "compact",
+        ("select_flagged/SinglePass", "i32"),
+        ("torch.masked_select", "i32"),
+        (N28, N28),
+        2.5,
+    ));
+    // Issue 5: transpose, matvec, conv.
+    out.push(fraction_target(
+        records,
+        "transpose",
+        "Tuned",
+        "f32",
+        T16K,
+        0.90,
+    ));
+    out.push(speedup_target(
+        records,
+        "transpose",
+        ("TiledPadded", "f32"),
+        ("Tiled", "f32"),
+        (T16K, T16K),
+        1.5,
+    ));
+    for op in ["Ax", "ATx"] {
+        let tuned = format!("{op}/Tuned");
+        let cublas = format!("{op}/cuBLAS");
+        if let (Some(ours), Some(theirs)) = (
+            find(records, "matvec", &tuned, "f32", T16K),
+            find(records, "matvec", &cublas, "f32", T16K),
+        ) {
+            let ratio = if ours.ms_median > 0.0 {
+                theirs.ms_median / ours.ms_median
+            } else {
+                0.0
+            };
+            out.push(Some(Target {
+                what: format!("matvec {tuned} f32 {T16K} against cuBLAS"),
+                measured: format!("{ratio:.2} of cuBLAS's throughput"),
+                target: "≥ 0.97".into(),
+                met: ratio >= 0.97,
+            }));
+        }
+    }
+    out.push(fraction_target(
+        records,
+        "conv",
+        "TiledHalo",
+        "f32",
+        "8192x8192/k3",
+        0.80,
+    ));
+    out.push(fraction_target(
+        records,
+        "conv",
+        "TiledHalo",
+        "f32",
+        "8192x8192/k5",
+        0.70,
+    ));
+    out.push(speedup_target(
+        records,
+        "conv",
+        ("TiledHalo", "f32"),
+        ("F.conv2d(cuDNN)", "f32"),
+        ("8192x8192/k3", "8192x8192/k3"),
+        20.0,
+    ));
+    out.into_iter().flatten().collect()
+}
+
+/// The targets as text lines (empty when none applies).
+pub fn render(targets: &[Target]) -> String {
+    if targets.is_empty() {
+        return String::new();
+    }
+    let width = targets
+        .iter()
+        .map(|t| t.what.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("targets of the issues:\n");
+    for t in targets {
+        let pad = width - t.what.chars().count();
+        out.push_str(&format!(
+            "  {}{}  {}  (target {})  {}\n",
+            t.what,
+            " ".repeat(pad),
+            t.measured,
+            t.target,
+            if t.met { "met" } else { "NOT met" }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(
+        primitive: &str,
+        algorithm: &str,
+        t: &str,
+        shape: &str,
+        ms: f64,
+        gbps: f64,
+    ) -> Record {
+        Record {
+            primitive: primitive.into(),
+            algorithm: algorithm.into(),
+            element_type: t.into(),
+            shape: shape.into(),
+            ms_median: ms,
+            gbps,
+            ceiling_gbps: 3000.0,
+            device: "d".into(),
+            date: "2026-11-22".into(),
+        }
+    }
+
+    #[test]
+    fn targets_are_judged_from_records() {
+        let records = vec![
+            record("scan", "DecoupledLookback", "i32", N28, 0.75, 2850.0),
+            record("scan", "DecoupledLookback", "f32", N28, 0.80, 2500.0),
+            record("scan", "torch.cumsum", "i32", N28, 1.23, 1740.0),
+            record("transpose", "Tiled", "f32", T16K, 2.0, 1000.0),
+            record("transpose", "TiledPadded", "f32", T16K, 1.5, 1300.0),
+        ];
+        let targets = evaluate(&records);
+        let by = |what: &str| targets.iter().find(|t| t.what.starts_with(what)).cloned();
+        let lookback = by("scan DecoupledLookback i32").unwrap();
+        assert!(lookback.met, "{lookback:?}");
+        assert!(lookback.measured.starts_with("0.95"));
+        // 2500/3000 = 0.83 < 0.9 · 0.95.
+        assert!(!by("scan DecoupledLookback f32").unwrap().met);
+        let torch = by("scan DecoupledLookback vs torch.cumsum").unwrap();
+        assert!(torch.met && torch.measured.starts_with("1.64"), "{torch:?}");
+        // 2.0 / 1.5 = 1.33 < 1.5.
+        assert!(!by("transpose TiledPadded vs Tiled").unwrap().met);
+        // Nothing about compact, matvec or conv without their records.
+        assert!(targets
+            .iter()
+            .all(|t| !t.what.starts_with("compact") && !t.what.starts_with("conv")));
+        let text = render(&targets);
+        assert!(text.contains("NOT met") && text.contains("met"));
+        assert_eq!(render(&[]), "");
+    }
+
+    #[test]
+    fn matvec_against_cublas() {
+        let records = vec![
+            record("matvec", "Ax/Tuned", "f32", T16K, 0.38, 2800.0),
+            record("matvec", "Ax/cuBLAS", "f32", T16K, 0.37, 2870.0),
+        ];
+        let targets = evaluate(&records);
+        assert_eq!(targets.len(), 1);
+        assert!(targets[0].met, "{:?}", targets[0]); // 0.37 / 0.38 = 0.974
+    }
+}
