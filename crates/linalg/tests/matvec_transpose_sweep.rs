@@ -238,7 +238,7 @@ fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceilin
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn sweep_16384_squared() {
+fn large_sweep_16384_squared() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let ceiling = copy_ceiling(&gpu, 1 << 30, REPS).unwrap();
     println!(

@@ -17,6 +17,14 @@ use linalg::{
 };
 use proptest::prelude::*;
 
+/// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.
+fn gpu_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
 fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();
     GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
@@ -224,7 +232,7 @@ fn large_f32_16384_squared() {
 /// More than 2^31 elements (bytes, 2.1 GB): 64-bit tile and element indices.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn more_than_2_pow_31_elements() {
+fn large_more_than_2_pow_31_elements() {
     let gpu = gpu();
     let (rows, cols) = (46_349usize, 46_351usize);
     assert!(rows * cols > 1 << 31);
@@ -269,7 +277,7 @@ fn bad_shapes_are_typed_errors_and_write_nothing() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: gpu_cases(), ..ProptestConfig::default() })]
 
     /// Random shapes near tile edges: every algorithm matches the CPU, and
     /// transposing twice gives the input back.
