@@ -898,6 +898,31 @@ fn reliability_matrix_views_refuse_bad_shapes() {
     assert!(all_poison(&data));
 }
 
+/// A device ordinal that does not exist is `Error::BadOrdinal` (or, on a
+/// machine without a driver, `Error::NoDriver`); never a panic. Runs in CI.
+#[test]
+fn reliability_bad_ordinals_are_typed() {
+    match gpu_core::device_count() {
+        Ok(count) => {
+            for ordinal in [count, count + 1, 1 << 20, usize::MAX] {
+                let result = catch_unwind(|| Gpu::new(ordinal)).expect("Gpu::new panicked");
+                assert!(
+                    matches!(result, Err(Error::BadOrdinal { ordinal: o, count: c }) if o == ordinal && c == count),
+                    "ordinal {ordinal}: {result:?}"
+                );
+            }
+        }
+        Err(e) => {
+            assert!(matches!(e, Error::NoDriver | Error::Driver(_)), "{e:?}");
+            let result = catch_unwind(|| Gpu::new(0)).expect("Gpu::new panicked");
+            assert!(
+                matches!(result, Err(Error::NoDriver) | Err(Error::Driver(_))),
+                "{result:?}"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The pure validation functions (CI).
 
