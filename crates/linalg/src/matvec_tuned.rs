@@ -50,24 +50,31 @@ pub struct MatvecTuning {
     pub n_waves: u64,
     /// Aᵀ·x: warps per block (block = 32 × this).
     pub t_block_rows: u32,
-    /// Aᵀ·x: aim for this many waves of resident blocks when choosing slabs.
+    /// Aᵀ·x: the slab search considers grids of up to this many waves of
+    /// resident blocks.
     pub t_waves: u64,
+    /// Aᵀ·x: the cost of the second (reduce) launch, in units of one block
+    /// row-strip read (32·L elements of one row), for the slab search.
+    pub t_reduce_cost: u64,
     /// Aᵀ·x: at least this many rows per thread in a slab (bounds the
     /// partial traffic for short matrices).
     pub t_min_rows_per_thread: u64,
 }
 
 /// The tuning in use. Not yet measured on the H100: chosen by reasoning
-/// (256-thread blocks give 8 resident blocks per SM at full occupancy; 16
-/// vectors per thread in four batches of four 16-byte loads keeps ≈ 32 KiB
-/// in flight per SM; two waves of Aᵀ·x blocks at 16384² give 17 slabs,
-/// partials 0.2 % of A).
+/// (256-thread blocks: 6 resident per SM at the kernels' 34–40 registers;
+/// 16 vectors per thread in batches of four 16-byte loads keeps tens of KiB
+/// in flight per SM; the Aᵀ·x slab search over up to 8 waves picks 37 slabs
+/// at 16384² f32 with 792 resident blocks: 4.7 waves' worth of blocks in
+/// 5 waves, partials 0.2 % of A; the reduce-launch cost of 32 block-rows
+/// ≈ 4 µs is a guess).
 pub const TUNED: MatvecTuning = MatvecTuning {
     n_block_threads: 256,
     n_vectors_per_thread: 16,
     n_waves: 2,
     t_block_rows: 8,
-    t_waves: 2,
+    t_waves: 8,
+    t_reduce_cost: 32,
     t_min_rows_per_thread: 16,
 };
 
@@ -140,28 +147,57 @@ pub struct TransposedGeometry {
     pub slab_rows: u64,
 }
 
-/// Aᵀ·x: strips of 32·`lanes` columns, and enough row slabs that
-/// strips·slabs ≈ `target_blocks`, but at least `t_min_rows_per_thread` rows
-/// per thread and at most 65 535 slabs.
+/// Aᵀ·x: strips of 32·`lanes` columns and the number of row slabs.
+///
+/// Blocks all do the same work, so a grid of 2.1 waves of resident blocks
+/// (`capacity` = SMs × resident blocks per SM) takes as long as 3 full
+/// ones. The slab count `s` minimises a simple cost in units of one
+/// block-row read (`32·lanes` elements):
+///
+/// `⌈strips·s / capacity⌉ · ⌈rows / s⌉` (waves × rows per slab)
+/// `+ 2·s·strips / capacity + t_reduce_cost` when `s > 1` (partials written
+/// and read back, and the second launch),
+///
+/// over `1 ≤ s ≤` the slabs `t_waves` waves allow, keeping at least
+/// `t_min_rows_per_thread` rows per thread and at most 65 535 slabs; ties
+/// go to fewer slabs.
 pub fn t_geometry(
     rows: u64,
     cols: u64,
     lanes: u64,
-    target_blocks: u64,
+    capacity: u64,
     tuning: &MatvecTuning,
 ) -> Result<TransposedGeometry> {
-    let strips = cols.div_ceil(32 * lanes);
+    let strips = cols.div_ceil(32 * lanes.max(1));
     if strips > MAX_GRID_X {
         return Err(Error::invalid(
             "cols",
             format!("{cols} columns need more than {MAX_GRID_X} blocks"),
         ));
     }
-    let min_slab_rows = tuning.t_block_rows as u64 * tuning.t_min_rows_per_thread;
-    let max_slabs = rows.div_ceil(min_slab_rows).clamp(1, MAX_GRID_YZ);
-    let wanted = target_blocks.div_ceil(strips.max(1));
-    let slabs = wanted.clamp(1, max_slabs);
-    let slab_rows = rows.div_ceil(slabs);
+    let capacity = capacity.max(1);
+    let min_slab_rows = tuning.t_block_rows as u64 * tuning.t_min_rows_per_thread.max(1);
+    let max_slabs = rows
+        .div_ceil(min_slab_rows)
+        .min(tuning.t_waves.max(1).saturating_mul(capacity) / strips)
+        .clamp(1, MAX_GRID_YZ);
+    let cost = |slabs: u64| -> f64 {
+        let waves = (strips * slabs).div_ceil(capacity) as f64;
+        let mut cost = waves * rows.div_ceil(slabs) as f64;
+        if slabs > 1 {
+            cost += 2.0 * (slabs * strips) as f64 / capacity as f64 + tuning.t_reduce_cost as f64;
+        }
+        cost
+    };
+    let mut best = 1;
+    let mut best_cost = cost(1);
+    for slabs in 2..=max_slabs {
+        let c = cost(slabs);
+        if c < best_cost {
+            (best, best_cost) = (slabs, c);
+        }
+    }
+    let slab_rows = rows.div_ceil(best);
     // Recount so that no slab is empty (⌈rows / slab_rows⌉ ≤ slabs).
     let slabs = rows.div_ceil(slab_rows);
     Ok(TransposedGeometry {
@@ -326,8 +362,8 @@ fn launch_t<T: MatvecElement>(
     let resident = partial_kernel
         .resident_blocks_per_sm(block_threads, 0)?
         .max(1) as u64;
-    let target_blocks = gpu.info().sm_count as u64 * resident * tuning.t_waves;
-    let geometry = t_geometry(rows, cols, lanes, target_blocks, tuning)?;
+    let capacity = gpu.info().sm_count as u64 * resident;
+    let geometry = t_geometry(rows, cols, lanes, capacity, tuning)?;
     let config = LaunchConfig {
         grid: (geometry.strips as u32, geometry.slabs as u32, 1),
         block: (32, tuning.t_block_rows, 1),
@@ -422,27 +458,35 @@ mod tests {
     }
 
     #[test]
-    fn transposed_geometry_covers_rows_without_empty_slabs() {
+    fn transposed_geometry_avoids_partial_waves() {
         let t = TUNED;
-        // The goal shape on 132 SMs with 8 resident blocks: 128 strips, 17 slabs.
-        let g = t_geometry(16384, 16384, 4, 132 * 8 * 2, &t).unwrap();
-        assert_eq!(g.strips, 128);
-        assert_eq!(g.slabs, 17);
-        assert!(g.slabs * g.slab_rows >= 16384 && (g.slabs - 1) * g.slab_rows < 16384);
-        // Partials stay a small fraction of A.
-        assert!((g.slabs * 16384) as f64 / (16384.0 * 16384.0) < 0.002);
-        // Short matrices keep ≥ 16 rows per thread: few slabs.
-        let g = t_geometry(100, 997, 1, 2112, &t).unwrap();
-        assert_eq!(g.slabs, 1);
-        assert_eq!(g.slab_rows, 100);
-        let g = t_geometry(1, 1, 1, 2112, &t).unwrap();
+        for capacity in [132u64 * 6, 132 * 8, 114 * 8] {
+            let g = t_geometry(16384, 16384, 4, capacity, &t).unwrap();
+            assert_eq!(g.strips, 128);
+            assert!(g.slabs > 1);
+            assert!(g.slabs * g.slab_rows >= 16384 && (g.slabs - 1) * g.slab_rows < 16384);
+            // Within 3 % of a perfectly balanced grid, partials < 1 % of A.
+            let blocks = g.strips * g.slabs;
+            let waves = blocks.div_ceil(capacity) as f64;
+            let balanced = 16384.0 * 128.0 / capacity as f64;
+            let modelled = waves * g.slab_rows as f64;
+            assert!(
+                modelled <= 1.03 * balanced,
+                "{capacity}: {g:?} {modelled} vs {balanced}"
+            );
+            assert!((g.slabs * 16384) as f64 / (16384.0 * 16384.0) < 0.01);
+        }
+        // Short matrices keep ≥ 16 rows per thread: one slab, no second pass.
+        let g = t_geometry(100, 997, 1, 1056, &t).unwrap();
+        assert_eq!((g.slabs, g.slab_rows), (1, 100));
+        let g = t_geometry(1, 1, 1, 1056, &t).unwrap();
         assert_eq!((g.strips, g.slabs, g.slab_rows), (1, 1, 1));
-        // Tall and thin: many slabs, but at most 65 535.
-        let g = t_geometry(1 << 30, 1, 1, 2112, &t).unwrap();
-        assert!(g.slabs <= 2112 && g.slabs * g.slab_rows >= 1 << 30);
+        // Tall and thin: many slabs, bounded by the waves searched.
+        let g = t_geometry(1 << 30, 1, 1, 1056, &t).unwrap();
+        assert!(g.slabs > 1 && g.slabs <= 8 * 1056 && g.slabs * g.slab_rows >= 1 << 30);
         for rows in [1u64, 7, 127, 128, 129, 1000, 1021, 65536, 1 << 24] {
-            for target in [1u64, 100, 2112, 1 << 20] {
-                let g = t_geometry(rows, 64, 4, target, &t).unwrap();
+            for capacity in [1u64, 100, 1056, 1 << 20] {
+                let g = t_geometry(rows, 64, 4, capacity, &t).unwrap();
                 assert!(g.slabs >= 1 && g.slabs <= MAX_GRID_YZ);
                 assert!(g.slabs * g.slab_rows >= rows);
                 assert!((g.slabs - 1) * g.slab_rows < rows, "empty slab");
