@@ -65,8 +65,8 @@ pub struct MatvecTuning {
 /// (256-thread blocks: 6 resident per SM at the kernels' 34–40 registers;
 /// 16 vectors per thread in batches of four 16-byte loads keeps tens of KiB
 /// in flight per SM; the Aᵀ·x slab search over up to 8 waves picks 37 slabs
-/// at 16384² f32 with 792 resident blocks: 4.7 waves' worth of blocks in
-/// 5 waves, partials 0.2 % of A; the reduce-launch cost of 32 block-rows
+/// at 16384² f32 with 792 resident blocks: 5.98 waves' worth of blocks in
+/// 6 waves, partials 0.2 % of A; the reduce-launch cost of 32 block-rows
 /// ≈ 4 µs is a guess).
 pub const TUNED: MatvecTuning = MatvecTuning {
     n_block_threads: 256,
