@@ -53,8 +53,8 @@
 // writes y directly and the second is skipped.
 //
 // Work rows·cols multiply-adds. Bytes: A once, x once per strip (cached),
-// partials slabs·cols·sizeof(T) written and read again (≈ 0.1 % of A at
-// 16384², the host caps slabs), y once. One or two launches. Shared memory
+// partials slabs·cols·sizeof(T) written and read again (≈ 0.2 % of A at
+// 16384², the host chooses slabs), y once. One or two launches. Shared memory
 // MATVEC_T_ROWS·32·L elements: the fold's stores hit L-way bank conflicts
 // (stride L words) once per block, negligible. Not in place.
 #pragma once

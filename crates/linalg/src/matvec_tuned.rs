@@ -22,7 +22,7 @@
 //! whole row segments (coalesced), the block folds its rows in shared
 //! memory, and writes one partial row per slab. A second kernel adds the
 //! slabs' partials per column in slab order. atomicAdd would save that
-//! launch and the partial traffic (slabs·cols elements, capped to ≈ 0.1 % of
+//! launch and the partial traffic (slabs·cols elements, ≈ 0.2 % of
 //! A at 16384²) but make float results depend on timing: we keep results
 //! deterministic. With a single slab the first kernel writes y directly.
 //!
