@@ -578,13 +578,17 @@ fn matvec_tuning() -> impl Strategy<Value = MatvecTuning> {
         prop::sample::select(vec![base.t_block_rows, 4, 0]),
     )
         .prop_map(
-            move |(vectors, n_waves, t_waves, min_rows, n_block, t_rows)| MatvecTuning {
-                n_block_threads: n_block,
-                n_vectors_per_thread: vectors,
-                n_waves,
-                t_block_rows: t_rows,
-                t_waves,
-                t_min_rows_per_thread: min_rows,
+            move |(vectors, n_waves, t_waves, min_rows, n_block, t_rows)| {
+                // Fields set one by one: fields added to the tuning later keep
+                // their tuned values.
+                let mut tuning = base;
+                tuning.n_block_threads = n_block;
+                tuning.n_vectors_per_thread = vectors;
+                tuning.n_waves = n_waves;
+                tuning.t_block_rows = t_rows;
+                tuning.t_waves = t_waves;
+                tuning.t_min_rows_per_thread = min_rows;
+                tuning
             },
         )
 }
