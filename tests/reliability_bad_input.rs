@@ -192,10 +192,9 @@ fn scan_options() -> impl Strategy<Value = ScanOptions> {
         .prop_map(Some),
     ];
     (prop::sample::select(ScanAlgorithm::ALL.to_vec()), block).prop_map(|(algorithm, block)| {
-        ScanOptions {
-            algorithm,
-            block_threads: block,
-        }
+        let mut options = ScanOptions::new(algorithm);
+        options.block_threads = block;
+        options
     })
 }
 
@@ -610,12 +609,17 @@ fn conv_options() -> impl Strategy<Value = ConvOptions> {
             (1024, 2),
         ]),
     )
-        .prop_map(|(border, padding, flip, algorithm, block)| ConvOptions {
-            border,
-            padding,
-            flip,
-            algorithm,
-            block,
+        .prop_map(|(border, padding, flip, algorithm, block)| {
+            // Fields added to the options later keep their defaults.
+            #[allow(clippy::needless_update)]
+            ConvOptions {
+                border,
+                padding,
+                flip,
+                algorithm,
+                block,
+                ..ConvOptions::default()
+            }
         })
 }
 
@@ -680,7 +684,12 @@ fn linalg_case() -> impl Strategy<Value = LinalgCase> {
                     matvec_algorithm: ma,
                     matvec_tuning: mt,
                     transpose_algorithm: ta,
-                    transpose_tuning: TransposeTuning { tile, block_rows },
+                    transpose_tuning: {
+                        let mut tuning = linalg::TRANSPOSE_TUNING;
+                        tuning.tile = tile;
+                        tuning.block_rows = block_rows;
+                        tuning
+                    },
                     filter: (k, k + skew),
                     conv,
                 },

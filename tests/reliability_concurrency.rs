@@ -603,12 +603,15 @@ fn random_conv_options<T: ConvElement>(
     w: usize,
     k: usize,
 ) -> ConvOptions {
+    // Fields added to the options later keep their defaults.
+    #[allow(clippy::needless_update)]
     let mut options = ConvOptions {
         border: pick(rng, &Border::ALL),
         padding: pick(rng, &Padding::ALL),
         flip: rng.below(2) == 0,
         algorithm: pick(rng, &ConvAlgorithm::ALL),
         block: pick(rng, &linalg::conv::CONV_BLOCKS),
+        ..ConvOptions::default()
     };
     if options.border == Border::Valid && (k > h || k > w) {
         options.border = Border::Same;
