@@ -766,28 +766,155 @@ fn reliability_eight_threads_random_operations() {
     }
 }
 
-/// Runs one operation of every (primitive, type, algorithm, variant) a
-/// random operation can draw, so every module and entry point is loaded
-/// before memory is measured (lazy loading puts kernel code on the device
-/// at first use).
+/// Runs one operation of every (primitive, type, operator, algorithm,
+/// entry point) a random operation can draw, then 1,000 random ones (for
+/// size-dependent paths: recursion levels, partial tiles), so every module
+/// and kernel is loaded before memory is measured (with lazy loading a
+/// kernel's code, and any growth of the context's local-memory reservation,
+/// reaches the device at its first launch).
 fn warm_up(gpu: &Gpu, seed: u64) {
-    let mut rng = SplitMix64::new(seed);
-    let mut done = 0;
-    // Random draws cover the finite space quickly: a few thousand small
-    // operations reach every combination with overwhelming probability.
-    while done < 3000 {
-        let op_seed = rng.next_u64();
-        run_random_op(gpu, &mut SplitMix64::new(op_seed))
-            .unwrap_or_else(|e| panic!("warm-up operation (seed {op_seed}): {e}"));
-        done += 1;
-    }
-    // And the explicit corners: every conv entry (K 1 … 7 and the generic
-    // one) for every type and algorithm.
+    warm_scans_int::<i32>(gpu);
+    warm_scans_int::<u32>(gpu);
+    warm_scans_int::<i64>(gpu);
+    warm_scans_int::<u64>(gpu);
+    warm_scans::<f32, _>(gpu, &Sum);
+    warm_scans::<f32, _>(gpu, &Max);
+    warm_scans::<f32, _>(gpu, &Min);
+    warm_scans::<f64, _>(gpu, &Sum);
+    warm_scans::<f64, _>(gpu, &Max);
+    warm_scans::<f64, _>(gpu, &Min);
+    warm_compact::<i32>(gpu);
+    warm_compact::<u32>(gpu);
+    warm_compact::<i64>(gpu);
+    warm_compact::<u64>(gpu);
+    warm_compact::<f32>(gpu);
+    warm_compact::<f64>(gpu);
+    warm_transpose::<u8>(gpu);
+    warm_transpose::<i32>(gpu);
+    warm_transpose::<u32>(gpu);
+    warm_transpose::<f32>(gpu);
+    warm_transpose::<i64>(gpu);
+    warm_transpose::<u64>(gpu);
+    warm_transpose::<f64>(gpu);
+    warm_matvec::<f32>(gpu);
+    warm_matvec::<f64>(gpu);
+    warm_matvec::<i32>(gpu);
+    // Every conv entry (K 1 … 7 and the generic one), type and algorithm.
     for k in [1, 2, 3, 4, 5, 6, 7, 9] {
         for algorithm in ConvAlgorithm::ALL {
             warm_conv::<f32>(gpu, k, algorithm);
             warm_conv::<f64>(gpu, k, algorithm);
             warm_conv::<i32>(gpu, k, algorithm);
+        }
+    }
+    let mut rng = SplitMix64::new(seed);
+    for _ in 0..1000 {
+        let op_seed = rng.next_u64();
+        run_random_op(gpu, &mut SplitMix64::new(op_seed))
+            .unwrap_or_else(|e| panic!("warm-up operation (seed {op_seed}): {e}"));
+    }
+    gpu.synchronize().expect("warm-up drains");
+}
+
+fn warm_scans_int<T: IntElement>(gpu: &Gpu) {
+    warm_scans::<T, _>(gpu, &Sum);
+    warm_scans::<T, _>(gpu, &Max);
+    warm_scans::<T, _>(gpu, &Min);
+    warm_scans::<T, _>(gpu, &BitAnd);
+    warm_scans::<T, _>(gpu, &BitOr);
+    warm_scans::<T, _>(gpu, &BitXor);
+}
+
+fn warm_scans<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O) {
+    for n in [1000, 70_000] {
+        let input = DeviceBuffer::<T>::filled(gpu, n, T::one()).expect("input");
+        let mut data = DeviceBuffer::<T>::filled(gpu, n, T::one()).expect("data");
+        for algorithm in ScanAlgorithm::ALL {
+            let options = ScanOptions::new(algorithm);
+            for kind in [
+                ScanKind::Inclusive,
+                ScanKind::Exclusive {
+                    initial: op.identity(),
+                },
+            ] {
+                scan::scan(gpu, input.view(), op, kind, &options).expect("warm-up scan");
+                scan::scan_in_place(gpu, data.view_mut(), op, kind, &options)
+                    .expect("warm-up scan");
+            }
+        }
+    }
+}
+
+fn warm_compact<T: Element>(gpu: &Gpu) {
+    let n = 5000;
+    let input = DeviceBuffer::<T>::filled(gpu, n, T::one()).expect("input");
+    let flags = DeviceBuffer::<u8>::filled(gpu, n, 1).expect("flags");
+    let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect("out");
+    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect("count");
+    let predicate = Predicate::Gt(T::zero());
+    compact::count_if(gpu, input.view(), &predicate).expect("warm-up count");
+    for algorithm in CompactAlgorithm::all() {
+        compact::select_flagged(gpu, input.view(), flags.view(), algorithm)
+            .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+        compact::select_if(gpu, input.view(), &predicate, algorithm)
+            .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+        compact::partition(gpu, input.view(), &predicate, algorithm)
+            .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+        compact::select_flagged_into(
+            gpu,
+            input.view(),
+            flags.view(),
+            out.view_mut(),
+            count.view_mut(),
+            algorithm,
+        )
+        .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+        compact::select_if_into(
+            gpu,
+            input.view(),
+            &predicate,
+            out.view_mut(),
+            count.view_mut(),
+            algorithm,
+        )
+        .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+        compact::partition_into(
+            gpu,
+            input.view(),
+            &predicate,
+            out.view_mut(),
+            count.view_mut(),
+            algorithm,
+        )
+        .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
+    }
+}
+
+fn warm_transpose<T: DeviceType>(gpu: &Gpu) {
+    for (rows, cols) in [(1, 1), (40, 70), (300, 33)] {
+        let a = Matrix::<T>::zeros(gpu, rows, cols).expect("matrix");
+        for algorithm in TransposeAlgorithm::ALL {
+            linalg::transpose_new(gpu, a.view(), algorithm).expect("warm-up transpose");
+        }
+    }
+}
+
+fn warm_matvec<T: MatvecElement>(gpu: &Gpu) {
+    // Aligned and unaligned rows, tall (two-pass Aᵀ·x) and wide shapes.
+    for (rows, cols) in [
+        (1, 1),
+        (300, 40),
+        (300, 37),
+        (40, 300),
+        (37, 299),
+        (300, 300),
+    ] {
+        let a = Matrix::<T>::zeros(gpu, rows, cols).expect("matrix");
+        for op in [Transpose::No, Transpose::Yes] {
+            let x = DeviceBuffer::<T>::zeros(gpu, op.input_len(rows, cols)).expect("x");
+            for algorithm in MatvecAlgorithm::all() {
+                linalg::matvec_new(gpu, a.view(), x.view(), op, algorithm).expect("warm-up matvec");
+            }
         }
     }
 }
