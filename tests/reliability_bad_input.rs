@@ -325,7 +325,7 @@ fn compact_algorithm() -> impl Strategy<Value = CompactAlgorithm> {
 
 fn predicate() -> impl Strategy<Value = (Predicate<i32>, bool)> {
     prop_oneof![
-        5 => (-9i32..9, 0usize..8).prop_map(|(v, which)| {
+        5 => (-9i32..9, 0usize..9).prop_map(|(v, which)| {
             let p = match which {
                 0 => Predicate::NonZero,
                 1 => Predicate::Eq(v),
@@ -334,7 +334,9 @@ fn predicate() -> impl Strategy<Value = (Predicate<i32>, bool)> {
                 4 => Predicate::Le(v),
                 5 => Predicate::Gt(v),
                 6 => Predicate::Ge(v),
-                _ => Predicate::InRange { low: v, high: v + 4 },
+                7 => Predicate::InRange { low: v, high: v + 4 },
+                // An empty (reversed) range: valid, keeps nothing.
+                _ => Predicate::InRange { low: v + 4, high: v },
             };
             (p, true)
         }),
@@ -877,6 +879,81 @@ proptest! {
     #[ignore = "needs a CUDA GPU"]
     fn reliability_linalg_bad_input_is_typed_and_writes_nothing(case in linalg_case()) {
         linalg_case_run(&case)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Views over random ranges.
+
+/// A range bound pair drawn around `len`: inside, reversed, past the end,
+/// or at `usize::MAX`.
+fn range_around(len: usize) -> impl Strategy<Value = (usize, usize)> {
+    let edge = move || {
+        prop_oneof![
+            4 => 0..=len,
+            1 => Just(len + 1),
+            1 => Just(usize::MAX),
+        ]
+    };
+    (edge(), edge())
+}
+
+proptest! {
+    /// Sub-views at any offset (so device pointers are not 16-byte aligned)
+    /// work wherever whole buffers do; out-of-range or reversed ranges are
+    /// `Error::OutOfBounds`, never a panic.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn reliability_views_over_random_ranges(
+        (len, (start, end)) in len().prop_flat_map(|len| (Just(len), range_around(len))),
+        out_offset in 0usize..5,
+        algorithm in prop::sample::select(ScanAlgorithm::ALL.to_vec()),
+        compact_algorithm in compact_algorithm(),
+    ) {
+        let gpu = gpu();
+        let host = host_values::<i32>(len, start);
+        let input = DeviceBuffer::from_host(gpu, &host).expect("upload");
+        let what = format!("len {len} range {start}..{end} offset {out_offset} {algorithm} {compact_algorithm}");
+        let view = no_panic(&what, || input.slice(start..end))?;
+        let valid = start <= end && end <= len;
+        prop_assert_eq!(view.is_ok(), valid, "{}: {:?}", what, view.as_ref().err());
+        let view = match view {
+            Ok(view) => view,
+            Err(e) => {
+                prop_assert!(matches!(e, Error::OutOfBounds { .. }), "{}: {:?}", what, e);
+                return Ok(());
+            }
+        };
+        let n = end - start;
+        prop_assert_eq!(view.len(), n);
+        // Scan into a window of a larger poisoned buffer.
+        let mut out = DeviceBuffer::<i32>::poisoned(gpu, n + out_offset + 3).expect("output");
+        let result = no_panic(&what, || {
+            let window = out.slice_mut(out_offset..out_offset + n)?;
+            scan::scan_into(gpu, view, window, &Sum, ScanKind::Inclusive, &ScanOptions::new(algorithm))
+        })?;
+        prop_assert!(result.is_ok(), "{}: {:?}", what, result);
+        let got = out.to_host(gpu).expect("download");
+        let expected = scan::cpu::inclusive(&host[start..end], &Sum);
+        prop_assert_eq!(&got[out_offset..out_offset + n], &expected[..], "{}", what);
+        prop_assert!(got[..out_offset].iter().chain(&got[out_offset + n..]).all(|&x| x == i32::poison()), "{}: wrote outside the window", what);
+        // A compaction of the same sub-view into a window.
+        let mut kept = DeviceBuffer::<i32>::poisoned(gpu, n + out_offset + 3).expect("output");
+        let mut count = DeviceBuffer::<u64>::poisoned(gpu, 3).expect("count");
+        let predicate = Predicate::Gt(0);
+        let result = no_panic(&what, || {
+            let window = kept.slice_mut(out_offset..out_offset + n)?;
+            let count_window = count.slice_mut(1..2)?;
+            compact::select_if_into(gpu, view, &predicate, window, count_window, compact_algorithm)
+        })?;
+        prop_assert!(result.is_ok(), "{}: {:?}", what, result);
+        let expected = compact::cpu::select_if(&host[start..end], &predicate);
+        let counts = count.to_host(gpu).expect("download");
+        prop_assert_eq!(counts[1] as usize, expected.len(), "{}", what);
+        prop_assert!(counts[0] == u64::poison() && counts[2] == u64::poison(), "{}: count neighbours written", what);
+        let got = kept.to_host(gpu).expect("download");
+        prop_assert_eq!(&got[out_offset..out_offset + expected.len()], &expected[..], "{}", what);
+        prop_assert!(got[..out_offset].iter().chain(&got[out_offset + expected.len()..]).all(|&x| x == i32::poison()), "{}: wrote outside the kept items", what);
     }
 }
 
