@@ -36,11 +36,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use compact::{CompactAlgorithm, Compacted, Predicate};
+use compact::{CompactAlgorithm, Compacted, CustomPredicate, Predicate};
 use gpu_core::rng::{random_flags, random_vec, SplitMix64};
 use gpu_core::{
-    BitAnd, BitOr, BitXor, DeviceBuffer, DeviceType, Element, Gpu, IntElement, Max, Min, Operator,
-    Sum,
+    BitAnd, BitOr, BitXor, CustomOp, DeviceBuffer, DeviceType, Element, Gpu, IntElement, Max, Min,
+    Operator, Sum,
 };
 use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatvecAlgorithm, MatvecElement,
@@ -268,14 +268,30 @@ fn scan_any(gpu: &Gpu, rng: &mut SplitMix64) -> Result<(), String> {
 
 fn scan_int<T: IntElement>(gpu: &Gpu, rng: &mut SplitMix64, n: usize) -> Result<(), String> {
     let input = values::<T>(rng, n, 8.0);
-    match rng.below(6) {
+    match rng.below(7) {
         0 => scan_case(gpu, rng, &Sum, input),
         1 => scan_case(gpu, rng, &Max, input),
         2 => scan_case(gpu, rng, &Min, input),
         3 => scan_case(gpu, rng, &BitAnd, input),
         4 => scan_case(gpu, rng, &BitOr, input),
-        _ => scan_case(gpu, rng, &BitXor, input),
+        5 => scan_case(gpu, rng, &BitXor, input),
+        _ => scan_case(gpu, rng, &custom_xor::<T>(), input),
     }
+}
+
+/// A caller's operator (compiled by NVRTC on first use, from whichever
+/// thread gets there first).
+fn custom_xor<T: IntElement>() -> CustomOp<T> {
+    CustomOp::new("rel_xor", "(a ^ b)", T::zero(), |a: T, b: T| a.bit_xor(b))
+        .expect("a valid custom operator")
+}
+
+/// A caller's predicate, for every element type.
+fn custom_positive<T: Element>() -> Predicate<T> {
+    Predicate::Custom(
+        CustomPredicate::new("rel_positive", "x > 0", |x: T| x > T::zero())
+            .expect("a valid custom predicate"),
+    )
 }
 
 fn scan_float<T: Element>(gpu: &Gpu, rng: &mut SplitMix64, n: usize) -> Result<(), String> {
@@ -365,7 +381,8 @@ fn random_predicate<T: Element>(rng: &mut SplitMix64, input: &[T]) -> Predicate<
         }
     };
     let (a, b) = (pivot(), pivot());
-    match rng.below(8) {
+    match rng.below(9) {
+        8 => custom_positive(),
         0 => Predicate::NonZero,
         1 => Predicate::Eq(a),
         2 => Predicate::Ne(a),
@@ -823,6 +840,7 @@ fn warm_scans_int<T: IntElement>(gpu: &Gpu) {
     warm_scans::<T, _>(gpu, &BitAnd);
     warm_scans::<T, _>(gpu, &BitOr);
     warm_scans::<T, _>(gpu, &BitXor);
+    warm_scans::<T, _>(gpu, &custom_xor::<T>());
 }
 
 fn warm_scans<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O) {
@@ -851,14 +869,26 @@ fn warm_compact<T: Element>(gpu: &Gpu) {
     let flags = DeviceBuffer::<u8>::filled(gpu, n, 1).expect("flags");
     let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect("out");
     let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect("count");
-    let predicate = Predicate::Gt(T::zero());
-    compact::count_if(gpu, input.view(), &predicate).expect("warm-up count");
+    for predicate in [Predicate::Gt(T::zero()), custom_positive()] {
+        warm_compact_with(gpu, &input, &flags, &mut out, &mut count, &predicate);
+    }
+}
+
+fn warm_compact_with<T: Element>(
+    gpu: &Gpu,
+    input: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<u8>,
+    out: &mut DeviceBuffer<T>,
+    count: &mut DeviceBuffer<u64>,
+    predicate: &Predicate<T>,
+) {
+    compact::count_if(gpu, input.view(), predicate).expect("warm-up count");
     for algorithm in CompactAlgorithm::all() {
         compact::select_flagged(gpu, input.view(), flags.view(), algorithm)
             .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
-        compact::select_if(gpu, input.view(), &predicate, algorithm)
+        compact::select_if(gpu, input.view(), predicate, algorithm)
             .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
-        compact::partition(gpu, input.view(), &predicate, algorithm)
+        compact::partition(gpu, input.view(), predicate, algorithm)
             .unwrap_or_else(|e| panic!("warm-up {algorithm}: {e}"));
         compact::select_flagged_into(
             gpu,
@@ -872,7 +902,7 @@ fn warm_compact<T: Element>(gpu: &Gpu) {
         compact::select_if_into(
             gpu,
             input.view(),
-            &predicate,
+            predicate,
             out.view_mut(),
             count.view_mut(),
             algorithm,
@@ -881,7 +911,7 @@ fn warm_compact<T: Element>(gpu: &Gpu) {
         compact::partition_into(
             gpu,
             input.view(),
-            &predicate,
+            predicate,
             out.view_mut(),
             count.view_mut(),
             algorithm,
