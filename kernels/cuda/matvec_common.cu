@@ -16,12 +16,16 @@ __device__ __forceinline__ T mul_add(T a, T b, T acc) {
 // holds. `load` reads it from a 16-byte-aligned address with one instruction;
 // `gather` builds it from `lanes` scalar loads (any T-aligned address);
 // `dot` accumulates the lane-by-lane products into `acc`, lane 0 first.
+// `load_streaming` is `load` with the cache-streaming hint (`ld.global.cs`,
+// evict-first in L1 and L2): for data read exactly once, such as the matrix
+// of a matvec, so that it does not push reused data (x) out of the caches.
 template <typename T> struct vec16;
 
 template <> struct vec16<f32> {
     typedef float4 type;
     static constexpr u32 lanes = 4;
     static __device__ __forceinline__ type load(const f32* p) { return *reinterpret_cast<const float4*>(p); }
+    static __device__ __forceinline__ type load_streaming(const f32* p) { return __ldcs(reinterpret_cast<const float4*>(p)); }
     static __device__ __forceinline__ type gather(const f32* p) { return make_float4(p[0], p[1], p[2], p[3]); }
     static __device__ __forceinline__ f32 dot(type a, type x, f32 acc) {
         acc = mul_add(a.x, x.x, acc);
@@ -41,6 +45,7 @@ template <> struct vec16<i32> {
     typedef int4 type;
     static constexpr u32 lanes = 4;
     static __device__ __forceinline__ type load(const i32* p) { return *reinterpret_cast<const int4*>(p); }
+    static __device__ __forceinline__ type load_streaming(const i32* p) { return __ldcs(reinterpret_cast<const int4*>(p)); }
     static __device__ __forceinline__ type gather(const i32* p) { return make_int4(p[0], p[1], p[2], p[3]); }
     static __device__ __forceinline__ i32 dot(type a, type x, i32 acc) {
         acc = mul_add(a.x, x.x, acc);
@@ -60,6 +65,7 @@ template <> struct vec16<f64> {
     typedef double2 type;
     static constexpr u32 lanes = 2;
     static __device__ __forceinline__ type load(const f64* p) { return *reinterpret_cast<const double2*>(p); }
+    static __device__ __forceinline__ type load_streaming(const f64* p) { return __ldcs(reinterpret_cast<const double2*>(p)); }
     static __device__ __forceinline__ type gather(const f64* p) { return make_double2(p[0], p[1]); }
     static __device__ __forceinline__ f64 dot(type a, type x, f64 acc) {
         acc = mul_add(a.x, x.x, acc);

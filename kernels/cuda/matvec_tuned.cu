@@ -4,6 +4,10 @@
 // matvec_tuned.rs, the TUNED table):
 //   MATVEC_N_BLOCK   threads per block of the A·x kernel (a multiple of 32)
 //   MATVEC_T_ROWS    block rows (warps) of the Aᵀ·x kernel; the block is 32 × MATVEC_T_ROWS
+// and as template parameters of the entries (one entry per variant):
+//   UNROLL           matrix loads each thread issues before using them (4 or 8)
+//   STREAM           whether matrix loads carry the evict-first streaming hint
+// Every variant sums in the same order, so all give the same bits.
 //
 // ---------------------------------------------------------------------------
 // y = A·x: matvec_tuned_n. A group of `tpr` = 2^tpr_log2 consecutive threads
@@ -11,8 +15,11 @@
 // holds MATVEC_N_BLOCK / tpr groups, so rows are consecutive in a block.
 // The row is read in 16-byte vectors (float4 / double2 / int4): the group's
 // threads take vectors v, v + tpr, ... so a warp reads 512 contiguous bytes
-// per step (coalesced). Four vectors are loaded before they are used, so
-// each thread keeps four independent 16-byte loads in flight.
+// per step (coalesced). UNROLL vectors (4 or 8, a template parameter the
+// host picks from the tuning) are loaded before they are used, so each
+// thread keeps UNROLL independent 16-byte loads in flight. With STREAM the
+// matrix loads carry the cache-streaming hint (ld.global.cs: evict first),
+// so the 1 GiB stream of A does not evict x from L1/L2.
 //
 // Alignment: a row starts on a 16-byte boundary only if A's base and
 // cols·sizeof(T) allow it. Each row therefore peels a head of at most
@@ -43,7 +50,8 @@
 // `slab_rows` consecutive rows (grid x = strips, grid y = slabs). Thread
 // (tx, ty) reads columns [32·L·strip + tx·L, +L) of rows ty, ty + ROWS, ...
 // of the slab: each warp reads one row's 32·L contiguous elements per step
-// (coalesced), x[r] is a broadcast. Partial y stays in registers (L per
+// (coalesced), UNROLL rows' loads in flight per thread, x[r] is a broadcast.
+// Partial y stays in registers (L per
 // thread); the block's MATVEC_T_ROWS partials fold through shared memory in
 // row order, and the slab's result goes to partial[slab·cols + c].
 //
@@ -66,39 +74,51 @@ __device__ __forceinline__ T butterfly_sum(T v, u32 width) {
     return v;
 }
 
+// Loads of the matrix: plain, or with the cache-streaming hint when STREAM
+// (A is read exactly once; x is the data worth keeping in L1 and L2).
+template <typename T, bool STREAM>
+__device__ __forceinline__ typename vec16<T>::type load_matrix_vec(const T* p) {
+    if constexpr (STREAM) return vec16<T>::load_streaming(p);
+    else return vec16<T>::load(p);
+}
+template <typename T, bool STREAM>
+__device__ __forceinline__ T load_matrix(const T* p) {
+    if constexpr (STREAM) return __ldcs(p);
+    else return *p;
+}
+
 // One thread's share of a row body's dot product with x: vectors v = lane,
-// lane + tpr, ... of the 16-byte-aligned `abody` (`body` vectors), four
-// loads issued before the first is used. x is read in vectors when
-// X_VECTOR (xbody 16-byte aligned), else gathered from scalars.
-template <typename T, bool X_VECTOR>
+// lane + tpr, ... of the 16-byte-aligned `abody` (`body` vectors), UNROLL
+// matrix loads issued before the first is used. x is read in vectors when
+// X_VECTOR (xbody 16-byte aligned), else gathered from scalars. The sum
+// runs over v in increasing order whatever UNROLL and STREAM are, so every
+// variant gives the same bits.
+template <typename T, bool X_VECTOR, u32 UNROLL, bool STREAM>
 __device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __restrict__ xbody,
                                       u64 body, u32 lane, u32 tpr, T sum) {
     typedef vec16<T> V;
     constexpr u32 L = V::lanes;
     u64 v = lane;
-    for (; v + 3 * (u64)tpr < body; v += 4 * (u64)tpr) {
-        const typename V::type a0 = V::load(abody + v * L);
-        const typename V::type a1 = V::load(abody + (v + tpr) * L);
-        const typename V::type a2 = V::load(abody + (v + 2 * (u64)tpr) * L);
-        const typename V::type a3 = V::load(abody + (v + 3 * (u64)tpr) * L);
-        const typename V::type x0 = X_VECTOR ? V::load(xbody + v * L) : V::gather(xbody + v * L);
-        const typename V::type x1 = X_VECTOR ? V::load(xbody + (v + tpr) * L) : V::gather(xbody + (v + tpr) * L);
-        const typename V::type x2 = X_VECTOR ? V::load(xbody + (v + 2 * (u64)tpr) * L) : V::gather(xbody + (v + 2 * (u64)tpr) * L);
-        const typename V::type x3 = X_VECTOR ? V::load(xbody + (v + 3 * (u64)tpr) * L) : V::gather(xbody + (v + 3 * (u64)tpr) * L);
-        sum = V::dot(a0, x0, sum);
-        sum = V::dot(a1, x1, sum);
-        sum = V::dot(a2, x2, sum);
-        sum = V::dot(a3, x3, sum);
+    for (; v + (UNROLL - 1) * (u64)tpr < body; v += UNROLL * (u64)tpr) {
+        typename V::type av[UNROLL];
+        typename V::type xv[UNROLL];
+#pragma unroll
+        for (u32 k = 0; k < UNROLL; ++k) av[k] = load_matrix_vec<T, STREAM>(abody + (v + k * (u64)tpr) * L);
+#pragma unroll
+        for (u32 k = 0; k < UNROLL; ++k)
+            xv[k] = X_VECTOR ? V::load(xbody + (v + k * (u64)tpr) * L) : V::gather(xbody + (v + k * (u64)tpr) * L);
+#pragma unroll
+        for (u32 k = 0; k < UNROLL; ++k) sum = V::dot(av[k], xv[k], sum);
     }
     for (; v < body; v += tpr) {
-        const typename V::type a0 = V::load(abody + v * L);
+        const typename V::type a0 = load_matrix_vec<T, STREAM>(abody + v * L);
         const typename V::type x0 = X_VECTOR ? V::load(xbody + v * L) : V::gather(xbody + v * L);
         sum = V::dot(a0, x0, sum);
     }
     return sum;
 }
 
-template <typename T>
+template <typename T, u32 UNROLL, bool STREAM>
 __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
                                T* __restrict__ out, u64 rows, u64 cols, u32 tpr_log2,
                                u64 chunk_cols) {
@@ -129,9 +149,9 @@ __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
         const T* abody = arow + head;
         const T* xbody = xs + head;
         if (((u64)xbody & 15) == 0)
-            sum = body_dot<T, true>(abody, xbody, body, lane, tpr, sum);
+            sum = body_dot<T, true, UNROLL, STREAM>(abody, xbody, body, lane, tpr, sum);
         else
-            sum = body_dot<T, false>(abody, xbody, body, lane, tpr, sum);
+            sum = body_dot<T, false, UNROLL, STREAM>(abody, xbody, body, lane, tpr, sum);
         for (u64 c = head + body * L + lane; c < len; c += tpr) sum = mul_add(arow[c], xs[c], sum);
     }
     sum = butterfly_sum(sum, tpr < 32 ? tpr : 32u);
@@ -150,7 +170,7 @@ __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
     }
 }
 
-template <typename T, bool VECTOR>
+template <typename T, bool VECTOR, u32 UNROLL, bool STREAM>
 __device__ void matvec_tuned_t_partial(const T* __restrict__ a, const T* __restrict__ x,
                                        T* __restrict__ partial, u64 rows, u64 cols, u64 slab_rows) {
     typedef vec16<T> V;
@@ -171,32 +191,28 @@ __device__ void matvec_tuned_t_partial(const T* __restrict__ a, const T* __restr
         const T* acol = a + c0;
         u64 r = r_begin + threadIdx.y;
         constexpr u32 STEP = MATVEC_T_ROWS;
-        for (; r + 3 * STEP < r_end; r += 4 * STEP) {
+        // UNROLL rows' loads in flight, then their multiply-adds in row
+        // order (the same order, so the same bits, for every UNROLL).
+        for (; r + (UNROLL - 1) * STEP < r_end; r += UNROLL * STEP) {
             if constexpr (VECTOR) {
-                const typename V::type a0 = V::load(acol + r * cols);
-                const typename V::type a1 = V::load(acol + (r + STEP) * cols);
-                const typename V::type a2 = V::load(acol + (r + 2 * STEP) * cols);
-                const typename V::type a3 = V::load(acol + (r + 3 * STEP) * cols);
-                V::axpy(a0, x[r], acc);
-                V::axpy(a1, x[r + STEP], acc);
-                V::axpy(a2, x[r + 2 * STEP], acc);
-                V::axpy(a3, x[r + 3 * STEP], acc);
+                typename V::type av[UNROLL];
+#pragma unroll
+                for (u32 k = 0; k < UNROLL; ++k) av[k] = load_matrix_vec<T, STREAM>(acol + (r + k * STEP) * cols);
+#pragma unroll
+                for (u32 k = 0; k < UNROLL; ++k) V::axpy(av[k], x[r + k * STEP], acc);
             } else {
-                const T a0 = acol[r * cols];
-                const T a1 = acol[(r + STEP) * cols];
-                const T a2 = acol[(r + 2 * STEP) * cols];
-                const T a3 = acol[(r + 3 * STEP) * cols];
-                acc[0] = mul_add(a0, x[r], acc[0]);
-                acc[0] = mul_add(a1, x[r + STEP], acc[0]);
-                acc[0] = mul_add(a2, x[r + 2 * STEP], acc[0]);
-                acc[0] = mul_add(a3, x[r + 3 * STEP], acc[0]);
+                T av[UNROLL];
+#pragma unroll
+                for (u32 k = 0; k < UNROLL; ++k) av[k] = load_matrix<T, STREAM>(acol + (r + k * STEP) * cols);
+#pragma unroll
+                for (u32 k = 0; k < UNROLL; ++k) acc[0] = mul_add(av[k], x[r + k * STEP], acc[0]);
             }
         }
         for (; r < r_end; r += STEP) {
             if constexpr (VECTOR) {
-                V::axpy(V::load(acol + r * cols), x[r], acc);
+                V::axpy(load_matrix_vec<T, STREAM>(acol + r * cols), x[r], acc);
             } else {
-                acc[0] = mul_add(acol[r * cols], x[r], acc[0]);
+                acc[0] = mul_add(load_matrix<T, STREAM>(acol + r * cols), x[r], acc[0]);
             }
         }
     }

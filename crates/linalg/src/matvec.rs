@@ -13,12 +13,16 @@
 //! Integers wrap, identically on GPU and CPU.
 //!
 //! This file holds the public API, the validation (pure functions, tested
-//! without a GPU) and the kernel modules; the launches live in
-//! `matvec_global.rs`, `matvec_tiled.rs` and `matvec_tuned.rs`.
+//! without a GPU), the kernel modules and the store of loaded kernels
+//! ([`kernel`]); the launches live in `matvec_global.rs`, `matvec_tiled.rs`
+//! and `matvec_tuned.rs`.
+
+use std::any::Any;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use gpu_core::launch::MAX_BLOCK_THREADS;
 use gpu_core::{
-    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, ModuleSource, Result,
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, ModuleSource, Result,
 };
 
 use crate::matrix::MatrixView;
@@ -277,13 +281,14 @@ pub fn matvec_new<T: MatvecElement>(
 }
 
 /// The kernel module for element type `T`: every matvec entry point of
-/// every algorithm (one NVRTC compile per type).
+/// every algorithm and Tuned variant (one NVRTC compile per type).
 pub(crate) fn module<T: MatvecElement>() -> ModuleSource {
+    use crate::matvec_tuned::{variant_suffix, TUNABLE_LOADS};
     let tuning = crate::matvec_tuned::TUNED;
     let t = T::CUDA_TYPE;
     let params = format!("const {t}* a, const {t}* x, {t}* y, u64 rows, u64 cols");
     let args = "a, x, y, rows, cols";
-    ModuleSource::new(format!("matvec_{}", T::SUFFIX))
+    let mut module = ModuleSource::new(format!("matvec_{}", T::SUFFIX))
         .define("MATVEC_N_BLOCK", tuning.n_block_threads)
         .define("MATVEC_T_ROWS", tuning.t_block_rows)
         .source(parprims_kernels::MATVEC_COMMON)
@@ -313,31 +318,151 @@ pub(crate) fn module<T: MatvecElement>() -> ModuleSource {
             &params,
             &format!("matvec_tiled_t<{t}>({args})"),
             Some(MAX_BLOCK_THREADS),
-        )
-        .entry(
-            entry::<T>("matvec_tuned_n"),
-            &format!("{params}, u32 tpr_log2, u64 chunk_cols"),
-            &format!("matvec_tuned_n<{t}>({args}, tpr_log2, chunk_cols)"),
-            Some(tuning.n_block_threads),
-        )
-        .entry(
-            entry::<T>("matvec_tuned_t_partial_vec"),
-            &format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows"),
-            &format!("matvec_tuned_t_partial<{t}, true>(a, x, partial, rows, cols, slab_rows)"),
-            Some(32 * tuning.t_block_rows),
-        )
-        .entry(
-            entry::<T>("matvec_tuned_t_partial_scalar"),
-            &format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows"),
-            &format!("matvec_tuned_t_partial<{t}, false>(a, x, partial, rows, cols, slab_rows)"),
-            Some(32 * tuning.t_block_rows),
-        )
-        .entry(
-            entry::<T>("matvec_tuned_t_reduce"),
-            &format!("const {t}* partial, {t}* y, u64 cols, u32 slabs"),
-            &format!("matvec_tuned_t_reduce<{t}>(partial, y, cols, slabs)"),
-            Some(crate::matvec_tuned::REDUCE_BLOCK_THREADS),
-        )
+        );
+    // The Tuned kernels, one entry per (loads in flight, streaming hint)
+    // variant; the default variant's entries keep the plain names.
+    let partial_params =
+        format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows");
+    for loads in TUNABLE_LOADS {
+        for streaming in [false, true] {
+            let suffix = variant_suffix(loads, streaming);
+            module = module
+                .entry(
+                    entry::<T>(&format!("matvec_tuned_n{suffix}")),
+                    &format!("{params}, u32 tpr_log2, u64 chunk_cols"),
+                    &format!(
+                        "matvec_tuned_n<{t}, {loads}, {streaming}>({args}, tpr_log2, chunk_cols)"
+                    ),
+                    Some(tuning.n_block_threads),
+                )
+                .entry(
+                    entry::<T>(&format!("matvec_tuned_t_partial_vec{suffix}")),
+                    &partial_params,
+                    &format!(
+                        "matvec_tuned_t_partial<{t}, true, {loads}, {streaming}>\
+                         (a, x, partial, rows, cols, slab_rows)"
+                    ),
+                    Some(32 * tuning.t_block_rows),
+                )
+                .entry(
+                    entry::<T>(&format!("matvec_tuned_t_partial_scalar{suffix}")),
+                    &partial_params,
+                    &format!(
+                        "matvec_tuned_t_partial<{t}, false, {loads}, {streaming}>\
+                         (a, x, partial, rows, cols, slab_rows)"
+                    ),
+                    Some(32 * tuning.t_block_rows),
+                );
+        }
+    }
+    module.entry(
+        entry::<T>("matvec_tuned_t_reduce"),
+        &format!("const {t}* partial, {t}* y, u64 cols, u32 slabs"),
+        &format!("matvec_tuned_t_reduce<{t}>(partial, y, cols, slabs)"),
+        Some(crate::matvec_tuned::REDUCE_BLOCK_THREADS),
+    )
+}
+
+/// One loaded kernel in the store: the context it was loaded on (held, so
+/// the address cannot be reused while the entry lives), its entry name, and
+/// the occupancies asked of it so far (block threads, resident blocks/SM).
+struct StoredKernel {
+    context: Arc<dyn Any + Send + Sync>,
+    entry: String,
+    kernel: Kernel,
+    resident: Vec<(u32, u32)>,
+}
+
+/// Loaded matvec kernels, process-wide. `Gpu::kernel` rebuilds and hashes the
+/// module source (about 25 KB) on every call, tens of microseconds of host
+/// time that the GPU waits through between back-to-back matvecs (and that
+/// CUDA-event timings count); a lookup here costs well under a microsecond.
+static KERNELS: Mutex<Vec<StoredKernel>> = Mutex::new(Vec::new());
+
+/// Entries kept before those of other contexts are dropped (a process uses
+/// at most 3 types × 15 entries on one context).
+const STORED_KERNELS: usize = 64;
+
+fn stored_kernels() -> MutexGuard<'static, Vec<StoredKernel>> {
+    // A panic while holding the lock cannot leave the Vec half-updated
+    // (push and retain complete or unwind before touching it).
+    KERNELS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn same_context(stored: &StoredKernel, gpu: &Gpu) -> bool {
+    std::ptr::eq(
+        Arc::as_ptr(&stored.context) as *const u8,
+        Arc::as_ptr(gpu.cudarc_context()) as *const u8,
+    )
+}
+
+/// The kernel `{name}_{type}` of [`module`] on `gpu`'s context, and, when
+/// `occupancy_threads` is given, its resident blocks per SM at that block
+/// size without dynamic shared memory (else 0). Loaded (compiled on first
+/// use) through `Gpu::kernel` once per context and entry, then served from
+/// [`KERNELS`].
+pub(crate) fn kernel<T: MatvecElement>(
+    gpu: &Gpu,
+    name: &str,
+    occupancy_threads: Option<u32>,
+) -> Result<(Kernel, u32)> {
+    let entry = entry::<T>(name);
+    {
+        let store = stored_kernels();
+        if let Some(stored) = store
+            .iter()
+            .find(|s| s.entry == entry && same_context(s, gpu))
+        {
+            match occupancy_threads {
+                None => return Ok((stored.kernel.clone(), 0)),
+                Some(threads) => {
+                    if let Some(&(_, resident)) = stored.resident.iter().find(|r| r.0 == threads) {
+                        return Ok((stored.kernel.clone(), resident));
+                    }
+                }
+            }
+        }
+    }
+    // Not stored: load without holding the lock (a first compile takes
+    // seconds; Gpu::module serialises loading per context itself).
+    let loaded = gpu.kernel(&module::<T>(), &entry)?;
+    let resident = match occupancy_threads {
+        Some(threads) => loaded.resident_blocks_per_sm(threads, 0)?,
+        None => 0,
+    };
+    let mut store = stored_kernels();
+    if store.len() >= STORED_KERNELS {
+        store.retain(|s| same_context(s, gpu));
+        if store.len() >= STORED_KERNELS {
+            store.clear();
+        }
+    }
+    match store
+        .iter_mut()
+        .find(|s| s.entry == entry && same_context(s, gpu))
+    {
+        Some(stored) => {
+            if let Some(threads) = occupancy_threads {
+                if !stored.resident.iter().any(|r| r.0 == threads) {
+                    stored.resident.push((threads, resident));
+                }
+            }
+        }
+        None => {
+            let context: Arc<dyn Any + Send + Sync> = gpu.cudarc_context().clone();
+            store.push(StoredKernel {
+                context,
+                entry,
+                kernel: loaded.clone(),
+                resident: occupancy_threads
+                    .map(|threads| vec![(threads, resident)])
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok((loaded, resident))
 }
 
 /// Entry name `{kernel}_{type}`.
@@ -422,7 +547,13 @@ mod tests {
     fn modules_name_every_entry() {
         let m = module::<f32>();
         assert_eq!(m.name(), "matvec_f32");
-        assert_eq!(m.entries().len(), 8);
+        // 4 Global/SharedTiled + 4 variants × 3 Tuned + the reduction.
+        assert_eq!(m.entries().len(), 17);
+        assert!(m.entries().iter().any(|e| e == "matvec_tuned_n_f32"));
+        assert!(m
+            .entries()
+            .iter()
+            .any(|e| e == "matvec_tuned_t_partial_vec_u8_cs_f32"));
         assert!(m.entries().iter().all(|e| e.ends_with("_f32")));
         let names: Vec<_> = catalog().iter().map(|m| m.name().to_owned()).collect();
         assert_eq!(names, ["matvec_f32", "matvec_f64", "matvec_i32"]);

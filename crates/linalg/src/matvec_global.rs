@@ -15,7 +15,7 @@
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
 
-use crate::matvec::{entry, module, MatvecElement, Transpose};
+use crate::matvec::{kernel, MatvecElement, Transpose};
 
 /// Threads per block (not yet measured on the H100: the lab's baseline only
 /// needs enough warps per SM to hide latency).
@@ -33,7 +33,7 @@ pub(crate) fn launch<T: MatvecElement>(
         Transpose::No => ("matvec_global_n", rows),
         Transpose::Yes => ("matvec_global_t", cols),
     };
-    let kernel = gpu.kernel(&module::<T>(), &entry::<T>(name))?;
+    let (kernel, _) = kernel::<T>(gpu, name, None)?;
     // One thread per output element; grid_1d spills into gridDim.y past
     // 2^31 − 1 blocks, and the kernel drops threads past `outputs`.
     let (config, _blocks) = grid_1d(outputs, BLOCK_THREADS, 1, 0)?;

@@ -16,7 +16,7 @@
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
 
-use crate::matvec::{entry, module, MatvecElement, Transpose};
+use crate::matvec::{kernel, MatvecElement, Transpose};
 
 pub(crate) fn launch<T: MatvecElement>(
     gpu: &Gpu,
@@ -31,7 +31,7 @@ pub(crate) fn launch<T: MatvecElement>(
         Transpose::No => ("matvec_tiled_n", rows),
         Transpose::Yes => ("matvec_tiled_t", cols),
     };
-    let kernel = gpu.kernel(&module::<T>(), &entry::<T>(name))?;
+    let (kernel, _) = kernel::<T>(gpu, name, None)?;
     // A block of `tile` threads (validated: 1 to 1024) owns `tile` outputs
     // and stages `tile` elements of x: tile·sizeof(T) ≤ 8 KiB of shared memory.
     let shared_bytes = tile * T::BYTES as u32;

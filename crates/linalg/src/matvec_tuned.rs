@@ -3,7 +3,7 @@
 //!
 //! **y = A·x** (one launch): a group of `tpr` threads (a power of two, 1 to
 //! [`MatvecTuning::n_block_threads`]) owns a row and reads it in 16-byte
-//! vectors, four in flight per thread, after peeling the elements before the
+//! vectors, [`MatvecTuning::n_loads`] in flight per thread, after peeling the elements before the
 //! row's first 16-byte boundary (rows of a matrix whose `cols·sizeof(T)` is
 //! not a multiple of 16, or views at odd offsets, start unaligned); x is read
 //! in vectors when aligned for that row, else by scalar loads. The group
@@ -34,7 +34,7 @@
 use gpu_core::launch::{grid_1d, spread_blocks, LaunchConfig, MAX_GRID_X, MAX_GRID_YZ};
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
-use crate::matvec::{entry, module, MatvecElement, Transpose};
+use crate::matvec::{kernel, MatvecElement, Transpose};
 
 /// The Tuned kernels' constants (compiled in as `#define`s where the
 /// kernels need them).
@@ -59,6 +59,31 @@ pub struct MatvecTuning {
     /// Aᵀ·x: at least this many rows per thread in a slab (bounds the
     /// partial traffic for short matrices).
     pub t_min_rows_per_thread: u64,
+    /// A·x: 16-byte matrix loads each thread issues before using them, one
+    /// of the compiled variants, 4 or 8 (chosen at run time).
+    pub n_loads: u32,
+    /// Aᵀ·x: rows each thread loads before using them, 4 or 8.
+    pub t_loads: u32,
+    /// Both directions: read the matrix with the evict-first streaming hint
+    /// (`ld.global.cs`), so A (read once) does not push x out of L1/L2.
+    pub streaming: bool,
+}
+
+/// The loads-in-flight variants compiled into the module (values of
+/// [`MatvecTuning::n_loads`] and [`MatvecTuning::t_loads`]).
+pub(crate) const TUNABLE_LOADS: [u32; 2] = [4, 8];
+
+/// Entry-name suffix of a Tuned variant: empty for the original kernels (4
+/// loads, no hint), `_u8` for 8 loads, `_cs` for the streaming hint.
+pub(crate) fn variant_suffix(loads: u32, streaming: bool) -> String {
+    let mut suffix = String::new();
+    if loads != 4 {
+        suffix.push_str(&format!("_u{loads}"));
+    }
+    if streaming {
+        suffix.push_str("_cs");
+    }
+    suffix
 }
 
 /// The tuning in use. Not yet measured on the H100: chosen by reasoning
@@ -76,6 +101,9 @@ pub const TUNED: MatvecTuning = MatvecTuning {
     t_waves: 8,
     t_reduce_cost: 32,
     t_min_rows_per_thread: 16,
+    n_loads: 4,
+    t_loads: 4,
+    streaming: false,
 };
 
 /// Threads per block of the Aᵀ·x slab reduction.
@@ -215,7 +243,7 @@ fn rows_aligned<T: MatvecElement>(base: u64, cols: u64) -> bool {
 
 /// Checks a tuning for [`crate::matvec_tuned_with`]: the compiled-in
 /// constants (block shapes) must be [`TUNED`]'s, the run-time ones at
-/// least 1.
+/// least 1, the loads in flight 4 or 8 (the compiled variants).
 pub fn check_tuning(tuning: &MatvecTuning) -> Result<()> {
     if tuning.n_block_threads != TUNED.n_block_threads || tuning.t_block_rows != TUNED.t_block_rows
     {
@@ -235,6 +263,15 @@ pub fn check_tuning(tuning: &MatvecTuning) -> Result<()> {
         return Err(Error::invalid(
             "tuning",
             "n_vectors_per_thread, n_waves, t_waves and t_min_rows_per_thread must be at least 1",
+        ));
+    }
+    if !TUNABLE_LOADS.contains(&tuning.n_loads) || !TUNABLE_LOADS.contains(&tuning.t_loads) {
+        return Err(Error::invalid(
+            "tuning",
+            format!(
+                "n_loads {} / t_loads {}: the compiled variants are {TUNABLE_LOADS:?}",
+                tuning.n_loads, tuning.t_loads
+            ),
         ));
     }
     Ok(())
@@ -264,11 +301,12 @@ fn launch_n<T: MatvecElement>(
     tuning: &MatvecTuning,
 ) -> Result<()> {
     let lanes = 16 / T::BYTES as u64;
-    let module = module::<T>();
-    let kernel = gpu.kernel(&module, &entry::<T>("matvec_tuned_n"))?;
-    let resident = kernel
-        .resident_blocks_per_sm(tuning.n_block_threads, 0)?
-        .max(1) as u64;
+    let name = format!(
+        "matvec_tuned_n{}",
+        variant_suffix(tuning.n_loads, tuning.streaming)
+    );
+    let (kernel, resident) = kernel::<T>(gpu, &name, Some(tuning.n_block_threads))?;
+    let resident = resident.max(1) as u64;
     let target_blocks = gpu.info().sm_count as u64 * resident * tuning.n_waves;
     let geometry = n_geometry(rows, cols, lanes, target_blocks, tuning);
     // A block holds n_block_threads / tpr row groups; rows are consecutive
@@ -315,19 +353,18 @@ fn launch_n<T: MatvecElement>(
     // kernel writes out[chunk·rows + row] for chunk < chunks (grid z),
     // row < rows; every chunk starts below cols.
     unsafe { gpu.launch(&kernel, config, &args)? };
-    reduce(gpu, &module, &partial, y, rows, geometry.chunks)
+    reduce(gpu, &partial, y, rows, geometry.chunks)
 }
 
 /// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order.
 fn reduce<T: MatvecElement>(
     gpu: &Gpu,
-    module: &gpu_core::ModuleSource,
     partial: &DeviceBuffer<T>,
     mut y: DeviceViewMut<'_, T>,
     len: u64,
     parts: u64,
 ) -> Result<()> {
-    let kernel = gpu.kernel(module, &entry::<T>("matvec_tuned_t_reduce"))?;
+    let (kernel, _) = kernel::<T>(gpu, "matvec_tuned_t_reduce", None)?;
     let (config, _blocks) = grid_1d(len, REDUCE_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&partial.view())
@@ -351,17 +388,14 @@ fn launch_t<T: MatvecElement>(
 ) -> Result<()> {
     let vector = rows_aligned::<T>(a.device_ptr(), cols);
     let lanes = if vector { 16 / T::BYTES as u64 } else { 1 };
-    let name = if vector {
-        "matvec_tuned_t_partial_vec"
-    } else {
-        "matvec_tuned_t_partial_scalar"
-    };
-    let module = module::<T>();
-    let partial_kernel = gpu.kernel(&module, &entry::<T>(name))?;
+    let name = format!(
+        "matvec_tuned_t_partial_{}{}",
+        if vector { "vec" } else { "scalar" },
+        variant_suffix(tuning.t_loads, tuning.streaming)
+    );
     let block_threads = 32 * tuning.t_block_rows;
-    let resident = partial_kernel
-        .resident_blocks_per_sm(block_threads, 0)?
-        .max(1) as u64;
+    let (partial_kernel, resident) = kernel::<T>(gpu, &name, Some(block_threads))?;
+    let resident = resident.max(1) as u64;
     let capacity = gpu.info().sm_count as u64 * resident;
     let geometry = t_geometry(rows, cols, lanes, capacity, tuning)?;
     let config = LaunchConfig {
@@ -398,7 +432,7 @@ fn launch_t<T: MatvecElement>(
     // exactly `slabs` slabs of at most slab_rows rows each.
     unsafe { gpu.launch(&partial_kernel, config, &args)? };
 
-    reduce(gpu, &module, &partial, y, cols, geometry.slabs)
+    reduce(gpu, &partial, y, cols, geometry.slabs)
 }
 
 #[cfg(test)]
@@ -513,6 +547,51 @@ mod tests {
             ..TUNED
         };
         assert!(check_tuning(&zero).is_err());
+        for loads in TUNABLE_LOADS {
+            let variant = MatvecTuning {
+                n_loads: loads,
+                t_loads: loads,
+                streaming: true,
+                ..TUNED
+            };
+            assert!(check_tuning(&variant).is_ok());
+        }
+        for loads in [0, 1, 5, 16] {
+            assert!(check_tuning(&MatvecTuning {
+                n_loads: loads,
+                ..TUNED
+            })
+            .is_err());
+            assert!(check_tuning(&MatvecTuning {
+                t_loads: loads,
+                ..TUNED
+            })
+            .is_err());
+        }
+    }
+
+    #[test]
+    fn variant_names_keep_the_original_entries() {
+        assert_eq!(variant_suffix(4, false), "");
+        assert_eq!(variant_suffix(8, false), "_u8");
+        assert_eq!(variant_suffix(4, true), "_cs");
+        assert_eq!(variant_suffix(8, true), "_u8_cs");
+        assert!(TUNABLE_LOADS.contains(&TUNED.n_loads) && TUNABLE_LOADS.contains(&TUNED.t_loads));
+        // Every variant the tuning can name is an entry of the module.
+        let names = crate::matvec::module::<f64>().entries().to_vec();
+        for loads in TUNABLE_LOADS {
+            for streaming in [false, true] {
+                let suffix = variant_suffix(loads, streaming);
+                for base in [
+                    "matvec_tuned_n",
+                    "matvec_tuned_t_partial_vec",
+                    "matvec_tuned_t_partial_scalar",
+                ] {
+                    let name = format!("{base}{suffix}_f64");
+                    assert!(names.contains(&name), "{name}");
+                }
+            }
+        }
     }
 
     #[test]

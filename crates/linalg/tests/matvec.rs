@@ -291,6 +291,171 @@ fn tuned_with_every_setting() {
     assert!(y.to_host(gpu).unwrap().iter().all(|v| v.is_nan()));
 }
 
+/// The Tuned variants a tuning can pick: loads in flight (4 or 8, both
+/// directions) × the streaming hint on the matrix loads.
+fn tuned_variants() -> Vec<MatvecTuning> {
+    let mut variants = Vec::new();
+    for loads in [4u32, 8] {
+        for streaming in [false, true] {
+            let mut tuning = MATVEC_TUNING;
+            tuning.n_loads = loads;
+            tuning.t_loads = loads;
+            tuning.streaming = streaming;
+            variants.push(tuning);
+        }
+    }
+    variants
+}
+
+/// Every Tuned variant against the CPU and bit for bit against the first
+/// (they sum in the same order): both directions, vector and scalar Aᵀ·x
+/// strips, chunked A·x (16 × 2^16, 2 × 100 000), views at element offsets
+/// 0 and 1 (unaligned rows and x).
+fn tuned_variants_agree<T: MatvecElement>() {
+    let gpu = gpu();
+    let shapes: &[(usize, usize)] = &[
+        (1, 1),
+        (3, 5),
+        (33, 31),
+        (64, 64),
+        (257, 1025),
+        (1021, 997),
+        (7, 4099),
+        (4099, 7),
+        (4097, 8),
+        (300, 4100),
+        (16, 1 << 16),
+        (2, 100_000),
+    ];
+    for (i, &(rows, cols)) in shapes.iter().enumerate() {
+        for op in [Transpose::No, Transpose::Yes] {
+            let x_len = op.input_len(rows, cols);
+            let a_host = random_input::<T>(rows * cols + 1, 7000 + i as u64);
+            let x_host = random_input::<T>(x_len + 1, 8000 + i as u64);
+            let a_buf = DeviceBuffer::from_host(gpu, &a_host).unwrap();
+            let x_buf = DeviceBuffer::from_host(gpu, &x_host).unwrap();
+            for offset in [0usize, 1] {
+                let a = MatrixView::new(
+                    rows,
+                    cols,
+                    a_buf.slice(offset..offset + rows * cols).unwrap(),
+                )
+                .unwrap();
+                let x = x_buf.slice(offset..offset + x_len).unwrap();
+                let mut first: Option<Vec<T>> = None;
+                for tuning in tuned_variants() {
+                    let mut y =
+                        DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
+                    matvec_tuned_with(gpu, a, x, y.view_mut(), op, &tuning).unwrap();
+                    let got = y.to_host(gpu).unwrap();
+                    let context = format!(
+                        "{} {rows}×{cols} {} offset {offset} loads {}/{} streaming {}",
+                        T::SUFFIX,
+                        op.name(),
+                        tuning.n_loads,
+                        tuning.t_loads,
+                        tuning.streaming
+                    );
+                    match &first {
+                        None => {
+                            assert_matches_cpu(
+                                &a_host[offset..offset + rows * cols],
+                                (rows, cols),
+                                &x_host[offset..offset + x_len],
+                                op,
+                                &got,
+                                &context,
+                            );
+                            first = Some(got);
+                        }
+                        Some(expected) => assert!(
+                            bytemuck::cast_slice::<T, u8>(&got)
+                                == bytemuck::cast_slice::<T, u8>(expected),
+                            "{context}: differs from the default variant's bits"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_variants_agree_f32() {
+    tuned_variants_agree::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_variants_agree_f64() {
+    tuned_variants_agree::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_variants_agree_i32_exactly() {
+    tuned_variants_agree::<i32>();
+}
+
+/// Every entry point on one handle's context, checked against the CPU.
+fn every_entry_on<T: MatvecElement>(gpu: &Gpu, seed: u64) {
+    // cols 68: every row 16-byte aligned (vector Aᵀ·x strips); 67: scalar
+    // strips; 2 × 40 000: A·x split into column chunks (reduce kernel).
+    for (rows, cols) in [(33usize, 68usize), (33, 67), (2, 40_000)] {
+        for op in [Transpose::No, Transpose::Yes] {
+            let a_host = random_input::<T>(rows * cols, seed);
+            let x_host = random_input::<T>(op.input_len(rows, cols), seed + 1);
+            let a = Matrix::from_host(gpu, rows, cols, &a_host).unwrap();
+            let x = DeviceBuffer::from_host(gpu, &x_host).unwrap();
+            let check = |y: &DeviceBuffer<T>, what: &str| {
+                let context = format!("{} {rows}×{cols} {} {what}", T::SUFFIX, op.name());
+                assert_matches_cpu(
+                    &a_host,
+                    (rows, cols),
+                    &x_host,
+                    op,
+                    &y.to_host(gpu).unwrap(),
+                    &context,
+                );
+            };
+            for algorithm in [
+                MatvecAlgorithm::Global,
+                MatvecAlgorithm::SharedTiled { tile: 32 },
+            ] {
+                let mut y = DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
+                matvec(gpu, a.view(), x.view(), y.view_mut(), op, algorithm).unwrap();
+                check(&y, &algorithm.name());
+            }
+            for tuning in tuned_variants() {
+                let mut y = DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
+                matvec_tuned_with(gpu, a.view(), x.view(), y.view_mut(), op, &tuning).unwrap();
+                check(&y, &format!("{tuning:?}"));
+            }
+        }
+    }
+}
+
+/// The crate keeps loaded kernels per context: handles with their own
+/// contexts, used in turn (more entries than the store keeps, so it evicts),
+/// and handles dropped and replaced, all get their own context's kernels
+/// and right results.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernels_are_kept_per_context() {
+    let first = Gpu::new(0).expect("a CUDA GPU");
+    for round in 0..3u64 {
+        let second = Gpu::new(0).expect("a CUDA GPU");
+        for (k, gpu) in [&first, &second, &first].into_iter().enumerate() {
+            let seed = 9000 + 10 * round + k as u64;
+            every_entry_on::<f32>(gpu, seed);
+            every_entry_on::<f64>(gpu, seed);
+            every_entry_on::<i32>(gpu, seed);
+        }
+        // `second` is dropped here; the next round's handle is a new one.
+    }
+}
+
 /// Tuned Aᵀ·x: one slab and many slabs, vector (cols·size % 16 == 0) and
 /// scalar strips, partial last strips.
 #[test]
@@ -477,9 +642,12 @@ fn large_more_than_2_pow_31_elements() {
 fn bad_input_is_a_typed_error_and_writes_nothing() {
     let gpu = gpu();
     let (rows, cols) = (5usize, 7usize);
-    let a = Matrix::from_host(gpu, rows, cols, &random_input::<f32>(rows * cols, 1)).unwrap();
-    let x_cols = DeviceBuffer::from_host(gpu, &random_input::<f32>(cols, 2)).unwrap();
-    let x_rows = DeviceBuffer::from_host(gpu, &random_input::<f32>(rows, 3)).unwrap();
+    let a_host = random_input::<f32>(rows * cols, 1);
+    let x_cols_host = random_input::<f32>(cols, 2);
+    let x_rows_host = random_input::<f32>(rows, 3);
+    let a = Matrix::from_host(gpu, rows, cols, &a_host).unwrap();
+    let x_cols = DeviceBuffer::from_host(gpu, &x_cols_host).unwrap();
+    let x_rows = DeviceBuffer::from_host(gpu, &x_rows_host).unwrap();
     let mut y = DeviceBuffer::<f32>::poisoned(gpu, rows.max(cols)).unwrap();
     let cases: Vec<(MatvecAlgorithm, Transpose, bool, usize)> = vec![
         // (algorithm, op, x has cols elements?, y length)
@@ -522,10 +690,37 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
             "{algorithm} {}: {result:?}",
             op.name()
         );
-        assert!(
-            matvec_new(gpu, a.view(), x, op, algorithm).is_err(),
-            "matvec_new {algorithm}"
-        );
+        // matvec_new allocates its own y of the right length, so it fails
+        // only when x or the algorithm is bad; otherwise it must succeed
+        // (and leave the caller's y alone, checked below).
+        let x_is_bad = x.len() != op.input_len(rows, cols);
+        let algorithm_is_bad = algorithm.validate().is_err();
+        let created = matvec_new(gpu, a.view(), x, op, algorithm);
+        if x_is_bad || algorithm_is_bad {
+            assert!(
+                matches!(
+                    created,
+                    Err(Error::LengthMismatch { .. }) | Err(Error::InvalidArgument { .. })
+                ),
+                "matvec_new {algorithm} {}: {created:?}",
+                op.name()
+            );
+        } else {
+            let created = created.expect("matvec_new with a good x and algorithm");
+            let x_host = if x_is_cols {
+                &x_cols_host
+            } else {
+                &x_rows_host
+            };
+            assert_matches_cpu(
+                &a_host,
+                (rows, cols),
+                x_host,
+                op,
+                &created.to_host(gpu).unwrap(),
+                &format!("matvec_new {algorithm} {}", op.name()),
+            );
+        }
     }
     let after = y.to_host(gpu).unwrap();
     assert!(

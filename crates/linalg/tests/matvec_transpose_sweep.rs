@@ -20,17 +20,83 @@ use linalg::{
 /// A named way to fill an output, timed as one run.
 type Variant<'a, Out> = (String, Box<dyn Fn(&mut Out) + 'a>);
 
+/// Median of 25 timed runs after 3 warm-ups.
 const REPS: Repetitions = Repetitions {
     warmup: 3,
-    timed: 15,
+    timed: 25,
 };
 
-fn report(what: &str, ms: f64, bytes: u64, ceiling: &CopyCeiling) {
+fn report(what: &str, ms: f64, bytes: u64, ceiling: &CopyCeiling, baseline_ms: Option<f64>) {
     let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
+    let versus = match baseline_ms {
+        Some(baseline) => format!("  {:>6.3} of cuBLAS", baseline / ms),
+        None => String::new(),
+    };
     println!(
-        "{what:<48} {ms:>9.4} ms {gbps:>8.1} GB/s {:>6.3} of copy ceiling",
+        "{what:<58} {ms:>9.4} ms {gbps:>8.1} GB/s {:>6.3} of copy ceiling{versus}",
         ceiling.fraction(gbps)
     );
+}
+
+/// Times `run` into `y`: y is poisoned and the stream drained before each
+/// run (untimed), so a run's host-side work (argument checks, kernel
+/// lookup, allocation) is inside its CUDA-event interval, as a user calling
+/// matvec back to back on an idle GPU sees it.
+fn time_into<T: MatvecElement>(
+    gpu: &Gpu,
+    y: &mut DeviceBuffer<T>,
+    run: &dyn Fn(&mut DeviceBuffer<T>),
+) -> f64 {
+    let y = std::cell::RefCell::new(y);
+    time_device(
+        gpu,
+        REPS,
+        |_| {
+            y.borrow_mut().view_mut().fill(gpu, T::poison())?;
+            gpu.synchronize()
+        },
+        |_| {
+            run(&mut y.borrow_mut());
+            Ok(())
+        },
+    )
+    .unwrap()
+    .median_ms
+}
+
+/// The Tuned variants swept for one direction, with their names.
+fn tunings<T: MatvecElement>(n: usize, op: Transpose) -> Vec<(String, MatvecTuning)> {
+    let mut tunings = Vec::new();
+    for loads in [4u32, 8] {
+        for streaming in [false, true] {
+            let hint = if streaming { " cs" } else { "" };
+            match op {
+                Transpose::No => {
+                    for vectors in [16u64, 32, 64] {
+                        let mut tuning = MATVEC_TUNING;
+                        tuning.n_vectors_per_thread = vectors;
+                        tuning.n_loads = loads;
+                        tuning.streaming = streaming;
+                        let tpr = linalg::threads_per_row(n as u64, 16 / T::BYTES as u64, &tuning);
+                        tunings.push((
+                            format!("tuned threads/row {tpr} loads {loads}{hint}"),
+                            tuning,
+                        ));
+                    }
+                }
+                Transpose::Yes => {
+                    for waves in [2u64, 4, 8, 16] {
+                        let mut tuning = MATVEC_TUNING;
+                        tuning.t_waves = waves;
+                        tuning.t_loads = loads;
+                        tuning.streaming = streaming;
+                        tunings.push((format!("tuned waves {waves} loads {loads}{hint}"), tuning));
+                    }
+                }
+            }
+        }
+    }
+    tunings
 }
 
 fn matvec_sweep<T: MatvecElement>(gpu: &Gpu, n: usize, ceiling: &CopyCeiling) {
@@ -42,7 +108,7 @@ fn matvec_sweep<T: MatvecElement>(gpu: &Gpu, n: usize, ceiling: &CopyCeiling) {
     let bytes = matvec_bytes_moved(n, n, T::BYTES);
     for op in [Transpose::No, Transpose::Yes] {
         let (exact, magnitude) = cpu::matvec_f64(&a_host, n, n, &x_host, op).unwrap();
-        let mut check = |y: &DeviceBuffer<T>, what: &str| {
+        let check = |y: &DeviceBuffer<T>, what: &str| {
             let got = y.to_host(gpu).unwrap();
             for i in 0..n {
                 let tolerance = cpu::matvec_tolerance::<T>(n, magnitude[i]);
@@ -54,42 +120,24 @@ fn matvec_sweep<T: MatvecElement>(gpu: &Gpu, n: usize, ceiling: &CopyCeiling) {
                 );
             }
         };
+        // cuBLAS first, so every line below can say how far from it we are.
+        let baseline_ms = cublas(gpu, &a, &x, &mut y, op, n, bytes, ceiling, &check);
         let mut variants: Vec<Variant<'_, DeviceBuffer<T>>> = Vec::new();
         for algorithm in MatvecAlgorithm::all() {
             let (a, x) = (&a, &x);
+            let name = match algorithm {
+                MatvecAlgorithm::Tuned => "tuned (default tuning)".to_owned(),
+                other => other.name(),
+            };
             variants.push((
-                format!("{algorithm}"),
+                name,
                 Box::new(move |y: &mut DeviceBuffer<T>| {
                     matvec(gpu, a.view(), x.view(), y.view_mut(), op, algorithm).unwrap()
                 }),
             ));
         }
-        let tunings: Vec<MatvecTuning> = match op {
-            Transpose::No => [4u64, 8, 16, 32, 64, 128]
-                .into_iter()
-                .map(|v| MatvecTuning {
-                    n_vectors_per_thread: v,
-                    ..MATVEC_TUNING
-                })
-                .collect(),
-            Transpose::Yes => [1u64, 2, 4, 8, 16]
-                .into_iter()
-                .map(|w| MatvecTuning {
-                    t_waves: w,
-                    ..MATVEC_TUNING
-                })
-                .collect(),
-        };
-        for tuning in tunings {
+        for (name, tuning) in tunings::<T>(n, op) {
             let (a, x) = (&a, &x);
-            let name = match op {
-                Transpose::No => format!(
-                    "tuned vectors/thread {} (threads/row {})",
-                    tuning.n_vectors_per_thread,
-                    linalg::threads_per_row(n as u64, 16 / T::BYTES as u64, &tuning)
-                ),
-                Transpose::Yes => format!("tuned waves {}", tuning.t_waves),
-            };
             variants.push((
                 name,
                 Box::new(move |y: &mut DeviceBuffer<T>| {
@@ -99,24 +147,17 @@ fn matvec_sweep<T: MatvecElement>(gpu: &Gpu, n: usize, ceiling: &CopyCeiling) {
         }
         for (name, run) in &variants {
             let what = format!("matvec {} {} {n}² {name}", T::SUFFIX, op.name());
+            y.view_mut().fill(gpu, T::poison()).unwrap();
             run(&mut y);
             check(&y, &what);
-            let timing = time_device(
-                gpu,
-                REPS,
-                |_| Ok(()),
-                |_| {
-                    run(&mut y);
-                    Ok(())
-                },
-            )
-            .unwrap();
-            report(&what, timing.median_ms, bytes, ceiling);
+            let ms = time_into(gpu, &mut y, run.as_ref());
+            report(&what, ms, bytes, ceiling, baseline_ms);
         }
-        cublas(gpu, &a, &x, &mut y, op, n, bytes, ceiling, &mut check);
     }
 }
 
+/// cuBLAS gemv on the same data: checked, timed, reported; returns its
+/// median time (None when cuBLAS cannot be loaded).
 #[cfg(feature = "cublas")]
 #[allow(clippy::too_many_arguments)]
 fn cublas<T: MatvecElement>(
@@ -128,15 +169,15 @@ fn cublas<T: MatvecElement>(
     n: usize,
     bytes: u64,
     ceiling: &CopyCeiling,
-    check: &mut dyn FnMut(&DeviceBuffer<T>, &str),
-) {
+    check: &dyn Fn(&DeviceBuffer<T>, &str),
+) -> Option<f64> {
     use linalg::cublas_baseline::{dgemv, sgemv, CublasHandle};
     use std::any::Any;
     let handle = match CublasHandle::new(gpu) {
         Ok(h) => h,
         Err(e) => {
             println!("cuBLAS unavailable: {e}");
-            return;
+            return None;
         }
     };
     let run = |y: &mut DeviceBuffer<T>| {
@@ -152,19 +193,12 @@ fn cublas<T: MatvecElement>(
         }
     };
     let what = format!("matvec {} {} {n}² cuBLAS gemv", T::SUFFIX, op.name());
+    y.view_mut().fill(gpu, T::poison()).unwrap();
     run(y);
     check(y, &what);
-    let timing = time_device(
-        gpu,
-        REPS,
-        |_| Ok(()),
-        |_| {
-            run(y);
-            Ok(())
-        },
-    )
-    .unwrap();
-    report(&what, timing.median_ms, bytes, ceiling);
+    let ms = time_into(gpu, y, &run);
+    report(&what, ms, bytes, ceiling, Some(ms));
+    Some(ms)
 }
 
 #[cfg(not(feature = "cublas"))]
@@ -178,9 +212,10 @@ fn cublas<T: MatvecElement>(
     _n: usize,
     _bytes: u64,
     _ceiling: &CopyCeiling,
-    _check: &mut dyn FnMut(&DeviceBuffer<T>, &str),
-) {
+    _check: &dyn Fn(&DeviceBuffer<T>, &str),
+) -> Option<f64> {
     println!("(cuBLAS baseline: build with --features cublas)");
+    None
 }
 
 fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceiling: &CopyCeiling) {
@@ -232,7 +267,7 @@ fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceilin
             },
         )
         .unwrap();
-        report(&what, timing.median_ms, bytes, ceiling);
+        report(&what, timing.median_ms, bytes, ceiling, None);
     }
 }
 
