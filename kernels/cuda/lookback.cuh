@@ -13,8 +13,8 @@
 // belong to blocks that started earlier, are resident, and never wait on a
 // later tile: the look-back cannot deadlock.
 //
-// Two encodings, chosen by sizeof(T), both correct by construction under the
-// PTX memory model:
+// Three encodings, chosen by sizeof(T) (and STATUS8 for 8-byte T), each
+// correct by construction under the PTX memory model:
 //
 // * 4-byte T — TileStatusPacked: ONE 64-bit word per tile, status in the
 //   high 32 bits, the value's bits in the low 32, written with one
@@ -43,7 +43,9 @@
 // what follows 16-byte aligned), then the status region:
 //   packed: num_tiles words;
 //   split:  ⌈num_tiles / 2⌉ words of u32 statuses, num_tiles aggregate
-//           words, num_tiles prefix words.
+//           words, num_tiles prefix words;
+//   packed128: 2·num_tiles words (16-byte aligned: the region starts at
+//           byte 16 of an allocation aligned to at least 256 bytes).
 //
 // Using it (one block per tile, as scan_lookback.cu does):
 //
@@ -67,6 +69,24 @@
 //       }
 //       ... hand exclusive_prefix to the block through shared memory ...
 //   }
+//
+// * 8-byte T, alternative — TileStatusPacked128 (STATUS8 = 1): ONE 16-byte
+//   word per tile, the value's bits in the low 8 bytes and the status in the
+//   high 8, written with one st.relaxed.gpu.global.b128 and read with one
+//   ld.relaxed.gpu.global.b128 (PTX ISA 8.3+, sm_70+). The memory-model
+//   argument is the packed one above: .b128 is a scalar type (unlike the
+//   .v2.u64 vector access CUB uses, which the model splits into two 8-byte
+//   accesses in unspecified order), so an aligned relaxed .gpu access is one
+//   morally strong operation and a reader sees a whole (status, value) pair
+//   as one writer stored it. No fence on either side, one memory operation
+//   per publish and per inspected predecessor (the split encoding needs
+//   value store, fence, status store per publish and a fence per window).
+//
+// Window width: warp_lookback<..., WIDTH> inspects 32·WIDTH predecessors per
+// round (WIDTH consecutive tiles per lane, loads independent), so a tile far
+// from the nearest inclusive prefix needs WIDTH times fewer dependent rounds.
+// SPIN_NS > 0 backs off with __nanosleep(SPIN_NS) between re-reads of
+// unpublished predecessors (less L2 traffic on hot status words).
 //
 // For compaction counts: T = u32 (packed word) or u64 (split), Op = a sum
 // functor; any Op with combine/identity works.
@@ -93,6 +113,26 @@ __device__ __forceinline__ u32 ld_relaxed_gpu_u32(const u32* p) {
 }
 __device__ __forceinline__ void st_relaxed_gpu_u32(u32* p, u32 v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// 128-bit relaxed gpu-scope accesses (PTX ISA 8.3+, sm_70+): one scalar
+// .b128 access each (single-copy atomic, see the header), split into or
+// built from two 64-bit registers. `p` must be 16-byte aligned.
+__device__ __forceinline__ void ld_relaxed_gpu_b128(const u64* p, u64& lo, u64& hi) {
+    asm volatile(
+        "{\n\t.reg .b128 word;\n\t"
+        "ld.relaxed.gpu.global.b128 word, [%2];\n\t"
+        "mov.b128 {%0, %1}, word;\n\t}"
+        : "=l"(lo), "=l"(hi)
+        : "l"(p)
+        : "memory");
+}
+__device__ __forceinline__ void st_relaxed_gpu_b128(u64* p, u64 lo, u64 hi) {
+    asm volatile(
+        "{\n\t.reg .b128 word;\n\t"
+        "mov.b128 word, {%1, %2};\n\t"
+        "st.relaxed.gpu.global.b128 [%0], word;\n\t}" ::"l"(p),
+        "l"(lo), "l"(hi)
+        : "memory");
 }
 // fence.acq_rel.gpu: with a relaxed store after it, a release pattern; with
 // a relaxed load before it, an acquire pattern (PTX ISA, memory consistency
@@ -140,8 +180,10 @@ struct TileStatusPacked {
         value = from_bits<T, u32>((u32)word);
         return (u32)(word >> 32);
     }
-    // Called after every lane's status is no longer INVALID: nothing more to
-    // read, the value came with the status.
+    // Called once after every inspected status is no longer INVALID, before
+    // the finish_read calls: nothing to order, the value came with the status.
+    __device__ __forceinline__ void acquire() const {}
+    // Nothing more to read, the value came with the status.
     __device__ __forceinline__ void finish_read(u64 /*tile*/, u32 /*status*/, T& /*value*/) const {}
 };
 
@@ -172,23 +214,52 @@ struct TileStatusSplit {
     __device__ __forceinline__ u32 read(u64 tile, T& /*value*/) const {
         return ld_relaxed_gpu_u32(statuses + tile);
     }
+    // One fence for all the statuses the lane read (acquire: the status
+    // loads before the value loads that follow).
+    __device__ __forceinline__ void acquire() const { fence_acq_rel_gpu(); }
     __device__ __forceinline__ void finish_read(u64 tile, u32 status, T& value) const {
-        fence_acq_rel_gpu();  // acquire: the status before the value
         const u64* slot = (status == TILE_PREFIX ? prefixes : aggregates) + tile;
         value = from_bits<T, u64>(ld_relaxed_gpu_u64(slot));
     }
 };
 
-// The encoding for T.
-template <typename T, int SIZE = (int)sizeof(T)>
-struct TileStatusFor;
+// 8-byte values: one 16-byte {value, status} word per tile.
 template <typename T>
-struct TileStatusFor<T, 4> {
+struct TileStatusPacked128 {
+    static_assert(sizeof(T) == 8, "TileStatusPacked128 holds 8-byte values");
+    u64* words;  // 2 per tile: value bits, then status
+
+    static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return 2 * num_tiles; }
+    __device__ __forceinline__ TileStatusPacked128(u64* region, u64 /*num_tiles*/) : words(region) {}
+
+    __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
+        st_relaxed_gpu_b128(words + 2 * tile, bits_of<T, u64>(value), (u64)status);
+    }
+    __device__ __forceinline__ u32 read(u64 tile, T& value) const {
+        u64 lo, hi;
+        ld_relaxed_gpu_b128(words + 2 * tile, lo, hi);
+        value = from_bits<T, u64>(lo);
+        return (u32)hi;
+    }
+    __device__ __forceinline__ void acquire() const {}
+    __device__ __forceinline__ void finish_read(u64 /*tile*/, u32 /*status*/, T& /*value*/) const {}
+};
+
+// The encoding for T: 4-byte values always packed in 64 bits; 8-byte values
+// split (STATUS8 = 0) or packed in 128 bits (STATUS8 = 1).
+template <typename T, int STATUS8 = 0, int SIZE = (int)sizeof(T)>
+struct TileStatusFor;
+template <typename T, int STATUS8>
+struct TileStatusFor<T, STATUS8, 4> {
     typedef TileStatusPacked<T> type;
 };
 template <typename T>
-struct TileStatusFor<T, 8> {
+struct TileStatusFor<T, 0, 8> {
     typedef TileStatusSplit<T> type;
+};
+template <typename T>
+struct TileStatusFor<T, 1, 8> {
+    typedef TileStatusPacked128<T> type;
 };
 
 // The tile counter: word 0 of the state.
@@ -203,39 +274,71 @@ __device__ __forceinline__ u64* lookback_status_region(u64* state) { return stat
 // tile: x_0 ⊕ … ⊕ (end of tile − 1), i.e. the combination of everything the
 // predecessors published, in index order.
 //
-// Window: lane L inspects predecessor (window_end − 31 + L), so lane 31 is
-// the nearest. Lanes spin (re-reading only their own word) while any lane of
-// the window is INVALID. Then __ballot_sync finds the nearest PREFIX; the
-// window is folded from that lane to lane 31 in index order (a segmented
-// shuffle scan: aggregates after the prefix, never reordered), and if no
-// PREFIX was in the window the fold of all 32 aggregates is prepended to the
-// running value and the window moves 32 tiles back. Predecessor indices
-// below 0 read as PREFIX; they are never the nearest PREFIX once the window
-// is complete, because tile 0 publishes PREFIX (never AGGREGATE) and sits
-// above them.
-//   Steps per window: 1 load per lane (+ spins), 1 ballot, 5 shuffles.
-template <typename T, typename Op, typename Status>
+// Window: 32·WIDTH predecessors ending at window_end; lane L inspects the
+// WIDTH consecutive predecessors window_end − 32·WIDTH + 1 + L·WIDTH + j,
+// j = 0 … WIDTH−1, so lane 31's last one is the nearest. Lanes spin
+// (re-reading only their own unpublished words, with an optional
+// __nanosleep back-off) while any predecessor of the window is INVALID.
+// Each lane then folds its WIDTH values from its nearest PREFIX (if any) to
+// its end, in index order; __ballot_sync finds the nearest lane holding a
+// PREFIX; the lanes are folded from that lane to lane 31 in index order (a
+// segmented shuffle scan: aggregates after the prefix, never reordered), and
+// if no PREFIX was in the window the fold of the whole window is prepended
+// to the running value and the window moves 32·WIDTH tiles back.
+// Predecessor indices below 0 read as PREFIX with the identity; they are
+// never the nearest PREFIX once the window is complete, because tile 0
+// publishes PREFIX (never AGGREGATE) and sits above them (a lane holding
+// negative indices and real ones holds tile 0 too).
+//   Steps per window: WIDTH independent loads per lane (+ spins),
+//   WIDTH − 1 combines, 1 ballot, 5 shuffles.
+template <typename T, typename Op, typename Status, int WIDTH = 1, int SPIN_NS = 0>
 __device__ __forceinline__ T warp_lookback(const Status& status, u64 tile) {
+    static_assert(WIDTH >= 1 && WIDTH <= 8, "WIDTH must be 1 to 8");
     const int lane = warp_lane();
     T running = Op::identity();  // replaced by the first window's fold
     bool have_running = false;
     i64 window_end = (i64)tile - 1;
     while (true) {
-        const i64 predecessor = window_end - 31 + lane;
-        T value = Op::identity();
-        u32 state = TILE_PREFIX;
-        if (predecessor >= 0) state = status.read((u64)predecessor, value);
-        while (__any_sync(PARPRIMS_FULL_WARP, state == TILE_INVALID)) {
-            if (state == TILE_INVALID) state = status.read((u64)predecessor, value);
+        const i64 first = window_end - 32 * WIDTH + 1 + (i64)lane * WIDTH;
+        T value[WIDTH];
+        u32 state[WIDTH];
+        bool waiting = false;
+#pragma unroll
+        for (int j = 0; j < WIDTH; ++j) {
+            value[j] = Op::identity();
+            state[j] = TILE_PREFIX;
+            if (first + j >= 0) state[j] = status.read((u64)(first + j), value[j]);
+            waiting |= state[j] == TILE_INVALID;
         }
-        if (predecessor >= 0) status.finish_read((u64)predecessor, state, value);
-        const u32 prefix_lanes = __ballot_sync(PARPRIMS_FULL_WARP, state == TILE_PREFIX);
+        while (__any_sync(PARPRIMS_FULL_WARP, waiting)) {
+            if (SPIN_NS > 0) __nanosleep(SPIN_NS);
+            waiting = false;
+#pragma unroll
+            for (int j = 0; j < WIDTH; ++j) {
+                if (state[j] == TILE_INVALID) state[j] = status.read((u64)(first + j), value[j]);
+                waiting |= state[j] == TILE_INVALID;
+            }
+        }
+        status.acquire();
+        // The lane's nearest PREFIX (highest j), or -1.
+        int prefix_j = -1;
+#pragma unroll
+        for (int j = 0; j < WIDTH; ++j) {
+            if (first + j >= 0) status.finish_read((u64)(first + j), state[j], value[j]);
+            if (state[j] == TILE_PREFIX) prefix_j = j;
+        }
+        // Fold value[max(prefix_j, 0) .. WIDTH−1] in index order.
+        T lane_value = value[0];
+#pragma unroll
+        for (int j = 1; j < WIDTH; ++j)
+            lane_value = j <= prefix_j ? value[j] : Op::combine(lane_value, value[j]);
+        const u32 prefix_lanes = __ballot_sync(PARPRIMS_FULL_WARP, prefix_j >= 0);
         const int first_lane = prefix_lanes != 0u ? 31 - __clz(prefix_lanes) : 0;
-        const T folded = warp_inclusive_scan_from<T, Op>(value, first_lane);
+        const T folded = warp_inclusive_scan_from<T, Op>(lane_value, first_lane);
         const T window_total = __shfl_sync(PARPRIMS_FULL_WARP, folded, 31);
         running = have_running ? Op::combine(window_total, running) : window_total;
         have_running = true;
         if (prefix_lanes != 0u) return running;
-        window_end -= 32;
+        window_end -= 32 * WIDTH;
     }
 }

@@ -19,6 +19,14 @@
 //               prefix, depending on timing, so rounding differs run to run.
 //               Integers (wrapping) are exact either way.
 //
+// Variants (template parameters, one entry each; lookback.rs picks them from
+// its tuning table): WIDTH = predecessors per lane per look-back round,
+// STATUS8 = 8-byte status encoding (0 split, 1 packed 128-bit), SPIN_NS =
+// back-off while predecessors are unpublished (lookback.cuh), STREAM =
+// evict-first cache hints on the data (striped layout only); and two tile
+// layouts: scan_lookback_tile (shared-memory exchange, below) and
+// scan_lookback_tile_striped (registers only, further below).
+//
 // One block per tile. Block geometry: 1-D grid of num_tiles blocks, possibly
 // spilling into gridDim.y (linear_block_index() only guards surplus blocks);
 // the TILE INDEX comes from the atomic counter in the state, not from
@@ -38,13 +46,14 @@
 //   5. each thread rescans its items seeded with tile prefix ⊕ thread prefix,
 //      exchange back to striped, store (vectorised when aligned).
 
-template <typename T, typename Op, int BLOCK_THREADS, int ITEMS>
+template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
+          int SPIN_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u64 n,
                                                    u64 num_tiles, u32 exclusive, T initial,
                                                    u32 vector_ok) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     typedef BlockScan<T, Op, BLOCK_THREADS> Scan;
-    typedef typename TileStatusFor<T>::type Status;
+    typedef typename TileStatusFor<T, STATUS8>::type Status;
     __shared__ T exchange[ExchangeSize<T, BLOCK_THREADS * ITEMS>::ITEMS];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 tile_slot;
@@ -77,7 +86,7 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
                                exclusive ? Op::combine(initial, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<T, Op, Status>(status, tile);
+            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS>(status, tile);
             if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
         if (leader) tile_prefix_slot = tile_prefix;
@@ -93,4 +102,225 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     thread_scan_seeded<T, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
     block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, vector_ok != 0u, exchange,
                                                  items);
+}
+
+// ---------------------------------------------------------------------------
+// scan_lookback_tile_striped — the same scan without the shared-memory
+// exchange: "vectorised warp-striped" registers.
+//
+// Layout: warp w of the block owns the WARP_ITEMS = 32·ITEMS consecutive
+// items [w·WARP_ITEMS, (w+1)·WARP_ITEMS) of the tile; within it, lane l holds
+// GROUPS = ITEMS / VEC groups of VEC consecutive items, group k at warp
+// offset (k·32 + l)·VEC (VEC = 16 / sizeof(T) when ITEMS is a multiple of it,
+// else 1). So load k of a warp reads 32 consecutive 16-byte vectors (512
+// contiguous bytes: perfectly coalesced) and no transposition is needed.
+// Index order within the warp is (k, lane, c): groups of one k across the
+// lanes, then the next k. The scan follows exactly that order:
+//   * each lane reduces each of its groups (VEC − 1 combines);
+//   * for k = 0 … GROUPS−1 a warp shuffle scan of the group sums gives
+//     group k's prefix within the warp: carry_k (the warp's groups < k) ⊕
+//     the lanes below l at k; the group is rescanned from it at once, so
+//     the items hold warp-local scan values before anything waits on other
+//     warps;
+//   * warp totals through shared memory (one barrier) give each warp its
+//     prefix and the tile aggregate, folded serially in warp order;
+//   * warp 0 publishes and looks back; one barrier hands over the tile
+//     prefix; every item is combined with tile prefix ⊕ warp prefix and
+//     stored with the same 16-byte vectors.
+// Operands stay in index order throughout (non-commutative Op is fine);
+// absent prefixes are left out, never replaced by the identity.
+//
+//   work        O(n) combines (≈ 3n: group sums, rescan, final prefix) plus
+//               GROUPS warp shuffle scans per thread;
+//   bytes       2·n·sizeof(T) plus the tile state, as above;
+//   shared mem  WARPS·sizeof(T) + 16 bytes (no exchange), so occupancy is set
+//               by registers (ITEMS + ~25 per thread);
+//   barriers    3 per tile (tile index, warp totals, tile prefix);
+//   banks       no conflicts (one word per warp, broadcast reads);
+//   in place    yes, as above; deterministic: as above (integers exact).
+// A partial last tile or a misaligned view takes scalar loads/stores in the
+// same layout (bounds-checked, the padding items are the identity and are
+// never stored).
+// 16-byte global accesses, plain or with the evict-first (.cs, "streaming")
+// cache hint: the data is touched exactly once, so it need not displace the
+// tile states from L2.
+template <int STREAM>
+__device__ __forceinline__ uint4 load_vector(const uint4* p) {
+    if (STREAM == 0) return *p;
+    uint4 v;
+    asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+template <int STREAM>
+__device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
+    if (STREAM == 0) {
+        *p = v;
+        return;
+    }
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
+          int SPIN_NS = 0, int STREAM = 0>
+__device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u64 n,
+                                                           u64 num_tiles, u32 exclusive,
+                                                           T initial, u32 vector_ok) {
+    static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS >= 32 && BLOCK_THREADS <= 1024,
+                  "BLOCK_THREADS must be a multiple of 32 from 32 to 1024");
+    constexpr int WARPS = BLOCK_THREADS / 32;
+    constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
+    constexpr u32 WARP_ITEMS = 32u * (u32)ITEMS;
+    constexpr int VEC_WIDTH = 16 / (int)sizeof(T);
+    constexpr int VEC = ITEMS % VEC_WIDTH == 0 ? VEC_WIDTH : 1;
+    constexpr int GROUPS = ITEMS / VEC;
+    typedef typename TileStatusFor<T, STATUS8>::type Status;
+    __shared__ T warp_totals[WARPS];
+    __shared__ u64 tile_slot;
+    __shared__ T tile_prefix_slot;
+
+    // Surplus blocks of a grid that spilled into y take no tile.
+    if (linear_block_index() >= num_tiles) return;
+
+    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
+    __syncthreads();
+    const u64 tile = tile_slot;
+    const u64 tile_base = tile * (u64)TILE;
+    const u64 remaining = n - tile_base;
+    const u32 valid = remaining < (u64)TILE ? (u32)remaining : TILE;
+    const int lane = warp_lane();
+    const int warp = (int)(threadIdx.x >> 5);
+    const u32 warp_base = (u32)warp * WARP_ITEMS;  // within the tile
+    const bool vectors = VEC > 1 && vector_ok != 0u && valid == TILE;
+
+    // 1. Load: group k of this lane is items [k·VEC, (k+1)·VEC).
+    T items[ITEMS];
+    if (vectors) {
+        // 16-byte aligned: the tile (vector_ok) and the warp's part of it
+        // (32·ITEMS·sizeof T is a multiple of 16) both start aligned.
+        const uint4* source = reinterpret_cast<const uint4*>(in + tile_base + warp_base);
+        Vec16<T> loaded[GROUPS];
+#pragma unroll
+        for (int k = 0; k < GROUPS; ++k) loaded[k].raw = load_vector<STREAM>(source + k * 32 + lane);
+#pragma unroll
+        for (int k = 0; k < GROUPS; ++k)
+#pragma unroll
+            for (int c = 0; c < VEC; ++c) items[k * VEC + c] = loaded[k].items[c];
+    } else {
+#pragma unroll
+        for (int k = 0; k < GROUPS; ++k)
+#pragma unroll
+            for (int c = 0; c < VEC; ++c) {
+                const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
+                items[k * VEC + c] = e < valid ? in[tile_base + e] : Op::identity();
+            }
+    }
+
+    // 2. Scan within the warp, in place. For each k a warp shuffle scan of
+    //    the group sums gives group k's seed: everything of the warp before
+    //    it (carry = the warp's groups < k, then the lanes below at k);
+    //    absent only for k = 0 in lane 0. Each group is rescanned from its
+    //    seed at once, so afterwards items[j] holds the warp-local inclusive
+    //    (or exclusive) value and no seed stays live across the look-back.
+    //    Exclusive: lane 0's first item has no local value (the warp prefix
+    //    alone, handled in step 5).
+    T carry = Op::identity();  // set at k = 0
+#pragma unroll
+    for (int k = 0; k < GROUPS; ++k) {
+        T sum = items[k * VEC];
+#pragma unroll
+        for (int c = 1; c < VEC; ++c) sum = Op::combine(sum, items[k * VEC + c]);
+        const T inclusive = warp_inclusive_scan<T, Op>(sum);
+        const T lanes_below = __shfl_up_sync(PARPRIMS_FULL_WARP, inclusive, 1);
+        const T total = __shfl_sync(PARPRIMS_FULL_WARP, inclusive, 31);
+        const bool has_seed = k > 0 || lane > 0;
+        T seed = lanes_below;  // k = 0 (meaningless in lane 0)
+        if (k > 0) seed = lane == 0 ? carry : Op::combine(carry, lanes_below);
+        carry = k == 0 ? total : Op::combine(carry, total);
+        if (exclusive != 0u) {
+            T run = seed;
+#pragma unroll
+            for (int c = 0; c < VEC; ++c) {
+                const T x = items[k * VEC + c];
+                items[k * VEC + c] = run;
+                run = (c == 0 && !has_seed) ? x : Op::combine(run, x);
+            }
+        } else {
+            T run = has_seed ? Op::combine(seed, items[k * VEC]) : items[k * VEC];
+            items[k * VEC] = run;
+#pragma unroll
+            for (int c = 1; c < VEC; ++c) {
+                run = Op::combine(run, items[k * VEC + c]);
+                items[k * VEC + c] = run;
+            }
+        }
+    }
+    if (lane == 31) warp_totals[warp] = carry;
+    __syncthreads();
+
+    // 3. The warp's prefix (warps before it) and the tile aggregate, folded
+    //    serially in warp order from broadcast reads.
+    T running = warp_totals[0];
+    T warp_prefix = running;  // only meaningful for warp >= 1
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w) {
+        if (w == warp) warp_prefix = running;
+        running = Op::combine(running, warp_totals[w]);
+    }
+    const T aggregate = running;
+
+    // 4. Warp 0 publishes and looks back; the other warps wait at the
+    //    barrier with their items already scanned.
+    if (warp == 0) {
+        Status status(lookback_status_region(state), num_tiles);
+        const bool leader = lane == 0;
+        T tile_prefix = initial;
+        if (tile == 0) {
+            if (leader)
+                status.publish(0, TILE_PREFIX,
+                               exclusive ? Op::combine(initial, aggregate) : aggregate);
+        } else {
+            if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
+            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS>(status, tile);
+            if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
+        }
+        if (leader) tile_prefix_slot = tile_prefix;
+    }
+    __syncthreads();
+
+    // 5. prefix = tile prefix ⊕ warp prefix (either may be absent: tile 0 of
+    //    an inclusive scan has no tile prefix, warp 0 no warp prefix), folded
+    //    onto every item; an exclusive scan always has a tile prefix, and
+    //    lane 0's first item is the prefix itself.
+    const bool has_tile_prefix = tile > 0 || exclusive != 0u;
+    const bool has_warp_prefix = warp > 0;
+    T prefix = warp_prefix;
+    if (has_tile_prefix)
+        prefix = has_warp_prefix ? Op::combine(tile_prefix_slot, warp_prefix) : tile_prefix_slot;
+    if (has_tile_prefix || has_warp_prefix) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) items[j] = Op::combine(prefix, items[j]);
+    }
+    if (exclusive != 0u && lane == 0) items[0] = prefix;
+    if (vectors) {
+        uint4* target = reinterpret_cast<uint4*>(out + tile_base + warp_base);
+#pragma unroll
+        for (int k = 0; k < GROUPS; ++k) {
+            Vec16<T> v;
+#pragma unroll
+            for (int c = 0; c < VEC; ++c) v.items[c] = items[k * VEC + c];
+            store_vector<STREAM>(target + k * 32 + lane, v.raw);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < GROUPS; ++k)
+#pragma unroll
+            for (int c = 0; c < VEC; ++c) {
+                const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
+                if (e < valid) out[tile_base + e] = items[k * VEC + c];
+            }
+    }
 }

@@ -52,7 +52,10 @@ mod reduce_then_scan;
 pub mod tuning;
 
 #[doc(hidden)]
-pub use lookback::{scan_lookback_tuned, LookbackTuning, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+pub use lookback::{
+    lookback_candidates, lookback_module, protocol_test_variants, scan_lookback_tuned,
+    EightByteStatus, LookbackTuning, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING,
+};
 #[doc(hidden)]
 pub use reduce_then_scan::reduce_then_scan_tuned;
 

@@ -10,10 +10,11 @@
 //!   the tile state ([`lookback_bytes_moved`]): the memcpy lower bound.
 //! - **Launches** one kernel, after one memset of the per-call tile state
 //!   (tile counter + status words, one small allocation, both stream-ordered).
-//! - **Shared memory** per block: the striped↔blocked exchange, (tile + tile
-//!   / (128 / size)) · size bytes (≈ 17 KB for 256 × 16 four-byte items),
-//!   padded so both access patterns are free of bank conflicts, plus one
-//!   word per warp.
+//! - **Shared memory** per block: [`TileLayout::Exchange`], the
+//!   striped↔blocked exchange, (tile + tile / (128 / size)) · size bytes
+//!   (≈ 17 KB for 256 × 16 four-byte items), padded so both access patterns
+//!   are free of bank conflicts, plus one word per warp;
+//!   [`TileLayout::WarpStriped`], one word per warp only.
 //! - **In place**: yes (`input = None`): a block reads its whole tile before
 //!   writing it, tiles are disjoint.
 //! - **Deterministic**: for integers, yes (wrapping arithmetic is exact).
@@ -30,8 +31,17 @@
 //! inspects 32 predecessors at once, spinning while any is unpublished, folds
 //! aggregates back to the nearest inclusive prefix, and publishes its own
 //! inclusive prefix. Four-byte values travel with their status in one 64-bit
-//! word; eight-byte values use a fenced status/value protocol (see the
-//! header of lookback.cuh for why each is correct).
+//! word; eight-byte values use a fenced status/value protocol or one 128-bit
+//! word (see the header of lookback.cuh for why each is correct).
+//!
+//! Variants, as tuning data ([`LookbackTuning`]; every one a separate
+//! kernel entry so a sweep compares them in one process): the tile layout
+//! (shared-memory exchange, or vectorised warp-striped registers with no
+//! exchange and three barriers per tile), the look-back window width (32 ×
+//! 1…8 predecessors per round), the 8-byte status encoding, a register
+//! limit for more resident blocks, a spin back-off, and evict-first cache
+//! hints. [`lookback_candidates`] lists what `tests/lookback_tuning.rs`
+//! measures; [`LOOKBACK_TUNING`] holds the chosen one per element size.
 
 use gpu_core::launch::{check_block_threads, grid_1d};
 use gpu_core::{
@@ -41,33 +51,178 @@ use gpu_core::{
 
 use crate::kind::ScanKind;
 
-/// Block size and items per thread of one tile-per-block scan kernel (the
-/// look-back scan and the reduce-then-scan kernels use the same shape).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a tile sits in registers between its global load and store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileLayout {
+    /// Striped, coalesced (16-byte) loads and stores, transposed to and
+    /// from a blocked arrangement (each thread `ITEMS` consecutive items)
+    /// through padded shared memory: `scan_lookback_tile`.
+    Exchange,
+    /// Vectorised warp-striped registers, no shared-memory exchange: each
+    /// warp owns `32·ITEMS` consecutive items, lane `l` holds 16-byte group
+    /// `k` at warp offset `(32k + l)` vectors, scanned in that order with one
+    /// warp shuffle scan per group: `scan_lookback_tile_striped`.
+    WarpStriped,
+}
+
+/// How 8-byte values publish their look-back status (4-byte values always
+/// travel with their status in one 64-bit word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EightByteStatus {
+    /// A status array plus write-once aggregate and prefix slots, ordered
+    /// with `fence.acq_rel.gpu` (two fences per tile, one per window read).
+    Split,
+    /// One 16-byte `{value, status}` word per tile, one `st/ld.relaxed.gpu.b128`
+    /// each (PTX ISA 8.3+): no fences.
+    Packed128,
+}
+
+/// Shape and variant of one tile-per-block scan kernel (the look-back scan
+/// uses every field; reduce-then-scan only the shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LookbackTuning {
     /// Threads per block: a multiple of 32, 32 to 1024.
     pub block_threads: u32,
     /// Items each thread holds in registers, 1 to 32.
     pub items_per_thread: u32,
+    /// Register arrangement of the tile.
+    pub layout: TileLayout,
+    /// Predecessors each lane inspects per look-back round (1, 2, 4 or 8):
+    /// one round covers `32 × lookback_width` tiles.
+    pub lookback_width: u32,
+    /// Status encoding for 8-byte values (ignored for 4-byte values).
+    pub status8: EightByteStatus,
+    /// Blocks per SM the register allocation must allow (0: no limit):
+    /// compiled with `--maxrregcount = 65536 / (blocks × threads)` rounded
+    /// down to a multiple of 8 and without `__launch_bounds__` (which
+    /// would override it).
+    pub min_blocks_per_sm: u32,
+    /// `__nanosleep` back-off between re-reads of unpublished predecessors
+    /// (0: spin without sleeping).
+    pub spin_ns: u32,
+    /// Evict-first (`.cs`) cache hints on the data's 16-byte loads and
+    /// stores (warp-striped layout only; validate refuses it otherwise).
+    pub streaming: bool,
 }
 
 /// Static shared memory a kernel may use without opting in.
 const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
 
 impl LookbackTuning {
+    /// The original kernel with a given shape: shared-memory exchange, one
+    /// predecessor per lane per round, split 8-byte status, no register
+    /// limit, no back-off.
+    pub const fn shape(block_threads: u32, items_per_thread: u32) -> Self {
+        LookbackTuning {
+            block_threads,
+            items_per_thread,
+            layout: TileLayout::Exchange,
+            lookback_width: 1,
+            status8: EightByteStatus::Split,
+            min_blocks_per_sm: 0,
+            spin_ns: 0,
+            streaming: false,
+        }
+    }
+
+    /// With or without evict-first cache hints.
+    pub const fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// With another layout.
+    pub const fn with_layout(mut self, layout: TileLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// With another look-back width.
+    pub const fn with_lookback_width(mut self, width: u32) -> Self {
+        self.lookback_width = width;
+        self
+    }
+
+    /// With another 8-byte status encoding.
+    pub const fn with_status8(mut self, status8: EightByteStatus) -> Self {
+        self.status8 = status8;
+        self
+    }
+
+    /// With a register limit for `blocks` resident blocks per SM.
+    pub const fn with_min_blocks_per_sm(mut self, blocks: u32) -> Self {
+        self.min_blocks_per_sm = blocks;
+        self
+    }
+
+    /// With a spin back-off.
+    pub const fn with_spin_ns(mut self, spin_ns: u32) -> Self {
+        self.spin_ns = spin_ns;
+        self
+    }
+
     /// Items per tile (= per block).
     pub fn tile_items(self) -> u64 {
         self.block_threads as u64 * self.items_per_thread as u64
     }
 
-    /// Shared memory per block for `element_bytes`-byte elements: the padded
-    /// exchange (one element of padding per 128 bytes), the warp totals, and
-    /// a few words of tile bookkeeping.
+    /// Shared memory per block for `element_bytes`-byte elements. Exchange:
+    /// the padded exchange (one element of padding per 128 bytes), the warp
+    /// totals, and a few words of tile bookkeeping. WarpStriped: the warp
+    /// totals and the bookkeeping only.
     pub fn shared_bytes(self, element_bytes: u64) -> u64 {
         let tile = self.tile_items();
-        let exchange = tile + tile / (128 / element_bytes);
+        let exchange = match self.layout {
+            TileLayout::Exchange => tile + tile / (128 / element_bytes),
+            TileLayout::WarpStriped => 0,
+        };
         let warps = self.block_threads as u64 / 32;
         (exchange + warps + 1) * element_bytes + 16
+    }
+
+    /// The `--maxrregcount` that `min_blocks_per_sm` implies (65,536
+    /// registers per SM on every architecture we compile for), if any.
+    pub fn max_registers(self) -> Option<u32> {
+        if self.min_blocks_per_sm == 0 {
+            return None;
+        }
+        let per_thread = 65_536 / (self.min_blocks_per_sm as u64 * self.block_threads as u64);
+        Some((per_thread.min(255) as u32) & !7)
+    }
+
+    /// Suffix of the entry name for the non-default variant fields (empty
+    /// for [`LookbackTuning::shape`]).
+    fn variant_suffix(self) -> String {
+        let mut suffix = String::new();
+        if self.layout == TileLayout::WarpStriped {
+            suffix.push_str("_ws");
+        }
+        if self.lookback_width != 1 {
+            suffix.push_str(&format!("_w{}", self.lookback_width));
+        }
+        if self.status8 == EightByteStatus::Packed128 {
+            suffix.push_str("_p128");
+        }
+        if self.min_blocks_per_sm != 0 {
+            suffix.push_str(&format!("_r{}", self.min_blocks_per_sm));
+        }
+        if self.spin_ns != 0 {
+            suffix.push_str(&format!("_ns{}", self.spin_ns));
+        }
+        if self.streaming {
+            suffix.push_str("_cs");
+        }
+        suffix
+    }
+
+    /// A short human-readable name: `256x16`, `512x16 ws w4 r4`.
+    pub fn label(self) -> String {
+        format!(
+            "{}x{}{}",
+            self.block_threads,
+            self.items_per_thread,
+            self.variant_suffix().replace('_', " ")
+        )
     }
 
     /// Checks the shape for `element_bytes`-byte elements (4 or 8).
@@ -84,6 +239,38 @@ impl LookbackTuning {
                 "look-back tile state for {element_bytes}-byte elements (4 or 8 only)"
             )));
         }
+        if ![1, 2, 4, 8].contains(&self.lookback_width) {
+            return Err(Error::invalid(
+                "lookback_width",
+                format!("{}: must be 1, 2, 4 or 8", self.lookback_width),
+            ));
+        }
+        if self.spin_ns > 10_000 {
+            return Err(Error::invalid(
+                "spin_ns",
+                format!("{}: at most 10000", self.spin_ns),
+            ));
+        }
+        if self.streaming && self.layout != TileLayout::WarpStriped {
+            return Err(Error::invalid(
+                "streaming",
+                "cache hints are implemented for the warp-striped layout only",
+            ));
+        }
+        if self.min_blocks_per_sm != 0 {
+            let threads = self.min_blocks_per_sm as u64 * self.block_threads as u64;
+            // 2048 resident threads per SM (sm_80, sm_90); at least 24
+            // registers per thread so the kernel can hold its indices.
+            if threads > 2048 || self.max_registers().unwrap_or(0) < 24 {
+                return Err(Error::invalid(
+                    "min_blocks_per_sm",
+                    format!(
+                        "{} blocks of {} threads do not fit one SM",
+                        self.min_blocks_per_sm, self.block_threads
+                    ),
+                ));
+            }
+        }
         let shared = self.shared_bytes(element_bytes as u64);
         if shared > STATIC_SHARED_LIMIT {
             return Err(Error::invalid(
@@ -98,41 +285,120 @@ impl LookbackTuning {
     }
 }
 
-/// Tuning by element size, as data: (element bytes, shape).
+/// Tuning by element size, as data: (element bytes, tuning).
 ///
-/// Not yet measured on the H100. Starting points that usually reach memcpy
-/// speed on Hopper: 256 threads × 16 four-byte items (4096-item, 16 KiB
-/// tiles), 256 × 8 eight-byte items (the same 16 KiB of data per tile).
-/// Both keep 4 × 16-byte loads in flight per thread.
+/// Measured on the H100 (2026-11-22, `lookback_tuning` sweep at 2^28,
+/// NVIDIA H100 80GB HBM3, copy ceiling 2995 GB/s): 256 × 16 four-byte items
+/// 1.20 ms (0.60 of the ceiling), 256 × 8 eight-byte items 3.38 ms (0.42).
+/// Kept as the default until the variants of [`lookback_candidates`] are
+/// measured.
 ///
 /// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 256 × 16,
 /// 47 registers, 17.5 KiB static shared memory, no local memory → 5 blocks
 /// per SM (registers bound); 8-byte 256 × 8, 54–56 registers, 18 KiB → 4
 /// blocks per SM.
 pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
-    (
-        4,
-        LookbackTuning {
-            block_threads: 256,
-            items_per_thread: 16,
-        },
-    ),
-    (
-        8,
-        LookbackTuning {
-            block_threads: 256,
-            items_per_thread: 8,
-        },
-    ),
+    (4, LookbackTuning::shape(256, 16)),
+    (8, LookbackTuning::shape(256, 8)),
 ];
+
+/// The variants the tuning sweep (`tests/lookback_tuning.rs`) measures for
+/// `element_bytes`-byte elements, the table's entry first. Every one is
+/// exact (the sweep checks it against the CPU) and compiled by the unit
+/// tests for sm_80 and sm_90.
+pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
+    use EightByteStatus::Packed128;
+    use TileLayout::WarpStriped;
+    let table = lookback_tuning(element_bytes);
+    let mut candidates = vec![table];
+    let striped = |block_threads, items| {
+        LookbackTuning::shape(block_threads, items)
+            .with_layout(WarpStriped)
+            .with_lookback_width(4)
+    };
+    let others: Vec<LookbackTuning> = if element_bytes == 4 {
+        vec![
+            LookbackTuning::shape(512, 16),
+            LookbackTuning::shape(512, 16).with_lookback_width(4),
+            LookbackTuning::shape(256, 16).with_layout(WarpStriped),
+            striped(256, 16),
+            striped(512, 16),
+            striped(256, 24),
+            striped(256, 24).with_min_blocks_per_sm(6),
+            striped(512, 16).with_min_blocks_per_sm(4),
+            striped(256, 16).with_min_blocks_per_sm(6),
+            striped(256, 16).with_min_blocks_per_sm(8),
+            striped(256, 16)
+                .with_lookback_width(8)
+                .with_min_blocks_per_sm(8),
+            striped(256, 16).with_min_blocks_per_sm(8).with_spin_ns(32),
+            striped(256, 16).with_streaming(true),
+            striped(512, 16).with_streaming(true),
+        ]
+    } else {
+        vec![
+            LookbackTuning::shape(512, 8),
+            LookbackTuning::shape(512, 8).with_status8(Packed128),
+            LookbackTuning::shape(256, 8)
+                .with_status8(Packed128)
+                .with_lookback_width(4),
+            striped(256, 8),
+            striped(256, 8).with_status8(Packed128),
+            striped(512, 8).with_status8(Packed128),
+            striped(256, 12)
+                .with_status8(Packed128)
+                .with_min_blocks_per_sm(5),
+            striped(256, 8)
+                .with_status8(Packed128)
+                .with_min_blocks_per_sm(6),
+            striped(256, 8)
+                .with_status8(Packed128)
+                .with_min_blocks_per_sm(8),
+            striped(256, 8).with_status8(Packed128).with_streaming(true),
+        ]
+    };
+    for tuning in others {
+        if !candidates.contains(&tuning) {
+            candidates.push(tuning);
+        }
+    }
+    candidates
+}
 
 /// The shape the protocol tests use: one warp, one item per thread, so a
 /// million elements make tens of thousands of tiles in flight and every
 /// block looks back through many windows.
-pub const PROTOCOL_TEST_TUNING: LookbackTuning = LookbackTuning {
-    block_threads: 32,
-    items_per_thread: 1,
-};
+pub const PROTOCOL_TEST_TUNING: LookbackTuning = LookbackTuning::shape(32, 1);
+
+/// The protocol tests' tiny tiles in every variant of the look-back itself
+/// (layout, window width, 8-byte status, back-off), plus tiles of 32 × 4 and
+/// 64 × 8 items so the warp-striped layout's vector path runs too (the
+/// latter with the streaming cache hints). Every
+/// shape keeps tiles tiny, so hundreds of thousands are in flight.
+pub fn protocol_test_variants() -> Vec<LookbackTuning> {
+    use EightByteStatus::Packed128;
+    use TileLayout::WarpStriped;
+    let tiny = PROTOCOL_TEST_TUNING;
+    vec![
+        tiny,
+        tiny.with_lookback_width(4),
+        tiny.with_status8(Packed128),
+        tiny.with_status8(Packed128).with_lookback_width(2),
+        tiny.with_layout(WarpStriped),
+        tiny.with_layout(WarpStriped)
+            .with_status8(Packed128)
+            .with_lookback_width(8)
+            .with_spin_ns(32),
+        LookbackTuning::shape(32, 4)
+            .with_layout(WarpStriped)
+            .with_lookback_width(4),
+        LookbackTuning::shape(64, 8)
+            .with_layout(WarpStriped)
+            .with_status8(Packed128)
+            .with_lookback_width(4)
+            .with_streaming(true),
+    ]
+}
 
 /// The table's shape for `element_bytes`-byte elements.
 pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
@@ -147,13 +413,14 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
 
 /// u64 words of the per-call tile state for `num_tiles` tiles: the counter
 /// and one padding word, then the status region (mirrors lookback.cuh:
-/// one word per tile for 4-byte values; for 8-byte values ⌈tiles/2⌉ words
-/// of u32 statuses, then the aggregate and prefix slots).
-pub fn tile_state_words(num_tiles: u64, element_bytes: usize) -> u64 {
-    let region = if element_bytes == 4 {
-        num_tiles
-    } else {
-        num_tiles.div_ceil(2) + 2 * num_tiles
+/// one word per tile for 4-byte values; for 8-byte values split, ⌈tiles/2⌉
+/// words of u32 statuses, then the aggregate and prefix slots; packed in
+/// 128 bits, two words per tile).
+pub fn tile_state_words(num_tiles: u64, element_bytes: usize, status8: EightByteStatus) -> u64 {
+    let region = match (element_bytes, status8) {
+        (4, _) => num_tiles,
+        (_, EightByteStatus::Split) => num_tiles.div_ceil(2) + 2 * num_tiles,
+        (_, EightByteStatus::Packed128) => 2 * num_tiles,
     };
     2 + region
 }
@@ -165,24 +432,37 @@ pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     if n == 0 {
         return 0;
     }
-    let tiles = n.div_ceil(lookback_tuning(element_bytes as usize).tile_items());
-    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize)
+    let tuning = lookback_tuning(element_bytes as usize);
+    let tiles = n.div_ceil(tuning.tile_items());
+    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize, tuning.status8)
 }
 
 fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> String {
     format!(
-        "scan_lookback_{}_{}_{}x{}",
+        "scan_lookback_{}_{}_{}x{}{}",
         T::SUFFIX,
         op.name(),
         tuning.block_threads,
-        tuning.items_per_thread
+        tuning.items_per_thread,
+        tuning.variant_suffix()
     )
 }
 
 fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let entry = entry_name::<T, O>(op, tuning);
-    ModuleSource::new(entry.clone())
+    let (function, stream) = match tuning.layout {
+        TileLayout::Exchange => ("scan_lookback_tile", String::new()),
+        TileLayout::WarpStriped => (
+            "scan_lookback_tile_striped",
+            format!(", {}", tuning.streaming as u32),
+        ),
+    };
+    let status8 = match tuning.status8 {
+        EightByteStatus::Split => 0,
+        EightByteStatus::Packed128 => 1,
+    };
+    let source = ModuleSource::new(entry.clone())
         .source(parprims_kernels::WARP)
         .source(parprims_kernels::BLOCK)
         .source(parprims_kernels::LOOKBACK)
@@ -195,13 +475,34 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleS
                  {t} initial, u32 vector_ok"
             ),
             &format!(
-                "scan_lookback_tile<{t}, op_t, {b}, {i}>(in, out, state, n, num_tiles, exclusive, \
-                 initial, vector_ok)",
+                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}>(in, out, state, \
+                 n, num_tiles, exclusive, initial, vector_ok)",
                 b = tuning.block_threads,
-                i = tuning.items_per_thread
+                i = tuning.items_per_thread,
+                w = tuning.lookback_width,
+                ns = tuning.spin_ns,
             ),
-            Some(tuning.block_threads),
-        )
+            // __launch_bounds__ would override --maxrregcount, so a
+            // register-limited variant goes without it.
+            match tuning.max_registers() {
+                Some(_) => None,
+                None => Some(tuning.block_threads),
+            },
+        );
+    match tuning.max_registers() {
+        Some(registers) => source.option(format!("--maxrregcount={registers}")),
+        None => source,
+    }
+}
+
+/// The module and entry name of one tuning, for tests that inspect the
+/// compiled kernel (registers, occupancy).
+#[doc(hidden)]
+pub fn lookback_module<T: Element, O: Operator<T>>(
+    op: &O,
+    tuning: LookbackTuning,
+) -> (ModuleSource, String) {
+    (module::<T, O>(op, tuning), entry_name::<T, O>(op, tuning))
 }
 
 /// The modules [`scan_lookback`] can request for `T` and `op`: the table's
@@ -281,11 +582,21 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
 
     // Tile counter + statuses, zeroed (stream-ordered) before the launch and
     // freed stream-ordered when `state` drops after it.
-    let state_words = tile_state_words(num_tiles, T::BYTES);
+    let state_words = tile_state_words(num_tiles, T::BYTES, tuning.status8);
     let state_len = usize::try_from(state_words)
         .map_err(|_| Error::invalid("n", format!("{n} elements need too many tiles")))?;
     let mut state = DeviceBuffer::<u64>::zeros(gpu, state_len)?;
     let mut state_view = state.view_mut();
+    if T::BYTES == 8
+        && tuning.status8 == EightByteStatus::Packed128
+        && state_view.device_ptr() % 16 != 0
+    {
+        // Allocations are 256-byte aligned; this guards the b128 accesses.
+        return Err(Error::invalid(
+            "tile state",
+            "16-byte status words need a 16-byte aligned allocation",
+        ));
+    }
 
     let mut args = KernelArgs::new();
     args.scalar(in_ptr)
@@ -296,15 +607,16 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
         .scalar(exclusive)
         .scalar(initial)
         .scalar(vectors as u32);
-    // SAFETY: the argument list matches scan_lookback_tile's entry
-    // (const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
+    // SAFETY: the argument list matches the entry of scan_lookback_tile or
+    // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
     // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
     // lengths checked above; `in == out` in place is supported: each block
     // reads its tile before writing it). The grid has num_tiles real blocks,
     // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
     // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
-    // zeroed words, the layout lookback.cuh reads. Vector accesses only when
-    // vector_ok checked 16-byte alignment.
+    // zeroed words for the tuning's status encoding, the layout lookback.cuh
+    // reads (16-byte aligned, checked above, for the 128-bit words). Vector
+    // accesses only when vector_ok checked 16-byte alignment.
     unsafe { gpu.launch(&kernel, config, &args) }?;
     drop(state);
     Ok(())
@@ -328,25 +640,29 @@ mod tests {
 
     #[test]
     fn shared_memory_and_shapes_are_checked() {
-        let too_big = LookbackTuning {
-            block_threads: 1024,
-            items_per_thread: 32,
-        };
+        let too_big = LookbackTuning::shape(1024, 32);
         assert!(too_big.validate(4).is_err());
-        let odd = LookbackTuning {
-            block_threads: 100,
-            items_per_thread: 4,
-        };
+        // Without the exchange the same shape needs almost no shared memory.
+        too_big
+            .with_layout(TileLayout::WarpStriped)
+            .validate(4)
+            .unwrap();
+        let odd = LookbackTuning::shape(100, 4);
         assert!(odd.validate(4).is_err());
-        let none = LookbackTuning {
-            block_threads: 64,
-            items_per_thread: 0,
-        };
+        let none = LookbackTuning::shape(64, 0);
         assert!(none.validate(4).is_err());
-        let fine = LookbackTuning {
-            block_threads: 512,
-            items_per_thread: 16,
-        };
+        let fine = LookbackTuning::shape(512, 16);
+        assert!(fine.with_lookback_width(3).validate(4).is_err());
+        assert!(fine.with_lookback_width(16).validate(4).is_err());
+        assert!(fine.with_spin_ns(20_000).validate(4).is_err());
+        assert!(fine.with_streaming(true).validate(4).is_err());
+        fine.with_layout(TileLayout::WarpStriped)
+            .with_streaming(true)
+            .validate(4)
+            .unwrap();
+        // 512 × 4 = 2048 threads fit one SM, 512 × 5 do not.
+        fine.with_min_blocks_per_sm(4).validate(4).unwrap();
+        assert!(fine.with_min_blocks_per_sm(5).validate(4).is_err());
         // 8192 items · 4 B + padding = 33 KB: fits.
         fine.validate(4).unwrap();
         assert!(fine.validate(2).is_err());
@@ -359,14 +675,68 @@ mod tests {
 
     #[test]
     fn tile_state_layout_matches_the_header() {
-        assert_eq!(tile_state_words(1, 4), 3);
-        assert_eq!(tile_state_words(65_536, 4), 65_538);
+        use EightByteStatus::{Packed128, Split};
+        assert_eq!(tile_state_words(1, 4, Split), 3);
+        assert_eq!(tile_state_words(65_536, 4, Split), 65_538);
+        // The 8-byte encoding does not change 4-byte values' words.
+        assert_eq!(tile_state_words(65_536, 4, Packed128), 65_538);
         // 8-byte values: ⌈5/2⌉ status words + 5 aggregates + 5 prefixes.
-        assert_eq!(tile_state_words(5, 8), 2 + 3 + 10);
+        assert_eq!(tile_state_words(5, 8, Split), 2 + 3 + 10);
+        // Packed in 128 bits: two words per tile.
+        assert_eq!(tile_state_words(5, 8, Packed128), 2 + 10);
         // 2^32 + 5 elements in 4096-item tiles: 2^20 + 1 tiles.
         let tiles = ((1u64 << 32) + 5).div_ceil(4096);
         assert_eq!(tiles, (1 << 20) + 1);
-        assert_eq!(tile_state_words(tiles, 4), tiles + 2);
+        assert_eq!(tile_state_words(tiles, 4, Split), tiles + 2);
+    }
+
+    #[test]
+    fn variants_have_distinct_entries_and_registers() {
+        use gpu_core::Sum;
+        let mut names = std::collections::HashSet::new();
+        for bytes in [4usize, 8] {
+            let candidates = lookback_candidates(bytes);
+            assert_eq!(candidates[0], lookback_tuning(bytes), "table entry first");
+            for tuning in candidates {
+                tuning.validate(bytes).unwrap();
+                let name = if bytes == 4 {
+                    entry_name::<i32, _>(&Sum, tuning)
+                } else {
+                    entry_name::<u64, _>(&Sum, tuning)
+                };
+                assert!(names.insert(name.clone()), "{name} twice");
+            }
+        }
+        for tuning in protocol_test_variants() {
+            tuning.validate(4).unwrap();
+            tuning.validate(8).unwrap();
+            assert!(names.insert(entry_name::<i32, _>(&Sum, tuning)));
+        }
+        let striped = LookbackTuning::shape(256, 16)
+            .with_layout(TileLayout::WarpStriped)
+            .with_lookback_width(4)
+            .with_min_blocks_per_sm(8);
+        assert_eq!(
+            entry_name::<i32, _>(&Sum, striped),
+            "scan_lookback_i32_sum_256x16_ws_w4_r8"
+        );
+        assert_eq!(striped.label(), "256x16 ws w4 r8");
+        assert_eq!(striped.max_registers(), Some(32));
+        assert_eq!(
+            LookbackTuning::shape(256, 8)
+                .with_min_blocks_per_sm(6)
+                .max_registers(),
+            Some(40)
+        );
+        assert_eq!(LookbackTuning::shape(256, 8).max_registers(), None);
+        let (source, entry) = lookback_module::<i32, _>(&Sum, striped);
+        assert_eq!(source.options(), ["--maxrregcount=32"]);
+        assert_eq!(source.entries(), [entry]);
+        assert!(source
+            .code()
+            .contains("scan_lookback_tile_striped<i32, op_t, 256, 16, 4, 0, 0, 0>"));
+        // Striped tiles need only the warp totals in shared memory.
+        assert_eq!(striped.shared_bytes(4), (8 + 1) * 4 + 16);
     }
 
     #[test]
@@ -390,10 +760,7 @@ mod tests {
         // Any valid shape (a multiple of 32 threads) makes whole-vector
         // tiles; a shape whose ITEMS is not a multiple of the vector width
         // takes the element-wise path inside the kernel (compile-time).
-        let odd_tile = LookbackTuning {
-            block_threads: 32,
-            items_per_thread: 3,
-        };
+        let odd_tile = LookbackTuning::shape(32, 3);
         assert!(vector_ok(0x1000, 0x2000, odd_tile, 4));
         assert!(!vector_ok(0x1000, 0x2004, odd_tile, 8));
     }
@@ -445,6 +812,22 @@ mod tests {
         modules.extend(lookback_modules::<u64, _>(&affine));
         modules.extend(lookback_modules::<u32, _>(&gpu_core::Min));
         modules.extend(lookback_modules::<i64, _>(&gpu_core::BitXor));
+        // Every sweep candidate and protocol-test variant: i32 sum and f32
+        // sum for the 4-byte candidates, u64 sum and the non-commutative
+        // affine operator for the 8-byte ones, f64 max for both encodings.
+        for tuning in lookback_candidates(4) {
+            modules.push(module::<i32, _>(&Sum, tuning));
+            modules.push(module::<f32, _>(&Sum, tuning));
+        }
+        for tuning in lookback_candidates(8) {
+            modules.push(module::<u64, _>(&Sum, tuning));
+            modules.push(module::<u64, _>(&affine, tuning));
+        }
+        for tuning in protocol_test_variants() {
+            modules.push(module::<u32, _>(&Sum, tuning));
+            modules.push(module::<f64, _>(&Max, tuning));
+            modules.push(module::<u64, _>(&affine, tuning));
+        }
         modules.extend(crate::reduce_then_scan::reduce_then_scan_modules::<i64, _>(
             &Max,
         ));
@@ -474,6 +857,6 @@ mod tests {
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile<f32, op_t, 256, 16>"));
+            .contains("scan_lookback_tile<f32, op_t, 256, 16, 1, 0, 0>"));
     }
 }

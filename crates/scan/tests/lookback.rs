@@ -15,7 +15,10 @@ use gpu_core::{
     BitAnd, BitOr, BitXor, DeviceBuffer, DeviceType, Element, Error, Gpu, Max, Min, Operator, Sum,
 };
 use lookback_support::*;
-use scan::{LookbackTuning, ScanAlgorithm, ScanKind, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+use scan::{
+    EightByteStatus, LookbackTuning, ScanAlgorithm, ScanKind, TileLayout, LOOKBACK_TUNING,
+    PROTOCOL_TEST_TUNING,
+};
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
 
@@ -410,15 +413,15 @@ fn other_tile_shapes() {
     let gpu = gpu();
     // 3 items per thread: not a multiple of the vector width, so the
     // element-wise path even when aligned; 512 × 8: a larger block.
+    // The same shapes in the warp-striped layout (3 items: scalar groups).
     let shapes = [
-        LookbackTuning {
-            block_threads: 64,
-            items_per_thread: 3,
-        },
-        LookbackTuning {
-            block_threads: 512,
-            items_per_thread: 8,
-        },
+        LookbackTuning::shape(64, 3),
+        LookbackTuning::shape(512, 8),
+        LookbackTuning::shape(64, 3).with_layout(TileLayout::WarpStriped),
+        LookbackTuning::shape(512, 8)
+            .with_layout(TileLayout::WarpStriped)
+            .with_status8(EightByteStatus::Packed128)
+            .with_lookback_width(4),
     ];
     for tuning in shapes {
         let runner = Runner::Lookback(tuning);
@@ -504,10 +507,7 @@ fn empty_input_and_bad_arguments_write_nothing() {
     )
     .expect_err("length mismatch");
     assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
-    let bad = LookbackTuning {
-        block_threads: 48,
-        items_per_thread: 4,
-    };
+    let bad = LookbackTuning::shape(48, 4);
     let err = scan::scan_lookback_tuned(
         &gpu,
         Some(input.view()),

@@ -1,25 +1,25 @@
-//! Tile shapes of the look-back scan at 2^28 elements: every shape must give
-//! the exact CPU result (the assertion), and each one's time is printed as a
-//! fraction of the device-to-device copy ceiling, so the tuning table in
-//! `lookback.rs` can be chosen from one run (`--nocapture`). It is a single
-//! test in its own binary so that nothing else runs on the GPU while it
-//! times; the benchmark proper is the scan example.
+//! The look-back scan's tuning sweep at 2^28 elements: every candidate of
+//! `scan::lookback_candidates` (the table's entry first; tile shapes, the
+//! warp-striped layout, wide look-back windows, register limits, the
+//! 128-bit status word for 8-byte values) must give the exact CPU result
+//! (the assertion), and each one's median time is printed with GB/s from
+//! the headline byte count 2·n·size and as a fraction of the
+//! device-to-device copy ceiling measured in the same process, so the
+//! tuning table in `lookback.rs` can be chosen from one run
+//! (`--nocapture`). It is a single test in its own binary so that nothing
+//! else runs on the GPU while it times; the benchmark proper is the scan
+//! example.
 
 mod lookback_support;
+
+use std::cell::RefCell;
 
 use gpu_core::bench::{copy_ceiling, time_device, Repetitions};
 use gpu_core::{DeviceBuffer, Element, Gpu, Sum};
 use lookback_support::*;
 use scan::{LookbackTuning, ScanKind, LOOKBACK_TUNING};
 
-fn shape(block_threads: u32, items_per_thread: u32) -> LookbackTuning {
-    LookbackTuning {
-        block_threads,
-        items_per_thread,
-    }
-}
-
-fn sweep<T: Element>(gpu: &Gpu, shapes: &[LookbackTuning], ceiling_gbps: f64)
+fn sweep<T: Element>(gpu: &Gpu, candidates: &[LookbackTuning], ceiling_gbps: f64)
 where
     Sum: gpu_core::Operator<T>,
 {
@@ -27,42 +27,51 @@ where
     let host: Vec<T> = exact_input(n, fresh_seed(&format!("tuning {}", T::SUFFIX)));
     let want = scan::cpu::scan(&host, &Sum, ScanKind::Inclusive);
     let input = DeviceBuffer::from_host(gpu, &host).expect("upload");
-    let mut output = DeviceBuffer::<T>::poisoned(gpu, n).expect("output");
+    let output = RefCell::new(DeviceBuffer::<T>::poisoned(gpu, n).expect("output"));
     let table = LOOKBACK_TUNING
         .iter()
         .find(|(bytes, _)| *bytes == T::BYTES)
         .map(|(_, t)| *t);
-    for &tuning in shapes {
-        output.view_mut().fill(gpu, T::poison()).expect("poison");
-        let scan_once = |output: &mut DeviceBuffer<T>| {
+    for &tuning in candidates {
+        let poison = || output.borrow_mut().view_mut().fill(gpu, T::poison());
+        let scan_once = || {
             scan::scan_lookback_tuned(
                 gpu,
                 Some(input.view()),
-                output.view_mut(),
+                output.borrow_mut().view_mut(),
                 &Sum,
                 ScanKind::Inclusive,
                 tuning,
             )
         };
-        scan_once(&mut output).unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
-        let got = output.to_host(gpu).expect("download");
-        assert_same(&got, &want, &format!("{} {tuning:?}", T::SUFFIX));
+        poison().expect("poison");
+        scan_once().unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
+        let got = output.borrow().to_host(gpu).expect("download");
+        assert_same(&got, &want, &format!("{} {}", T::SUFFIX, tuning.label()));
+        // Registers and residency of the compiled kernel (already loaded).
+        let (source, entry) = scan::lookback_module::<T, _>(&Sum, tuning);
+        let kernel = gpu.kernel(&source, &entry).expect("kernel");
+        let registers = kernel.registers().unwrap_or(-1);
+        let resident = kernel
+            .resident_blocks_per_sm(tuning.block_threads, 0)
+            .unwrap_or(0);
         let timing = time_device(
             gpu,
             Repetitions {
                 warmup: 3,
-                timed: 15,
+                timed: 25,
             },
-            |_| Ok(()),
-            |_| scan_once(&mut output),
+            // Poison the output before every run, untimed.
+            |_| poison(),
+            |_| scan_once(),
         )
         .expect("timing");
         let gbps = timing.gbps((2 * n * T::BYTES) as f64);
         eprintln!(
-            "lookback {} n=2^28 {:>4}x{:<2}{} {:.3} ms  {:.0} GB/s  {:.3} of copy ceiling",
+            "lookback {} n=2^28 {:<24}{} {:.3} ms  {:.0} GB/s  {:.3} of copy ceiling  \
+             ({} regs, {} blocks/SM)",
             T::SUFFIX,
-            tuning.block_threads,
-            tuning.items_per_thread,
+            tuning.label(),
             if Some(tuning) == table {
                 " (table)"
             } else {
@@ -70,14 +79,16 @@ where
             },
             timing.median_ms,
             gbps,
-            gbps / ceiling_gbps
+            gbps / ceiling_gbps,
+            registers,
+            resident
         );
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn every_shape_is_exact_at_2_28_and_reports_its_speed() {
+fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
     let gpu = gpu();
     let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
     eprintln!(
@@ -85,27 +96,33 @@ fn every_shape_is_exact_at_2_28_and_reports_its_speed() {
         ceiling.gbps,
         gpu.info().summary()
     );
-    let four_byte = [
-        shape(128, 16),
-        shape(128, 32),
-        shape(256, 8),
-        shape(256, 12),
-        shape(256, 16),
-        shape(256, 24),
-        shape(512, 8),
-        shape(512, 16),
-    ];
-    let eight_byte = [
-        shape(128, 8),
-        shape(128, 16),
-        shape(256, 4),
-        shape(256, 8),
-        shape(256, 12),
-        shape(512, 4),
-        shape(512, 8),
-    ];
+    let four_byte = scan::lookback_candidates(4);
+    let eight_byte = scan::lookback_candidates(8);
     sweep::<i32>(&gpu, &four_byte, ceiling.gbps);
-    sweep::<f32>(&gpu, &[shape(256, 16), shape(512, 16)], ceiling.gbps);
+    // f32 and i64: the table and a few candidates (the same kernels as i32
+    // and u64 up to the element type).
+    let some = |all: &[LookbackTuning], labels: &[&str]| -> Vec<LookbackTuning> {
+        all.iter()
+            .enumerate()
+            .filter(|(i, t)| *i == 0 || labels.contains(&t.label().as_str()))
+            .map(|(_, t)| *t)
+            .collect()
+    };
+    sweep::<f32>(
+        &gpu,
+        &some(
+            &four_byte,
+            &["512x16", "256x16 ws w4", "512x16 ws w4", "256x24 ws w4"],
+        ),
+        ceiling.gbps,
+    );
     sweep::<u64>(&gpu, &eight_byte, ceiling.gbps);
-    sweep::<f64>(&gpu, &[shape(256, 8), shape(512, 8)], ceiling.gbps);
+    sweep::<i64>(
+        &gpu,
+        &some(
+            &eight_byte,
+            &["512x8 p128", "256x8 ws w4 p128", "512x8 ws w4 p128"],
+        ),
+        ceiling.gbps,
+    );
 }

@@ -1,0 +1,235 @@
+//! GPU tests of every look-back variant the tuning sweep can choose from:
+//! the warp-striped tile layout, wide look-back windows, the 128-bit packed
+//! status word for 8-byte values and the spin back-off
+//! (`scan::protocol_test_variants`), each with tiny tiles so that hundreds of
+//! thousands of tiles are in flight and every block looks back through many
+//! windows, repeated, for 4- and 8-byte values, commutative and
+//! non-commutative operators, inclusive / exclusive with an initial value,
+//! in place, misaligned views and lengths at the tile edges. Then the sweep's
+//! full-size candidates (`scan::lookback_candidates`) at a few edge lengths
+//! and 2^24 elements. Every comparison is exact.
+
+mod lookback_support;
+
+use gpu_core::{DeviceBuffer, Element, Gpu, Max, Operator, Sum};
+use lookback_support::*;
+use scan::{LookbackTuning, ScanKind};
+
+/// Elements for a protocol run: about 200 000 tiles of the tiny shapes,
+/// at most 2^23 + 5 elements for the larger ones (still 16 000+ tiles).
+fn protocol_length(tuning: LookbackTuning) -> usize {
+    let tile = tuning.tile_items() as usize;
+    (tile * 200_000).min((1 << 23) + 5) + 7
+}
+
+/// Runs the same scan `runs` times into a re-poisoned output and checks
+/// every run against the CPU reference.
+fn repeated<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    tuning: LookbackTuning,
+    host: &[T],
+    op: &O,
+    kind: ScanKind<T>,
+    runs: usize,
+    what: &str,
+) {
+    let want = scan::cpu::scan(host, op, kind);
+    let input = DeviceBuffer::from_host(gpu, host).expect("upload");
+    let mut output = DeviceBuffer::<T>::poisoned(gpu, host.len()).expect("output");
+    let what = format!("{what} {} n={}", tuning.label(), host.len());
+    for run in 0..runs {
+        output.view_mut().fill(gpu, T::poison()).expect("poison");
+        scan::scan_lookback_tuned(gpu, Some(input.view()), output.view_mut(), op, kind, tuning)
+            .unwrap_or_else(|e| panic!("{what} run {run}: {e}"));
+        let got = output.to_host(gpu).expect("download");
+        assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
+    let gpu = gpu();
+    let op32 = affine_u32();
+    let op64 = affine_u64();
+    for tuning in scan::protocol_test_variants() {
+        let n = protocol_length(tuning);
+        // 4-byte values, packed 64-bit word; non-commutative, so any
+        // reordering of the look-back fold or the in-tile scan shows.
+        let host = affine_input_u32(n, fresh_seed("variants affine16"));
+        repeated(
+            &gpu,
+            tuning,
+            &host,
+            &op32,
+            ScanKind::Inclusive,
+            8,
+            "affine16",
+        );
+        repeated(
+            &gpu,
+            tuning,
+            &host,
+            &op32,
+            ScanKind::Exclusive {
+                initial: 0x0003_0005,
+            },
+            2,
+            "affine16 exclusive",
+        );
+        // 8-byte values: the split or the 128-bit status, non-commutative.
+        let host = affine_input_u64(n, fresh_seed("variants affine32"));
+        repeated(
+            &gpu,
+            tuning,
+            &host,
+            &op64,
+            ScanKind::Inclusive,
+            8,
+            "affine32",
+        );
+        repeated(
+            &gpu,
+            tuning,
+            &host,
+            &op64,
+            ScanKind::Exclusive {
+                initial: (7u64 << 32) | 3,
+            },
+            2,
+            "affine32 exclusive",
+        );
+        let runner = Runner::Lookback(tuning);
+        check_case(
+            &gpu,
+            runner,
+            &host,
+            &op64,
+            ScanKind::Inclusive,
+            Placement::InPlace,
+            "affine32 in place",
+        );
+        check_case(
+            &gpu,
+            runner,
+            &host,
+            &op64,
+            ScanKind::Inclusive,
+            Placement::Offsets(1, 3),
+            "affine32 misaligned",
+        );
+        // A commutative 8-byte sum and a float max with an initial value.
+        let host: Vec<u64> = exact_input(n, fresh_seed("variants u64 sum"));
+        repeated(&gpu, tuning, &host, &Sum, ScanKind::Inclusive, 4, "u64 sum");
+        let host: Vec<f64> = exact_input(n, fresh_seed("variants f64 max"));
+        repeated(
+            &gpu,
+            tuning,
+            &host,
+            &Max,
+            ScanKind::Exclusive { initial: -1.0e300 },
+            2,
+            "f64 max exclusive",
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_protocol_variant_at_the_tile_edges() {
+    let gpu = gpu();
+    let op32 = affine_u32();
+    let op64 = affine_u64();
+    for tuning in scan::protocol_test_variants() {
+        let runner = Runner::Lookback(tuning);
+        let tile = tuning.tile_items() as usize;
+        // Past the widest window (8 × 32 = 256 tiles) too.
+        let mut lengths = edge_lengths(tile);
+        lengths.extend([300 * tile - 1, 300 * tile + 1]);
+        for n in lengths {
+            let host = affine_input_u32(n, fresh_seed("variant edges affine16"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &op32,
+                ScanKind::Exclusive {
+                    initial: 0x0001_0002,
+                },
+                Placement::OutOfPlace,
+                "edges affine16",
+            );
+            let host = affine_input_u64(n, fresh_seed("variant edges affine32"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &op64,
+                ScanKind::Inclusive,
+                Placement::Offsets(3, 1),
+                "edges affine32",
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_sweep_candidate_at_full_size_shapes() {
+    // The sweep's own kernels (i32 and u64 sums: the disk cache already has
+    // them after a sweep); non-commutative operators on these layouts are
+    // covered above with vector-width tiles (32 × 4, 64 × 8).
+    let gpu = gpu();
+    for tuning in scan::lookback_candidates(4) {
+        let tile = tuning.tile_items() as usize;
+        let runner = Runner::Lookback(tuning);
+        for n in [1, tile - 1, tile + 1, 37 * tile + 5, (1 << 24) + 3] {
+            let host: Vec<i32> = exact_input(n, fresh_seed("candidates i32"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &Sum,
+                ScanKind::Exclusive { initial: -7 },
+                Placement::InPlace,
+                "candidate i32",
+            );
+        }
+        let host: Vec<i32> = exact_input(3 * tile + 1, fresh_seed("candidates misaligned"));
+        check_case(
+            &gpu,
+            runner,
+            &host,
+            &Sum,
+            ScanKind::Inclusive,
+            Placement::Offsets(1, 2),
+            "candidate i32 misaligned",
+        );
+    }
+    for tuning in scan::lookback_candidates(8) {
+        let tile = tuning.tile_items() as usize;
+        let runner = Runner::Lookback(tuning);
+        for n in [1, tile - 1, tile + 1, 37 * tile + 5, (1 << 23) + 3] {
+            let host: Vec<u64> = exact_input(n, fresh_seed("candidates u64"));
+            check_case(
+                &gpu,
+                runner,
+                &host,
+                &Sum,
+                ScanKind::Exclusive { initial: 11 },
+                Placement::OutOfPlace,
+                "candidate u64",
+            );
+        }
+        let host: Vec<u64> = exact_input(5 * tile + 3, fresh_seed("candidates u64 misaligned"));
+        check_case(
+            &gpu,
+            runner,
+            &host,
+            &Sum,
+            ScanKind::Inclusive,
+            Placement::Offsets(1, 0),
+            "candidate u64 misaligned",
+        );
+    }
+}
