@@ -263,40 +263,273 @@ __device__ __forceinline__ void compact_publish_aggregate(u64* tile_status, u64 
 // Called by all 32 lanes of ONE warp with the tile's own kept count, after
 // compact_publish_aggregate. Returns the exclusive prefix (kept items in tiles
 // 0..tile-1), valid in every lane, and publishes the tile's INCLUSIVE prefix.
+//
+// DEPTH statuses per lane per round: lane L reads predecessors
+// nearest − L − 32·d for d = 0..DEPTH−1, all loads issued before any is
+// waited on, so one round trip to L2 inspects a window of 32·DEPTH tiles.
+// Tiles are ordered nearest first (index 32·d + L); the window is summed up
+// to and including the nearest INCLUSIVE predecessor, or entirely (then the
+// window moves 32·DEPTH tiles back). Why depth matters: the tiles between the
+// newest INCLUSIVE and a tile that has just counted itself are walked over at
+// 32·DEPTH per round trip, so the rate at which tiles can finish is bounded
+// by about 32·DEPTH / (L2 round trip): with DEPTH = 1 and ~0.4 µs round trips
+// that is ~80 tiles per µs, below what a 2^28-item compaction needs at full
+// bandwidth with 4096-item tiles.
+template <int DEPTH>
 __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 aggregate) {
+    static_assert(DEPTH >= 1 && DEPTH <= 8, "1 to 8 statuses per lane");
     const u32 lane = threadIdx.x & 31u;
     if (tile == 0) return 0;
     u64 exclusive = 0;
-    // The window covers predecessors tile-1-lane for lane = 0..31, nearest first.
     i64 nearest = (i64)tile - 1;
     while (true) {
-        const i64 pred = nearest - (i64)lane;
-        u64 word = COMPACT_STATUS_INCLUSIVE;  // before tile 0: an inclusive 0
-        if (pred >= 0) {
-            const volatile u64* slot = (const volatile u64*)(tile_status + pred);
-            word = *slot;
+        u64 words[DEPTH];
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+            const i64 pred = nearest - (i64)lane - 32 * (i64)d;
+            // Before tile 0: an inclusive 0 (never summed past: tile 0 is
+            // INCLUSIVE and nearer).
+            words[d] = pred >= 0 ? *((const volatile u64*)(tile_status + pred)) : COMPACT_STATUS_INCLUSIVE;
+        }
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
             // Short, growing sleeps: a predecessor that has started will
             // publish within a few microseconds; cap the sleep low so the
-            // wait adds little latency once it has.
+            // wait adds little latency once it has. (pred < 0 never spins.)
             u32 backoff = 16;
-            while ((word >> COMPACT_STATUS_SHIFT) == 0ull) {
+            while ((words[d] >> COMPACT_STATUS_SHIFT) == 0ull) {
                 __nanosleep(backoff);
                 if (backoff < 256u) backoff <<= 1;
-                word = *slot;
+                const i64 pred = nearest - (i64)lane - 32 * (i64)d;
+                words[d] = *((const volatile u64*)(tile_status + pred));
             }
         }
-        const u32 inclusive =
-            __ballot_sync(COMPACT_FULL_MASK, (word >> COMPACT_STATUS_SHIFT) == 2ull);
-        // Sum lanes up to and including the nearest INCLUSIVE predecessor
-        // (the lowest such lane); with none, the whole window.
-        const u32 stop = inclusive != 0u ? (u32)(__ffs(inclusive) - 1) : 31u;
-        u64 value = lane <= stop ? (word & COMPACT_VALUE_MASK) : 0ull;
+        // The nearest INCLUSIVE predecessor: the first d with one, lowest lane.
+        int stop_d = DEPTH;
+        u32 stop_lane = 31u;
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+            const u32 inclusive =
+                __ballot_sync(COMPACT_FULL_MASK, (words[d] >> COMPACT_STATUS_SHIFT) == 2ull);
+            if (stop_d == DEPTH && inclusive != 0u) {
+                stop_d = d;
+                stop_lane = (u32)(__ffs(inclusive) - 1);
+            }
+        }
+        u64 value = 0;
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+            if (d < stop_d || (d == stop_d && lane <= stop_lane)) value += words[d] & COMPACT_VALUE_MASK;
+        }
 #pragma unroll
         for (int delta = 16; delta > 0; delta >>= 1) value += __shfl_xor_sync(COMPACT_FULL_MASK, value, delta);
         exclusive += value;
-        if (inclusive != 0u) break;
-        nearest -= 32;
+        if (stop_d < DEPTH) break;
+        nearest -= 32 * DEPTH;
     }
     if (lane == 0u) compact_publish(tile_status, tile, COMPACT_STATUS_INCLUSIVE | (exclusive + aggregate));
     return exclusive;
 }
+
+// ---------------------------------------------------------------------------
+// The single-pass kernel's tile layout (compact_single_pass.cu).
+//
+// A thread owns ITEMS items of a BLOCK·ITEMS tile, numbered j = 0..ITEMS−1 in
+// input order, at tile positions
+//   blocked (STRIPED = false): threadIdx.x·ITEMS + j — consecutive; a warp's
+//     16-byte vector load touches 32 vectors 16·ITEMS/VEC bytes apart, each
+//     sector fetched by two load instructions;
+//   warp-striped (STRIPED = true): warp·32·ITEMS + (j/VEC)·32·VEC + lane·VEC
+//     + j%VEC — each warp owns 32·ITEMS consecutive items and every load
+//     instruction reads 512 contiguous bytes (fully coalesced);
+// where VEC = 16 / sizeof(T) items make one 16-byte vector.
+//
+// Flags are kept raw until the keep mask is needed (so a prefetch never
+// waits on its loads): FLAG_BYTES flag bytes per u32 word, word w byte b
+// holding the flag of item j = w·FLAG_BYTES + b. Blocked threads read them as
+// 16-byte vectors (ITEMS a multiple of 16), striped threads as one VEC-byte
+// word per item vector (u32 for 4-byte items, u16 for 8-byte ones).
+// ---------------------------------------------------------------------------
+template <typename T, int ITEMS, bool STRIPED>
+struct compact_layout {
+    static constexpr int VEC = 16 / (int)sizeof(T);
+    static constexpr int VECTORS = ITEMS / VEC;
+    static constexpr int FLAG_BYTES = STRIPED ? VEC : 4;
+    static constexpr int FLAG_WORDS = ITEMS / FLAG_BYTES;
+    static constexpr u32 SEGMENT = 32u * (u32)ITEMS;  // items of one warp
+    static_assert(ITEMS <= 32, "the keep mask is a u32");
+    static_assert(ITEMS % VEC == 0, "a thread's items are whole 16-byte vectors");
+    static_assert(STRIPED || ITEMS % 16 == 0, "blocked flags are read as whole 16-byte vectors");
+    static_assert(!STRIPED || VECTORS <= 8, "striped ranks pack at most 8 vector counts in 64 bits");
+
+    // Tile position of the thread's item j.
+    static __device__ __forceinline__ u32 position(int j) {
+        if (STRIPED) {
+            const u32 lane = threadIdx.x & 31u;
+            const u32 warp = threadIdx.x >> 5;
+            return warp * SEGMENT + (u32)(j / VEC) * (32u * (u32)VEC) + lane * (u32)VEC + (u32)(j % VEC);
+        }
+        return threadIdx.x * (u32)ITEMS + (u32)j;
+    }
+
+    // Whether every item of this thread exists (for striped threads: of the
+    // whole warp, so the answer is warp-uniform).
+    static __device__ __forceinline__ bool whole(u32 tile_valid) {
+        if (STRIPED) return ((threadIdx.x >> 5) + 1u) * SEGMENT <= tile_valid;
+        return (threadIdx.x + 1u) * (u32)ITEMS <= tile_valid;
+    }
+
+    // Bit j set when the thread's item j exists.
+    static __device__ __forceinline__ u32 valid_mask(u32 tile_valid) {
+        u32 mask = 0;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) mask |= (position(j) < tile_valid ? 1u : 0u) << j;
+        return mask;
+    }
+};
+
+// Loads the thread's items (and raw flags) of the tile starting at
+// `tile_start` with `tile_valid` items. Issues loads only: nothing here waits
+// for them, so it can prefetch the next tile while the block does other work.
+// Missing items read as 0 and missing flags as 0 (not kept).
+template <typename T, int ITEMS, bool STRIPED, bool FLAGS>
+__device__ __forceinline__ void compact_load_tile(
+    const T* __restrict__ in, const u8* __restrict__ flags, u64 tile_start, u32 tile_valid,
+    bool in_vector_ok, bool flags_vector_ok, T (&items)[ITEMS],
+    u32 (&flag_raw)[compact_layout<T, ITEMS, STRIPED>::FLAG_WORDS]) {
+    typedef compact_layout<T, ITEMS, STRIPED> L;
+    constexpr int VEC = L::VEC;
+    const bool whole = L::whole(tile_valid);
+    const u64 thread_first = tile_start + (u64)L::position(0);
+    if (whole && in_vector_ok) {
+        // thread_first · sizeof(T) is a multiple of 16 (tile, warp and lane
+        // offsets are whole vectors). Consecutive vectors of a thread are
+        // 1 (blocked) or 32 (striped) vectors apart.
+        const uint4* src = reinterpret_cast<const uint4*>(in + thread_first);
+        constexpr int STRIDE = STRIPED ? 32 : 1;
+#pragma unroll
+        for (int v = 0; v < L::VECTORS; ++v) {
+            const uint4 vector = src[v * STRIDE];
+            const T* parts = reinterpret_cast<const T*>(&vector);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) items[v * VEC + e] = parts[e];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 p = L::position(j);
+            items[j] = p < tile_valid ? in[tile_start + p] : (T)0;
+        }
+    }
+    if constexpr (!FLAGS) return;
+    if (whole && flags_vector_ok) {
+        if constexpr (!STRIPED) {
+            const uint4* src = reinterpret_cast<const uint4*>(flags + thread_first);
+#pragma unroll
+            for (int q = 0; q < ITEMS / 16; ++q) {
+                const uint4 w = src[q];
+                flag_raw[4 * q + 0] = w.x;
+                flag_raw[4 * q + 1] = w.y;
+                flag_raw[4 * q + 2] = w.z;
+                flag_raw[4 * q + 3] = w.w;
+            }
+        } else if constexpr (VEC == 4) {
+            const u32* src = reinterpret_cast<const u32*>(flags + thread_first);
+#pragma unroll
+            for (int v = 0; v < L::VECTORS; ++v) flag_raw[v] = src[v * 32];
+        } else {
+            const unsigned short* src = reinterpret_cast<const unsigned short*>(flags + thread_first);
+#pragma unroll
+            for (int v = 0; v < L::VECTORS; ++v) flag_raw[v] = (u32)src[v * 32];
+        }
+    } else {
+#pragma unroll
+        for (int w = 0; w < L::FLAG_WORDS; ++w) {
+            u32 word = 0;
+#pragma unroll
+            for (int b = 0; b < L::FLAG_BYTES; ++b) {
+                const u32 p = L::position(w * L::FLAG_BYTES + b);
+                if (p < tile_valid) word |= (u32)flags[tile_start + p] << (8 * b);
+            }
+            flag_raw[w] = word;
+        }
+    }
+}
+
+// Keep mask from raw flag words: bit j set when item j's flag byte is non-zero.
+template <int FLAG_WORDS, int FLAG_BYTES>
+__device__ __forceinline__ u32 compact_mask_from_raw(const u32 (&flag_raw)[FLAG_WORDS]) {
+    u32 mask = 0;
+#pragma unroll
+    for (int w = 0; w < FLAG_WORDS; ++w) {
+#pragma unroll
+        for (int b = 0; b < FLAG_BYTES; ++b) {
+            const u32 bit = ((flag_raw[w] >> (8 * b)) & 0xffu) != 0u ? 1u : 0u;
+            mask |= bit << (w * FLAG_BYTES + b);
+        }
+    }
+    return mask;
+}
+
+// Ranks the kept items of a tile. Every thread of the block calls it (one
+// __syncthreads inside; `warp_totals`, BLOCK/32 words of shared memory, may be
+// rewritten only after another barrier). Returns the tile's kept count in
+// *tile_kept and, in start[g], the number of kept items of the tile before
+// the first item of the thread's group g, where a group is a run of items
+// that are consecutive in the input: the whole thread (GROUPS = 1, blocked)
+// or one 16-byte vector (GROUPS = VECTORS, striped).
+//
+// Striped: one warp scan of the per-vector counts packed in 8-bit fields (a
+// vector's count over the warp is at most 32·VEC = 128), so all VECTORS
+// vectors are ranked with 5 shuffles (10 when they need 64 bits).
+template <bool WIDE> struct compact_packed { typedef u32 type; };
+template <> struct compact_packed<true> { typedef u64 type; };
+
+template <typename T, int BLOCK, int ITEMS, bool STRIPED>
+struct compact_ranks {
+    typedef compact_layout<T, ITEMS, STRIPED> L;
+    static constexpr int GROUPS = STRIPED ? L::VECTORS : 1;
+    static constexpr int GROUP_ITEMS = ITEMS / GROUPS;
+
+    static __device__ __forceinline__ void rank(u32 mask, u32* warp_totals, u32 (&start)[GROUPS], u32* tile_kept) {
+        if constexpr (!STRIPED) {
+            start[0] = compact_block_exclusive_scan<BLOCK>((u32)__popc(mask), warp_totals, tile_kept);
+        } else {
+            typedef typename compact_packed<(L::VECTORS > 4)>::type P;
+            constexpr int VEC = L::VEC;
+            constexpr u32 VEC_BITS = (1u << VEC) - 1u;
+            const u32 lane = threadIdx.x & 31u;
+            const u32 warp = threadIdx.x >> 5;
+            P packed = 0;
+#pragma unroll
+            for (int v = 0; v < L::VECTORS; ++v) packed |= (P)__popc((mask >> (v * VEC)) & VEC_BITS) << (8 * v);
+            P inclusive = packed;
+#pragma unroll
+            for (int delta = 1; delta < 32; delta <<= 1) {
+                const P up = __shfl_up_sync(COMPACT_FULL_MASK, inclusive, delta);
+                if (lane >= (u32)delta) inclusive += up;
+            }
+            const P warp_total = __shfl_sync(COMPACT_FULL_MASK, inclusive, 31);
+            const P exclusive = inclusive - packed;
+            u32 warp_kept = 0;
+#pragma unroll
+            for (int v = 0; v < L::VECTORS; ++v) warp_kept += (u32)((warp_total >> (8 * v)) & 0xffu);
+            if (lane == 0u) warp_totals[warp] = warp_kept;
+            __syncthreads();
+            u32 before = 0, sum = 0;
+#pragma unroll
+            for (int w = 0; w < BLOCK / 32; ++w) {
+                const u32 t = warp_totals[w];
+                if ((u32)w < warp) before += t;
+                sum += t;
+            }
+            *tile_kept = sum;
+            u32 vectors_before = before;  // kept in this warp's earlier vectors
+#pragma unroll
+            for (int v = 0; v < L::VECTORS; ++v) {
+                start[v] = vectors_before + (u32)((exclusive >> (8 * v)) & 0xffu);
+                vectors_before += (u32)((warp_total >> (8 * v)) & 0xffu);
+            }
+        }
+    }
+};

@@ -11,7 +11,7 @@
 use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
-use crate::modules::{entry, module, PredicateSource, Tuning};
+use crate::modules::{entry, module, PredicateSource, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD};
 use crate::Selection;
 
 /// Global bytes the count pass moves for `n` items of `element_bytes`.
@@ -28,8 +28,8 @@ pub(crate) fn count_into<T: Element>(
     count_out: &mut DeviceViewMut<'_, u64>,
 ) -> Result<()> {
     let n = selection.len();
-    let tuning = Tuning::of::<T>();
-    let num_tiles = tuning.tiles(n as u64);
+    let tile_items = COUNT_BLOCK_THREADS as u64 * COUNT_ITEMS_PER_THREAD as u64;
+    let num_tiles = (n as u64).div_ceil(tile_items);
     let mut args = KernelArgs::new();
     let kernel = match selection {
         Selection::Flags { flags, .. } => {
@@ -54,12 +54,12 @@ pub(crate) fn count_into<T: Element>(
     // than there are tiles), each striding over tiles, so the single counter
     // sees one atomic add per block rather than one per tile.
     let resident = kernel
-        .resident_blocks_per_sm(tuning.block_threads, 0)?
+        .resident_blocks_per_sm(COUNT_BLOCK_THREADS, 0)?
         .max(1) as u64;
     let blocks = num_tiles.min(gpu.info().sm_count as u64 * resident).max(1);
     let config = LaunchConfig {
         grid: (blocks as u32, 1, 1),
-        block: (tuning.block_threads, 1, 1),
+        block: (COUNT_BLOCK_THREADS, 1, 1),
         shared_bytes: 0,
     };
     args.scalar(n as u64).scalar(num_tiles);

@@ -11,6 +11,7 @@
 //! | [`partition`] | kept items in order, then rejected ones **also in order** | yes |
 //! | [`count_if`] | how many items a predicate keeps | yes |
 //! | [`select_flagged_into`], [`select_if_into`], [`partition_into`] | the same into a caller's buffer, the count left on the device | **no** |
+//! | [`select_flagged_into_tuned`], [`select_if_into_tuned`], [`partition_into_tuned`] | `SinglePass` with a candidate [`Tuning`] (for the tuning sweep) | **no** |
 //!
 //! CUB's `DevicePartition` writes the rejected items in reverse order; ours
 //! keep their input order.
@@ -45,16 +46,21 @@ mod predicate;
 mod scan_bridge;
 mod single_pass;
 mod three_pass;
+mod tuned;
 mod validate;
 
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
 pub use scan_bridge::ScanAlgorithm;
 
 pub use count::count_bytes_moved;
-pub use modules::{kernel_catalog, Tuning, THREE_PASS_BLOCK_THREADS, TUNING};
+pub use modules::{
+    kernel_catalog, validate_tuning, Arrangement, Schedule, Tuning, CANDIDATES_4, CANDIDATES_8,
+    THREE_PASS_BLOCK_THREADS, TUNING,
+};
 pub use predicate::{CustomPredicate, Predicate};
 pub use single_pass::status_bytes;
 pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
+pub use tuned::{partition_into_tuned, select_flagged_into_tuned, select_if_into_tuned};
 pub use validate::{
     validate_count_out, validate_disjoint, validate_flags, validate_partition_into,
     validate_partition_output, validate_select_into, validate_select_output,
@@ -168,9 +174,14 @@ fn dispatch<T: Element>(
         return count_out.fill(gpu, 0);
     }
     match algorithm {
-        CompactAlgorithm::SinglePass => {
-            single_pass::run(gpu, selection, output, count_out, partition)
-        }
+        CompactAlgorithm::SinglePass => single_pass::run(
+            gpu,
+            selection,
+            output,
+            count_out,
+            partition,
+            &modules::Tuning::of::<T>(),
+        ),
         CompactAlgorithm::ThreePass { scan } => {
             three_pass::run(gpu, selection, output, count_out, partition, scan)
         }

@@ -1,45 +1,136 @@
 //! Kernel modules: one per element type for the built-in predicates and
 //! flags, one per (custom predicate, element type); the tuning table.
 
-use gpu_core::{Element, ModuleSource};
+use gpu_core::{Element, Error, ModuleSource, Result};
 
 use crate::predicate::{CustomPredicate, Predicate};
 
-/// Threads per block and items per thread of the single-pass and count
-/// kernels, by element size.
-///
-/// Chosen for the H100 (sm_90): 256 threads × 16 items = 4096-item tiles keep
-/// 16–32 KiB of loads in flight per block and one 16-byte flag vector per
-/// thread; staging needs 16 KiB (4-byte) or 32 KiB (8-byte) of shared memory.
-/// Not yet measured: the lead's sweep on the H100 fills the figures in
-/// docs/compact.md.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tuning {
-    /// Threads per block (a multiple of 32).
-    pub block_threads: u32,
-    /// Consecutive items each thread owns (16: one 16-byte flag vector).
-    pub items_per_thread: u32,
+/// How a thread's items sit in a single-pass tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arrangement {
+    /// Thread t owns items t·ITEMS .. (t+1)·ITEMS: its flags are one or two
+    /// 16-byte vectors, but a warp's item loads are strided (each sector is
+    /// fetched by two load instructions).
+    Blocked,
+    /// Warp w owns 32·ITEMS consecutive items and lane l the 16-byte vectors
+    /// l, l+32, l+64, …: every load instruction reads 512 contiguous bytes.
+    WarpStriped,
 }
 
-/// The tuning table: (element bytes, tuning). Not yet measured on the H100.
+/// How single-pass tiles map to blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// One block per tile (a grid of as many blocks as tiles).
+    TilePerBlock,
+    /// As many blocks as are resident at once, each looping over tiles taken
+    /// from the counter; the next tile's loads are issued before this
+    /// tile's look-back and write-out, and tile indices are claimed one
+    /// iteration ahead.
+    Persistent,
+}
+
+/// The single-pass kernel's shape: threads per block, items per thread,
+/// their arrangement, the look-back depth and the schedule.
+///
+/// The table [`TUNING`] gives the default per element size; the candidates
+/// ([`Tuning::candidates`]) are the variants the tuning sweep
+/// (`tests/compact_tuning.rs`) compares, each compiled as a module of its own
+/// and reachable through the `*_into_tuned` functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub block_threads: u32,
+    /// Items each thread owns (at most 32, the keep mask is a u32; a
+    /// multiple of 16 when blocked, of 16 / element bytes when striped).
+    pub items_per_thread: u32,
+    /// Blocked or warp-striped items.
+    pub arrangement: Arrangement,
+    /// Tile statuses each look-back lane reads per round trip (1, 2 or 4):
+    /// a window of 32 · depth tiles.
+    pub lookback_depth: u32,
+    /// One tile per block, or persistent pipelined blocks.
+    pub schedule: Schedule,
+    /// Register cap per thread handed to the compiler (`--maxrregcount`), so
+    /// more blocks fit on a multiprocessor; 0 leaves the choice to the
+    /// compiler.
+    pub max_registers: u32,
+}
+
+/// The tuning table: (element bytes, tuning), the default of the single-pass
+/// kernel. Not yet measured on the H100: these are the first version's
+/// 256 × 16 blocked tiles (4096 items; 16 KiB of staging for 4-byte items,
+/// 32 KiB for 8-byte ones) with a one-status-per-lane look-back.
 pub const TUNING: [(usize, Tuning); 2] = [
     (
         4,
-        Tuning {
-            block_threads: 256,
-            items_per_thread: 16,
-        },
+        Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
     ),
     (
         8,
-        Tuning {
-            block_threads: 256,
-            items_per_thread: 16,
-        },
+        Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
     ),
 ];
 
+/// Variants compared by the tuning sweep for 4-byte items (not yet
+/// measured on the H100). The first is the default.
+pub const CANDIDATES_4: [Tuning; 13] = [
+    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
+    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::TilePerBlock),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
+    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
+    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::Persistent),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::Persistent),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(512, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(256, 32, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(128, 32, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    // Register caps: 6 blocks of 256 (≤ 40 registers), 16 blocks of 128 (≤ 32).
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent).with_max_registers(40),
+    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+        .with_max_registers(32),
+];
+
+/// Variants compared by the tuning sweep for 8-byte items (not yet
+/// measured on the H100). The first is the default.
+pub const CANDIDATES_8: [Tuning; 6] = [
+    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
+    Tuning::new(256, 8, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::Persistent),
+];
+
+/// Static shared memory a single-pass block may use (the 48 KiB a block
+/// gets without opting in).
+const STATIC_SHARED_LIMIT: usize = 48 * 1024;
+
 impl Tuning {
+    /// A tuning from its shape fields, without a register cap.
+    pub const fn new(
+        block_threads: u32,
+        items_per_thread: u32,
+        arrangement: Arrangement,
+        lookback_depth: u32,
+        schedule: Schedule,
+    ) -> Tuning {
+        Tuning {
+            block_threads,
+            items_per_thread,
+            arrangement,
+            lookback_depth,
+            schedule,
+            max_registers: 0,
+        }
+    }
+
+    /// The same tuning with a register cap per thread.
+    pub const fn with_max_registers(mut self, max_registers: u32) -> Tuning {
+        self.max_registers = max_registers;
+        self
+    }
+
     /// The tuning for an element of `element_bytes` bytes (4 or 8; any other
     /// size gets the 8-byte entry).
     pub fn for_element_bytes(element_bytes: usize) -> Tuning {
@@ -55,7 +146,17 @@ impl Tuning {
         Self::for_element_bytes(T::BYTES)
     }
 
-    /// Items per tile (one block's share of the single-pass kernel).
+    /// The sweep's variants for elements of `element_bytes` bytes (4-byte
+    /// list for 4, 8-byte list otherwise).
+    pub fn candidates(element_bytes: usize) -> &'static [Tuning] {
+        if element_bytes == 4 {
+            &CANDIDATES_4
+        } else {
+            &CANDIDATES_8
+        }
+    }
+
+    /// Items per tile (one block's share of the single-pass kernel at a time).
     pub fn tile_items(&self) -> u64 {
         self.block_threads as u64 * self.items_per_thread as u64
     }
@@ -64,7 +165,135 @@ impl Tuning {
     pub fn tiles(&self, n: u64) -> u64 {
         n.div_ceil(self.tile_items())
     }
+
+    /// Static shared memory of a single-pass block, bytes: the staging tile
+    /// plus the warp totals and three 8-byte words.
+    pub fn shared_bytes(&self, element_bytes: usize) -> usize {
+        self.tile_items() as usize * element_bytes + 4 * (self.block_threads as usize / 32) + 24
+    }
+
+    /// A short name for tables: `256x16/blocked/lb1/tile-per-block`.
+    pub fn name(&self) -> String {
+        let arrangement = match self.arrangement {
+            Arrangement::Blocked => "blocked",
+            Arrangement::WarpStriped => "striped",
+        };
+        let schedule = match self.schedule {
+            Schedule::TilePerBlock => "tile-per-block",
+            Schedule::Persistent => "persistent",
+        };
+        let cap = if self.max_registers > 0 {
+            format!("/r{}", self.max_registers)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}x{}/{arrangement}/lb{}/{schedule}{cap}",
+            self.block_threads, self.items_per_thread, self.lookback_depth
+        )
+    }
+
+    /// An identifier for module names: `b256x16_lb1_t`.
+    pub(crate) fn tag(&self) -> String {
+        let arrangement = match self.arrangement {
+            Arrangement::Blocked => "b",
+            Arrangement::WarpStriped => "s",
+        };
+        let schedule = match self.schedule {
+            Schedule::TilePerBlock => "t",
+            Schedule::Persistent => "p",
+        };
+        let cap = if self.max_registers > 0 {
+            format!("_r{}", self.max_registers)
+        } else {
+            String::new()
+        };
+        format!(
+            "{arrangement}{}x{}_lb{}_{schedule}{cap}",
+            self.block_threads, self.items_per_thread, self.lookback_depth
+        )
+    }
+
+    /// Whether the kernel template accepts this shape for elements of
+    /// `element_bytes` bytes (the static_asserts of compact.cuh, checked on
+    /// the host).
+    pub fn validate(&self, element_bytes: usize) -> Result<()> {
+        let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
+        if self.block_threads == 0 || self.block_threads % 32 != 0 || self.block_threads > 1024 {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "block_threads {} is not a multiple of 32 in 32..=1024",
+                    self.block_threads
+                ),
+            ));
+        }
+        let items = self.items_per_thread;
+        let items_ok = match self.arrangement {
+            Arrangement::Blocked => items > 0 && items <= 32 && items % 16 == 0,
+            Arrangement::WarpStriped => {
+                items > 0 && items <= 32 && items % vector_items == 0 && items / vector_items <= 8
+            }
+        };
+        if !items_ok {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "{items} items per thread do not fit the {:?} layout for {element_bytes}-byte items",
+                    self.arrangement
+                ),
+            ));
+        }
+        if !matches!(self.lookback_depth, 1 | 2 | 4) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("look-back depth {} is not 1, 2 or 4", self.lookback_depth),
+            ));
+        }
+        if self.max_registers != 0 && !(24..=255).contains(&self.max_registers) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("register cap {} is not 0 or 24..=255", self.max_registers),
+            ));
+        }
+        if self.shared_bytes(element_bytes) > STATIC_SHARED_LIMIT {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "{} bytes of staging exceed 48 KiB of static shared memory",
+                    self.shared_bytes(element_bytes)
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// A tuned call may only ask for a catalogued module: the default tuning or
+/// one of the candidates for the element size.
+pub fn validate_tuning(element_bytes: usize, tuning: &Tuning) -> Result<()> {
+    tuning.validate(element_bytes)?;
+    if *tuning == Tuning::for_element_bytes(element_bytes)
+        || Tuning::candidates(element_bytes).contains(tuning)
+    {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "tuning",
+            format!(
+                "{} is neither the default nor a candidate for {element_bytes}-byte items \
+                 (only catalogued modules are compiled)",
+                tuning.name()
+            ),
+        ))
+    }
+}
+
+/// Threads per block and items per thread of the count kernel (blocked,
+/// one 16-byte flag vector per thread). Not yet measured.
+pub const COUNT_BLOCK_THREADS: u32 = 256;
+/// Items per thread of the count kernel.
+pub const COUNT_ITEMS_PER_THREAD: u32 = 16;
 
 /// Threads per block of the three-pass map and scatter kernels (one item per
 /// thread). Not yet measured.
@@ -119,20 +348,12 @@ pub(crate) mod entry {
     }
 }
 
-/// The module for `T` with `predicate` compiled in. The built-in module also
-/// holds the flag kernels; a custom module holds only the predicate ones.
-pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSource {
+/// The CUDA functor type and the support code a predicate source needs.
+fn predicate_parts<T: Element>(predicate: PredicateSource<'_, T>) -> (String, String) {
     let t = T::CUDA_TYPE;
-    let tuning = Tuning::of::<T>();
-    let (block, items) = (tuning.block_threads, tuning.items_per_thread);
-    let (name, pred_type, support) = match predicate {
-        PredicateSource::Builtin => (
-            format!("compact_{}", T::SUFFIX),
-            format!("builtin_pred<{t}>"),
-            String::new(),
-        ),
+    match predicate {
+        PredicateSource::Builtin => (format!("builtin_pred<{t}>"), String::new()),
         PredicateSource::Custom(custom) => (
-            format!("compact_custom_{}_{}", custom.name(), T::SUFFIX),
             "custom_pred".to_owned(),
             // The caller's expression, spliced into a device function of `x`;
             // the functor takes (and ignores) the built-in arguments so both
@@ -146,7 +367,111 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
                 expr = custom.cuda_expr(),
             ),
         ),
+    }
+}
+
+/// Adds the single-pass entries (select by flags when `builtin`, select by
+/// predicate, partition scatter) for `tuning`.
+fn add_single_pass<T: Element>(
+    mut module: ModuleSource,
+    tuning: &Tuning,
+    pred_type: &str,
+    builtin: bool,
+) -> ModuleSource {
+    let t = T::CUDA_TYPE;
+    let pred = format!("{pred_type}(code, a, b)");
+    let pred_params = format!("u32 code, {t} a, {t} b");
+    let striped = tuning.arrangement == Arrangement::WarpStriped;
+    let persistent = tuning.schedule == Schedule::Persistent;
+    let shape = format!(
+        "{t}, {block}, {items}, {striped}, {depth}, {persistent}",
+        block = tuning.block_threads,
+        items = tuning.items_per_thread,
+        depth = tuning.lookback_depth,
+    );
+    // __launch_bounds__ would override --maxrregcount: a capped tuning
+    // leaves it out (the cap then bounds registers on its own).
+    let bounds = if tuning.max_registers > 0 {
+        None
+    } else {
+        Some(tuning.block_threads)
     };
+    if builtin {
+        module = module.entry(
+            entry::select_flagged::<T>(),
+            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
+            &format!(
+                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, tile_status, num_tiles, count_out, nullptr)"
+            ),
+            bounds,
+        );
+    }
+    module
+        .entry(
+            entry::select_if::<T>(),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
+            &format!(
+                "compact_single_pass<{shape}, false, false, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, count_out, nullptr)"
+            ),
+            bounds,
+        )
+        .entry(
+            entry::partition_if::<T>(),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, const u64* total"),
+            &format!(
+                "compact_single_pass<{shape}, false, true, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, nullptr, total)"
+            ),
+            bounds,
+        )
+}
+
+/// The single-pass module for `tuning`: the default tuning lives in the
+/// main module ([`module`]); any other (a candidate) in a module of its own
+/// holding only the single-pass entries for the built-in predicates and flags.
+pub(crate) fn single_pass_module<T: Element>(
+    predicate: PredicateSource<'_, T>,
+    tuning: &Tuning,
+) -> ModuleSource {
+    if *tuning == Tuning::of::<T>() {
+        return module::<T>(predicate);
+    }
+    let (pred_type, support) = predicate_parts::<T>(predicate);
+    let builtin = matches!(predicate, PredicateSource::Builtin);
+    let name = match predicate {
+        PredicateSource::Builtin => format!("compact_sp_{}_{}", tuning.tag(), T::SUFFIX),
+        PredicateSource::Custom(custom) => {
+            format!(
+                "compact_sp_{}_custom_{}_{}",
+                tuning.tag(),
+                custom.name(),
+                T::SUFFIX
+            )
+        }
+    };
+    let mut module = ModuleSource::new(name)
+        .source(parprims_kernels::COMPACT)
+        .source(&support)
+        .source(parprims_kernels::COMPACT_SINGLE_PASS);
+    if tuning.max_registers > 0 {
+        module = module.option(format!("--maxrregcount={}", tuning.max_registers));
+    }
+    add_single_pass::<T>(module, tuning, &pred_type, builtin)
+}
+
+/// The module for `T` with `predicate` compiled in, at the default tuning.
+/// The built-in module also holds the flag kernels; a custom module holds
+/// only the predicate ones.
+pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSource {
+    let t = T::CUDA_TYPE;
+    let tuning = Tuning::of::<T>();
+    let (count_block, count_items) = (COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD);
+    let name = match predicate {
+        PredicateSource::Builtin => format!("compact_{}", T::SUFFIX),
+        PredicateSource::Custom(custom) => {
+            format!("compact_custom_{}_{}", custom.name(), T::SUFFIX)
+        }
+    };
+    let (pred_type, support) = predicate_parts::<T>(predicate);
     let mut module = ModuleSource::new(name)
         .source(parprims_kernels::COMPACT)
         .source(&support)
@@ -155,37 +480,15 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
         .source(parprims_kernels::COMPACT_THREE_PASS);
     let pred = format!("{pred_type}(code, a, b)");
     let pred_params = format!("u32 code, {t} a, {t} b");
-    let bounds = Some(block);
     let builtin = matches!(predicate, PredicateSource::Builtin);
 
-    // Single pass.
-    if builtin {
-        module = module.entry(
-            entry::select_flagged::<T>(),
-            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
-            &format!(
-                "compact_single_pass<{t}, {block}, {items}, true, false, builtin_pred<{t}>>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, tile_status, num_tiles, count_out, nullptr)"
-            ),
-            bounds,
-        );
+    // Single pass. (A register cap in the default tuning would apply to the
+    // whole module: count and three-pass kernels too.)
+    if tuning.max_registers > 0 {
+        module = module.option(format!("--maxrregcount={}", tuning.max_registers));
     }
-    module = module
-        .entry(
-            entry::select_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
-            &format!(
-                "compact_single_pass<{t}, {block}, {items}, false, false, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, count_out, nullptr)"
-            ),
-            bounds,
-        )
-        .entry(
-            entry::partition_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, const u64* total"),
-            &format!(
-                "compact_single_pass<{t}, {block}, {items}, false, true, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, nullptr, total)"
-            ),
-            bounds,
-        );
+    module = add_single_pass::<T>(module, &tuning, &pred_type, builtin);
+    let bounds = Some(count_block);
 
     // Count.
     if builtin {
@@ -193,7 +496,7 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
             entry::count_flagged::<T>(),
             "const u8* flags, u64 n, u64 num_tiles, u64* count_out",
             &format!(
-                "compact_count<{t}, {block}, {items}, true, builtin_pred<{t}>>(nullptr, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), n, num_tiles, count_out)"
+                "compact_count<{t}, {count_block}, {count_items}, true, builtin_pred<{t}>>(nullptr, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), n, num_tiles, count_out)"
             ),
             bounds,
         );
@@ -202,7 +505,7 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
         entry::count_if::<T>(),
         &format!("const {t}* in, {pred_params}, u64 n, u64 num_tiles, u64* count_out"),
         &format!(
-            "compact_count<{t}, {block}, {items}, false, {pred_type}>(in, nullptr, {pred}, n, num_tiles, count_out)"
+            "compact_count<{t}, {count_block}, {count_items}, false, {pred_type}>(in, nullptr, {pred}, n, num_tiles, count_out)"
         ),
         bounds,
     );
@@ -265,17 +568,26 @@ fn catalog_custom<T: Element>() -> CustomPredicate<T> {
 
 fn modules_for<T: Element>() -> Vec<ModuleSource> {
     let custom = catalog_custom::<T>();
-    vec![
+    let mut modules = vec![
         module::<T>(PredicateSource::Builtin),
         module::<T>(PredicateSource::Custom(&custom)),
-    ]
+    ];
+    let default = Tuning::of::<T>();
+    for tuning in Tuning::candidates(T::BYTES) {
+        if *tuning != default {
+            modules.push(single_pass_module::<T>(PredicateSource::Builtin, tuning));
+        }
+    }
+    modules
 }
 
 /// Every module this crate can request: for each element type the built-in
 /// module (flags and comparison predicates; single pass, count, three-pass
-/// map/scatter with u32 and u64 marks) and a custom-predicate module (the
+/// map/scatter with u32 and u64 marks), a custom-predicate module (the
 /// template every caller's expression is compiled into, with an example
-/// expression).
+/// expression), and one single-pass module per candidate tuning other than
+/// the default (built-in predicates and flags; what the `*_into_tuned`
+/// functions use).
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     modules.extend(modules_for::<i32>());
@@ -295,29 +607,116 @@ mod tests {
     fn tuning_tiles_cover_every_item() {
         for (bytes, tuning) in TUNING {
             assert_eq!(Tuning::for_element_bytes(bytes), tuning);
-            assert_eq!(tuning.block_threads % 32, 0);
-            // One 16-byte flag vector per thread, and whole item vectors.
-            assert_eq!(tuning.items_per_thread % 16, 0);
-            assert!(tuning.items_per_thread <= 32, "the keep mask is a u32");
-            // Staging must fit the 48 KiB of static shared memory.
-            assert!(tuning.tile_items() as usize * bytes + 1024 <= 48 * 1024);
+            tuning
+                .validate(bytes)
+                .expect("the default is a valid shape");
+            validate_tuning(bytes, &tuning).expect("the default is always allowed");
+            // The sweep measures the default against the candidates.
+            assert_eq!(Tuning::candidates(bytes)[0], tuning);
         }
         let t = Tuning::of::<i32>();
         assert_eq!(t.tiles(0), 0);
         assert_eq!(t.tiles(1), 1);
         assert_eq!(t.tiles(t.tile_items()), 1);
         assert_eq!(t.tiles(t.tile_items() + 1), 2);
-        assert_eq!(t.tiles((1u64 << 31) + 9), ((1u64 << 31) + 9).div_ceil(4096));
+        assert_eq!(
+            t.tiles((1u64 << 31) + 9),
+            ((1u64 << 31) + 9).div_ceil(t.tile_items())
+        );
+    }
+
+    #[test]
+    fn candidates_are_valid_distinct_and_named_apart() {
+        for bytes in [4usize, 8] {
+            let candidates = Tuning::candidates(bytes);
+            for tuning in candidates {
+                tuning
+                    .validate(bytes)
+                    .expect("every candidate is a valid shape");
+                validate_tuning(bytes, tuning).expect("every candidate is allowed");
+                // Staging within the 48 KiB of static shared memory.
+                assert!(tuning.shared_bytes(bytes) <= 48 * 1024);
+            }
+            let mut tags: Vec<String> = candidates.iter().map(|t| t.tag()).collect();
+            let mut names: Vec<String> = candidates.iter().map(|t| t.name()).collect();
+            tags.sort();
+            tags.dedup();
+            names.sort();
+            names.dedup();
+            assert_eq!(tags.len(), candidates.len());
+            assert_eq!(names.len(), candidates.len());
+        }
+        assert_eq!(CANDIDATES_4[0].name(), "256x16/blocked/lb1/tile-per-block");
+        assert_eq!(CANDIDATES_4[6].tag(), "s256x16_lb4_p");
+    }
+
+    #[test]
+    fn bad_tunings_are_refused() {
+        let ok = Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent);
+        assert!(ok.validate(4).is_ok());
+        let with = |f: &dyn Fn(&mut Tuning)| {
+            let mut t = ok;
+            f(&mut t);
+            t
+        };
+        assert!(with(&|t| t.block_threads = 100).validate(4).is_err());
+        assert!(with(&|t| t.block_threads = 0).validate(4).is_err());
+        assert!(with(&|t| t.block_threads = 2048).validate(4).is_err());
+        assert!(with(&|t| t.items_per_thread = 0).validate(4).is_err());
+        assert!(with(&|t| t.items_per_thread = 6).validate(4).is_err());
+        assert!(with(&|t| t.items_per_thread = 33).validate(4).is_err());
+        assert!(with(&|t| t.items_per_thread = 8).validate(4).is_ok());
+        assert!(with(&|t| t.items_per_thread = 6).validate(8).is_ok());
+        // 8-byte striped: at most 8 vectors of 2 items.
+        assert!(with(&|t| t.items_per_thread = 32).validate(8).is_err());
+        // Blocked needs whole 16-byte flag vectors.
+        let blocked = with(&|t| t.arrangement = Arrangement::Blocked);
+        assert!(blocked.validate(4).is_ok());
+        assert!(with(&|t| {
+            t.arrangement = Arrangement::Blocked;
+            t.items_per_thread = 8
+        })
+        .validate(4)
+        .is_err());
+        assert!(with(&|t| t.lookback_depth = 3).validate(4).is_err());
+        assert!(with(&|t| t.lookback_depth = 0).validate(4).is_err());
+        // 1024 × 16 × 4 bytes of staging: too much static shared memory.
+        assert!(with(&|t| t.block_threads = 1024).validate(4).is_err());
+        // Valid shapes outside the catalogue are refused by validate_tuning.
+        let uncatalogued = with(&|t| t.block_threads = 64);
+        assert!(uncatalogued.validate(4).is_ok());
+        assert!(validate_tuning(4, &uncatalogued).is_err());
     }
 
     #[test]
     fn catalog_names_are_unique_and_complete() {
         let modules = kernel_catalog();
-        assert_eq!(modules.len(), 12);
+        // Per type: built-in + custom, and the non-default candidates.
+        let expected = 12 + 3 * (CANDIDATES_4.len() - 1) + 3 * (CANDIDATES_8.len() - 1);
+        assert_eq!(modules.len(), expected);
         let mut names: Vec<&str> = modules.iter().map(|m| m.name()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 12);
+        assert_eq!(names.len(), expected);
+        // A candidate module holds exactly the three single-pass entries.
+        let tuned = single_pass_module::<i32>(PredicateSource::Builtin, &CANDIDATES_4[6]);
+        assert_eq!(tuned.name(), "compact_sp_s256x16_lb4_p_i32");
+        assert_eq!(
+            tuned.entries(),
+            &[
+                entry::select_flagged::<i32>(),
+                entry::select_if::<i32>(),
+                entry::partition_if::<i32>()
+            ]
+        );
+        assert!(tuned
+            .code()
+            .contains("compact_single_pass<i32, 256, 16, true, 4, true, true, false"));
+        // The default tuning resolves to the main module.
+        assert_eq!(
+            single_pass_module::<i32>(PredicateSource::Builtin, &Tuning::of::<i32>()).name(),
+            "compact_i32"
+        );
         let builtin = module::<f64>(PredicateSource::Builtin);
         for e in [
             entry::select_flagged::<f64>(),

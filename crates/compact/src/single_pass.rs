@@ -1,23 +1,27 @@
 //! `SinglePass`: compaction in one kernel with decoupled look-back.
 //!
-//! Each block takes the next 4096-item tile from an atomic counter, builds
-//! a keep mask in registers (flags read as 16-byte vectors, or the predicate
-//! evaluated on items loaded as 16-byte vectors), ranks the kept items with
-//! a block scan of per-thread popcounts, gets the tile's output offset by
-//! decoupled look-back over per-tile counts (u64, packed with the status in
-//! one word), stages the kept items compacted in shared memory and writes
-//! them out coalesced. Kernel: `kernels/cuda/compact_single_pass.cu`.
+//! Blocks take tiles of `block × items` items in order from an atomic
+//! counter, build a keep mask in registers (flags and items read as 16-byte
+//! vectors, blocked or warp-striped), rank the kept items with a block scan,
+//! get the tile's output offset by decoupled look-back over per-tile counts
+//! (u64, packed with the status in one word; `depth` statuses per lane per
+//! round trip), stage the kept items compacted in shared memory and write
+//! them out coalesced. With the persistent schedule each block loops over
+//! tiles and issues the next tile's loads before this tile's look-back.
+//! The shape is a [`Tuning`]: the default from the table, or a catalogued
+//! candidate through the `*_into_tuned` functions. Kernel:
+//! `kernels/cuda/compact_single_pass.cu`.
 //!
 //! | | |
 //! |---|---|
 //! | work | O(n) |
-//! | steps | O(items per thread + log block) per tile, look-back windows of 32 tiles |
+//! | steps | O(items per thread + log block) per tile, look-back windows of 32·depth tiles |
 //! | bytes (select by flags) | n·s + n + k·s, plus 8 per tile of status ([`status_bytes`]) |
 //! | bytes (select by predicate) | n·s + k·s, plus 8 per tile |
 //! | bytes (partition) | count pass n·s, then n·s + n·s |
 //! | launches | memset of statuses + 1 (partition: + fill + count pass) |
-//! | shared memory per block | 4096·s bytes of staging + 48 bytes (static) |
-//! | bank conflicts | a few ways on the staging stores; none on staging loads |
+//! | shared memory per block | block·items·s bytes of staging + block/8 + 24 bytes (static; [`Tuning::shared_bytes`]) |
+//! | bank conflicts | blocked: a few ways on the staging stores; striped: hardly any; none on staging loads |
 //! | in place | no |
 //! | deterministic | yes (integer offsets; the output is the same whatever the timing) |
 //!
@@ -27,36 +31,37 @@
 //! write rejected items reversed from the end (CUB's choice) or to a
 //! temporary.
 
-use gpu_core::launch::grid_1d;
+use gpu_core::launch::{grid_1d, LaunchConfig};
 use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
-use crate::modules::{entry, module, PredicateSource, Tuning};
+use crate::modules::{entry, single_pass_module, PredicateSource, Schedule, Tuning};
 use crate::Selection;
 
-/// Runs the select (`partition == false`) or the partition scatter. `n > 0`;
-/// arguments validated by the caller. Output capacity: at least the count
-/// (select) or n (partition). Writes the count to `count_out[0]`. Enqueued,
-/// no host synchronisation.
+/// Runs the select (`partition == false`) or the partition scatter with
+/// `tuning` (the default, or a catalogued candidate: validated by the
+/// caller). `n > 0`; arguments validated by the caller. Output capacity: at
+/// least the count (select) or n (partition). Writes the count to
+/// `count_out[0]`. Enqueued, no host synchronisation.
 pub(crate) fn run<T: Element>(
     gpu: &Gpu,
     selection: &Selection<'_, T>,
     output: &mut DeviceViewMut<'_, T>,
     count_out: &mut DeviceViewMut<'_, u64>,
     partition: bool,
+    tuning: &Tuning,
 ) -> Result<()> {
     let n = selection.len();
-    let tuning = Tuning::of::<T>();
     let num_tiles = tuning.tiles(n as u64);
     // Compile (or fetch) the kernel before writing anything: a custom
     // predicate that does not compile leaves every buffer untouched.
     let (source, entry_name) = match selection {
         Selection::Flags { .. } => (
-            module::<T>(PredicateSource::Builtin),
+            single_pass_module::<T>(PredicateSource::Builtin, tuning),
             entry::select_flagged::<T>(),
         ),
         Selection::Predicate { predicate, .. } => (
-            module::<T>(PredicateSource::of(predicate)),
+            single_pass_module::<T>(PredicateSource::of(predicate), tuning),
             if partition {
                 entry::partition_if::<T>()
             } else {
@@ -65,15 +70,33 @@ pub(crate) fn run<T: Element>(
         ),
     };
     let kernel = gpu.kernel(&source, &entry_name)?;
+    let config = match tuning.schedule {
+        // One block per tile. Blocks draw tile numbers from the counter in
+        // the order they start, so a grid spilled into y (more than 2^31 − 1
+        // tiles) works the same; surplus blocks draw numbers ≥ num_tiles and
+        // exit.
+        Schedule::TilePerBlock => {
+            grid_1d(n as u64, tuning.block_threads, tuning.items_per_thread, 0)?.0
+        }
+        // As many blocks as fit on the device at once (never more than
+        // there are tiles); each loops over tiles drawn from the counter.
+        Schedule::Persistent => {
+            let resident = kernel
+                .resident_blocks_per_sm(tuning.block_threads, 0)?
+                .max(1) as u64;
+            let blocks = num_tiles.min(gpu.info().sm_count as u64 * resident).max(1);
+            LaunchConfig {
+                grid: (blocks as u32, 1, 1),
+                block: (tuning.block_threads, 1, 1),
+                shared_bytes: 0,
+            }
+        }
+    };
     if partition {
         count_into(gpu, selection, count_out)?;
     }
     // num_tiles statuses, then the tile counter; all zero.
     let mut tile_status = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 1)?;
-    // One block per tile. Blocks draw tile numbers from the counter in the
-    // order they start, so a grid spilled into y (more than 2^31 − 1 tiles)
-    // works the same; surplus blocks draw numbers ≥ num_tiles and exit.
-    let (config, _blocks) = grid_1d(n as u64, tuning.block_threads, tuning.items_per_thread, 0)?;
     let mut args = KernelArgs::new();
     args.input(&selection.input());
     match selection {
@@ -103,8 +126,9 @@ pub(crate) fn run<T: Element>(
     // tile_status drops here: freed stream-ordered after the kernel.
 }
 
-/// Global bytes of the tile statuses (8 per tile, written and read once):
-/// about 0.2 % of the data for 4-byte items, left out of [`crate::bytes_moved`].
+/// Global bytes of the tile statuses at the default tuning (8 per tile,
+/// written and read once): about 0.2 % of the data for 4-byte items, left out
+/// of [`crate::bytes_moved`].
 pub fn status_bytes(n: usize, element_bytes: usize) -> u64 {
     8 * Tuning::for_element_bytes(element_bytes).tiles(n as u64)
 }

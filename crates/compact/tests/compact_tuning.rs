@@ -1,0 +1,253 @@
+//! The single-pass tuning sweep at the headline size (issue 4): every
+//! candidate [`Tuning`] for `select_flagged` (50 % random byte flags) and
+//! `select_if(x > 0)` on 2^28 `i32`, then `select_if(x > 0)` on 2^28 `f32`
+//! (the persistent candidates and the default) and both on 2^28 `u64` (every
+//! 8-byte candidate). Each variant is first checked exactly against the CPU
+//! reference (count, kept items, the output past the count untouched), then
+//! timed: median of 20 runs after 3 warm-ups, CUDA events
+//! (`gpu_core::bench::time_device`), output and count poisoned before every
+//! run. One line per variant: name, ms, GB/s from the headline byte count
+//! (`compact::bytes_moved`: 5n + 4·kept by flags, 4n + 4·kept by predicate
+//! for i32) and the fraction of the device-to-device copy ceiling measured
+//! in the same process.
+//!
+//! `cargo test -p parprims-compact --release --test compact_tuning -- --ignored --nocapture`
+//! (about a minute on an H100, NVRTC compiles included; needs ~8 GB of
+//! device memory).
+
+use compact::{
+    bytes_moved, cpu, select_flagged_into_tuned, select_if_into_tuned, Predicate, Schedule, Tuning,
+};
+use gpu_core::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
+use gpu_core::rng::{random_flags, random_vec};
+use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu};
+
+const N: usize = 1 << 28;
+
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed);
+    let seed = nanos | 1;
+    println!("seed = {seed:#x}");
+    seed
+}
+
+fn bits<T: DeviceType>(values: &[T]) -> &[u8] {
+    bytemuck::cast_slice(values)
+}
+
+/// What one sweep line compacts.
+struct Case<'a, T: Element> {
+    label: &'static str,
+    input: &'a DeviceBuffer<T>,
+    flags: Option<&'a DeviceBuffer<u8>>,
+    predicate: Predicate<T>,
+    expected: &'a [T],
+}
+
+fn run_once<T: Element>(
+    gpu: &Gpu,
+    case: &Case<'_, T>,
+    tuning: &Tuning,
+    output: &mut DeviceBuffer<T>,
+    count: &mut DeviceBuffer<u64>,
+) -> gpu_core::Result<()> {
+    match case.flags {
+        Some(flags) => select_flagged_into_tuned(
+            gpu,
+            case.input.view(),
+            flags.view(),
+            output.view_mut(),
+            count.view_mut(),
+            tuning,
+        ),
+        None => select_if_into_tuned(
+            gpu,
+            case.input.view(),
+            &case.predicate,
+            output.view_mut(),
+            count.view_mut(),
+            tuning,
+        ),
+    }
+}
+
+/// Checks `tuning` exactly, times it, prints its line; returns the median ms.
+fn measure<T: Element>(
+    gpu: &Gpu,
+    ceiling: &CopyCeiling,
+    case: &Case<'_, T>,
+    tuning: &Tuning,
+) -> f64 {
+    let n = case.input.len();
+    let ctx = format!("{} {} {}", case.label, T::SUFFIX, tuning.name());
+    let mut output = DeviceBuffer::<T>::poisoned(gpu, n).expect(&ctx);
+    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(&ctx);
+
+    // Exact check first (this also compiles the module, outside the timing).
+    run_once(gpu, case, tuning, &mut output, &mut count).expect(&ctx);
+    let kept = count.to_host(gpu).expect(&ctx)[0] as usize;
+    assert_eq!(kept, case.expected.len(), "{ctx}: count");
+    let got = output.slice(..kept).expect(&ctx).to_host(gpu).expect(&ctx);
+    assert!(
+        bits(&got) == bits(case.expected),
+        "{ctx}: kept items differ"
+    );
+    let tail_end = (kept + 65536).min(n);
+    let tail = output
+        .slice(kept..tail_end)
+        .expect(&ctx)
+        .to_host(gpu)
+        .expect(&ctx);
+    let poison = [T::poison()];
+    assert!(
+        tail.iter()
+            .all(|v| bits(std::slice::from_ref(v)) == bits(&poison)),
+        "{ctx}: wrote past the count"
+    );
+
+    // Both closures need the buffers mutably, one at a time.
+    let buffers = std::cell::RefCell::new((output, count));
+    let timing = time_device(
+        gpu,
+        Repetitions {
+            warmup: 3,
+            timed: 20,
+        },
+        |_| {
+            let (output, count) = &mut *buffers.borrow_mut();
+            output.view_mut().fill(gpu, T::poison())?;
+            count.view_mut().fill(gpu, u64::MAX)
+        },
+        |_| {
+            let (output, count) = &mut *buffers.borrow_mut();
+            run_once(gpu, case, tuning, output, count)
+        },
+    )
+    .expect(&ctx);
+    let bytes = bytes_moved(n, kept, T::BYTES, case.flags.is_some()) as f64;
+    let gbps = timing.gbps(bytes);
+    println!(
+        "{:<16} {:<4} {:<40} {:>8.4} ms  {:>7.1} GB/s  {:.3} of copy ceiling  (min {:.4} max {:.4})",
+        case.label,
+        T::SUFFIX,
+        tuning.name(),
+        timing.median_ms,
+        gbps,
+        ceiling.fraction(gbps),
+        timing.min_ms,
+        timing.max_ms
+    );
+    timing.median_ms
+}
+
+fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunings: &[Tuning]) {
+    let mut best: Option<(f64, Tuning)> = None;
+    for tuning in tunings {
+        let ms = measure(gpu, ceiling, case, tuning);
+        if best.map_or(true, |(b, _)| ms < b) {
+            best = Some((ms, *tuning));
+        }
+    }
+    if let Some((ms, tuning)) = best {
+        println!(
+            "best {} {}: {} at {ms:.4} ms (default {})",
+            case.label,
+            T::SUFFIX,
+            tuning.name(),
+            Tuning::of::<T>().name()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_tuning_sweep_at_2_28() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
+    println!(
+        "copy ceiling {:.0} GB/s (read + write) on {}",
+        ceiling.gbps,
+        gpu.info().summary()
+    );
+    let seed = fresh_seed();
+    let flags_host = random_flags(N, seed ^ 0xf1a9, 0.5);
+    let flags = DeviceBuffer::from_host(&gpu, &flags_host).expect("flags");
+
+    // i32: every 4-byte candidate, by flags and by x > 0.
+    {
+        let values: Vec<i32> = random_vec(N, seed, -1000.0, 1000.0);
+        let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
+        let by_flags = cpu::select_flagged(&values, &flags_host).expect("lengths");
+        let predicate = Predicate::Gt(0i32);
+        let by_predicate = cpu::select_if(&values, &predicate);
+        drop(values);
+        let flagged = Case {
+            label: "select_flagged",
+            input: &input,
+            flags: Some(&flags),
+            predicate: predicate.clone(),
+            expected: &by_flags,
+        };
+        sweep(&gpu, &ceiling, &flagged, Tuning::candidates(4));
+        let positive = Case {
+            label: "select_if(x>0)",
+            input: &input,
+            flags: None,
+            predicate,
+            expected: &by_predicate,
+        };
+        sweep(&gpu, &ceiling, &positive, Tuning::candidates(4));
+    }
+
+    // f32: the default and the persistent candidates, by x > 0.
+    {
+        let values: Vec<f32> = random_vec(N, seed ^ 0xf32, -1000.0, 1000.0);
+        let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
+        let predicate = Predicate::Gt(0.0f32);
+        let expected = cpu::select_if(&values, &predicate);
+        drop(values);
+        let case = Case {
+            label: "select_if(x>0)",
+            input: &input,
+            flags: None,
+            predicate,
+            expected: &expected,
+        };
+        let tunings: Vec<Tuning> = Tuning::candidates(4)
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| *i == 0 || t.schedule == Schedule::Persistent)
+            .map(|(_, t)| *t)
+            .collect();
+        sweep(&gpu, &ceiling, &case, &tunings);
+    }
+
+    // u64: every 8-byte candidate, by flags and by x > 500.
+    {
+        let values: Vec<u64> = random_vec(N, seed ^ 0x64, 0.0, 1000.0);
+        let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
+        let by_flags = cpu::select_flagged(&values, &flags_host).expect("lengths");
+        let predicate = Predicate::Gt(500u64);
+        let by_predicate = cpu::select_if(&values, &predicate);
+        drop(values);
+        let flagged = Case {
+            label: "select_flagged",
+            input: &input,
+            flags: Some(&flags),
+            predicate: predicate.clone(),
+            expected: &by_flags,
+        };
+        sweep(&gpu, &ceiling, &flagged, Tuning::candidates(8));
+        let above = Case {
+            label: "select_if(x>500)",
+            input: &input,
+            flags: None,
+            predicate,
+            expected: &by_predicate,
+        };
+        sweep(&gpu, &ceiling, &above, Tuning::candidates(8));
+    }
+}

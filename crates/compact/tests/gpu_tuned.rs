@@ -1,0 +1,373 @@
+//! GPU tests of every candidate single-pass [`Tuning`] (blocked and
+//! warp-striped layouts, look-back depths 1 and 4, one tile per block and
+//! persistent pipelined blocks, register caps) through the `*_into_tuned`
+//! functions, against the CPU references: lengths at the edges of a warp's
+//! segment and of a tile (striped partial tiles leave whole warps empty),
+//! past one 128-tile look-back window, densities 0 %, 1 %, 50 %, 100 % and a
+//! random one, select by flags, select by predicate and stable partition,
+//! the output past the count untouched; unaligned sub-views (the scalar
+//! load paths); a many-tile stress run for the persistent schedule; and the
+//! typed errors of the tuned entry points.
+//!
+//! Run on a GPU machine with
+//! `cargo test -p parprims-compact --test gpu_tuned -- --include-ignored`.
+
+use compact::{
+    cpu, partition_into_tuned, select_flagged_into_tuned, select_if_into_tuned, Arrangement,
+    CustomPredicate, Predicate, Schedule, Tuning,
+};
+use gpu_core::rng::{random_flags, random_vec, SplitMix64};
+use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Element, Error, Gpu};
+
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed);
+    let seed = nanos | 1;
+    eprintln!("seed = {seed:#x}");
+    seed
+}
+
+fn bits<T: DeviceType>(values: &[T]) -> &[u8] {
+    bytemuck::cast_slice(values)
+}
+
+fn all_poison<T: DeviceType>(values: &[T]) -> bool {
+    let poison = [T::poison()];
+    values
+        .iter()
+        .all(|v| bits(std::slice::from_ref(v)) == bits(&poison))
+}
+
+/// Lengths around the tuning's warp segment and tile, and past a window of
+/// 32 · depth tiles.
+fn lengths(tuning: &Tuning) -> Vec<usize> {
+    let tile = tuning.tile_items() as usize;
+    let segment = 32 * tuning.items_per_thread as usize;
+    let window = 32 * tuning.lookback_depth as usize;
+    let mut lengths = vec![
+        0,
+        1,
+        31,
+        33,
+        segment - 1,
+        segment + 1,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + segment + 5,
+        (window + 3) * tile + 77,
+    ];
+    lengths.sort_unstable();
+    lengths.dedup();
+    lengths
+}
+
+fn check_flagged<T: Element>(
+    gpu: &Gpu,
+    tuning: &Tuning,
+    input: DeviceView<'_, T>,
+    flags: DeviceView<'_, u8>,
+    expected: &[T],
+    ctx: &str,
+) {
+    let n = input.len();
+    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 7).expect(ctx);
+    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
+    select_flagged_into_tuned(gpu, input, flags, out.view_mut(), count.view_mut(), tuning)
+        .expect(ctx);
+    let kept = count.to_host(gpu).expect(ctx)[0] as usize;
+    assert_eq!(kept, expected.len(), "{ctx}: select_flagged count");
+    let host = out.to_host(gpu).expect(ctx);
+    assert!(
+        bits(&host[..kept]) == bits(expected),
+        "{ctx}: select_flagged items"
+    );
+    assert!(all_poison(&host[kept..]), "{ctx}: wrote past the count");
+}
+
+fn check_predicate<T: Element>(
+    gpu: &Gpu,
+    tuning: &Tuning,
+    input: DeviceView<'_, T>,
+    host_input: &[T],
+    predicate: &Predicate<T>,
+    ctx: &str,
+) {
+    let n = input.len();
+    let expected = cpu::select_if(host_input, predicate);
+    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 3).expect(ctx);
+    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
+    select_if_into_tuned(
+        gpu,
+        input,
+        predicate,
+        out.view_mut(),
+        count.view_mut(),
+        tuning,
+    )
+    .expect(ctx);
+    let kept = count.to_host(gpu).expect(ctx)[0] as usize;
+    assert_eq!(kept, expected.len(), "{ctx}: select_if count");
+    let host = out.to_host(gpu).expect(ctx);
+    assert!(
+        bits(&host[..kept]) == bits(&expected),
+        "{ctx}: select_if items"
+    );
+    assert!(
+        all_poison(&host[kept..]),
+        "{ctx}: select_if wrote past the count"
+    );
+
+    let (expected_partition, expected_count) = cpu::partition(host_input, predicate);
+    let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect(ctx);
+    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
+    partition_into_tuned(
+        gpu,
+        input,
+        predicate,
+        out.view_mut(),
+        count.view_mut(),
+        tuning,
+    )
+    .expect(ctx);
+    assert_eq!(
+        count.to_host(gpu).expect(ctx)[0] as usize,
+        expected_count,
+        "{ctx}: partition count"
+    );
+    assert!(
+        bits(&out.to_host(gpu).expect(ctx)) == bits(&expected_partition),
+        "{ctx}: partition order"
+    );
+}
+
+fn every_candidate<T: Element>(element_bytes: usize) {
+    assert_eq!(T::BYTES, element_bytes);
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let seed = fresh_seed();
+    let mut rng = SplitMix64::new(seed);
+    for tuning in Tuning::candidates(element_bytes) {
+        for n in lengths(tuning) {
+            for density in [0.0, 0.01, 0.5, 1.0, rng.next_f64()] {
+                let case_seed = rng.next_u64() | 1;
+                let ctx = format!(
+                    "{} {} n={n} density={density} seed={case_seed:#x}",
+                    T::SUFFIX,
+                    tuning.name()
+                );
+                let input: Vec<T> = random_vec(n, case_seed, 0.0, 1000.0);
+                let flags = random_flags(n, case_seed ^ 0x9e37, density);
+                let d_input = DeviceBuffer::from_host(&gpu, &input).expect(&ctx);
+                let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect(&ctx);
+                let expected = cpu::select_flagged(&input, &flags).expect("equal lengths");
+                check_flagged(
+                    &gpu,
+                    tuning,
+                    d_input.view(),
+                    d_flags.view(),
+                    &expected,
+                    &ctx,
+                );
+                let predicate = Predicate::Lt(T::from_f64((density * 1000.0).round()));
+                check_predicate(&gpu, tuning, d_input.view(), &input, &predicate, &ctx);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_4_byte_candidate_i32() {
+    every_candidate::<i32>(4);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_4_byte_candidate_f32() {
+    every_candidate::<f32>(4);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_8_byte_candidate_u64() {
+    every_candidate::<u64>(8);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_8_byte_candidate_f64() {
+    every_candidate::<f64>(8);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unaligned_views_and_nan_take_the_scalar_paths() {
+    // Sub-views one element in: no 16-byte vector (or u32/u16 flag word)
+    // loads; every layout must fall back to scalar loads and stay exact.
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let seed = fresh_seed();
+    for bytes in [4usize, 8] {
+        for tuning in Tuning::candidates(bytes) {
+            let n = 2 * tuning.tile_items() as usize + 32 * tuning.items_per_thread as usize + 3;
+            let flags = random_flags(n + 1, seed ^ 1, 0.5);
+            let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect("upload");
+            let flags_view = d_flags.slice(1..).expect("in range");
+            let ctx = format!("unaligned {bytes}-byte {}", tuning.name());
+            if bytes == 4 {
+                let mut input: Vec<f32> = random_vec(n + 1, seed, -10.0, 10.0);
+                for (i, v) in input.iter_mut().enumerate() {
+                    if i % 7 == 3 {
+                        *v = f32::NAN;
+                    }
+                }
+                let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
+                let view = d_input.slice(1..).expect("in range");
+                let expected = cpu::select_flagged(&input[1..], &flags[1..]).expect("lengths");
+                check_flagged(&gpu, tuning, view, flags_view, &expected, &ctx);
+                for predicate in [
+                    Predicate::Ge(0.5f32),
+                    Predicate::Ne(1.0f32),
+                    Predicate::InRange {
+                        low: -2.0f32,
+                        high: 3.0,
+                    },
+                ] {
+                    check_predicate(&gpu, tuning, view, &input[1..], &predicate, &ctx);
+                }
+            } else {
+                let input: Vec<i64> = random_vec(n + 1, seed, -100.0, 100.0);
+                let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
+                let view = d_input.slice(1..).expect("in range");
+                let expected = cpu::select_flagged(&input[1..], &flags[1..]).expect("lengths");
+                check_flagged(&gpu, tuning, view, flags_view, &expected, &ctx);
+                check_predicate(&gpu, tuning, view, &input[1..], &Predicate::Gt(-7i64), &ctx);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn persistent_lookback_stress_many_tiles_repeated() {
+    // 2^24 + 5 items: thousands of tiles per launch, each block looping over
+    // many of them; repeated so races get a chance.
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let seed = fresh_seed();
+    let n = (1usize << 24) + 5;
+    let input: Vec<u32> = random_vec(n, seed, 0.0, 1000.0);
+    let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
+    for (round, density) in [0.5, 0.001, 0.999].into_iter().enumerate() {
+        let flags = random_flags(n, seed ^ round as u64, density);
+        let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect("upload");
+        let expected = cpu::select_flagged(&input, &flags).expect("lengths");
+        for tuning in Tuning::candidates(4)
+            .iter()
+            .filter(|t| t.schedule == Schedule::Persistent)
+        {
+            let ctx = format!("stress {} density={density}", tuning.name());
+            for _ in 0..2 {
+                check_flagged(
+                    &gpu,
+                    tuning,
+                    d_input.view(),
+                    d_flags.view(),
+                    &expected,
+                    &ctx,
+                );
+            }
+        }
+    }
+    let wide: Vec<f64> = random_vec(n, seed ^ 77, 0.0, 1000.0);
+    let d_wide = DeviceBuffer::from_host(&gpu, &wide).expect("upload");
+    for tuning in Tuning::candidates(8) {
+        check_predicate(
+            &gpu,
+            tuning,
+            d_wide.view(),
+            &wide,
+            &Predicate::InRange {
+                low: 100.0,
+                high: 700.0,
+            },
+            &format!("stress f64 {}", tuning.name()),
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let n = 1000;
+    let input: Vec<i32> = (0..n as i32).collect();
+    let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
+    let d_flags = DeviceBuffer::from_host(&gpu, &vec![1u8; n]).expect("upload");
+    let mut out = DeviceBuffer::<i32>::poisoned(&gpu, n).expect("alloc");
+    let mut count = DeviceBuffer::<u64>::poisoned(&gpu, 1).expect("alloc");
+    let good = Tuning::candidates(4)[6];
+    // Not a catalogued candidate.
+    let stray = Tuning::new(64, 16, Arrangement::WarpStriped, 2, Schedule::Persistent);
+    let e = select_flagged_into_tuned(
+        &gpu,
+        d_input.view(),
+        d_flags.view(),
+        out.view_mut(),
+        count.view_mut(),
+        &stray,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "tuning", .. }),
+        "{e}"
+    );
+    // An 8-byte candidate for 4-byte items, and an invalid shape.
+    let eight = Tuning::candidates(8)[2];
+    assert!(select_if_into_tuned(
+        &gpu,
+        d_input.view(),
+        &Predicate::Gt(3),
+        out.view_mut(),
+        count.view_mut(),
+        &eight,
+    )
+    .is_err());
+    // A custom predicate.
+    let custom = Predicate::Custom(
+        CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0).expect("valid"),
+    );
+    let e = partition_into_tuned(
+        &gpu,
+        d_input.view(),
+        &custom,
+        out.view_mut(),
+        count.view_mut(),
+        &good,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "predicate",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A short output.
+    let mut short = DeviceBuffer::<i32>::poisoned(&gpu, n - 1).expect("alloc");
+    assert!(select_flagged_into_tuned(
+        &gpu,
+        d_input.view(),
+        d_flags.view(),
+        short.view_mut(),
+        count.view_mut(),
+        &good,
+    )
+    .is_err());
+    assert!(all_poison(&out.to_host(&gpu).expect("download")));
+    assert!(all_poison(&short.to_host(&gpu).expect("download")));
+    assert!(all_poison(&count.to_host(&gpu).expect("download")));
+}
