@@ -201,13 +201,25 @@ fn values<T: Element>(rng: &mut SplitMix64, n: usize, float_half_range: f64) -> 
             (0.0, 2f64.powi(bits - 1))
         }
     };
-    random_vec::<T>(n, rng.next_u64(), low, high)
+    whole(random_vec::<T>(n, rng.next_u64(), low, high))
 }
 
 /// Small whole numbers for every type (matvec and conv inputs).
 fn small_values<T: Element>(rng: &mut SplitMix64, n: usize, half_range: f64) -> Vec<T> {
     let low = if T::IS_SIGNED { -half_range } else { 0.0 };
-    random_vec::<T>(n, rng.next_u64(), low, half_range)
+    whole(random_vec::<T>(n, rng.next_u64(), low, half_range))
+}
+
+/// `random_vec` draws floats uniformly (not whole): round them, so that every
+/// sum and product the tests form is exact in any order and the comparison
+/// with the CPU can be bitwise. Integers are already whole.
+fn whole<T: Element>(mut values: Vec<T>) -> Vec<T> {
+    if T::IS_FLOAT {
+        for v in values.iter_mut() {
+            *v = T::from_f64(v.to_f64().round());
+        }
+    }
+    values
 }
 
 /// Random bit patterns of any device type (transposes move bits).
