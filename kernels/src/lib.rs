@@ -62,6 +62,9 @@ pub const COMPACT_THREE_PASS: &str = include_str!("../cuda/compact_three_pass.cu
 /// 2-D convolution: Global, SharedFilter, ConstantFilter and TiledHalo
 /// kernels (crate `linalg`, `conv`).
 pub const CONV: &str = include_str!("../cuda/conv.cu");
+/// 2-D convolution: TiledHalo's strip kernel, one warp per vertical strip
+/// (needs CONV for its helpers; crate `linalg`, `conv_strip`).
+pub const CONV_STRIP: &str = include_str!("../cuda/conv_strip.cu");
 
 /// Warp-wide building blocks (shuffle scans), templated on T and Op.
 pub const WARP: &str = include_str!("../cuda/warp.cuh");
@@ -101,5 +104,6 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("transpose_tiled.cu", TRANSPOSE_TILED),
         ("transpose_tuned.cu", TRANSPOSE_TUNED),
         ("conv.cu", CONV),
+        ("conv_strip.cu", CONV_STRIP),
     ]
 }

@@ -64,6 +64,10 @@ use gpu_core::{Element, ElementType, Error, Gpu, KernelArgs, LaunchConfig, Modul
 
 use crate::matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 
+#[path = "conv_strip.rs"]
+pub mod strip;
+pub use strip::{StripTuning, STRIP_CANDIDATES, STRIP_MAX_K};
+
 /// Largest filter side.
 pub const CONV_MAX_K: usize = 31;
 
@@ -210,6 +214,11 @@ pub struct TiledTuning {
     pub reg_filter_max_k: u32,
     /// Tile loads a thread issues before storing them to shared memory.
     pub load_batch: u32,
+    /// `Some`: filters up to [`STRIP_MAX_K`] use the strip kernel
+    /// ([`strip`]: one warp per vertical strip, rows walked once through
+    /// registers) instead of the block kernel; larger filters always use the
+    /// block kernel (`rows_per_thread`, `reg_filter_max_k`, `load_batch`).
+    pub strip: Option<StripTuning>,
 }
 
 /// Largest `K` with a compile-time-specialised `TiledHalo` kernel (loops
@@ -232,6 +241,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             rows_per_thread: 8,
             reg_filter_max_k: 5,
             load_batch: 10,
+            strip: None,
         },
     ),
     (
@@ -240,6 +250,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             rows_per_thread: 8,
             reg_filter_max_k: 5,
             load_batch: 10,
+            strip: None,
         },
     ),
     (
@@ -248,6 +259,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             rows_per_thread: 4,
             reg_filter_max_k: 3,
             load_batch: 6,
+            strip: None,
         },
     ),
 ];
@@ -413,6 +425,9 @@ pub fn validate_conv_with<T: ConvElement>(
     tuning: &TiledTuning,
 ) -> Result<(usize, usize)> {
     check_tuning(tuning)?;
+    if let Some(strip) = &tuning.strip {
+        strip::check_strip_tuning::<T>(strip)?;
+    }
     check_shape::<T>("image", image.0, image.1)?;
     if filter.0 != filter.1 {
         return Err(Error::Shape(format!(
@@ -522,12 +537,23 @@ pub fn shared_bytes_with<T: ConvElement>(
     match algorithm {
         ConvAlgorithm::Global | ConvAlgorithm::ConstantFilter => 0,
         ConvAlgorithm::SharedFilter => k * k * T::BYTES,
+        ConvAlgorithm::TiledHalo if uses_strip(k, tuning) => {
+            let strip = tuning.strip.expect("uses_strip checked it is set");
+            strip::strip_warps(block)
+                .map(|warps| strip::strip_shared_bytes::<T>(&strip, warps))
+                .unwrap_or(0)
+        }
         ConvAlgorithm::TiledHalo => {
             let rows = block.1 as usize * tuning.rows_per_thread as usize + k - 1;
             let pitch = tile_stride(block.0, k, tuning.rows_per_thread, T::BYTES);
             (rows * pitch + k * k) * T::BYTES
         }
     }
+}
+
+/// Whether `TiledHalo` with filter side `k` runs the strip kernel.
+pub fn uses_strip(k: usize, tuning: &TiledTuning) -> bool {
+    tuning.strip.is_some() && k <= STRIP_MAX_K
 }
 
 /// Name of the `__constant__` filter array in the conv modules.
@@ -557,7 +583,9 @@ pub fn conv_module<T: ConvElement>() -> ModuleSource {
 /// The conv module for `T` built with `tuning` (named after it when it is
 /// not the table's, so each tuning is its own module and cache entry).
 pub fn conv_module_with<T: ConvElement>(tuning: &TiledTuning) -> ModuleSource {
-    let name = if *tuning == tiled_tuning::<T>() {
+    let base = tiled_tuning::<T>();
+    let block_fields = |t: &TiledTuning| (t.rows_per_thread, t.reg_filter_max_k, t.load_batch);
+    let name = if block_fields(tuning) == block_fields(&base) {
         format!("linalg_conv_{}", T::SUFFIX)
     } else {
         format!(
@@ -690,6 +718,18 @@ pub fn conv2d_tuned_with<T: ConvElement>(
             ));
         }
     }
+    if options.algorithm == ConvAlgorithm::TiledHalo && uses_strip(k, tuning) {
+        let strip_tuning = tuning.strip.expect("uses_strip checked it is set");
+        return conv2d_strip(
+            gpu,
+            image,
+            filter,
+            output,
+            out_shape,
+            options,
+            &strip_tuning,
+        );
+    }
     let shared = shared_bytes_with::<T>(options.algorithm, options.block, k, tuning);
     let limit = gpu.info().shared_per_block_optin;
     if shared > limit {
@@ -757,6 +797,78 @@ pub fn conv2d_tuned_with<T: ConvElement>(
     }
 }
 
+/// `TiledHalo` through the strip kernel, for a validated problem whose
+/// output does not overlap its inputs.
+fn conv2d_strip<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    mut output: MatrixViewMut<'_, T>,
+    out_shape: (usize, usize),
+    options: &ConvOptions,
+    tuning: &StripTuning,
+) -> Result<()> {
+    let k = filter.rows();
+    let (h, w) = image.shape();
+    let warps = strip::strip_warps(options.block)?;
+    let pad = anchor(k, options.border, options.flip);
+    // As for the block kernel: Valid reads outside the image only for the
+    // surplus outputs right of the last column, never stored: zeros.
+    let padding = match options.border {
+        Border::Valid => Padding::Zero,
+        _ => options.padding,
+    };
+    let geometry = strip::strip_geometry(out_shape.1, pad, tuning.elems_per_lane, k);
+    let image_data = image.data();
+    let aligned = strip::rows_aligned::<T>(image_data.device_ptr(), w, tuning);
+
+    let module = gpu.module(&strip::strip_module::<T>(tuning))?;
+    let kernel = module.kernel(&strip::strip_entry::<T>(k))?;
+    let strip_rows = if tuning.strip_rows == 0 {
+        let resident = kernel
+            .resident_blocks_per_sm(warps * 32, strip::strip_shared_bytes::<T>(tuning, warps))?;
+        strip::wave_strip_rows(
+            out_shape.0,
+            geometry.col_strips,
+            warps,
+            resident,
+            gpu.info().sm_count,
+        )
+    } else {
+        tuning.strip_rows
+    };
+    let config = strip::strip_launch_config::<T>(out_shape, &geometry, warps, strip_rows, tuning)?;
+    let filter_data = filter.data();
+    let mut out_data = output.data_mut();
+    let mut args = KernelArgs::new();
+    args.input(&image_data)
+        .input(&filter_data)
+        .output(&mut out_data)
+        .scalar(h as i64)
+        .scalar(w as i64)
+        .scalar(out_shape.0 as i64)
+        .scalar(out_shape.1 as i64)
+        .scalar(pad as i32)
+        .scalar(padding as i32)
+        .scalar(options.flip as i32)
+        .scalar(strip_rows as i32)
+        .scalar(i32::from(aligned))
+        .scalar(geometry.col_base)
+        .scalar(geometry.col_strips as i64);
+    // SAFETY: the arguments match the strip entry's parameter list (three
+    // pointers, four i64, five i32, two i64) in order; the image holds H·W
+    // elements, the filter K·K and the output OH·OW (validated shapes). The
+    // kernel reads the image only at rows and columns mapped into [0, H) ×
+    // [0, W) by conv_map_coord, with vector loads only when `aligned` (W a
+    // multiple of VEC and the base address VEC-element aligned) and the
+    // chunk lies inside its row; it reads filter indices < K² and writes
+    // only (row < OH, 0 ≤ col < OW). Shared memory is the
+    // strip_shared_bytes the kernel's staging slices (32·VEC elements per
+    // warp, `warps` = blockDim.y) need. The output does not overlap the
+    // inputs (checked by the caller) and only this stream writes it.
+    unsafe { gpu.launch(&kernel, config, &args) }
+}
+
 /// [`conv2d`] into a new matrix of the [`output_shape`].
 pub fn conv2d_new<T: ConvElement>(
     gpu: &Gpu,
@@ -779,13 +891,35 @@ pub fn conv2d_new<T: ConvElement>(
     Ok(result)
 }
 
-/// Every module [`conv2d`] can request: one per element type.
+/// Every module [`conv2d`] can request: one per element type, the strip
+/// module of each type's tuning (if it has one), and the strip modules of
+/// the [`STRIP_CANDIDATES`] the tuning sweep compares (`f32`).
 pub fn conv_kernel_catalog() -> Vec<ModuleSource> {
-    vec![
+    let mut modules = vec![
         conv_module::<f32>(),
         conv_module::<f64>(),
         conv_module::<i32>(),
-    ]
+    ];
+    let mut strips: Vec<ModuleSource> = Vec::new();
+    let mut add = |module: ModuleSource| {
+        if !strips.iter().any(|m| m.name() == module.name()) {
+            strips.push(module);
+        }
+    };
+    if let Some(t) = tiled_tuning::<f32>().strip {
+        add(strip::strip_module::<f32>(&t));
+    }
+    if let Some(t) = tiled_tuning::<f64>().strip {
+        add(strip::strip_module::<f64>(&t));
+    }
+    if let Some(t) = tiled_tuning::<i32>().strip {
+        add(strip::strip_module::<i32>(&t));
+    }
+    for t in STRIP_CANDIDATES {
+        add(strip::strip_module::<f32>(&t));
+    }
+    modules.extend(strips);
+    modules
 }
 
 #[cfg(test)]
@@ -953,9 +1087,14 @@ mod tests {
             .map(|m| m.name().to_owned())
             .collect();
         assert_eq!(
-            names,
+            names[..3],
             ["linalg_conv_f32", "linalg_conv_f64", "linalg_conv_i32"]
         );
+        // Every strip candidate's module is listed (the sweep compiles them).
+        for t in STRIP_CANDIDATES {
+            let name = strip::strip_module::<f32>(&t).name().to_owned();
+            assert!(names.contains(&name), "{name}");
+        }
     }
 
     #[test]

@@ -334,6 +334,7 @@ fn other_tiled_tunings_f32() {
             rows_per_thread: 1,
             reg_filter_max_k: 0,
             load_batch: 1,
+            strip: None,
         },
         TiledTuning {
             rows_per_thread: 16,
@@ -353,6 +354,7 @@ fn other_tiled_tunings_f64_i32() {
         rows_per_thread: 3,
         reg_filter_max_k: 5,
         load_batch: 16,
+        strip: None,
     };
     other_tunings::<f64>(seed, &[odd]);
     other_tunings::<i32>(seed, &[odd]);

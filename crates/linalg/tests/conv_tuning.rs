@@ -1,0 +1,216 @@
+//! Tuning sweep of `TiledHalo` on the headline problem (issue 5): f32,
+//! 8192² image, `Border::Valid`, K = 3 and K = 5. Every variant — the block
+//! kernel (the table's tuning) and each strip-kernel candidate
+//! ([`STRIP_CANDIDATES`], plus other block shapes) — is first checked
+//! exactly, bit for bit, against a CPU reference that adds the products in
+//! the kernels' order with f32 fused multiply-adds, then timed: median of 25
+//! runs after 3 warm-ups (CUDA events; the output poisoned before each run,
+//! as `parprims bench` does), GB/s from the headline byte count
+//! `4·H·W + 4·outputs`, and the fraction of the device-to-device copy
+//! ceiling measured in the same process.
+//!
+//! Run on the GPU machine with
+//! `cargo test --release -p parprims-linalg --test conv_tuning -- --include-ignored --nocapture`.
+
+use gpu_core::bench::{copy_ceiling, time_device, Repetitions};
+use gpu_core::rng::random_vec;
+use gpu_core::{DeviceType, Gpu};
+use linalg::conv::{
+    conv2d_tuned_with, output_shape, tiled_tuning, StripTuning, TiledTuning, STRIP_CANDIDATES,
+};
+use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
+
+const REPS: Repetitions = Repetitions {
+    warmup: 3,
+    timed: 25,
+};
+
+const SIDE: usize = 8192;
+
+/// Valid cross-correlation with the kernels' order of operations: for each
+/// output, filter rows ascending, columns ascending, `acc = fma(x, w, acc)`
+/// in f32. Row bands on every CPU thread.
+fn cpu_exact(image: &[f32], h: usize, w: usize, filter: &[f32], k: usize) -> Vec<f32> {
+    let (rows, cols) = (h - k + 1, w - k + 1);
+    let mut out = vec![0.0f32; rows * cols];
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 64);
+    let band = rows.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (b, chunk) in out.chunks_mut(band * cols).enumerate() {
+            scope.spawn(move || {
+                for (r, out_row) in chunk.chunks_mut(cols).enumerate() {
+                    let i = b * band + r;
+                    for (j, o) in out_row.iter_mut().enumerate() {
+                        let mut acc = 0.0f32;
+                        for u in 0..k {
+                            let row = &image[(i + u) * w + j..(i + u) * w + j + k];
+                            for v in 0..k {
+                                acc = row[v].mul_add(filter[u * k + v], acc);
+                            }
+                        }
+                        *o = acc;
+                    }
+                }
+            });
+        }
+    });
+    out
+}
+
+fn strip_name(t: &StripTuning) -> String {
+    let rows = if t.strip_rows == 0 {
+        "wave".to_owned()
+    } else {
+        t.strip_rows.to_string()
+    };
+    format!(
+        "strip vec{} pre{} rows={rows} {}{}",
+        t.elems_per_lane,
+        t.prefetch_rows,
+        if t.stage_stores { "staged" } else { "direct" },
+        if t.max_registers == 0 {
+            String::new()
+        } else {
+            format!(" regs{}", t.max_registers)
+        }
+    )
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn conv_tiled_halo_sweep_8192() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
+    println!(
+        "device: {} ({} SMs); copy ceiling {:.1} GB/s (read + write, 1 GiB copy)",
+        gpu.info().name,
+        gpu.info().sm_count,
+        ceiling.gbps
+    );
+
+    let block_tuning = TiledTuning {
+        strip: None,
+        ..tiled_tuning::<f32>()
+    };
+    let mut variants: Vec<(String, TiledTuning, (u32, u32))> = vec![(
+        format!("block kernel R={} 32x8", block_tuning.rows_per_thread),
+        block_tuning,
+        (32, 8),
+    )];
+    if let Some(default_strip) = tiled_tuning::<f32>().strip {
+        variants.push((
+            format!("table default: {} 32x8", strip_name(&default_strip)),
+            tiled_tuning::<f32>(),
+            (32, 8),
+        ));
+    }
+    for t in STRIP_CANDIDATES {
+        let tuning = TiledTuning {
+            strip: Some(t),
+            ..block_tuning
+        };
+        variants.push((format!("{} 32x8", strip_name(&t)), tuning, (32, 8)));
+    }
+    // Other block shapes (warps per block) for the first candidate.
+    for block in [(8, 8), (32, 32)] {
+        let t = STRIP_CANDIDATES[0];
+        let tuning = TiledTuning {
+            strip: Some(t),
+            ..block_tuning
+        };
+        variants.push((
+            format!("{} {}x{}", strip_name(&t), block.0, block.1),
+            tuning,
+            block,
+        ));
+    }
+
+    let (h, w) = (SIDE, SIDE);
+    let seed = 0x5eed_c0de_u64
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+    let image = random_vec::<f32>(h * w, seed, -1.0, 1.0);
+    let image_d = Matrix::from_host(&gpu, h, w, &image).expect("upload");
+    for k in [3usize, 5] {
+        let filter = random_vec::<f32>(k * k, seed ^ k as u64, -1.0, 1.0);
+        let filter_d = Matrix::from_host(&gpu, k, k, &filter).expect("upload");
+        let (rows, cols) = output_shape(h, w, k, Border::Valid).expect("valid");
+        let headline_bytes = 4.0 * (h * w) as f64 + 4.0 * (rows * cols) as f64;
+        let started = std::time::Instant::now();
+        let want = cpu_exact(&image, h, w, &filter, k);
+        println!(
+            "\nf32 {h}x{w} Valid K={k}: headline bytes {headline_bytes:.0} (CPU reference {:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+        let mut out = Matrix::<f32>::poisoned(&gpu, rows, cols).expect("alloc");
+        for (name, tuning, block) in &variants {
+            let options = ConvOptions {
+                border: Border::Valid,
+                algorithm: ConvAlgorithm::TiledHalo,
+                block: *block,
+                ..ConvOptions::default()
+            };
+            // Check (this run also compiles the module).
+            let compile = std::time::Instant::now();
+            out.view_mut()
+                .data_mut()
+                .fill(&gpu, f32::poison())
+                .expect("poison");
+            conv2d_tuned_with(
+                &gpu,
+                image_d.view(),
+                filter_d.view(),
+                out.view_mut(),
+                &options,
+                tuning,
+            )
+            .unwrap_or_else(|e| panic!("K={k} {name}: {e}"));
+            let got = out.to_host(&gpu).expect("download");
+            let first_ms = compile.elapsed().as_secs_f64() * 1e3;
+            if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+                panic!(
+                    "K={k} {name}: output ({}, {}) is {}, the CPU gives {}",
+                    i / cols,
+                    i % cols,
+                    got[i],
+                    want[i]
+                );
+            }
+            let out_cell = std::cell::RefCell::new(&mut out);
+            let timing = time_device(
+                &gpu,
+                REPS,
+                |_| {
+                    out_cell
+                        .borrow_mut()
+                        .view_mut()
+                        .data_mut()
+                        .fill(&gpu, f32::poison())
+                },
+                |_| {
+                    conv2d_tuned_with(
+                        &gpu,
+                        image_d.view(),
+                        filter_d.view(),
+                        out_cell.borrow_mut().view_mut(),
+                        &options,
+                        tuning,
+                    )
+                },
+            )
+            .unwrap_or_else(|e| panic!("K={k} {name}: {e}"));
+            let gbps = headline_bytes / (timing.median_ms * 1e-3) / 1e9;
+            println!(
+                "K={k} {name:<44} {:>8.4} ms (min {:.4}) {gbps:>7.1} GB/s {:>6.3} of copy ceiling  exact ✓ (first call {first_ms:.0} ms)",
+                timing.median_ms,
+                timing.min_ms,
+                ceiling.fraction(gbps)
+            );
+        }
+    }
+}

@@ -1,0 +1,283 @@
+// conv_strip.cu — TiledHalo's strip kernel: 2-D cross-correlation /
+// convolution of an H × W image with a K × K filter (K = 1 … 7, compile-time),
+// one warp per vertical strip, a sliding window of rows in registers.
+//
+// The host (crates/linalg/src/conv_strip.rs) prepends common.cuh, then
+// `typedef <element> conv_t;`, the tuning #defines (CONV_STRIP_VEC,
+// CONV_STRIP_PREFETCH, CONV_STRIP_STAGE), then conv.cu (for conv_map_coord,
+// conv_mul_add and conv_filter_index; its tuning #defines are set too), then
+// this file, then the extern "C" entries. It computes exactly what conv.cu's
+// kernels compute (same definition, anchor `pad`, padding modes, flip), and
+// adds the products of every output in the same order (filter row u
+// ascending, then column v), so its results equal TiledHalo's block kernel
+// bit for bit.
+//
+// Geometry. A warp reads 32·VEC consecutive input columns (VEC =
+// CONV_STRIP_VEC elements per lane, 16 bytes for 4-byte types) of each input
+// row it walks down, and owns `strip_rows` (S) consecutive output rows. Lane
+// t holds input columns c0 + t·VEC … c0 + t·VEC + VEC − 1 and computes the
+// VEC outputs whose windows start at those columns: output columns
+// c0 + pad + t·VEC + q. The K − 1 columns right of a lane's chunk come from
+// the next NX = ⌈(K−1)/VEC⌉ lanes by shuffles, so the last NX lanes cannot
+// finish their outputs: they only supply columns, and a strip's outputs are
+// the first OUTW = (32 − NX)·VEC columns (strips overlap by NX chunks, which
+// the neighbouring strip's warp reads too: mostly L2 hits). Strips start at
+// input column col_base + s·OUTW, where col_base = −(pad rounded up to a
+// multiple of VEC), so every lane's chunk is VEC-aligned in the row: when
+// the image rows are aligned (W % VEC == 0 and a VEC-element-aligned base,
+// the host's `aligned` flag) each chunk is one vector load.
+//
+// Walking down: input row m (0 ≤ m < rows + K − 1) adds its horizontal dot
+// products with filter row u into the accumulator of output row m − u, for
+// every u; output row m − K + 1 is then complete, is stored and its
+// accumulator reset (a ring of K accumulator rows, indices fixed at compile
+// time by unrolling the walk by K). So each image row is loaded once per
+// strip (plus K − 1 halo rows per strip and the overlap chunks), and nothing
+// goes through shared memory except, optionally, the outputs (below).
+// CONV_STRIP_PREFETCH (D) rows are loaded ahead of the one being used, so
+// each lane keeps D vector loads in flight. A warp whose whole strip lies
+// inside the image with aligned chunks takes the interior walk (plain vector
+// loads, no edge logic); others take the edge walk, whose out-of-image and
+// unaligned samples go through the out-of-line conv_strip_fetch.
+//
+// Stores. Lane t's VEC outputs are consecutive, so storing them directly is
+// VEC scalar stores per lane at a stride of VEC elements (each warp store
+// instruction touches VEC times as many sectors as it fills). With
+// CONV_STRIP_STAGE the warp writes its 32·VEC outputs to its own slice of
+// shared memory (one vector store per lane) and stores them back in VEC
+// fully coalesced rounds of 32 consecutive elements. Output rows are
+// generally not vector-aligned (Valid: OW = W − K + 1), hence scalar stores.
+//
+// Work: K² multiply-adds per output (plus those of the NX supplying lanes
+// and of the ≤ VEC − 1 surplus outputs at a strip's left edge and the last
+// strip's right edge, which are not stored: a fraction ≈ NX/32 more).
+// Steps: (S + K − 1)·K²·VEC per warp. Global memory: reads
+// (S + K − 1)/S · 32/(32 − NX) · H·W image samples (the overlap chunks are
+// read by two warps of one block at about the same time: L1/L2 hits; the
+// K − 1 halo rows per strip may come from DRAM again), writes each output
+// once: DRAM traffic ≈ (1 + (K−1)/S)·H·W + OH·OW elements, plus the filter
+// (K² loads per warp, L1/L2 hits). Launches: 1. Shared memory per block: none, or with
+// CONV_STRIP_STAGE 32·VEC elements per warp (one vector store per lane: the
+// minimum number of wavefronts; the read-back is 32 consecutive words:
+// conflict-free). Deterministic (fixed-order sums). Not in place.
+//
+// Warps are independent: no __syncthreads, and a warp with nothing to do
+// leaves as a whole (every condition below that ends or skips work is
+// uniform across the warp), so the shuffles always have all 32 lanes.
+#pragma once
+
+#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STAGE)
+#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STAGE from the host"
+#endif
+
+// A VEC-element chunk as one register-sized load: 4, 8 or 16 bytes.
+template <int BYTES> struct conv_strip_raw;
+template <> struct conv_strip_raw<4> { typedef u32 type; };
+template <> struct conv_strip_raw<8> { typedef uint2 type; };
+template <> struct conv_strip_raw<16> { typedef uint4 type; };
+
+template <int VEC> union conv_strip_chunk {
+    typename conv_strip_raw<VEC * (int)sizeof(conv_t)>::type raw;
+    conv_t e[VEC];
+};
+
+// image(row, col) with padding applied: the edge path, kept out of line so
+// the unrolled walk stays small (it is taken only by chunks that overlap the
+// image's edges or rows that are not vector-aligned).
+__device__ __noinline__ conv_t conv_strip_fetch(const conv_t* __restrict__ img, i64 H, i64 W,
+                                                i64 row, i64 col, int padding) {
+    return conv_fetch(img, H, W, row, col, padding);
+}
+
+// Loads input row `row`, columns col … col + VEC − 1 into x. Interior
+// walks (EDGE false) know the chunk lies inside the image and is aligned: one
+// vector load. Edge walks map rows and columns by the padding mode (or read
+// zeros), with one vector load where `vector_ok` (the columns inside the
+// image, aligned) and the row is inside the image.
+template <int VEC, bool EDGE>
+__device__ __forceinline__ void conv_strip_load(const conv_t* __restrict__ img, i64 H, i64 W,
+                                                i64 row, i64 col, int padding, bool vector_ok,
+                                                conv_t (&x)[VEC]) {
+    if (!EDGE || (vector_ok && row >= 0 && row < H)) {
+        typedef typename conv_strip_raw<VEC * (int)sizeof(conv_t)>::type raw_t;
+        conv_strip_chunk<VEC> chunk;
+        chunk.raw = *reinterpret_cast<const raw_t*>(img + row * W + col);
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) x[q] = chunk.e[q];
+    } else {
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) x[q] = conv_strip_fetch(img, H, W, row, col + q, padding);
+    }
+}
+
+// One warp's walk down its strip (see the file header). `in_row0`: the
+// first input row, `in_rows` = output rows + K − 1; `strip_col`: the first
+// input column of the strip; `col`: this lane's chunk.
+template <int KC, bool EDGE>
+__device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
+                                                const conv_t* __restrict__ filt,
+                                                conv_t* __restrict__ out, i64 H, i64 W, i64 OW,
+                                                int pad, int padding, int flip, i64 out_row0,
+                                                i64 in_row0, int in_rows, i64 strip_col, i64 col,
+                                                bool lane_vector) {
+    constexpr int VEC = CONV_STRIP_VEC;
+    constexpr int D = CONV_STRIP_PREFETCH;
+    constexpr int SW = 32 * VEC;                  // input columns a warp reads
+    constexpr int NX = (KC - 1 + VEC - 1) / VEC;  // lanes that only supply columns
+    constexpr int OUTW = (32 - NX) * VEC;         // output columns per strip
+    constexpr int WIN = VEC + KC - 1;             // columns a lane's outputs read
+
+    const int lane = threadIdx.x;
+    const i64 out_col = strip_col + pad + (i64)lane * VEC;  // output column of x[0]'s window
+    const bool lane_stores = lane < 32 - NX;
+
+    // The filter, rotated when flipping, in registers (every lane reads the
+    // same K² addresses: broadcasts from L1).
+    conv_t w[KC * KC];
+#pragma unroll
+    for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
+
+    // D rows in flight: pre[0] is the next row to use.
+    conv_t pre[D][VEC];
+#pragma unroll
+    for (int p = 0; p < D; ++p) {
+        if (p < in_rows) {
+            conv_strip_load<VEC, EDGE>(img, H, W, in_row0 + p, col, padding, lane_vector, pre[p]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) pre[p][q] = (conv_t)0;
+        }
+    }
+
+    conv_t acc[KC][VEC];
+#pragma unroll
+    for (int s = 0; s < KC; ++s)
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) acc[s][q] = (conv_t)0;
+
+#if CONV_STRIP_STAGE
+    extern __shared__ __align__(16) unsigned char conv_strip_smem[];
+    conv_t* stage = reinterpret_cast<conv_t*>(conv_strip_smem) + threadIdx.y * SW;
+#endif
+
+    // The walk, unrolled by K so that the accumulator ring's indices are
+    // compile-time constants (m ≡ phase mod K).
+    for (int m_base = 0; m_base < in_rows; m_base += KC) {
+#pragma unroll
+        for (int phase = 0; phase < KC; ++phase) {
+            const int m = m_base + phase;
+            if (m >= in_rows) break;  // uniform
+
+            // Take row m, start loading row m + D.
+            conv_t x[VEC];
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) x[q] = pre[0][q];
+#pragma unroll
+            for (int p = 0; p + 1 < D; ++p) {
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) pre[p][q] = pre[p + 1][q];
+            }
+            if (m + D < in_rows) {
+                conv_strip_load<VEC, EDGE>(img, H, W, in_row0 + m + D, col, padding, lane_vector,
+                                     pre[D - 1]);
+            }
+
+            // The window: x, then the K − 1 columns to its right. Column e
+            // of the extension is element e % VEC of the chunk d = 1 + e / VEC
+            // lanes to the right (d ≤ NX: the last NX lanes, which do not
+            // store, get wrapped-around values).
+            conv_t win[WIN];
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) win[q] = x[q];
+#pragma unroll
+            for (int e = 0; e < KC - 1; ++e) {
+                const int d = 1 + e / VEC;
+                win[VEC + e] = __shfl_sync(0xffffffffu, x[e % VEC], (lane + d) & 31);
+            }
+
+            // Row m meets filter row u in output row m − u (ring slot
+            // (phase − u) mod K).
+#pragma unroll
+            for (int u = 0; u < KC; ++u) {
+                const int slot = (phase - u + KC) % KC;
+#pragma unroll
+                for (int v = 0; v < KC; ++v) {
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q)
+                        acc[slot][q] = conv_mul_add(acc[slot][q], win[q + v], w[u * KC + v]);
+                }
+            }
+
+            // Output row o = m − K + 1 is complete: store it (rows o < 0,
+            // the first K − 1 steps, exist only as sums to discard). Its
+            // slot then starts output row m + 1, which row m + 1 begins.
+            const int o = m - (KC - 1);
+            const int done = (phase + 1) % KC;  // compile-time once unrolled
+            if (o >= 0) {  // uniform
+                conv_t* out_row = out + (out_row0 + o) * OW;
+#if CONV_STRIP_STAGE
+                __syncwarp();  // the previous row's read-back is finished
+                {
+                    conv_strip_chunk<VEC> chunk;
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) chunk.e[q] = acc[done][q];
+                    typedef typename conv_strip_raw<VEC * (int)sizeof(conv_t)>::type raw_t;
+                    reinterpret_cast<raw_t*>(stage)[lane] = chunk.raw;
+                }
+                __syncwarp();
+#pragma unroll
+                for (int s = 0; s < VEC; ++s) {
+                    const int idx = s * 32 + lane;
+                    const i64 j = strip_col + pad + idx;
+                    if (idx < OUTW && j >= 0 && j < OW) out_row[j] = stage[idx];
+                }
+#else
+                if (lane_stores) {
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) {
+                        const i64 j = out_col + q;
+                        if (j >= 0 && j < OW) out_row[j] = acc[done][q];
+                    }
+                }
+#endif
+            }
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) acc[done][q] = (conv_t)0;
+        }
+    }
+}
+
+template <int KC>
+__device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
+                                           const conv_t* __restrict__ filt,
+                                           conv_t* __restrict__ out, i64 H, i64 W, i64 OH, i64 OW,
+                                           int pad, int padding, int flip, int strip_rows,
+                                           int aligned, i64 col_base, i64 col_strips) {
+    constexpr int VEC = CONV_STRIP_VEC;
+    constexpr int NX = (KC - 1 + VEC - 1) / VEC;  // lanes that only supply columns
+    constexpr int OUTW = (32 - NX) * VEC;         // output columns per strip
+
+    const int lane = threadIdx.x;  // blockDim.x == 32
+    const i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+    const i64 out_row0 = (i64)block_row_2d() * strip_rows;
+    // Whole warps leave (strip and out_row0 are uniform across the warp).
+    if (strip >= col_strips || out_row0 >= OH) return;
+    const int rows = (int)min((i64)strip_rows, OH - out_row0);  // output rows of this strip
+    const int in_rows = rows + KC - 1;                           // input rows it walks
+    const i64 in_row0 = out_row0 - pad;
+
+    const i64 strip_col = col_base + strip * OUTW;  // first input column of the strip
+    const i64 col = strip_col + (i64)lane * VEC;     // this lane's chunk
+    const bool lane_vector = aligned && col >= 0 && col + VEC <= W;
+    // Interior strips (every row inside the image, every lane's chunk inside
+    // and aligned) take the walk without edge logic. Uniform across the warp.
+    const bool interior =
+        __all_sync(0xffffffffu, lane_vector) && in_row0 >= 0 && in_row0 + in_rows <= H;
+    if (interior) {
+        conv_strip_walk<KC, false>(img, filt, out, H, W, OW, pad, padding, flip, out_row0,
+                                   in_row0, in_rows, strip_col, col, lane_vector);
+    } else {
+        conv_strip_walk<KC, true>(img, filt, out, H, W, OW, pad, padding, flip, out_row0,
+                                  in_row0, in_rows, strip_col, col, lane_vector);
+    }
+}
