@@ -13,10 +13,13 @@
 //! `cargo test --release -p parprims-linalg --test conv_tuning -- --include-ignored --nocapture`.
 
 use gpu_core::bench::{copy_ceiling, time_device, Repetitions};
+use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
 use gpu_core::rng::random_vec;
-use gpu_core::{DeviceType, Gpu};
+use gpu_core::{DeviceType, Gpu, ModuleSource};
+use linalg::conv::strip::strip_module;
 use linalg::conv::{
-    conv2d_tuned_with, output_shape, tiled_tuning, StripTuning, TiledTuning, STRIP_CANDIDATES,
+    conv2d_tuned_with, conv_module_with, output_shape, tiled_tuning, StripTuning, TiledTuning,
+    STRIP_CANDIDATES,
 };
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
 
@@ -58,6 +61,46 @@ fn cpu_exact(image: &[f32], h: usize, w: usize, filter: &[f32], k: usize) -> Vec
         }
     });
     out
+}
+
+/// Compiles `modules` for this device on every CPU thread at once and puts
+/// the cubins in the disk cache, so the sweep's first calls load them
+/// instead of compiling one after another (NVRTC takes seconds per module).
+/// Best effort: anything that fails here is compiled (and reported) by the
+/// call that needs it.
+fn prewarm(gpu: &Gpu, modules: &[ModuleSource]) {
+    let Ok(version) = nvrtc_version() else {
+        return;
+    };
+    let arch = gpu.info().arch();
+    let cache = DiskCache::from_env();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(modules.len().max(1));
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(module) = modules.get(i) else {
+                    break;
+                };
+                let key = module.cache_key(&arch, version);
+                if cache.load(key).is_none() {
+                    if let Ok(cubin) = compile_cubin(module, &arch) {
+                        cache.store(key, &cubin);
+                    }
+                }
+            });
+        }
+    });
+    println!(
+        "prewarmed {} modules on {threads} threads in {:.1} s",
+        modules.len(),
+        started.elapsed().as_secs_f64()
+    );
 }
 
 fn strip_name(t: &StripTuning) -> String {
@@ -127,6 +170,17 @@ fn conv_tiled_halo_sweep_8192() {
             block,
         ));
     }
+
+    let mut modules = vec![conv_module_with::<f32>(&block_tuning)];
+    for (_, tuning, _) in &variants {
+        if let Some(t) = &tuning.strip {
+            let module = strip_module::<f32>(t);
+            if !modules.iter().any(|m| m.name() == module.name()) {
+                modules.push(module);
+            }
+        }
+    }
+    prewarm(&gpu, &modules);
 
     let (h, w) = (SIDE, SIDE);
     let seed = 0x5eed_c0de_u64
