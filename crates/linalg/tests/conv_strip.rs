@@ -10,10 +10,12 @@
 //! They need a CUDA GPU: `cargo test -p parprims-linalg --test conv_strip --
 //! --include-ignored`.
 
+use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
 use gpu_core::{rng::random_vec, DeviceBuffer, Gpu};
+use linalg::conv::strip::strip_module;
 use linalg::conv::{
-    conv2d_tuned_with, output_shape, tiled_tuning, StripTuning, TiledTuning, STRIP_CANDIDATES,
-    STRIP_MAX_K,
+    conv2d_tuned_with, conv_module, output_shape, tiled_tuning, StripTuning, TiledTuning,
+    STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{
     conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding,
@@ -166,12 +168,54 @@ const SHAPES: [(usize, usize, usize); 12] = [
     (5, 300, 1),
 ];
 
+/// Compiles the strip modules of `strips` (and the block kernel's module)
+/// for this device on every CPU thread at once into the disk cache, so the
+/// test's first calls load them instead of compiling one after another.
+/// Best effort: a module that fails here is compiled (and its error
+/// reported) by the call that needs it.
+fn prewarm<T: ConvElement>(gpu: &Gpu, strips: &[StripTuning]) {
+    let Ok(version) = nvrtc_version() else {
+        return;
+    };
+    let mut modules = vec![conv_module::<T>()];
+    for t in strips {
+        let module = strip_module::<T>(t);
+        if !modules.iter().any(|m| m.name() == module.name()) {
+            modules.push(module);
+        }
+    }
+    let arch = gpu.info().arch();
+    let cache = DiskCache::from_env();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(modules.len());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(module) = modules.get(i) else {
+                    break;
+                };
+                let key = module.cache_key(&arch, version);
+                if cache.load(key).is_none() {
+                    if let Ok(cubin) = compile_cubin(module, &arch) {
+                        cache.store(key, &cubin);
+                    }
+                }
+            });
+        }
+    });
+}
+
 fn strip_against_block_and_cpu<T: ConvElement>(
     seed: u64,
     strips: &[StripTuning],
     offsets: &[usize],
 ) {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
+    prewarm::<T>(&gpu, strips);
     let block_tuning = TiledTuning {
         strip: None,
         ..tiled_tuning::<T>()
@@ -281,6 +325,8 @@ fn strip_f64_and_i32() {
 fn strip_every_k_on_a_larger_image() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = run_seed();
+    let strips = [strip(4, 2, 0, true, 0), strip(4, 3, 7, false, 0)];
+    prewarm::<f32>(&gpu, &strips);
     let (h, w) = (517, 1032);
     let image = inputs::<f32>(h * w, seed);
     let block_tuning = TiledTuning {
@@ -296,7 +342,7 @@ fn strip_every_k_on_a_larger_image() {
                 flip: k % 2 == 0,
                 ..ConvOptions::default()
             };
-            for strip_tuning in [strip(4, 2, 0, true, 0), strip(4, 3, 7, false, 0)] {
+            for strip_tuning in strips {
                 let tuning = TiledTuning {
                     strip: Some(strip_tuning),
                     ..block_tuning
