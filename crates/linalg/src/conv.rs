@@ -36,13 +36,16 @@
 //! | `Global` (lab gpu-gm) | global | global (L1/L2) | 1 output |
 //! | `SharedFilter` (lab gpu-sm) | shared | global (L1/L2) | 1 output |
 //! | `ConstantFilter` | `__constant__` | global (L1/L2) | 1 output |
-//! | `TiledHalo` (default) | registers / shared | one coalesced tile + halo in shared memory | a column of R outputs |
+//! | `TiledHalo` (default), block kernel | registers / shared | one coalesced tile + halo in shared memory | a column of R outputs |
+//! | `TiledHalo` (default), strip kernel ([`strip`], `K ≤ 7` when [`TiledTuning::strip`] is set) | registers | each row once per warp strip, vector loads, neighbours' columns by shuffles | VEC outputs per row, walking down S rows |
 //!
 //! All: one launch, `K²` multiply-adds per output (work `OH·OW·K²`), global
 //! memory traffic near `(H·W + OH·OW + K²)` elements ([`conv_bytes_moved`]),
 //! not in place (the output may not overlap the image or the filter),
 //! deterministic. Shared memory and bank behaviour are in each kernel's header
-//! in `kernels/cuda/conv.cu`.
+//! in `kernels/cuda/conv.cu` and `kernels/cuda/conv_strip.cu`. The strip and
+//! block kernels add each output's products in the same order: their results
+//! are identical.
 //!
 //! # ConstantFilter and concurrency
 //!
