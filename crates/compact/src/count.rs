@@ -11,8 +11,10 @@
 use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
-use crate::modules::{entry, module, PredicateSource, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD};
-use crate::Selection;
+use crate::modules::{
+    entry, module, PredicateSource, Tuning, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD,
+};
+use crate::{loaded, Selection};
 
 /// Global bytes the count pass moves for `n` items of `element_bytes`.
 pub fn count_bytes_moved(n: usize, element_bytes: usize, by_flags: bool) -> u64 {
@@ -31,31 +33,31 @@ pub(crate) fn count_into<T: Element>(
     let tile_items = COUNT_BLOCK_THREADS as u64 * COUNT_ITEMS_PER_THREAD as u64;
     let num_tiles = (n as u64).div_ceil(tile_items);
     let mut args = KernelArgs::new();
-    let kernel = match selection {
+    let default = Tuning::of::<T>();
+    let (predicate, entry_name) = match selection {
         Selection::Flags { flags, .. } => {
-            let kernel = gpu.kernel(
-                &module::<T>(PredicateSource::Builtin),
-                &entry::count_flagged::<T>(),
-            )?;
             args.input(flags);
-            kernel
+            (PredicateSource::Builtin, entry::count_flagged::<T>())
         }
         Selection::Predicate { input, predicate } => {
-            let kernel = gpu.kernel(
-                &module::<T>(PredicateSource::of(predicate)),
-                &entry::count_if::<T>(),
-            )?;
             let (code, a, b) = predicate.kernel_arguments();
             args.input(input).scalar(code).scalar(a).scalar(b);
-            kernel
+            (PredicateSource::of(predicate), entry::count_if::<T>())
         }
     };
+    // The count entries live in the main module (the default tuning's).
+    let (kernel, resident) = loaded::kernel(
+        gpu,
+        predicate,
+        &default,
+        || module::<T>(predicate),
+        &entry_name,
+        Some(COUNT_BLOCK_THREADS),
+    )?;
     // A persistent grid: as many blocks as are resident at once (never more
     // than there are tiles), each striding over tiles, so the single counter
     // sees one atomic add per block rather than one per tile.
-    let resident = kernel
-        .resident_blocks_per_sm(COUNT_BLOCK_THREADS, 0)?
-        .max(1) as u64;
+    let resident = resident.max(1) as u64;
     let blocks = num_tiles.min(gpu.info().sm_count as u64 * resident).max(1);
     let config = LaunchConfig {
         grid: (blocks as u32, 1, 1),

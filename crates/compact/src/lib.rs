@@ -41,6 +41,7 @@
 
 mod count;
 pub mod cpu;
+mod loaded;
 mod modules;
 mod predicate;
 mod scan_bridge;

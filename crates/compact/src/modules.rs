@@ -425,6 +425,18 @@ fn add_single_pass<T: Element>(
         )
 }
 
+/// The name of the built-in module holding `tuning`'s single-pass entries:
+/// `compact_{type}` for the default tuning (the main module), else
+/// `compact_sp_{tag}_{type}`. It determines the module's source (the
+/// kernel store in `loaded.rs` relies on that).
+pub(crate) fn builtin_module_name<T: Element>(tuning: &Tuning) -> String {
+    if *tuning == Tuning::of::<T>() {
+        format!("compact_{}", T::SUFFIX)
+    } else {
+        format!("compact_sp_{}_{}", tuning.tag(), T::SUFFIX)
+    }
+}
+
 /// The single-pass module for `tuning`: the default tuning lives in the
 /// main module ([`module`]); any other (a candidate) in a module of its own
 /// holding only the single-pass entries for the built-in predicates and flags.
@@ -438,7 +450,7 @@ pub(crate) fn single_pass_module<T: Element>(
     let (pred_type, support) = predicate_parts::<T>(predicate);
     let builtin = matches!(predicate, PredicateSource::Builtin);
     let name = match predicate {
-        PredicateSource::Builtin => format!("compact_sp_{}_{}", tuning.tag(), T::SUFFIX),
+        PredicateSource::Builtin => builtin_module_name::<T>(tuning),
         PredicateSource::Custom(custom) => {
             format!(
                 "compact_sp_{}_custom_{}_{}",
@@ -466,7 +478,7 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
     let tuning = Tuning::of::<T>();
     let (count_block, count_items) = (COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD);
     let name = match predicate {
-        PredicateSource::Builtin => format!("compact_{}", T::SUFFIX),
+        PredicateSource::Builtin => builtin_module_name::<T>(&tuning),
         PredicateSource::Custom(custom) => {
             format!("compact_custom_{}_{}", custom.name(), T::SUFFIX)
         }

@@ -36,7 +36,7 @@ use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
 use crate::modules::{entry, single_pass_module, PredicateSource, Schedule, Tuning};
-use crate::Selection;
+use crate::{loaded, Selection};
 
 /// Runs the select (`partition == false`) or the partition scatter with
 /// `tuning` (the default, or a catalogued candidate: validated by the
@@ -55,13 +55,10 @@ pub(crate) fn run<T: Element>(
     let num_tiles = tuning.tiles(n as u64);
     // Compile (or fetch) the kernel before writing anything: a custom
     // predicate that does not compile leaves every buffer untouched.
-    let (source, entry_name) = match selection {
-        Selection::Flags { .. } => (
-            single_pass_module::<T>(PredicateSource::Builtin, tuning),
-            entry::select_flagged::<T>(),
-        ),
+    let (predicate, entry_name) = match selection {
+        Selection::Flags { .. } => (PredicateSource::Builtin, entry::select_flagged::<T>()),
         Selection::Predicate { predicate, .. } => (
-            single_pass_module::<T>(PredicateSource::of(predicate), tuning),
+            PredicateSource::of(predicate),
             if partition {
                 entry::partition_if::<T>()
             } else {
@@ -69,7 +66,15 @@ pub(crate) fn run<T: Element>(
             },
         ),
     };
-    let kernel = gpu.kernel(&source, &entry_name)?;
+    let persistent = tuning.schedule == Schedule::Persistent;
+    let (kernel, resident) = loaded::kernel(
+        gpu,
+        predicate,
+        tuning,
+        || single_pass_module::<T>(predicate, tuning),
+        &entry_name,
+        persistent.then_some(tuning.block_threads),
+    )?;
     let config = match tuning.schedule {
         // One block per tile. Blocks draw tile numbers from the counter in
         // the order they start, so a grid spilled into y (more than 2^31 − 1
@@ -81,10 +86,9 @@ pub(crate) fn run<T: Element>(
         // As many blocks as fit on the device at once (never more than
         // there are tiles); each loops over tiles drawn from the counter.
         Schedule::Persistent => {
-            let resident = kernel
-                .resident_blocks_per_sm(tuning.block_threads, 0)?
-                .max(1) as u64;
-            let blocks = num_tiles.min(gpu.info().sm_count as u64 * resident).max(1);
+            let blocks = num_tiles
+                .min(gpu.info().sm_count as u64 * resident.max(1) as u64)
+                .max(1);
             LaunchConfig {
                 grid: (blocks as u32, 1, 1),
                 block: (tuning.block_threads, 1, 1),

@@ -31,8 +31,8 @@ use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
 
-use crate::modules::{entry, module, PredicateSource, THREE_PASS_BLOCK_THREADS};
-use crate::Selection;
+use crate::modules::{entry, module, PredicateSource, Tuning, THREE_PASS_BLOCK_THREADS};
+use crate::{loaded, Selection};
 
 /// Whether the marks and positions are `u64` for `n` items.
 pub fn uses_u64_marks(n: usize) -> bool {
@@ -80,16 +80,22 @@ fn run_with<T: Element, C: Element>(
     scan_algorithm: ScanAlgorithm,
 ) -> Result<()> {
     let n = selection.len();
-    // Compile (or fetch) both kernels before anything is written.
-    let source = match selection {
-        Selection::Flags { .. } => module::<T>(PredicateSource::Builtin),
-        Selection::Predicate { predicate, .. } => module::<T>(PredicateSource::of(predicate)),
+    // Compile (or fetch) both kernels before anything is written. They live
+    // in the main module (the default tuning's).
+    let predicate = match selection {
+        Selection::Flags { .. } => PredicateSource::Builtin,
+        Selection::Predicate { predicate, .. } => PredicateSource::of(predicate),
     };
-    let map_kernel = match selection {
-        Selection::Flags { .. } => gpu.kernel(&source, &entry::map_flags::<T, C>())?,
-        Selection::Predicate { .. } => gpu.kernel(&source, &entry::map_if::<T, C>())?,
+    let default = Tuning::of::<T>();
+    let map_entry = match selection {
+        Selection::Flags { .. } => entry::map_flags::<T, C>(),
+        Selection::Predicate { .. } => entry::map_if::<T, C>(),
     };
-    let scatter_kernel = gpu.kernel(&source, &entry::scatter::<T, C>(partition))?;
+    let build = || module::<T>(predicate);
+    let (map_kernel, _) = loaded::kernel(gpu, predicate, &default, build, &map_entry, None)?;
+    let scatter_entry = entry::scatter::<T, C>(partition);
+    let (scatter_kernel, _) =
+        loaded::kernel(gpu, predicate, &default, build, &scatter_entry, None)?;
 
     // SAFETY: both are written in full (map writes every mark, the scan every
     // position) before anything reads them.

@@ -371,3 +371,78 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
     assert!(all_poison(&short.to_host(&gpu).expect("download")));
     assert!(all_poison(&count.to_host(&gpu).expect("download")));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernels_are_kept_per_context() {
+    // Built-in kernels are kept per (context, module, entry): a second
+    // handle, a dropped-and-reopened device and a second stream must all
+    // get working kernels; back-to-back enqueues should cost microseconds of
+    // host time, not tens (printed, not asserted: host timing is noisy).
+    let seed = fresh_seed();
+    let n = 3 * 4096 + 17;
+    let input: Vec<i32> = random_vec(n, seed, -100.0, 100.0);
+    let flags = random_flags(n, seed ^ 3, 0.4);
+    let expected = cpu::select_flagged(&input, &flags).expect("lengths");
+    let predicate = Predicate::Lt(10i32);
+    let expected_if = cpu::select_if(&input, &predicate);
+    let run = |gpu: &Gpu, label: &str| {
+        let d_input = DeviceBuffer::from_host(gpu, &input).expect("upload");
+        let d_flags = DeviceBuffer::from_host(gpu, &flags).expect("upload");
+        for tuning in [Tuning::of::<i32>(), Tuning::candidates(4)[6]] {
+            let ctx = format!("{label} {}", tuning.name());
+            check_flagged(
+                gpu,
+                &tuning,
+                d_input.view(),
+                d_flags.view(),
+                &expected,
+                &ctx,
+            );
+            check_predicate(gpu, &tuning, d_input.view(), &input, &predicate, &ctx);
+        }
+        // The untuned entry points (main module, count pass, three-pass).
+        for algorithm in [
+            compact::CompactAlgorithm::SinglePass,
+            compact::CompactAlgorithm::ThreePass {
+                scan: compact::ScanAlgorithm::Blelloch,
+            },
+        ] {
+            let got =
+                compact::select_if(gpu, d_input.view(), &predicate, algorithm).expect("select_if");
+            assert_eq!(got.items.to_host(gpu).expect("download"), expected_if);
+            assert_eq!(
+                compact::count_if(gpu, d_input.view(), &predicate).expect("count"),
+                expected_if.len()
+            );
+        }
+        let mut out = DeviceBuffer::<i32>::poisoned(gpu, n).expect("alloc");
+        let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect("alloc");
+        gpu.synchronize().expect("sync");
+        let started = std::time::Instant::now();
+        let calls = 200;
+        for _ in 0..calls {
+            compact::select_flagged_into(
+                gpu,
+                d_input.view(),
+                d_flags.view(),
+                out.view_mut(),
+                count.view_mut(),
+                compact::CompactAlgorithm::SinglePass,
+            )
+            .expect("enqueue");
+        }
+        let host_us = started.elapsed().as_secs_f64() * 1e6 / calls as f64;
+        assert_eq!(
+            count.to_host(gpu).expect("download")[0] as usize,
+            expected.len()
+        );
+        println!("{label}: {host_us:.1} us of host time per select_flagged_into enqueue");
+    };
+    let first = Gpu::new(0).expect("a CUDA GPU");
+    run(&first, "first handle");
+    run(&first.with_new_stream().expect("stream"), "second stream");
+    drop(first);
+    let reopened = Gpu::new(0).expect("a CUDA GPU");
+    run(&reopened, "reopened");
+}
