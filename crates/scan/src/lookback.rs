@@ -103,6 +103,10 @@ pub struct LookbackTuning {
     /// Evict-first (`.cs`) cache hints on the data's 16-byte loads and
     /// stores (warp-striped layout only; validate refuses it otherwise).
     pub streaming: bool,
+    /// A persistent grid (about as many blocks as fit on the device), each
+    /// block taking tiles from the counter in a loop and fetching the next
+    /// index while it loads the current tile (warp-striped layout only).
+    pub persistent: bool,
 }
 
 /// Static shared memory a kernel may use without opting in.
@@ -122,7 +126,14 @@ impl LookbackTuning {
             min_blocks_per_sm: 0,
             spin_ns: 0,
             streaming: false,
+            persistent: false,
         }
+    }
+
+    /// With or without a persistent grid.
+    pub const fn with_persistent(mut self, persistent: bool) -> Self {
+        self.persistent = persistent;
+        self
     }
 
     /// With or without evict-first cache hints.
@@ -212,6 +223,9 @@ impl LookbackTuning {
         if self.streaming {
             suffix.push_str("_cs");
         }
+        if self.persistent {
+            suffix.push_str("_pb");
+        }
         suffix
     }
 
@@ -255,6 +269,12 @@ impl LookbackTuning {
             return Err(Error::invalid(
                 "streaming",
                 "cache hints are implemented for the warp-striped layout only",
+            ));
+        }
+        if self.persistent && self.layout != TileLayout::WarpStriped {
+            return Err(Error::invalid(
+                "persistent",
+                "the persistent grid is implemented for the warp-striped layout only",
             ));
         }
         if self.min_blocks_per_sm != 0 {
@@ -336,6 +356,8 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(512, 16).with_streaming(true),
             striped(256, 16).with_lookback_width(8),
             striped(512, 16).with_lookback_width(8),
+            striped(256, 16).with_persistent(true),
+            striped(512, 16).with_persistent(true),
         ]
     } else {
         vec![
@@ -360,6 +382,9 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(256, 8)
                 .with_status8(Packed128)
                 .with_lookback_width(8),
+            striped(256, 8)
+                .with_status8(Packed128)
+                .with_persistent(true),
         ]
     };
     for tuning in others {
@@ -402,6 +427,14 @@ pub fn protocol_test_variants() -> Vec<LookbackTuning> {
             .with_status8(Packed128)
             .with_lookback_width(4)
             .with_streaming(true),
+        tiny.with_layout(WarpStriped)
+            .with_lookback_width(2)
+            .with_persistent(true),
+        LookbackTuning::shape(32, 4)
+            .with_layout(WarpStriped)
+            .with_status8(Packed128)
+            .with_lookback_width(4)
+            .with_persistent(true),
     ]
 }
 
@@ -456,10 +489,14 @@ fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> Str
 fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let entry = entry_name::<T, O>(op, tuning);
-    let (function, stream) = match tuning.layout {
-        TileLayout::Exchange => ("scan_lookback_tile", String::new()),
-        TileLayout::WarpStriped => (
-            "scan_lookback_tile_striped",
+    let (function, stream) = match (tuning.layout, tuning.persistent) {
+        (TileLayout::Exchange, _) => ("scan_lookback_tile", String::new()),
+        (TileLayout::WarpStriped, persistent) => (
+            if persistent {
+                "scan_lookback_tiles_persistent"
+            } else {
+                "scan_lookback_tile_striped"
+            },
             format!(", {}", tuning.streaming as u32),
         ),
     };
@@ -576,9 +613,19 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     }
     // One block per tile; the grid spills into y past 2^31 − 1 tiles, and
     // the kernel takes its tile index from the counter, not from blockIdx.
-    let (config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let (mut config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
     let source = module::<T, O>(op, tuning);
     let kernel = gpu.kernel(&source, &entry_name::<T, O>(op, tuning))?;
+    if tuning.persistent {
+        // As many blocks as fit on the device at once (the loop takes the
+        // tiles from the counter; more blocks would only queue), at most
+        // one per tile.
+        let resident = kernel
+            .resident_blocks_per_sm(tuning.block_threads, 0)?
+            .max(1);
+        let blocks = (gpu.info().sm_count as u64 * resident as u64).clamp(1, num_tiles);
+        config.grid = (blocks as u32, 1, 1);
+    }
 
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
@@ -616,9 +663,10 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
     // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
     // lengths checked above; `in == out` in place is supported: each block
-    // reads its tile before writing it). The grid has num_tiles real blocks,
-    // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
-    // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
+    // reads its tile before writing it). The grid has num_tiles real blocks
+    // (persistent: at most num_tiles blocks, looping), each touching only
+    // items [tile·TILE, min(n, (tile+1)·TILE)) of its counter-assigned
+    // tiles < num_tiles; `state` has tile_state_words(num_tiles)
     // zeroed words for the tuning's status encoding, the layout lookback.cuh
     // reads (16-byte aligned, checked above, for the 128-bit words). Vector
     // accesses only when vector_ok checked 16-byte alignment.
@@ -661,6 +709,7 @@ mod tests {
         assert!(fine.with_lookback_width(16).validate(4).is_err());
         assert!(fine.with_spin_ns(20_000).validate(4).is_err());
         assert!(fine.with_streaming(true).validate(4).is_err());
+        assert!(fine.with_persistent(true).validate(4).is_err());
         fine.with_layout(TileLayout::WarpStriped)
             .with_streaming(true)
             .validate(4)
