@@ -344,13 +344,9 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(256, 16),
             striped(512, 16),
             striped(256, 24),
-            striped(256, 24).with_min_blocks_per_sm(6),
             striped(512, 16).with_min_blocks_per_sm(4),
             striped(256, 16).with_min_blocks_per_sm(6),
             striped(256, 16).with_min_blocks_per_sm(8),
-            striped(256, 16)
-                .with_lookback_width(8)
-                .with_min_blocks_per_sm(8),
             striped(256, 16).with_min_blocks_per_sm(8).with_spin_ns(32),
             striped(256, 16).with_streaming(true),
             striped(512, 16).with_streaming(true),
@@ -375,9 +371,6 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(256, 8)
                 .with_status8(Packed128)
                 .with_min_blocks_per_sm(6),
-            striped(256, 8)
-                .with_status8(Packed128)
-                .with_min_blocks_per_sm(8),
             striped(256, 8).with_status8(Packed128).with_streaming(true),
             striped(256, 8)
                 .with_status8(Packed128)
