@@ -60,10 +60,13 @@
 //! and streams, and serialised across streams (use `TiledHalo` or
 //! `SharedFilter` for concurrent work).
 
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use gpu_core::launch::grid_2d;
-use gpu_core::{Element, ElementType, Error, Gpu, KernelArgs, LaunchConfig, ModuleSource, Result};
+use gpu_core::{
+    Element, ElementType, Error, Gpu, Kernel, KernelArgs, LaunchConfig, ModuleSource, Result,
+};
 
 use crate::matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 
@@ -583,12 +586,12 @@ pub fn conv_module<T: ConvElement>() -> ModuleSource {
     conv_module_with::<T>(&tiled_tuning::<T>())
 }
 
-/// The conv module for `T` built with `tuning` (named after it when it is
-/// not the table's, so each tuning is its own module and cache entry).
-pub fn conv_module_with<T: ConvElement>(tuning: &TiledTuning) -> ModuleSource {
+/// The name of [`conv_module_with`]'s module: it depends on the block
+/// kernel's fields only, and names one source.
+fn conv_module_name<T: ConvElement>(tuning: &TiledTuning) -> String {
     let base = tiled_tuning::<T>();
     let block_fields = |t: &TiledTuning| (t.rows_per_thread, t.reg_filter_max_k, t.load_batch);
-    let name = if block_fields(tuning) == block_fields(&base) {
+    if block_fields(tuning) == block_fields(&base) {
         format!("linalg_conv_{}", T::SUFFIX)
     } else {
         format!(
@@ -598,7 +601,111 @@ pub fn conv_module_with<T: ConvElement>(tuning: &TiledTuning) -> ModuleSource {
             tuning.reg_filter_max_k,
             tuning.load_batch
         )
+    }
+}
+
+/// A loaded conv kernel, kept per context ([`stored_kernel`]).
+struct StoredKernel {
+    context: Arc<dyn Any + Send + Sync>,
+    module: String,
+    entry: String,
+    kernel: Kernel,
+    /// Resident blocks per SM by (threads, dynamic shared bytes).
+    resident: Vec<((u32, usize), u32)>,
+}
+
+/// Loaded conv kernels, process-wide. Getting a kernel through `Gpu::module`
+/// builds the module source (20–35 KB) and hashes it on every call: tens of
+/// microseconds of host time that the GPU waits through between
+/// back-to-back convolutions (and that CUDA-event timings count). A lookup
+/// here costs well under a microsecond. Module names determine their source
+/// (they encode the element type and every compile-time tuning field).
+static STORED_KERNELS: Mutex<Vec<StoredKernel>> = Mutex::new(Vec::new());
+
+/// Entries kept before those of other contexts are dropped.
+const MAX_STORED_KERNELS: usize = 64;
+
+fn same_context(stored: &StoredKernel, gpu: &Gpu) -> bool {
+    std::ptr::eq(
+        Arc::as_ptr(&stored.context) as *const u8,
+        Arc::as_ptr(gpu.cudarc_context()) as *const u8,
+    )
+}
+
+/// The kernel `entry` of the module named `module_name` (built by `source`
+/// only when it is not stored yet) on `gpu`'s context and, with `occupancy
+/// = Some((threads, shared bytes))`, its resident blocks per SM (else 0).
+fn stored_kernel(
+    gpu: &Gpu,
+    module_name: &str,
+    entry: &str,
+    source: impl FnOnce() -> ModuleSource,
+    occupancy: Option<(u32, usize)>,
+) -> Result<(Kernel, u32)> {
+    let lock = || {
+        STORED_KERNELS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     };
+    {
+        let store = lock();
+        if let Some(stored) = store
+            .iter()
+            .find(|s| s.entry == entry && s.module == module_name && same_context(s, gpu))
+        {
+            match occupancy {
+                None => return Ok((stored.kernel.clone(), 0)),
+                Some(key) => {
+                    if let Some(&(_, resident)) = stored.resident.iter().find(|r| r.0 == key) {
+                        return Ok((stored.kernel.clone(), resident));
+                    }
+                }
+            }
+        }
+    }
+    // Not stored: load without holding the lock (a first compile takes
+    // seconds; Gpu::module serialises loading per context itself).
+    let kernel = gpu.kernel(&source(), entry)?;
+    let resident = match occupancy {
+        Some((threads, shared)) => kernel.resident_blocks_per_sm(threads, shared)?,
+        None => 0,
+    };
+    let mut store = lock();
+    if store.len() >= MAX_STORED_KERNELS {
+        store.retain(|s| same_context(s, gpu));
+        if store.len() >= MAX_STORED_KERNELS {
+            store.clear();
+        }
+    }
+    match store
+        .iter_mut()
+        .find(|s| s.entry == entry && s.module == module_name && same_context(s, gpu))
+    {
+        Some(stored) => {
+            if let Some(key) = occupancy {
+                if !stored.resident.iter().any(|r| r.0 == key) {
+                    stored.resident.push((key, resident));
+                }
+            }
+        }
+        None => {
+            let context: Arc<dyn Any + Send + Sync> = gpu.cudarc_context().clone();
+            store.push(StoredKernel {
+                context,
+                module: module_name.to_owned(),
+                entry: entry.to_owned(),
+                kernel: kernel.clone(),
+                resident: occupancy.map(|key| (key, resident)).into_iter().collect(),
+            });
+        }
+    }
+    Ok((kernel, resident))
+}
+
+/// The conv module for `T` built with `tuning` (named after it when it is
+/// not the table's, so each tuning is its own module and cache entry).
+pub fn conv_module_with<T: ConvElement>(tuning: &TiledTuning) -> ModuleSource {
+    let name = conv_module_name::<T>(tuning);
     let direct = |source: &str| {
         format!("conv_direct<{source}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip)")
     };
@@ -751,9 +858,19 @@ pub fn conv2d_tuned_with<T: ConvElement>(
     };
     let pad = anchor(k, options.border, options.flip);
 
-    let source = conv_module_with::<T>(tuning);
-    let module = gpu.module(&source)?;
-    let kernel = module.kernel(&conv_entry::<T>(options.algorithm, k))?;
+    let entry = conv_entry::<T>(options.algorithm, k);
+    // ConstantFilter needs the module for its symbol; the others only the
+    // kernel, kept per context.
+    let (module, kernel) = if options.algorithm == ConvAlgorithm::ConstantFilter {
+        let module = gpu.module(&conv_module_with::<T>(tuning))?;
+        let kernel = module.kernel(&entry)?;
+        (Some(module), kernel)
+    } else {
+        let name = conv_module_name::<T>(tuning);
+        let (kernel, _) =
+            stored_kernel(gpu, &name, &entry, || conv_module_with::<T>(tuning), None)?;
+        (None, kernel)
+    };
 
     let (h, w) = image.shape();
     let image_data = image.data();
@@ -792,6 +909,7 @@ pub fn conv2d_tuned_with<T: ConvElement>(
                 previous.synchronize()?;
             }
         }
+        let module = module.expect("ConstantFilter loads its module above");
         gpu.copy_to_symbol(&module, CONSTANT_FILTER_SYMBOL, &filter_data)?;
         *last = Some(gpu.clone());
         unsafe { gpu.launch(&kernel, config, &args) }
@@ -825,11 +943,15 @@ fn conv2d_strip<T: ConvElement>(
     let image_data = image.data();
     let aligned = strip::rows_aligned::<T>(image_data.device_ptr(), w, tuning);
 
-    let module = gpu.module(&strip::strip_module::<T>(tuning))?;
-    let kernel = module.kernel(&strip::strip_entry::<T>(k))?;
+    let shared = strip::strip_shared_bytes::<T>(tuning, warps);
+    let (kernel, resident) = stored_kernel(
+        gpu,
+        &strip::strip_module_name::<T>(tuning),
+        &strip::strip_entry::<T>(k),
+        || strip::strip_module::<T>(tuning),
+        Some((warps * 32, shared)),
+    )?;
     let strip_rows = if tuning.strip_rows == 0 {
-        let resident = kernel
-            .resident_blocks_per_sm(warps * 32, strip::strip_shared_bytes::<T>(tuning, warps))?;
         strip::wave_strip_rows(
             out_shape.0,
             geometry.col_strips,
@@ -1137,6 +1259,21 @@ mod tests {
             ..base
         };
         assert_eq!(conv_module::<f32>().name(), "linalg_conv_f32");
+        // The stored-kernel lookup names modules without building them.
+        assert_eq!(
+            conv_module_name::<f32>(&other),
+            conv_module_with::<f32>(&other).name()
+        );
+        assert_eq!(
+            conv_module_name::<f64>(&tiled_tuning::<f64>()),
+            "linalg_conv_f64"
+        );
+        for t in STRIP_CANDIDATES {
+            assert_eq!(
+                strip::strip_module_name::<f32>(&t),
+                strip::strip_module::<f32>(&t).name()
+            );
+        }
         assert_eq!(conv_module_with::<f32>(&base).name(), "linalg_conv_f32");
         assert_eq!(
             conv_module_with::<f32>(&other).name(),

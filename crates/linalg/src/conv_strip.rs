@@ -244,18 +244,24 @@ const STRIP_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, 
      i64 OH, i64 OW, i32 pad, i32 padding, i32 flip, i32 strip_rows, i32 aligned, \
      i64 col_base, i64 col_strips";
 
-/// The strip module for `T` and `tuning`: entries for K = 1 … [`STRIP_MAX_K`],
-/// named after the compile-time part of the tuning (`strip_rows` is a
-/// run-time argument).
-pub fn strip_module<T: ConvElement>(tuning: &StripTuning) -> ModuleSource {
-    let name = format!(
+/// The name of [`strip_module`]'s module: the element type and every
+/// compile-time field, so a name stands for one source.
+pub fn strip_module_name<T: ConvElement>(tuning: &StripTuning) -> String {
+    format!(
         "linalg_conv_strip_{}_v{}_p{}_s{}_r{}",
         T::SUFFIX,
         tuning.elems_per_lane,
         tuning.prefetch_rows,
         u8::from(tuning.stage_stores),
         tuning.max_registers
-    );
+    )
+}
+
+/// The strip module for `T` and `tuning`: entries for K = 1 … [`STRIP_MAX_K`],
+/// named after the compile-time part of the tuning (`strip_rows` is a
+/// run-time argument).
+pub fn strip_module<T: ConvElement>(tuning: &StripTuning) -> ModuleSource {
+    let name = strip_module_name::<T>(tuning);
     let mut module = ModuleSource::new(name)
         .element::<T>("conv_t")
         // conv.cu supplies the padding, FMA and filter-index helpers; its
