@@ -166,17 +166,13 @@ __device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
 
 // One tile of the striped scan, `tile` uniform in the block. Two barriers
 // (A: warp totals, B: tile prefix); `warp_totals` (WARPS elements) and
-// `tile_prefix_slot` are the caller's shared memory. When `next_slot` is not
-// null (thread 0 of the persistent kernel), `next_tile` is stored there just
-// before barrier A, so the atomic that produced it had the loads' latency to
-// complete in.
+// `tile_prefix_slot` are the caller's shared memory.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int STATUS8,
           int SPIN_NS, int STREAM>
 __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u64 n,
                                              u64 num_tiles, u32 exclusive, T initial,
                                              u32 vector_ok, u64 tile, T* warp_totals,
-                                             T* tile_prefix_slot, u64 next_tile,
-                                             u64* next_slot) {
+                                             T* tile_prefix_slot) {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS >= 32 && BLOCK_THREADS <= 1024,
                   "BLOCK_THREADS must be a multiple of 32 from 32 to 1024");
     constexpr int WARPS = BLOCK_THREADS / 32;
@@ -258,7 +254,6 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u6
         }
     }
     if (lane == 31) warp_totals[warp] = carry;
-    if (next_slot != nullptr) *next_slot = next_tile;
     __syncthreads();  // A
 
     // 3. The warp's prefix (warps before it) and the tile aggregate, folded
@@ -342,47 +337,5 @@ __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, 
     __syncthreads();
     striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM>(
         in, out, state, n, num_tiles, exclusive, initial, vector_ok, tile_slot, warp_totals,
-        &tile_prefix_slot, 0, nullptr);
-}
-
-// scan_lookback_tiles_persistent — the striped tile in a loop: a grid of
-// about as many blocks as fit on the device at once, each taking tiles from
-// the counter until they run out. Thread 0 takes the NEXT tile's index when
-// it starts a tile (so the atomic's latency hides behind the loads instead
-// of delaying them), and there is no block launch per tile; two barriers
-// per tile (A, B of striped_tile), the next index double-buffered in shared
-// memory by parity so that thread 0 can write one slot while slow threads
-// still read the other.
-//
-// Deadlock freedom: a block holds at most two indices, its current tile c
-// and its next tile t > c (the counter only grows), and works on t only
-// after finishing c. By induction on the index, every tile completes: tile
-// t's look-back waits only on tiles < t, each of which is some running
-// block's current tile (running) or next tile behind a smaller current one
-// (which completes by induction first). Blocks that are not running hold no
-// index, so the grid need not be co-resident for correctness.
-template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0, int STREAM = 0>
-__device__ __forceinline__ void scan_lookback_tiles_persistent(const T* in, T* out, u64* state,
-                                                               u64 n, u64 num_tiles,
-                                                               u32 exclusive, T initial,
-                                                               u32 vector_ok) {
-    __shared__ T warp_totals[BLOCK_THREADS / 32];
-    __shared__ u64 tile_slots[2];
-    __shared__ T tile_prefix_slot;
-
-    if (threadIdx.x == 0) tile_slots[1] = lookback_next_tile(state);
-    __syncthreads();
-    u64 tile = tile_slots[1];
-    u32 parity = 0;
-    while (tile < num_tiles) {
-        u64 next = 0;
-        if (threadIdx.x == 0) next = lookback_next_tile(state);
-        striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM>(
-            in, out, state, n, num_tiles, exclusive, initial, vector_ok, tile, warp_totals,
-            &tile_prefix_slot, next, threadIdx.x == 0 ? &tile_slots[parity] : nullptr);
-        // Written before barrier A of striped_tile, read after its barrier B.
-        tile = tile_slots[parity];
-        parity ^= 1u;
-    }
+        &tile_prefix_slot);
 }

@@ -103,10 +103,6 @@ pub struct LookbackTuning {
     /// Evict-first (`.cs`) cache hints on the data's 16-byte loads and
     /// stores (warp-striped layout only; validate refuses it otherwise).
     pub streaming: bool,
-    /// A persistent grid (about as many blocks as fit on the device), each
-    /// block taking tiles from the counter in a loop and fetching the next
-    /// index while it loads the current tile (warp-striped layout only).
-    pub persistent: bool,
 }
 
 /// Static shared memory a kernel may use without opting in.
@@ -126,14 +122,7 @@ impl LookbackTuning {
             min_blocks_per_sm: 0,
             spin_ns: 0,
             streaming: false,
-            persistent: false,
         }
-    }
-
-    /// With or without a persistent grid.
-    pub const fn with_persistent(mut self, persistent: bool) -> Self {
-        self.persistent = persistent;
-        self
     }
 
     /// With or without evict-first cache hints.
@@ -223,9 +212,6 @@ impl LookbackTuning {
         if self.streaming {
             suffix.push_str("_cs");
         }
-        if self.persistent {
-            suffix.push_str("_pb");
-        }
         suffix
     }
 
@@ -271,12 +257,6 @@ impl LookbackTuning {
                 "cache hints are implemented for the warp-striped layout only",
             ));
         }
-        if self.persistent && self.layout != TileLayout::WarpStriped {
-            return Err(Error::invalid(
-                "persistent",
-                "the persistent grid is implemented for the warp-striped layout only",
-            ));
-        }
         if self.min_blocks_per_sm != 0 {
             let threads = self.min_blocks_per_sm as u64 * self.block_threads as u64;
             // 2048 resident threads per SM (sm_80, sm_90); at least 24
@@ -307,19 +287,37 @@ impl LookbackTuning {
 
 /// Tuning by element size, as data: (element bytes, tuning).
 ///
-/// Measured on the H100 (2026-11-22, `lookback_tuning` sweep at 2^28,
-/// NVIDIA H100 80GB HBM3, copy ceiling 2995 GB/s): 256 × 16 four-byte items
-/// 1.20 ms (0.60 of the ceiling), 256 × 8 eight-byte items 3.38 ms (0.42).
-/// Kept as the default until the variants of [`lookback_candidates`] are
-/// measured.
+/// Chosen from the `lookback_tuning` sweep at 2^28 elements, inclusive sum,
+/// on an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2994 GB/s
+/// read + write), 2026-11-22, median of 25 runs, GB/s from 2·n·size:
 ///
-/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 256 × 16,
-/// 47 registers, 17.5 KiB static shared memory, no local memory → 5 blocks
-/// per SM (registers bound); 8-byte 256 × 8, 54–56 registers, 18 KiB → 4
-/// blocks per SM.
+/// | elements | tuning | ms | of ceiling | before (256 × 16 / 256 × 8, exchange, split) |
+/// |---|---|---|---|---|
+/// | 4-byte (i32) | 256 × 24, warp-striped, 4-wide look-back | 0.952 | 0.754 | 1.075 ms, 0.667 |
+/// | 8-byte (u64) | 512 × 8, exchange, 128-bit status | 1.763 | 0.814 | 3.291 ms, 0.436 |
+/// | 8-byte (i64) | the same | 1.765 | 0.813 | 3.286 ms, 0.437 |
+///
+/// Runners-up for 4 bytes: 512 × 16 exchange 0.985 ms (i32) / 0.984 ms
+/// (f32), 256 × 16 warp-striped 0.999 ms; register-limited variants (6 or 8
+/// blocks per SM, spilling) and 8-wide windows were slower. f32 was not
+/// measured with the chosen shape (it tracked i32 within 1 % on every shape
+/// measured for both). For 8 bytes the 128-bit status word is the big
+/// step (fences off the critical path): 512 × 8 split 2.398 ms.
+///
+/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 48
+/// registers, no local memory, ≈ 1 KiB shared → 5 blocks of 256 per SM;
+/// 8-byte 40 registers, 35 KiB shared → 3 blocks of 512 per SM.
 pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
-    (4, LookbackTuning::shape(256, 16)),
-    (8, LookbackTuning::shape(256, 8)),
+    (
+        4,
+        LookbackTuning::shape(256, 24)
+            .with_layout(TileLayout::WarpStriped)
+            .with_lookback_width(4),
+    ),
+    (
+        8,
+        LookbackTuning::shape(512, 8).with_status8(EightByteStatus::Packed128),
+    ),
 ];
 
 /// The variants the tuning sweep (`tests/lookback_tuning.rs`) measures for
@@ -352,8 +350,6 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(512, 16).with_streaming(true),
             striped(256, 16).with_lookback_width(8),
             striped(512, 16).with_lookback_width(8),
-            striped(256, 16).with_persistent(true),
-            striped(512, 16).with_persistent(true),
         ]
     } else {
         vec![
@@ -375,9 +371,6 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             striped(256, 8)
                 .with_status8(Packed128)
                 .with_lookback_width(8),
-            striped(256, 8)
-                .with_status8(Packed128)
-                .with_persistent(true),
         ]
     };
     for tuning in others {
@@ -420,14 +413,6 @@ pub fn protocol_test_variants() -> Vec<LookbackTuning> {
             .with_status8(Packed128)
             .with_lookback_width(4)
             .with_streaming(true),
-        tiny.with_layout(WarpStriped)
-            .with_lookback_width(2)
-            .with_persistent(true),
-        LookbackTuning::shape(32, 4)
-            .with_layout(WarpStriped)
-            .with_status8(Packed128)
-            .with_lookback_width(4)
-            .with_persistent(true),
     ]
 }
 
@@ -482,14 +467,10 @@ fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> Str
 fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let entry = entry_name::<T, O>(op, tuning);
-    let (function, stream) = match (tuning.layout, tuning.persistent) {
-        (TileLayout::Exchange, _) => ("scan_lookback_tile", String::new()),
-        (TileLayout::WarpStriped, persistent) => (
-            if persistent {
-                "scan_lookback_tiles_persistent"
-            } else {
-                "scan_lookback_tile_striped"
-            },
+    let (function, stream) = match tuning.layout {
+        TileLayout::Exchange => ("scan_lookback_tile", String::new()),
+        TileLayout::WarpStriped => (
+            "scan_lookback_tile_striped",
             format!(", {}", tuning.streaming as u32),
         ),
     };
@@ -606,19 +587,9 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     }
     // One block per tile; the grid spills into y past 2^31 − 1 tiles, and
     // the kernel takes its tile index from the counter, not from blockIdx.
-    let (mut config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let (config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
     let source = module::<T, O>(op, tuning);
     let kernel = gpu.kernel(&source, &entry_name::<T, O>(op, tuning))?;
-    if tuning.persistent {
-        // As many blocks as fit on the device at once (the loop takes the
-        // tiles from the counter; more blocks would only queue), at most
-        // one per tile.
-        let resident = kernel
-            .resident_blocks_per_sm(tuning.block_threads, 0)?
-            .max(1);
-        let blocks = (gpu.info().sm_count as u64 * resident as u64).clamp(1, num_tiles);
-        config.grid = (blocks as u32, 1, 1);
-    }
 
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
@@ -656,10 +627,9 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
     // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
     // lengths checked above; `in == out` in place is supported: each block
-    // reads its tile before writing it). The grid has num_tiles real blocks
-    // (persistent: at most num_tiles blocks, looping), each touching only
-    // items [tile·TILE, min(n, (tile+1)·TILE)) of its counter-assigned
-    // tiles < num_tiles; `state` has tile_state_words(num_tiles)
+    // reads its tile before writing it). The grid has num_tiles real blocks,
+    // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
+    // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
     // zeroed words for the tuning's status encoding, the layout lookback.cuh
     // reads (16-byte aligned, checked above, for the 128-bit words). Vector
     // accesses only when vector_ok checked 16-byte alignment.
@@ -677,9 +647,10 @@ mod tests {
         for bytes in [4usize, 8] {
             let tuning = lookback_tuning(bytes);
             tuning.validate(bytes).expect("table entries are valid");
-            // 16 KiB of data per tile either way.
-            assert_eq!(tuning.tile_items() * bytes as u64, 16 * 1024);
         }
+        // 24 KiB of data per 4-byte tile, 32 KiB per 8-byte tile.
+        assert_eq!(lookback_tuning(4).tile_items() * 4, 24 * 1024);
+        assert_eq!(lookback_tuning(8).tile_items() * 8, 32 * 1024);
         PROTOCOL_TEST_TUNING.validate(4).unwrap();
         PROTOCOL_TEST_TUNING.validate(8).unwrap();
     }
@@ -702,7 +673,6 @@ mod tests {
         assert!(fine.with_lookback_width(16).validate(4).is_err());
         assert!(fine.with_spin_ns(20_000).validate(4).is_err());
         assert!(fine.with_streaming(true).validate(4).is_err());
-        assert!(fine.with_persistent(true).validate(4).is_err());
         fine.with_layout(TileLayout::WarpStriped)
             .with_streaming(true)
             .validate(4)
@@ -715,7 +685,7 @@ mod tests {
         assert!(fine.validate(2).is_err());
         // 256 × 16 × 4: exchange 4096 + 128 padding elements, 8 warp totals.
         assert_eq!(
-            lookback_tuning(4).shared_bytes(4),
+            LookbackTuning::shape(256, 16).shared_bytes(4),
             (4096 + 128 + 8 + 1) * 4 + 16
         );
     }
@@ -790,8 +760,11 @@ mod tests {
     fn bytes_moved_is_two_passes_plus_state() {
         assert_eq!(lookback_bytes_moved(0, 4), 0);
         let n = 1u64 << 28;
-        let tiles = n / 4096;
+        let tiles = n.div_ceil(256 * 24);
         assert_eq!(lookback_bytes_moved(n, 4), 8 * n + 16 * (tiles + 2));
+        // 8-byte values, 128-bit status words: two words per tile.
+        let tiles = n.div_ceil(512 * 8);
+        assert_eq!(lookback_bytes_moved(n, 8), 16 * n + 16 * (2 * tiles + 2));
         // The state is well under 1 % of the data.
         assert!(lookback_bytes_moved(n, 8) < (16 * n) * 101 / 100);
     }
@@ -900,10 +873,15 @@ mod tests {
         use gpu_core::Sum;
         let modules = lookback_modules::<f32, _>(&Sum);
         assert_eq!(modules.len(), 2);
-        assert_eq!(modules[0].entries(), ["scan_lookback_f32_sum_256x16"]);
+        assert_eq!(modules[0].entries(), ["scan_lookback_f32_sum_256x24_ws_w4"]);
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile<f32, op_t, 256, 16, 1, 0, 0>"));
+            .contains("scan_lookback_tile_striped<f32, op_t, 256, 24, 4, 0, 0, 0>"));
+        let modules = lookback_modules::<u64, _>(&Sum);
+        assert_eq!(modules[0].entries(), ["scan_lookback_u64_sum_512x8_p128"]);
+        assert!(modules[0]
+            .code()
+            .contains("scan_lookback_tile<u64, op_t, 512, 8, 1, 1, 0>"));
     }
 }
