@@ -3,7 +3,9 @@
 //!
 //! **y = A·x** (one launch): a group of `tpr` threads (a power of two, 1 to
 //! [`MatvecTuning::n_block_threads`]) owns a row and reads it in 16-byte
-//! vectors, [`MatvecTuning::n_loads`] in flight per thread, after peeling the elements before the
+//! vectors, [`MatvecTuning::n_loads`] in flight per thread (with the
+//! evict-first hint when [`MatvecTuning::streaming`]: A is read once, x is
+//! what the caches should keep), after peeling the elements before the
 //! row's first 16-byte boundary (rows of a matrix whose `cols·sizeof(T)` is
 //! not a multiple of 16, or views at odd offsets, start unaligned); x is read
 //! in vectors when aligned for that row, else by scalar loads. The group
@@ -86,13 +88,29 @@ pub(crate) fn variant_suffix(loads: u32, streaming: bool) -> String {
     suffix
 }
 
-/// The tuning in use. Not yet measured on the H100: chosen by reasoning
-/// (256-thread blocks: 6 resident per SM at the kernels' 34–40 registers;
-/// 16 vectors per thread in batches of four 16-byte loads keeps tens of KiB
-/// in flight per SM; the Aᵀ·x slab search over up to 8 waves picks 37 slabs
-/// at 16384² f32 with 792 resident blocks: 5.98 waves' worth of blocks in
-/// 6 waves, partials 0.2 % of A; the reduce-launch cost of 32 block-rows
-/// ≈ 4 µs is a guess).
+/// The tuning in use, measured on the NVIDIA H100 80GB HBM3 (132 SMs,
+/// copy ceiling 2996 GB/s) on 2026-11-22 with `tests/matvec_transpose_sweep.rs`
+/// at 16384² (median of 25, host work included, cuBLAS gemv in the same
+/// process):
+///
+/// | f32 | A·x ms | Aᵀ·x ms |
+/// |---|---|---|
+/// | cuBLAS gemv | 0.3677 | 0.3655 |
+/// | before (4 loads, no hint, kernel looked up per call) | 0.3895 | 0.4200 |
+/// | 4 loads, no hint | 0.3747 | 0.3549 |
+/// | **4 loads, streaming hint (this table)** | **0.3483** (1.056× cuBLAS, 1.029 of the ceiling) | **0.3548** (1.030×) |
+/// | 8 loads, streaming hint | 0.3594 | 0.3551 |
+///
+/// The evict-first hint on A is what pays for A·x (x stays in L1/L2);
+/// 8 loads in flight lose there. Row groups of 256 threads (16 vectors per
+/// thread) beat 128 and 64 with the hint (0.3500, 0.3528 ms). Aᵀ·x is
+/// within noise (±0.3 %) over waves 2–16, 4 or 8 loads, hint or not; f64
+/// (A·x 0.685 ms, Aᵀ·x 0.699 ms vs cuBLAS 0.697 / 0.705) likewise.
+/// Block shapes: 256-thread blocks, 6 resident per SM at the kernels'
+/// 34–40 registers; the Aᵀ·x slab search over up to 8 waves picks 37 slabs
+/// at 16384² f32 (partials 0.2 % of A); the reduce-launch cost of 32
+/// block-rows is a guess that the sweep's flat waves column does not
+/// contradict.
 pub const TUNED: MatvecTuning = MatvecTuning {
     n_block_threads: 256,
     n_vectors_per_thread: 16,
@@ -103,7 +121,7 @@ pub const TUNED: MatvecTuning = MatvecTuning {
     t_min_rows_per_thread: 16,
     n_loads: 4,
     t_loads: 4,
-    streaming: false,
+    streaming: true,
 };
 
 /// Threads per block of the Aᵀ·x slab reduction.
