@@ -225,21 +225,43 @@ pub struct TiledTuning {
     /// registers) instead of the block kernel; larger filters always use the
     /// block kernel (`rows_per_thread`, `reg_filter_max_k`, `load_batch`).
     pub strip: Option<StripTuning>,
+    /// `Some`: the strip tuning for `K` from [`STRIP_WIDE_MIN_K`] to
+    /// [`STRIP_MAX_K`] instead of `strip` (wider filters hold more
+    /// accumulators and filter taps in registers and favour other settings).
+    pub strip_wide: Option<StripTuning>,
 }
+
+/// Smallest `K` that [`TiledTuning::strip_wide`] applies to.
+pub const STRIP_WIDE_MIN_K: usize = 4;
 
 /// Largest `K` with a compile-time-specialised `TiledHalo` kernel (loops
 /// unrolled); larger filters use the run-time-`K` kernel.
 pub const TILED_SPECIALISED_MAX_K: usize = 7;
 
-/// `TiledHalo` tuning per element type. Not yet measured on the H100: chosen
-/// from register budgets (blocks of up to 1024 threads allow 64 registers per
-/// thread: `R` accumulators + `K` row values + `K²` filter registers must fit;
-/// checked with `cuobjdump -res-usage` on the NVRTC 13.0 sm_90 cubin, with
+/// `TiledHalo` tuning per element type.
+///
+/// `f32`: the strip kernel, chosen from the `tests/conv_tuning.rs` sweep on
+/// an NVIDIA H100 80GB HBM3, 2026-11-22 (8192² Valid, copy ceiling 2981 GB/s,
+/// headline bytes `4·H·W + 4·outputs`; the block kernel measured K = 3
+/// 0.2459 ms = 0.732 of the ceiling, K = 5 0.3085 ms = 0.584):
+/// - K ≤ 3: 4 elements per lane, 2 rows in flight, one-wave strips, direct
+///   stores, 8 warps per block: K = 3 0.2253 ms, 2382 GB/s = 0.799 (staged
+///   stores 0.2506 ms; 1 row in flight 0.2273 ms; strips of 32/64/128 rows
+///   0.2372/0.2768/0.3361 ms; 2 per lane 0.2668 ms; 1 per lane 0.3238 ms).
+/// - K 4 … 7 (`strip_wide`): the same with staged stores and 32 warps per
+///   block: K = 5 0.2549 ms, 2105 GB/s = 0.706 (8 warps: 0.3050 ms; direct
+///   stores with 8 warps 0.2797 ms; strips of 32 rows 0.2636 ms).
+///
+/// The block kernel (`rows_per_thread`, `reg_filter_max_k`, `load_batch`)
+/// serves K > 7, and `f64` and `i32` (strip kernel not yet measured for
+/// them). Its values are not yet measured on the H100: chosen from register
+/// budgets (blocks of up to 1024 threads allow 64 registers per thread: `R`
+/// accumulators + `K` row values + `K²` filter registers must fit; checked
+/// with `cuobjdump -res-usage` on the NVRTC 13.0 sm_90 cubin, with
 /// `load_batch` 8 at the time: no spills except 3 registers in K = 5 for
-/// 4-byte types) and so that with the
-/// default 32 × 8 block one batch of loads covers a K ≤ 5 tile (`load_batch`
-/// ≥ tile elements / 256 threads: 66·34/256 ≈ 8.8 for f32, K = 3), to be
-/// revisited with the measured `docs/results/conv.csv`.
+/// 4-byte types) and so that with the default 32 × 8 block one batch of loads
+/// covers a K ≤ 5 tile (`load_batch` ≥ tile elements / 256 threads:
+/// 66·34/256 ≈ 8.8 for f32, K = 3).
 pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
     (
         ElementType::F32,
@@ -247,7 +269,22 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             rows_per_thread: 8,
             reg_filter_max_k: 5,
             load_batch: 10,
-            strip: None,
+            strip: Some(StripTuning {
+                elems_per_lane: 4,
+                prefetch_rows: 2,
+                strip_rows: 0,
+                stage_stores: false,
+                max_registers: 0,
+                warps: 8,
+            }),
+            strip_wide: Some(StripTuning {
+                elems_per_lane: 4,
+                prefetch_rows: 2,
+                strip_rows: 0,
+                stage_stores: true,
+                max_registers: 0,
+                warps: 32,
+            }),
         },
     ),
     (
@@ -257,6 +294,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             reg_filter_max_k: 5,
             load_batch: 10,
             strip: None,
+            strip_wide: None,
         },
     ),
     (
@@ -266,6 +304,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
             reg_filter_max_k: 3,
             load_batch: 6,
             strip: None,
+            strip_wide: None,
         },
     ),
 ];
@@ -431,7 +470,7 @@ pub fn validate_conv_with<T: ConvElement>(
     tuning: &TiledTuning,
 ) -> Result<(usize, usize)> {
     check_tuning(tuning)?;
-    if let Some(strip) = &tuning.strip {
+    for strip in tuning.strip.iter().chain(tuning.strip_wide.iter()) {
         strip::check_strip_tuning::<T>(strip)?;
     }
     check_shape::<T>("image", image.0, image.1)?;
@@ -544,8 +583,8 @@ pub fn shared_bytes_with<T: ConvElement>(
         ConvAlgorithm::Global | ConvAlgorithm::ConstantFilter => 0,
         ConvAlgorithm::SharedFilter => k * k * T::BYTES,
         ConvAlgorithm::TiledHalo if uses_strip(k, tuning) => {
-            let strip = tuning.strip.expect("uses_strip checked it is set");
-            strip::strip_warps(block)
+            let strip = strip_for(k, tuning).expect("uses_strip checked there is one");
+            strip::strip_warps(block, &strip)
                 .map(|warps| strip::strip_shared_bytes::<T>(&strip, warps))
                 .unwrap_or(0)
         }
@@ -559,7 +598,20 @@ pub fn shared_bytes_with<T: ConvElement>(
 
 /// Whether `TiledHalo` with filter side `k` runs the strip kernel.
 pub fn uses_strip(k: usize, tuning: &TiledTuning) -> bool {
-    tuning.strip.is_some() && k <= STRIP_MAX_K
+    strip_for(k, tuning).is_some()
+}
+
+/// The strip tuning `TiledHalo` uses for filter side `k`: none above
+/// [`STRIP_MAX_K`]; [`TiledTuning::strip_wide`] (if set) from
+/// [`STRIP_WIDE_MIN_K`]; else [`TiledTuning::strip`].
+pub fn strip_for(k: usize, tuning: &TiledTuning) -> Option<StripTuning> {
+    if k > STRIP_MAX_K {
+        None
+    } else if k >= STRIP_WIDE_MIN_K && tuning.strip_wide.is_some() {
+        tuning.strip_wide
+    } else {
+        tuning.strip
+    }
 }
 
 /// Name of the `__constant__` filter array in the conv modules.
@@ -829,7 +881,7 @@ pub fn conv2d_tuned_with<T: ConvElement>(
         }
     }
     if options.algorithm == ConvAlgorithm::TiledHalo && uses_strip(k, tuning) {
-        let strip_tuning = tuning.strip.expect("uses_strip checked it is set");
+        let strip_tuning = strip_for(k, tuning).expect("uses_strip checked there is one");
         return conv2d_strip(
             gpu,
             image,
@@ -931,7 +983,7 @@ fn conv2d_strip<T: ConvElement>(
 ) -> Result<()> {
     let k = filter.rows();
     let (h, w) = image.shape();
-    let warps = strip::strip_warps(options.block)?;
+    let warps = strip::strip_warps(options.block, tuning)?;
     let pad = anchor(k, options.border, options.flip);
     // As for the block kernel: Valid reads outside the image only for the
     // surplus outputs right of the last column, never stored: zeros.
@@ -1031,14 +1083,17 @@ pub fn conv_kernel_catalog() -> Vec<ModuleSource> {
             strips.push(module);
         }
     };
-    if let Some(t) = tiled_tuning::<f32>().strip {
-        add(strip::strip_module::<f32>(&t));
+    let f32_table = tiled_tuning::<f32>();
+    for t in f32_table.strip.iter().chain(f32_table.strip_wide.iter()) {
+        add(strip::strip_module::<f32>(t));
     }
-    if let Some(t) = tiled_tuning::<f64>().strip {
-        add(strip::strip_module::<f64>(&t));
+    let f64_table = tiled_tuning::<f64>();
+    for t in f64_table.strip.iter().chain(f64_table.strip_wide.iter()) {
+        add(strip::strip_module::<f64>(t));
     }
-    if let Some(t) = tiled_tuning::<i32>().strip {
-        add(strip::strip_module::<i32>(&t));
+    let i32_table = tiled_tuning::<i32>();
+    for t in i32_table.strip.iter().chain(i32_table.strip_wide.iter()) {
+        add(strip::strip_module::<i32>(t));
     }
     for t in STRIP_CANDIDATES {
         add(strip::strip_module::<f32>(&t));
@@ -1187,10 +1242,22 @@ mod tests {
                 );
             }
         }
-        // 32×8 threads, K = 3, f32: (8·8 + 2) rows × 34 + 9.
+        // The block kernel, 32×8 threads, K = 3, 4-byte elements:
+        // (8·8 + 2) rows × 34 + 9.
         assert_eq!(
-            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3),
+            shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3),
             (66 * 34 + 9) * 4
+        );
+        // The table's f32 strips: K = 3 direct stores (none), K = 5 staged
+        // through 32 warps × 128 elements; K = 8: the block kernel.
+        assert_eq!(shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3), 0);
+        assert_eq!(
+            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 5),
+            32 * 128 * 4
+        );
+        assert_eq!(
+            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 8),
+            (71 * 39 + 64) * 4
         );
         assert_eq!(
             shared_bytes::<f64>(ConvAlgorithm::SharedFilter, (8, 8), 31),
@@ -1256,9 +1323,22 @@ mod tests {
         }
         let other = TiledTuning {
             rows_per_thread: 4,
+            strip: None,
+            strip_wide: None,
             ..base
         };
         assert_eq!(conv_module::<f32>().name(), "linalg_conv_f32");
+        // Which kernel serves which K.
+        assert_eq!(strip_for(3, &base), base.strip);
+        assert_eq!(strip_for(4, &base), base.strip_wide);
+        assert_eq!(strip_for(7, &base), base.strip_wide);
+        assert_eq!(strip_for(8, &base), None);
+        let narrow_only = TiledTuning {
+            strip_wide: None,
+            ..base
+        };
+        assert_eq!(strip_for(5, &narrow_only), base.strip);
+        assert!(!uses_strip(3, &other));
         // The stored-kernel lookup names modules without building them.
         assert_eq!(
             conv_module_name::<f32>(&other),

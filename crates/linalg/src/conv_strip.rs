@@ -61,6 +61,9 @@ pub struct StripTuning {
     /// NVRTC `--maxrregcount`, 24 … 64, for more resident warps (0:
     /// `__launch_bounds__(1024)` instead, which caps registers at 64).
     pub max_registers: u32,
+    /// Warps per block, 1 … 32, side by side across the image (0: the
+    /// threads of [`crate::conv::ConvOptions::block`], over 32).
+    pub warps: u32,
 }
 
 /// Strip tunings the sweep (`tests/conv_tuning.rs`) compares on `f32`,
@@ -91,6 +94,7 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stage: bool, regs: u32) -> St
         strip_rows: rows,
         stage_stores: stage,
         max_registers: regs,
+        warps: 0,
     }
 }
 
@@ -122,6 +126,15 @@ pub fn check_strip_tuning<T: ConvElement>(tuning: &StripTuning) -> Result<()> {
             ),
         ));
     }
+    if tuning.warps > 32 {
+        return Err(Error::invalid(
+            "tuning",
+            format!(
+                "warps {} must be 0 (from the block) or 1 to 32",
+                tuning.warps
+            ),
+        ));
+    }
     if tuning.max_registers != 0 && !(24..=64).contains(&tuning.max_registers) {
         return Err(Error::invalid(
             "tuning",
@@ -134,10 +147,14 @@ pub fn check_strip_tuning<T: ConvElement>(tuning: &StripTuning) -> Result<()> {
     Ok(())
 }
 
-/// Warps per block for a `block = (x, y)` of threads: the block's threads,
-/// arranged as warps side by side (each its own strip). Errors unless the
-/// thread count is a multiple of 32 (every [`crate::conv::CONV_BLOCKS`] is).
-pub fn strip_warps(block: (u32, u32)) -> Result<u32> {
+/// Warps per block: [`StripTuning::warps`], or when that is 0 the threads
+/// of `block = (x, y)` over 32, arranged as warps side by side (each its own
+/// strip). Errors unless the thread count is a multiple of 32 (every
+/// [`crate::conv::CONV_BLOCKS`] is).
+pub fn strip_warps(block: (u32, u32), tuning: &StripTuning) -> Result<u32> {
+    if (1..=32).contains(&tuning.warps) {
+        return Ok(tuning.warps);
+    }
     let threads = block.0 * block.1;
     if threads == 0 || threads % 32 != 0 || threads > 1024 {
         return Err(Error::invalid(
@@ -345,6 +362,7 @@ mod tests {
                 max_registers: 65,
                 ..base
             },
+            StripTuning { warps: 33, ..base },
         ] {
             assert!(check_strip_tuning::<f32>(&bad).is_err(), "{bad:?}");
         }
@@ -406,11 +424,14 @@ mod tests {
             ..t
         };
         assert_eq!(strip_shared_bytes::<f32>(&unstaged, 8), 0);
-        assert_eq!(strip_warps((32, 8)).unwrap(), 8);
-        assert_eq!(strip_warps((8, 8)).unwrap(), 2);
-        assert_eq!(strip_warps((32, 32)).unwrap(), 32);
-        assert!(strip_warps((4, 4)).is_err());
-        assert!(strip_warps((0, 8)).is_err());
+        assert_eq!(strip_warps((32, 8), &t).unwrap(), 8);
+        assert_eq!(strip_warps((8, 8), &t).unwrap(), 2);
+        assert_eq!(strip_warps((32, 32), &t).unwrap(), 32);
+        assert!(strip_warps((4, 4), &t).is_err());
+        assert!(strip_warps((0, 8), &t).is_err());
+        let fixed = StripTuning { warps: 32, ..t };
+        assert_eq!(strip_warps((8, 8), &fixed).unwrap(), 32);
+        assert_eq!(strip_warps((4, 4), &fixed).unwrap(), 32);
     }
 
     #[test]

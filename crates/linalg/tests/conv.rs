@@ -335,9 +335,14 @@ fn other_tiled_tunings_f32() {
             reg_filter_max_k: 0,
             load_batch: 1,
             strip: None,
+            strip_wide: None,
         },
+        // The block kernel for every K (the table's f32 tuning uses the
+        // strip kernel up to K = 7; tests/conv_strip.rs covers it).
         TiledTuning {
             rows_per_thread: 16,
+            strip: None,
+            strip_wide: None,
             ..base
         },
     ];
@@ -355,6 +360,7 @@ fn other_tiled_tunings_f64_i32() {
         reg_filter_max_k: 5,
         load_batch: 16,
         strip: None,
+        strip_wide: None,
     };
     other_tunings::<f64>(seed, &[odd]);
     other_tunings::<i32>(seed, &[odd]);
@@ -608,19 +614,49 @@ fn image_over_2_pow_31_elements() {
     let filter = random_vec::<i32>(k * k, seed ^ 5, -50.0, 50.0);
     let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
     let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
-    for o in [
-        ConvOptions {
-            border: Border::Same,
-            padding: Padding::Wrap,
-            ..ConvOptions::default()
-        },
-        ConvOptions {
-            algorithm: ConvAlgorithm::Global,
-            block: (32, 8),
-            ..ConvOptions::default()
-        },
+    // The strip kernel too (the table uses it for f32 only): 16-byte loads
+    // of rows at 64-bit offsets, one-wave strips of ~1000 rows.
+    let strip_tuning = TiledTuning {
+        strip: tiled_tuning::<f32>().strip_wide,
+        strip_wide: None,
+        ..tiled_tuning::<i32>()
+    };
+    for (o, tuning) in [
+        (
+            ConvOptions {
+                border: Border::Same,
+                padding: Padding::Wrap,
+                ..ConvOptions::default()
+            },
+            tiled_tuning::<i32>(),
+        ),
+        (
+            ConvOptions {
+                algorithm: ConvAlgorithm::Global,
+                block: (32, 8),
+                ..ConvOptions::default()
+            },
+            tiled_tuning::<i32>(),
+        ),
+        (
+            ConvOptions {
+                border: Border::Valid,
+                ..ConvOptions::default()
+            },
+            strip_tuning,
+        ),
     ] {
-        let out = conv2d_new(&gpu, image_d.view(), filter_d.view(), &o).unwrap();
+        let (rows, cols) = output_shape(h, w, k, o.border).unwrap();
+        let mut out = Matrix::<i32>::poisoned(&gpu, rows, cols).unwrap();
+        conv2d_tuned_with(
+            &gpu,
+            image_d.view(),
+            filter_d.view(),
+            out.view_mut(),
+            &o,
+            &tuning,
+        )
+        .unwrap();
         let (rows, cols) = out.shape();
         let point = |i: usize, j: usize| -> i32 {
             let a = linalg::conv::anchor(k, o.border, o.flip) as i64;

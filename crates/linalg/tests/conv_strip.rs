@@ -51,6 +51,7 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stage: bool, regs: u32) -> St
         strip_rows: rows,
         stage_stores: stage,
         max_registers: regs,
+        warps: 0,
     }
 }
 
@@ -218,6 +219,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
     prewarm::<T>(&gpu, strips);
     let block_tuning = TiledTuning {
         strip: None,
+        strip_wide: None,
         ..tiled_tuning::<T>()
     };
     let mut case = 0usize;
@@ -289,6 +291,9 @@ fn strip_candidates_f32() {
     }
     strips.push(strip(4, 4, 3, false, 0));
     strips.push(strip(2, 1, 2, false, 0));
+    // The table's strips (fixed warps per block).
+    let table = tiled_tuning::<f32>();
+    strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
     // Offsets 0 (aligned), 1 and 2 elements (rows not 16-byte aligned: the
     // edge walk everywhere).
     strip_against_block_and_cpu::<f32>(run_seed(), &strips, &[0, 0, 1, 2]);
@@ -331,6 +336,7 @@ fn strip_every_k_on_a_larger_image() {
     let image = inputs::<f32>(h * w, seed);
     let block_tuning = TiledTuning {
         strip: None,
+        strip_wide: None,
         ..tiled_tuning::<f32>()
     };
     for k in 1..=STRIP_MAX_K {

@@ -110,7 +110,7 @@ fn strip_name(t: &StripTuning) -> String {
         t.strip_rows.to_string()
     };
     format!(
-        "strip vec{} pre{} rows={rows} {}{}",
+        "strip vec{} pre{} rows={rows} {}{}{}",
         t.elems_per_lane,
         t.prefetch_rows,
         if t.stage_stores { "staged" } else { "direct" },
@@ -118,6 +118,11 @@ fn strip_name(t: &StripTuning) -> String {
             String::new()
         } else {
             format!(" regs{}", t.max_registers)
+        },
+        if t.warps == 0 {
+            String::new()
+        } else {
+            format!(" warps{}", t.warps)
         }
     )
 }
@@ -136,6 +141,7 @@ fn conv_tiled_halo_sweep_8192() {
 
     let block_tuning = TiledTuning {
         strip: None,
+        strip_wide: None,
         ..tiled_tuning::<f32>()
     };
     let mut variants: Vec<(String, TiledTuning, (u32, u32))> = vec![(
@@ -143,9 +149,9 @@ fn conv_tiled_halo_sweep_8192() {
         block_tuning,
         (32, 8),
     )];
-    if let Some(default_strip) = tiled_tuning::<f32>().strip {
+    if tiled_tuning::<f32>().strip.is_some() {
         variants.push((
-            format!("table default: {} 32x8", strip_name(&default_strip)),
+            "table default (strip / strip_wide) 32x8".to_owned(),
             tiled_tuning::<f32>(),
             (32, 8),
         ));
@@ -173,7 +179,7 @@ fn conv_tiled_halo_sweep_8192() {
 
     let mut modules = vec![conv_module_with::<f32>(&block_tuning)];
     for (_, tuning, _) in &variants {
-        if let Some(t) = &tuning.strip {
+        for t in tuning.strip.iter().chain(tuning.strip_wide.iter()) {
             let module = strip_module::<f32>(t);
             if !modules.iter().any(|m| m.name() == module.name()) {
                 modules.push(module);
