@@ -233,3 +233,29 @@ fn every_sweep_candidate_at_full_size_shapes() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn loaded_kernels_are_told_apart_by_operator_text_and_context() {
+    // Two custom operators with the same name but different CUDA text must
+    // not share a loaded kernel; a second context loads its own.
+    let sum = gpu_core::CustomOp::<u32>::new("same_name", "a + b", 0, |a, b| a.wrapping_add(b))
+        .expect("operator");
+    let xor =
+        gpu_core::CustomOp::<u32>::new("same_name", "a ^ b", 0, |a, b| a ^ b).expect("operator");
+    let host: Vec<u32> = exact_input(100_003, fresh_seed("same name"));
+    for round in 0..2 {
+        let gpu = gpu();
+        for (op, what) in [(&sum, "sum"), (&xor, "xor"), (&sum, "sum again")] {
+            check_case(
+                &gpu,
+                Runner::Public(scan::ScanAlgorithm::DecoupledLookback),
+                &host,
+                op,
+                ScanKind::Inclusive,
+                Placement::OutOfPlace,
+                &format!("{what} (context {round})"),
+            );
+        }
+    }
+}
