@@ -7,7 +7,8 @@
 //   work        O(n) combines (about 2n + look-back), steps O(ITEMS + log BLOCK
 //               + look-back depth);
 //   bytes       2·n·sizeof(T) (each element read once, written once) plus the
-//               tile state (one word per tile for 4-byte T, 2.5 for 8-byte T);
+//               tile state (one word per tile for 4-byte T; 2.5 for 8-byte T
+//               split, 2 with the 128-bit status word);
 //   launches    one (after a memset of the tile state, made by the host);
 //   shared mem  (TILE + TILE/(128/sizeof T))·sizeof(T) exchange + warp totals
 //               (≈ 17 KB for 256 × 16 four-byte items);
