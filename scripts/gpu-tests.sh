@@ -13,7 +13,10 @@ bundle=${1:-.gpu}
 logs=/tmp/gpu-tests/logs
 mkdir -p "$logs"
 per_binary_timeout=${PER_BINARY_TIMEOUT:-300}
-big='(_huge|_large|reliability_large)'
+# Binaries with multi-GiB inputs, and the one that fills the device on
+# purpose (reliability_oom), run alone: in parallel they starve each other
+# of memory and report OutOfMemory.
+big='(_huge|_large|reliability_oom|reliability_sizes|lookback_variants)'
 skip='(tuning|sweep)'
 run_one() {
     local bin=$1 name
@@ -25,6 +28,8 @@ run_one() {
     printf '%-28s rc=%-3s %s\n' "$name" "$rc" "${result:-no result line}"
 }
 export -f run_one; export logs per_binary_timeout
+# tests/cli.rs runs the parprims binary: point it at the bundle's copy.
+[ -x "$bundle/bin/parprims" ] && export PARPRIMS_BIN=$(cd "$bundle/bin" && pwd)/parprims
 small=(); large=()
 for bin in "$bundle"/tests/*; do
     name=$(basename "$bin")

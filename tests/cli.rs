@@ -7,8 +7,17 @@ use std::process::{Command, Output};
 
 use parprims::gpu_core::Gpu;
 
+/// The binary under test: `PARPRIMS_BIN` when set (a bundle run on a GPU
+/// machine, where the path cargo compiled in does not exist), else the one
+/// cargo built.
+fn binary() -> std::path::PathBuf {
+    std::env::var_os("PARPRIMS_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_parprims").into())
+}
+
 fn parprims(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_parprims"))
+    Command::new(binary())
         .args(args)
         .output()
         .expect("the parprims binary runs")
