@@ -8,6 +8,7 @@
 //! |---|---|---|---|
 //! | `y = A·x`, `y = Aᵀ·x` (`f32`, `f64`, `i32`) | [`matvec`] | [`MatvecAlgorithm`]: Global, SharedTiled { tile }, Tuned | [`matvec_bytes_moved`] |
 //! | `out = Aᵀ` (1-, 4-, 8-byte elements) | [`transpose`] | [`TransposeAlgorithm`]: Naive, Tiled, TiledPadded, Tuned | [`transpose_bytes_moved`] |
+//! | 2-D cross-correlation / convolution, K = 1…31, Valid/Same/Full, Zero/Clamp/Reflect/Wrap (`f32`, `f64`, `i32`) | [`conv2d`] | [`ConvAlgorithm`]: Global, SharedFilter, ConstantFilter, TiledHalo | [`conv_bytes_moved`] |
 //!
 //! Matrices are row-major views of device memory ([`MatrixView`],
 //! [`MatrixViewMut`]), so a caller's buffer, or part of one, works wherever
