@@ -26,6 +26,7 @@
 //      (barrier B);
 //   5. the block copies the staged run to global memory with consecutive
 //      threads writing consecutive addresses (coalesced).
+//   START_NS, SPIN_NS: the look-back's delays (compact.cuh), large grids only.
 //   PERSISTENT = false: one tile per block, a grid of one block per tile.
 //   PERSISTENT = true: a grid of about as many blocks as are resident at
 //   once; each block loops over tiles and pipelines them: the index of the
@@ -57,7 +58,7 @@
 //   is fully defined by the input, whatever the tile order.
 
 template <typename T, int BLOCK, int ITEMS, bool STRIPED, int DEPTH, bool PERSISTENT, bool FLAGS,
-          bool PARTITION, typename Pred>
+          bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0>
 __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
                                                     const u8* __restrict__ flags, Pred pred,
                                                     T* __restrict__ out, u64 n, u64* tile_status,
@@ -158,7 +159,8 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
         }
 
         if (threadIdx.x < 32) {
-            const u64 prefix = compact_lookback<DEPTH>(tile_status, tile, (u64)tile_kept);
+            const u64 prefix = compact_lookback<DEPTH, START_NS, SPIN_NS>(
+                tile_status, tile, (u64)tile_kept, num_tiles >= COMPACT_DELAY_MIN_TILES);
             if (lane == 0) s_prefix = prefix;
         }
         __syncthreads();  // barrier B

@@ -85,8 +85,16 @@
 // Window width: warp_lookback<..., WIDTH> inspects 32·WIDTH predecessors per
 // round (WIDTH consecutive tiles per lane, loads independent), so a tile far
 // from the nearest inclusive prefix needs WIDTH times fewer dependent rounds.
-// SPIN_NS > 0 backs off with __nanosleep(SPIN_NS) between re-reads of
-// unpublished predecessors (less L2 traffic on hot status words).
+// Delays (the idea CUB's tuned "delay constructors" use on sm_80/sm_90):
+// START_NS > 0 sleeps once, after the tile has published its AGGREGATE and
+// before the first read of a predecessor, so that the nearest predecessors
+// have had time to publish (ideally their PREFIX: one window, one round trip)
+// instead of being polled while still loading; SPIN_NS > 0 sleeps
+// __nanosleep(SPIN_NS) between re-reads of unpublished predecessors. Both
+// cut the polling traffic that hundreds of resident look-back warps aim at
+// the same few L2 lines, and both apply only when `delays` is true (the
+// kernels pass num_tiles >= LOOKBACK_DELAY_MIN_TILES: a small grid has few
+// tiles in flight, little contention, and would only lose latency).
 //
 // For compaction counts: T = u32 (packed word) or u64 (split), Op = a sum
 // functor; any Op with combine/identity works.
@@ -262,6 +270,9 @@ struct TileStatusFor<T, 1, 8> {
     typedef TileStatusPacked128<T> type;
 };
 
+// Grids of fewer tiles than this skip the look-back delays (see above).
+#define LOOKBACK_DELAY_MIN_TILES 512ull
+
 // The tile counter: word 0 of the state.
 __device__ __forceinline__ u64 lookback_next_tile(u64* state) {
     return (u64)atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);
@@ -291,10 +302,12 @@ __device__ __forceinline__ u64* lookback_status_region(u64* state) { return stat
 // negative indices and real ones holds tile 0 too).
 //   Steps per window: WIDTH independent loads per lane (+ spins),
 //   WIDTH − 1 combines, 1 ballot, 5 shuffles.
-template <typename T, typename Op, typename Status, int WIDTH = 1, int SPIN_NS = 0>
-__device__ __forceinline__ T warp_lookback(const Status& status, u64 tile) {
+template <typename T, typename Op, typename Status, int WIDTH = 1, int SPIN_NS = 0,
+          int START_NS = 0>
+__device__ __forceinline__ T warp_lookback(const Status& status, u64 tile, bool delays = true) {
     static_assert(WIDTH >= 1 && WIDTH <= 8, "WIDTH must be 1 to 8");
     const int lane = warp_lane();
+    if (START_NS > 0 && delays) __nanosleep(START_NS);
     T running = Op::identity();  // replaced by the first window's fold
     bool have_running = false;
     i64 window_end = (i64)tile - 1;
@@ -311,7 +324,7 @@ __device__ __forceinline__ T warp_lookback(const Status& status, u64 tile) {
             waiting |= state[j] == TILE_INVALID;
         }
         while (__any_sync(PARPRIMS_FULL_WARP, waiting)) {
-            if (SPIN_NS > 0) __nanosleep(SPIN_NS);
+            if (SPIN_NS > 0 && delays) __nanosleep(SPIN_NS);
             waiting = false;
 #pragma unroll
             for (int j = 0; j < WIDTH; ++j) {

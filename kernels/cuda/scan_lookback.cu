@@ -23,7 +23,8 @@
 // Variants (template parameters, one entry each; lookback.rs picks them from
 // its tuning table): WIDTH = predecessors per lane per look-back round,
 // STATUS8 = 8-byte status encoding (0 split, 1 packed 128-bit), SPIN_NS =
-// back-off while predecessors are unpublished (lookback.cuh), STREAM =
+// back-off while predecessors are unpublished, START_NS = one sleep before
+// the look-back's first read (both lookback.cuh, large grids only), STREAM =
 // evict-first cache hints on the data (striped layout only); and two tile
 // layouts: scan_lookback_tile (shared-memory exchange, below) and
 // scan_lookback_tile_striped (registers only, further below).
@@ -48,7 +49,7 @@
 //      exchange back to striped, store (vectorised when aligned).
 
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0>
+          int SPIN_NS = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u64 n,
                                                    u64 num_tiles, u32 exclusive, T initial,
                                                    u32 vector_ok) {
@@ -87,7 +88,8 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
                                exclusive ? Op::combine(initial, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS>(status, tile);
+            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS, START_NS>(
+                status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
         if (leader) tile_prefix_slot = tile_prefix;
@@ -169,7 +171,7 @@ __device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
 // (A: warp totals, B: tile prefix); `warp_totals` (WARPS elements) and
 // `tile_prefix_slot` are the caller's shared memory.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int STATUS8,
-          int SPIN_NS, int STREAM>
+          int SPIN_NS, int STREAM, int START_NS>
 __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u64 n,
                                              u64 num_tiles, u32 exclusive, T initial,
                                              u32 vector_ok, u64 tile, T* warp_totals,
@@ -280,7 +282,8 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u6
                                exclusive ? Op::combine(initial, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS>(status, tile);
+            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS, START_NS>(
+                status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
         if (leader) *tile_prefix_slot = tile_prefix;
@@ -323,7 +326,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u6
 
 // One block per tile: the tile index from the counter, then the tile.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0, int STREAM = 0>
+          int SPIN_NS = 0, int STREAM = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u64 n,
                                                            u64 num_tiles, u32 exclusive,
                                                            T initial, u32 vector_ok) {
@@ -336,7 +339,7 @@ __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, 
 
     if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
     __syncthreads();
-    striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM>(
+    striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM, START_NS>(
         in, out, state, n, num_tiles, exclusive, initial, vector_ok, tile_slot, warp_totals,
         &tile_prefix_slot);
 }

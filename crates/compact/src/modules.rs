@@ -54,6 +54,12 @@ pub struct Tuning {
     /// more blocks fit on a multiprocessor; 0 leaves the choice to the
     /// compiler.
     pub max_registers: u32,
+    /// Look-back start delay: one `__nanosleep` before the first status
+    /// read (0: none). Grids of 512 tiles or more only.
+    pub start_delay_ns: u32,
+    /// Look-back spin delay between re-reads of an unpublished status (0:
+    /// growing sleeps of 16 … 256 ns). Grids of 512 tiles or more only.
+    pub spin_ns: u32,
 }
 
 /// The tuning table: (element bytes, tuning), the default of the single-pass
@@ -72,11 +78,13 @@ pub struct Tuning {
 pub const TUNING: [(usize, Tuning); 2] = [
     (
         4,
-        Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
+        Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock)
+            .with_delays(1125, 415),
     ),
     (
         8,
-        Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
+        Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+            .with_delays(1170, 360),
     ),
 ];
 
@@ -105,22 +113,19 @@ pub const TUNING: [(usize, Tuning); 2] = [
 /// schedule is 3–12× slower: a tile claimed ahead but not started publishes
 /// nothing until its block has finished the tile before it, so successors'
 /// look-backs stall on it and the blocks convoy.
-pub const CANDIDATES_4: [Tuning; 13] = [
+pub const CANDIDATES_4: [Tuning; 11] = [
+    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
     Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
-    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::TilePerBlock),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
-    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
-    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::Persistent),
+    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    Tuning::new(512, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
+    Tuning::new(512, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
     Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::Persistent),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(512, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(256, 32, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(128, 32, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    // Register caps: 6 blocks of 256 (≤ 40 registers), 16 blocks of 128 (≤ 32).
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent).with_max_registers(40),
-    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
-        .with_max_registers(32),
+    Tuning::new(256, 32, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    Tuning::new(384, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
+        .with_delays(1125, 415),
+    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1600, 600),
+    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
 ];
 
 /// Variants compared by the tuning sweep for 8-byte items; the first is the
@@ -135,13 +140,18 @@ pub const CANDIDATES_4: [Tuning; 13] = [
 /// | 256x16 striped lb4 persistent | 9.226 | 12.035 |
 /// | 128x16 striped lb4 persistent | 11.700 | 12.537 |
 /// | 256x16 blocked lb4 persistent | 8.784 | 9.913 |
-pub const CANDIDATES_8: [Tuning; 6] = [
+pub const CANDIDATES_8: [Tuning; 7] = [
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+        .with_delays(1170, 360),
     Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
-    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
-    Tuning::new(256, 8, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
-    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::Persistent),
+    Tuning::new(384, 8, Arrangement::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
+        .with_delays(1170, 360),
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+        .with_delays(2000, 800),
     Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::Persistent),
+    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+        .with_delays(1170, 360),
 ];
 
 /// Static shared memory a single-pass block may use (the 48 KiB a block
@@ -164,7 +174,17 @@ impl Tuning {
             lookback_depth,
             schedule,
             max_registers: 0,
+            start_delay_ns: 0,
+            spin_ns: 0,
         }
+    }
+
+    /// The same tuning with look-back delays: `start` ns before the first
+    /// status read, `spin` ns between re-reads.
+    pub const fn with_delays(mut self, start: u32, spin: u32) -> Tuning {
+        self.start_delay_ns = start;
+        self.spin_ns = spin;
+        self
     }
 
     /// The same tuning with a register cap per thread.
@@ -229,8 +249,13 @@ impl Tuning {
         } else {
             String::new()
         };
+        let delays = if self.start_delay_ns > 0 || self.spin_ns > 0 {
+            format!("/d{}s{}", self.start_delay_ns, self.spin_ns)
+        } else {
+            String::new()
+        };
         format!(
-            "{}x{}/{arrangement}/lb{}/{schedule}{cap}",
+            "{}x{}/{arrangement}/lb{}/{schedule}{cap}{delays}",
             self.block_threads, self.items_per_thread, self.lookback_depth
         )
     }
@@ -250,8 +275,13 @@ impl Tuning {
         } else {
             String::new()
         };
+        let delays = if self.start_delay_ns > 0 || self.spin_ns > 0 {
+            format!("_d{}s{}", self.start_delay_ns, self.spin_ns)
+        } else {
+            String::new()
+        };
         format!(
-            "{arrangement}{}x{}_lb{}_{schedule}{cap}",
+            "{arrangement}{}x{}_lb{}_{schedule}{cap}{delays}",
             self.block_threads, self.items_per_thread, self.lookback_depth
         )
     }
@@ -296,6 +326,15 @@ impl Tuning {
             return Err(Error::invalid(
                 "tuning",
                 format!("register cap {} is not 0 or 24..=255", self.max_registers),
+            ));
+        }
+        if self.start_delay_ns > 10_000 || self.spin_ns > 10_000 {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "look-back delays {} / {} ns: at most 10000 each",
+                    self.start_delay_ns, self.spin_ns
+                ),
             ));
         }
         if self.shared_bytes(element_bytes) > STATIC_SHARED_LIMIT {
@@ -432,6 +471,7 @@ fn add_single_pass<T: Element>(
         items = tuning.items_per_thread,
         depth = tuning.lookback_depth,
     );
+    let delays = format!("{}, {}", tuning.start_delay_ns, tuning.spin_ns);
     // __launch_bounds__ would override --maxrregcount: a capped tuning
     // leaves it out (the cap then bounds registers on its own).
     let bounds = if tuning.max_registers > 0 {
@@ -444,7 +484,7 @@ fn add_single_pass<T: Element>(
             entry::select_flagged::<T>(),
             &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, tile_status, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>, {delays}>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, tile_status, num_tiles, count_out, nullptr)"
             ),
             bounds,
         );
@@ -454,7 +494,7 @@ fn add_single_pass<T: Element>(
             entry::select_if::<T>(),
             &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, false, false, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, false, false, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, count_out, nullptr)"
             ),
             bounds,
         )
@@ -462,7 +502,7 @@ fn add_single_pass<T: Element>(
             entry::partition_if::<T>(),
             &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, const u64* total"),
             &format!(
-                "compact_single_pass<{shape}, false, true, {pred_type}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, nullptr, total)"
+                "compact_single_pass<{shape}, false, true, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, nullptr, total)"
             ),
             bounds,
         )
@@ -701,8 +741,12 @@ mod tests {
             assert_eq!(tags.len(), candidates.len());
             assert_eq!(names.len(), candidates.len());
         }
-        assert_eq!(CANDIDATES_4[0].name(), "256x16/blocked/lb1/tile-per-block");
-        assert_eq!(CANDIDATES_4[6].tag(), "s256x16_lb4_p");
+        assert_eq!(
+            CANDIDATES_4[0].name(),
+            "384x16/blocked/lb1/tile-per-block/d1125s415"
+        );
+        assert_eq!(CANDIDATES_4[6].tag(), "s256x16_lb1_p");
+        assert_eq!(CANDIDATES_4[0].tag(), "b384x16_lb1_t_d1125s415");
     }
 
     #[test]
@@ -755,7 +799,7 @@ mod tests {
         assert_eq!(names.len(), expected);
         // A candidate module holds exactly the three single-pass entries.
         let tuned = single_pass_module::<i32>(PredicateSource::Builtin, &CANDIDATES_4[6]);
-        assert_eq!(tuned.name(), "compact_sp_s256x16_lb4_p_i32");
+        assert_eq!(tuned.name(), "compact_sp_s256x16_lb1_p_i32");
         assert_eq!(
             tuned.entries(),
             &[
@@ -766,7 +810,7 @@ mod tests {
         );
         assert!(tuned
             .code()
-            .contains("compact_single_pass<i32, 256, 16, true, 4, true, true, false"));
+            .contains("compact_single_pass<i32, 256, 16, true, 1, true, true, false"));
         // The default tuning resolves to the main module.
         assert_eq!(
             single_pass_module::<i32>(PredicateSource::Builtin, &Tuning::of::<i32>()).name(),

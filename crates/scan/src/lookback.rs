@@ -101,8 +101,14 @@ pub struct LookbackTuning {
     /// would override it).
     pub min_blocks_per_sm: u32,
     /// `__nanosleep` back-off between re-reads of unpublished predecessors
-    /// (0: spin without sleeping).
+    /// (0: spin without sleeping). Applied on grids of 512 tiles or more.
     pub spin_ns: u32,
+    /// One `__nanosleep` after publishing the tile's aggregate, before the
+    /// look-back's first read (0: none), so that the nearest predecessors
+    /// are likely to have published their inclusive prefixes and fewer
+    /// polls reach the hot status lines in L2. Applied on grids of 512
+    /// tiles or more.
+    pub start_delay_ns: u32,
     /// Evict-first (`.cs`) cache hints on the data's 16-byte loads and
     /// stores (warp-striped layout only; validate refuses it otherwise).
     pub streaming: bool,
@@ -124,6 +130,7 @@ impl LookbackTuning {
             status8: EightByteStatus::Split,
             min_blocks_per_sm: 0,
             spin_ns: 0,
+            start_delay_ns: 0,
             streaming: false,
         }
     }
@@ -162,6 +169,18 @@ impl LookbackTuning {
     pub const fn with_spin_ns(mut self, spin_ns: u32) -> Self {
         self.spin_ns = spin_ns;
         self
+    }
+
+    /// With a sleep before the look-back's first read.
+    pub const fn with_start_delay_ns(mut self, start_delay_ns: u32) -> Self {
+        self.start_delay_ns = start_delay_ns;
+        self
+    }
+
+    /// With both look-back delays: `start` before the first read, `spin`
+    /// between re-reads.
+    pub const fn with_delays(self, start: u32, spin: u32) -> Self {
+        self.with_start_delay_ns(start).with_spin_ns(spin)
     }
 
     /// Items per tile (= per block).
@@ -212,6 +231,9 @@ impl LookbackTuning {
         if self.spin_ns != 0 {
             suffix.push_str(&format!("_ns{}", self.spin_ns));
         }
+        if self.start_delay_ns != 0 {
+            suffix.push_str(&format!("_d{}", self.start_delay_ns));
+        }
         if self.streaming {
             suffix.push_str("_cs");
         }
@@ -252,6 +274,12 @@ impl LookbackTuning {
             return Err(Error::invalid(
                 "spin_ns",
                 format!("{}: at most 10000", self.spin_ns),
+            ));
+        }
+        if self.start_delay_ns > 10_000 {
+            return Err(Error::invalid(
+                "start_delay_ns",
+                format!("{}: at most 10000", self.start_delay_ns),
             ));
         }
         if self.streaming && self.layout != TileLayout::WarpStriped {
@@ -313,13 +341,17 @@ impl LookbackTuning {
 pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
     (
         4,
-        LookbackTuning::shape(256, 24)
+        LookbackTuning::shape(128, 24)
             .with_layout(TileLayout::WarpStriped)
-            .with_lookback_width(4),
+            .with_delays(1245, 648),
     ),
     (
         8,
-        LookbackTuning::shape(512, 8).with_status8(EightByteStatus::Packed128),
+        LookbackTuning::shape(224, 24)
+            .with_layout(TileLayout::WarpStriped)
+            .with_lookback_width(4)
+            .with_status8(EightByteStatus::Packed128)
+            .with_delays(1290, 632),
     ),
 ];
 
@@ -337,43 +369,79 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             .with_layout(WarpStriped)
             .with_lookback_width(4)
     };
+    // The runners-up of the 2026-11-22 sweep, then the look-back delays
+    // (start delay before the first read, spin delay between re-reads; CUB's
+    // sm_90 tunings use 1,245 / 648 ns for 4-byte and 1,290 / 632 ns for
+    // 8-byte sums) on those shapes and on smaller blocks (128 and 224
+    // threads, 24 items: more resident blocks per SM).
     let others: Vec<LookbackTuning> = if element_bytes == 4 {
         vec![
-            LookbackTuning::shape(512, 16),
-            LookbackTuning::shape(512, 16).with_lookback_width(4),
-            LookbackTuning::shape(256, 16).with_layout(WarpStriped),
-            striped(256, 16),
-            striped(512, 16),
             striped(256, 24),
-            striped(512, 16).with_min_blocks_per_sm(4),
-            striped(256, 16).with_min_blocks_per_sm(6),
-            striped(256, 16).with_min_blocks_per_sm(8),
-            striped(256, 16).with_min_blocks_per_sm(8).with_spin_ns(32),
-            striped(256, 16).with_streaming(true),
-            striped(512, 16).with_streaming(true),
-            striped(256, 16).with_lookback_width(8),
-            striped(512, 16).with_lookback_width(8),
+            LookbackTuning::shape(512, 16).with_delays(1245, 648),
+            LookbackTuning::shape(512, 16).with_delays(2000, 1000),
+            striped(256, 24)
+                .with_lookback_width(1)
+                .with_delays(1245, 648),
+            striped(256, 24)
+                .with_lookback_width(1)
+                .with_delays(2000, 1000),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_delays(2000, 1000),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_delays(1600, 800),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_delays(900, 400),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_delays(1245, 300),
+            striped(128, 24)
+                .with_lookback_width(2)
+                .with_delays(1245, 648),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_delays(1245, 648)
+                .with_streaming(true),
+            striped(128, 32)
+                .with_lookback_width(1)
+                .with_delays(1245, 648),
+            striped(192, 24)
+                .with_lookback_width(1)
+                .with_delays(1245, 648),
+            striped(256, 32)
+                .with_lookback_width(1)
+                .with_delays(1245, 648),
         ]
     } else {
         vec![
-            LookbackTuning::shape(512, 8),
             LookbackTuning::shape(512, 8).with_status8(Packed128),
-            LookbackTuning::shape(256, 8)
+            striped(224, 24)
+                .with_lookback_width(1)
                 .with_status8(Packed128)
-                .with_lookback_width(4),
-            striped(256, 8),
-            striped(256, 8).with_status8(Packed128),
-            striped(512, 8).with_status8(Packed128),
-            striped(256, 12)
+                .with_delays(1290, 632),
+            LookbackTuning::shape(256, 12)
                 .with_status8(Packed128)
-                .with_min_blocks_per_sm(5),
-            striped(256, 8)
+                .with_delays(1290, 632),
+            LookbackTuning::shape(256, 12)
                 .with_status8(Packed128)
-                .with_min_blocks_per_sm(6),
-            striped(256, 8).with_status8(Packed128).with_streaming(true),
-            striped(256, 8)
+                .with_delays(2000, 1000),
+            striped(128, 16)
+                .with_lookback_width(1)
                 .with_status8(Packed128)
-                .with_lookback_width(8),
+                .with_delays(1290, 632),
+            striped(128, 24)
+                .with_lookback_width(1)
+                .with_status8(Packed128)
+                .with_delays(1290, 632),
+            striped(256, 16)
+                .with_lookback_width(1)
+                .with_status8(Packed128)
+                .with_delays(1290, 632),
+            striped(224, 24)
+                .with_status8(Packed128)
+                .with_delays(2000, 1000),
         ]
     };
     for tuning in others {
@@ -390,7 +458,7 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
 pub const PROTOCOL_TEST_TUNING: LookbackTuning = LookbackTuning::shape(32, 1);
 
 /// The protocol tests' tiny tiles in every variant of the look-back itself
-/// (layout, window width, 8-byte status, back-off), plus tiles of 32 × 4 and
+/// (layout, window width, 8-byte status, back-off, start delay), plus tiles of 32 × 4 and
 /// 64 × 8 items so the warp-striped layout's vector path runs too (the
 /// latter with the streaming cache hints). Every
 /// shape keeps tiles tiny, so hundreds of thousands are in flight.
@@ -416,6 +484,12 @@ pub fn protocol_test_variants() -> Vec<LookbackTuning> {
             .with_status8(Packed128)
             .with_lookback_width(4)
             .with_streaming(true),
+        // The look-back delays (start and spin), active on these grids.
+        tiny.with_layout(WarpStriped)
+            .with_status8(Packed128)
+            .with_lookback_width(4)
+            .with_delays(300, 100),
+        tiny.with_delays(200, 50),
     ]
 }
 
@@ -494,12 +568,13 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleS
                  {t} initial, u32 vector_ok"
             ),
             &format!(
-                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}>(in, out, state, \
-                 n, num_tiles, exclusive, initial, vector_ok)",
+                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
+                 state, n, num_tiles, exclusive, initial, vector_ok)",
                 b = tuning.block_threads,
                 i = tuning.items_per_thread,
                 w = tuning.lookback_width,
                 ns = tuning.spin_ns,
+                start = tuning.start_delay_ns,
             ),
             // __launch_bounds__ would override --maxrregcount, so a
             // register-limited variant goes without it.
@@ -723,9 +798,9 @@ mod tests {
             let tuning = lookback_tuning(bytes);
             tuning.validate(bytes).expect("table entries are valid");
         }
-        // 24 KiB of data per 4-byte tile, 32 KiB per 8-byte tile.
-        assert_eq!(lookback_tuning(4).tile_items() * 4, 24 * 1024);
-        assert_eq!(lookback_tuning(8).tile_items() * 8, 32 * 1024);
+        // 12 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
+        assert_eq!(lookback_tuning(4).tile_items() * 4, 12 * 1024);
+        assert_eq!(lookback_tuning(8).tile_items() * 8, 42 * 1024);
         PROTOCOL_TEST_TUNING.validate(4).unwrap();
         PROTOCOL_TEST_TUNING.validate(8).unwrap();
     }
@@ -826,7 +901,7 @@ mod tests {
         assert_eq!(source.entries(), [entry]);
         assert!(source
             .code()
-            .contains("scan_lookback_tile_striped<i32, op_t, 256, 16, 4, 0, 0, 0>"));
+            .contains("scan_lookback_tile_striped<i32, op_t, 256, 16, 4, 0, 0, 0, 0>"));
         // Striped tiles need only the warp totals in shared memory.
         assert_eq!(striped.shared_bytes(4), (8 + 1) * 4 + 16);
     }
@@ -835,10 +910,10 @@ mod tests {
     fn bytes_moved_is_two_passes_plus_state() {
         assert_eq!(lookback_bytes_moved(0, 4), 0);
         let n = 1u64 << 28;
-        let tiles = n.div_ceil(256 * 24);
+        let tiles = n.div_ceil(128 * 24);
         assert_eq!(lookback_bytes_moved(n, 4), 8 * n + 16 * (tiles + 2));
         // 8-byte values, 128-bit status words: two words per tile.
-        let tiles = n.div_ceil(512 * 8);
+        let tiles = n.div_ceil(224 * 24);
         assert_eq!(lookback_bytes_moved(n, 8), 16 * n + 16 * (2 * tiles + 2));
         // The state is well under 1 % of the data.
         assert!(lookback_bytes_moved(n, 8) < (16 * n) * 101 / 100);
@@ -948,15 +1023,21 @@ mod tests {
         use gpu_core::Sum;
         let modules = lookback_modules::<f32, _>(&Sum);
         assert_eq!(modules.len(), 2);
-        assert_eq!(modules[0].entries(), ["scan_lookback_f32_sum_256x24_ws_w4"]);
+        assert_eq!(
+            modules[0].entries(),
+            ["scan_lookback_f32_sum_128x24_ws_ns648_d1245"]
+        );
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<f32, op_t, 256, 24, 4, 0, 0, 0>"));
+            .contains("scan_lookback_tile_striped<f32, op_t, 128, 24, 1, 0, 648, 0, 1245>"));
         let modules = lookback_modules::<u64, _>(&Sum);
-        assert_eq!(modules[0].entries(), ["scan_lookback_u64_sum_512x8_p128"]);
+        assert_eq!(
+            modules[0].entries(),
+            ["scan_lookback_u64_sum_224x24_ws_w4_p128_ns632_d1290"]
+        );
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile<u64, op_t, 512, 8, 1, 1, 0>"));
+            .contains("scan_lookback_tile_striped<u64, op_t, 224, 24, 4, 1, 632, 0, 1290>"));
     }
 }

@@ -110,13 +110,27 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
     };
     sweep::<f32>(
         &gpu,
-        &some(&four_byte, &["512x16", "256x16 ws w4", "512x16 ws w4"]),
+        &some(
+            &four_byte,
+            &[
+                "256x24 ws w4",
+                "256x24 ws ns648 d1245",
+                "128x24 ws ns1000 d2000",
+            ],
+        ),
         ceiling.gbps,
     );
     sweep::<u64>(&gpu, &eight_byte, ceiling.gbps);
     sweep::<i64>(
         &gpu,
-        &some(&eight_byte, &["512x8 p128", "256x8 ws w4 p128"]),
+        &some(
+            &eight_byte,
+            &[
+                "512x8 p128",
+                "224x24 ws p128 ns632 d1290",
+                "256x12 p128 ns632 d1290",
+            ],
+        ),
         ceiling.gbps,
     );
 }
