@@ -78,12 +78,12 @@ pub struct Tuning {
 pub const TUNING: [(usize, Tuning); 2] = [
     (
         4,
-        Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock)
-            .with_delays(1125, 415),
+        Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock)
+            .with_delays(3000, 1000),
     ),
     (
         8,
-        Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+        Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
             .with_delays(1170, 360),
     ),
 ];
@@ -114,7 +114,7 @@ pub const TUNING: [(usize, Tuning); 2] = [
 /// nothing until its block has finished the tile before it, so successors'
 /// look-backs stall on it and the blocks convoy.
 pub const CANDIDATES_4: [Tuning; 11] = [
-    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
+    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
     Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
     Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
     Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
@@ -125,7 +125,7 @@ pub const CANDIDATES_4: [Tuning; 11] = [
     Tuning::new(384, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
         .with_delays(1125, 415),
     Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1600, 600),
-    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
+    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
 ];
 
 /// Variants compared by the tuning sweep for 8-byte items; the first is the
@@ -141,11 +141,11 @@ pub const CANDIDATES_4: [Tuning; 11] = [
 /// | 128x16 striped lb4 persistent | 11.700 | 12.537 |
 /// | 256x16 blocked lb4 persistent | 8.784 | 9.913 |
 pub const CANDIDATES_8: [Tuning; 7] = [
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
+    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
         .with_delays(1170, 360),
     Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
     Tuning::new(384, 8, Arrangement::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
+    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
         .with_delays(1170, 360),
     Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
         .with_delays(2000, 800),
@@ -743,10 +743,10 @@ mod tests {
         }
         assert_eq!(
             CANDIDATES_4[0].name(),
-            "384x16/blocked/lb1/tile-per-block/d1125s415"
+            "256x16/blocked/lb1/tile-per-block/d3000s1000"
         );
         assert_eq!(CANDIDATES_4[6].tag(), "s256x16_lb1_p");
-        assert_eq!(CANDIDATES_4[0].tag(), "b384x16_lb1_t_d1125s415");
+        assert_eq!(CANDIDATES_4[0].tag(), "b256x16_lb1_t_d3000s1000");
     }
 
     #[test]

@@ -349,7 +349,6 @@ pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
         8,
         LookbackTuning::shape(224, 24)
             .with_layout(TileLayout::WarpStriped)
-            .with_lookback_width(4)
             .with_status8(EightByteStatus::Packed128)
             .with_delays(1290, 632),
     ),
@@ -418,7 +417,6 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
         vec![
             LookbackTuning::shape(512, 8).with_status8(Packed128),
             striped(224, 24)
-                .with_lookback_width(1)
                 .with_status8(Packed128)
                 .with_delays(1290, 632),
             LookbackTuning::shape(256, 12)
@@ -1034,10 +1032,10 @@ mod tests {
         let modules = lookback_modules::<u64, _>(&Sum);
         assert_eq!(
             modules[0].entries(),
-            ["scan_lookback_u64_sum_224x24_ws_w4_p128_ns632_d1290"]
+            ["scan_lookback_u64_sum_224x24_ws_p128_ns632_d1290"]
         );
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<u64, op_t, 224, 24, 4, 1, 632, 0, 1290>"));
+            .contains("scan_lookback_tile_striped<u64, op_t, 224, 24, 1, 1, 632, 0, 1290>"));
     }
 }

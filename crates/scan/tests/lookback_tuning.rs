@@ -127,8 +127,8 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
             &eight_byte,
             &[
                 "512x8 p128",
-                "224x24 ws p128 ns632 d1290",
-                "256x12 p128 ns632 d1290",
+                "224x24 ws w4 p128 ns632 d1290",
+                "128x24 ws p128 ns632 d1290",
             ],
         ),
         ceiling.gbps,
