@@ -69,14 +69,18 @@ for tool in ${tools//,/ }; do
         case $tool in
             memcheck) args+=(--leak-check full) ;;
             racecheck) args+=(--racecheck-report all) ;;
-            initcheck) args+=(--track-unused-memory no) ;;
         esac
         timeout --kill-after=10 "$limit" "$sanitizer" "${args[@]}" "$bin" --include-ignored \
             --test-threads=1 --skip large_ "${extra[@]}" >"$log" 2>&1
         rc=$?
         ran=$((ran + 1))
-        summary=$(grep -h "ERROR SUMMARY" "$log" | tail -1)
+        # memcheck, synccheck, initcheck end with "ERROR SUMMARY: N errors";
+        # racecheck with "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)".
+        summary=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1)
         n=$(echo "$summary" | grep -oE '[0-9]+ error' | grep -oE '[0-9]+' || echo 0)
+        if grep -q "Target application doesn't exist\|Unrecognized option\|unrecognised option" "$log"; then
+            summary="SANITIZER DID NOT RUN THE BINARY (see $log)"; n=1
+        fi
         errors=$((errors + ${n:-0}))
         if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
             timed_out=$((timed_out + 1))
