@@ -257,7 +257,14 @@ fn copy_ceiling_is_measured() {
         ceiling.timing.min_ms,
         ceiling.timing.max_ms
     );
-    assert!(ceiling.gbps > 100.0);
+    // The measurement must be a real, positive rate. The plausibility floor
+    // (any CUDA GPU copies faster than 100 GB/s) does not hold under
+    // compute-sanitizer, whose instrumentation slows the copy many times
+    // over; scripts/gpu-sanitize.sh sets PARPRIMS_RELIABILITY_QUICK there.
+    assert!(ceiling.gbps.is_finite() && ceiling.gbps > 0.0);
+    if std::env::var_os("PARPRIMS_RELIABILITY_QUICK").is_none() {
+        assert!(ceiling.gbps > 100.0, "{} GB/s", ceiling.gbps);
+    }
     assert!((ceiling.fraction(ceiling.gbps) - 1.0).abs() < 1e-12);
 }
 
