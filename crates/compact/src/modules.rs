@@ -63,18 +63,20 @@ pub struct Tuning {
 }
 
 /// The tuning table: (element bytes, tuning), the default of the single-pass
-/// kernel, set from the tuning sweep (`tests/compact_tuning.rs`) on an NVIDIA
-/// H100 80GB HBM3, 2026-11-22, at 2^28 items (copy ceiling 3000 GB/s):
+/// kernel, set from two tuning sweeps (`tests/compact_tuning.rs`) on an
+/// NVIDIA H100 80GB HBM3, 2026-11-23, at 2^28 items (copy ceiling 2976 GB/s;
+/// logs in docs/results/tuning-2026-11-23/):
 ///
 /// * 4-byte: 256 × 16 blocked, one status per look-back lane, one tile per
-///   block (the first version's shape) stayed the fastest for
-///   `select_flagged` i32 at 0.941 ms (0.666 of the ceiling; the next best
-///   candidate took 1.029 ms) and ties the best `select_if(x > 0)` (0.823 ms
-///   for i32 and f32, 0.652).
-/// * 8-byte: 256 × 16 warp-striped with 4 statuses per look-back lane, one
-///   tile per block: `select_if(x > 500)` u64 1.397 ms (0.768) against
-///   1.486 ms (0.722) blocked, `select_flagged` u64 1.564 ms (0.744) against
-///   1.570 ms.
+///   block, look-back delays 3000 ns (start) / 1000 ns (spin):
+///   `select_flagged` i32 0.779 ms (0.810 of the ceiling) and
+///   `select_if(x > 0)` 0.676 ms (0.801), the only candidate over 0.80 for
+///   both (without delays: 0.942 / 0.823 ms). Warp-striped tiles are faster
+///   by predicate (0.657 ms) but 14 % slower by flags.
+/// * 8-byte: 256 × 16 warp-striped, one status per lane, delays 1170 / 360
+///   ns: `select_flagged` u64 1.309 ms (0.896), `select_if(x > 500)` 1.227 ms
+///   (0.881); 4 statuses per lane with the same delays 1.376 / 1.270 ms,
+///   without delays 1.570 / 1.399 ms.
 pub const TUNING: [(usize, Tuning); 2] = [
     (
         4,
@@ -89,27 +91,28 @@ pub const TUNING: [(usize, Tuning); 2] = [
 ];
 
 /// Variants compared by the tuning sweep for 4-byte items; the first is the
-/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-22, 2^28 i32,
-/// median ms for `select_flagged` (50 % flags) / `select_if(x > 0)`:
+/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-23, 2^28 i32,
+/// median ms for `select_flagged` (50 % flags) / `select_if(x > 0)`; "dS/P" =
+/// look-back start delay S ns, spin delay P ns:
 ///
 /// | candidate | flagged | x > 0 |
 /// |---|---|---|
-/// | 256x16 blocked lb1 tile-per-block (default) | **0.941** | 0.823 |
-/// | 256x16 blocked lb4 tile-per-block | 1.054 | 0.939 |
-/// | 256x16 striped lb4 tile-per-block | 1.151 | 0.877 |
-/// | 128x16 striped lb4 tile-per-block | 1.110 | 0.933 |
-/// | 256x16 blocked lb4 persistent | 6.318 | 8.492 |
-/// | 256x16 striped lb1 persistent | 2.822 | 2.342 |
-/// | 256x16 striped lb4 persistent | 6.436 | 10.096 |
-/// | 128x16 striped lb4 persistent | 10.147 | 11.450 |
-/// | 512x16 striped lb4 persistent | 6.977 | 9.063 |
-/// | 256x32 striped lb4 persistent | 7.398 | 5.979 |
-/// | 128x32 striped lb4 persistent | 6.260 | 6.862 |
-/// | 256x16 striped lb4 persistent, ≤ 40 registers | 6.300 | 9.747 |
-/// | 128x16 striped lb4 tile-per-block, ≤ 32 registers | 1.029 | **0.822** |
+/// | 256x16 blocked lb1 d3000/1000 (default) | **0.779** | 0.676 |
+/// | 256x16 blocked lb1, no delays (the 2026-11-22 default) | 0.944 | 0.821 |
+/// | 256x16 blocked lb1 d2000/800 | 0.787 | 0.692 |
+/// | 384x16 blocked lb1 d2000/800 | 0.797 | 0.681 |
+/// | 512x16 blocked lb1 d1125/415 | 0.808 | 0.672 |
+/// | 512x16 blocked lb1 d2000/800 | 0.812 | 0.677 |
+/// | 256x16 striped lb1 persistent | 2.795 | 2.337 |
+/// | 256x32 blocked lb1 d2000/800 | 0.865 | 0.691 |
+/// | 384x16 striped lb1 d1125/415 | 0.891 | **0.661** |
+/// | 384x16 blocked lb1 d1600/600 | 0.795 | 0.684 |
+/// | 384x16 blocked lb1 d1125/415 | 0.791 | 0.688 |
 ///
-/// Deeper look-back windows cost more than they save here (every lane waits
-/// for all its statuses, 4× the status loads per round), and the persistent
+/// The first sweep of the day also had 256x16 blocked d1125/415 (0.783 /
+/// 0.690), d600/200 (0.838 / 0.738) and 128x16 striped lb4 ≤ 32 registers
+/// with and without delays (0.934 / 0.728, 1.022 / 0.821). Deeper look-back
+/// windows cost more than they save for 4-byte tiles, and the persistent
 /// schedule is 3–12× slower: a tile claimed ahead but not started publishes
 /// nothing until its block has finished the tile before it, so successors'
 /// look-backs stall on it and the blocks convoy.
@@ -129,17 +132,18 @@ pub const CANDIDATES_4: [Tuning; 11] = [
 ];
 
 /// Variants compared by the tuning sweep for 8-byte items; the first is the
-/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-22, 2^28 u64,
+/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-23, 2^28 u64,
 /// median ms for `select_flagged` (50 % flags) / `select_if(x > 500)`:
 ///
 /// | candidate | flagged | x > 500 |
 /// |---|---|---|
-/// | 256x16 striped lb4 tile-per-block (default) | **1.564** | **1.397** |
-/// | 256x16 blocked lb1 tile-per-block (the first version) | 1.570 | 1.486 |
-/// | 256x8 striped lb4 persistent | 13.781 | 17.061 |
-/// | 256x16 striped lb4 persistent | 9.226 | 12.035 |
-/// | 128x16 striped lb4 persistent | 11.700 | 12.537 |
-/// | 256x16 blocked lb4 persistent | 8.784 | 9.913 |
+/// | 256x16 striped lb1 d1170/360 (default) | **1.309** | **1.227** |
+/// | 256x16 striped lb4, no delays (the 2026-11-22 default) | 1.570 | 1.399 |
+/// | 384x8 striped lb4 d1170/360 | 1.454 | 1.333 |
+/// | 256x16 striped lb4 d1170/360 | 1.376 | 1.270 |
+/// | 256x16 striped lb4 d2000/800 | 1.370 | 1.269 |
+/// | 256x16 blocked lb4 persistent | 8.502 | 9.829 |
+/// | 128x16 striped lb4 d1170/360 | 1.413 | 1.314 |
 pub const CANDIDATES_8: [Tuning; 7] = [
     Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
         .with_delays(1170, 360),

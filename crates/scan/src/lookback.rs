@@ -318,26 +318,30 @@ impl LookbackTuning {
 
 /// Tuning by element size, as data: (element bytes, tuning).
 ///
-/// Chosen from the `lookback_tuning` sweep at 2^28 elements, inclusive sum,
-/// on an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2994 GB/s
-/// read + write), 2026-11-22, median of 25 runs, GB/s from 2·n·size:
+/// Chosen from two `lookback_tuning` sweeps at 2^28 elements, inclusive
+/// sum, on an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2976 GB/s
+/// read + write), 2026-11-23, median of 25 runs, GB/s from 2·n·size (logs in
+/// docs/results/tuning-2026-11-23/):
 ///
-/// | elements | tuning | ms | of ceiling | before (256 × 16 / 256 × 8, exchange, split) |
+/// | elements | tuning | ms | of ceiling | the 2026-11-22 table |
 /// |---|---|---|---|---|
-/// | 4-byte (i32) | 256 × 24, warp-striped, 4-wide look-back | 0.952 | 0.754 | 1.075 ms, 0.667 |
-/// | 8-byte (u64) | 512 × 8, exchange, 128-bit status | 1.763 | 0.814 | 3.291 ms, 0.436 |
-/// | 8-byte (i64) | the same | 1.765 | 0.813 | 3.286 ms, 0.437 |
+/// | 4-byte (i32) | 128 × 24, warp-striped, 1-wide look-back, delays 1245 / 648 ns | 0.844, 0.842 | 0.855, 0.852 | 256 × 24 ws 4-wide: 0.950 ms, 0.759 |
+/// | 4-byte (f32) | the same | 0.847 | 0.846 | 0.996 ms, 0.725 |
+/// | 8-byte (u64) | 224 × 24, warp-striped, 1-wide, 128-bit status, delays 1290 / 632 ns | 1.539 | 0.932 | 512 × 8 exchange p128: 1.762 ms, 0.819 |
+/// | 8-byte (i64) | the same | 1.543 | 0.929 | 1.761 ms, 0.819 |
 ///
-/// Runners-up for 4 bytes: 512 × 16 exchange 0.985 ms (i32) / 0.984 ms
-/// (f32), 256 × 16 warp-striped 0.999 ms; register-limited variants (6 or 8
-/// blocks per SM, spilling) and 8-wide windows were slower. f32 was not
-/// measured with the chosen shape (it tracked i32 within 1 % on every shape
-/// measured for both). For 8 bytes the 128-bit status word is the big
-/// step (fences off the critical path): 512 × 8 split 2.398 ms.
+/// The delays (start before the first read, spin between re-reads; see
+/// lookback.cuh) are what moved the figures: polling warps were contending
+/// for the status lines in L2. With them a 1-wide window beats the 4-wide one
+/// (i32 256 × 24: 0.852 against 0.901 ms) and smaller blocks (more resident
+/// per SM) win. Runners-up within 1 %: i32 256 × 32 ws 0.832 ms (measured
+/// once), 128 × 24 with streaming hints 0.839 ms, delays 2000 / 1000 ns
+/// 0.844 ms; u64 128 × 24 ws 1.539 ms, 128 × 16 ws 1.550 ms. Shorter delays
+/// (900 / 400 ns) lose (0.885 ms).
 ///
-/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 48
-/// registers, no local memory, ≈ 1 KiB shared → 5 blocks of 256 per SM;
-/// 8-byte 40 registers, 35 KiB shared → 3 blocks of 512 per SM.
+/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 50
+/// registers → 9 blocks of 128 per SM; 8-byte 80 registers → 3 blocks of 224
+/// per SM; no local memory, shared memory only the warp totals.
 pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
     (
         4,
