@@ -42,7 +42,8 @@
 //   3. each thread reduces its ITEMS items; block exclusive scan of the thread
 //      totals gives thread prefixes and the tile aggregate.
 //   4. warp 0: tile 0 publishes PREFIX at once ((initial ⊕) aggregate); any
-//      other tile publishes AGGREGATE, looks back (lookback.cuh), publishes
+//      other tile publishes AGGREGATE, looks back (lookback.cuh; on large
+//      grids after a START_NS sleep, with SPIN_NS sleeps between re-reads), publishes
 //      PREFIX = exclusive prefix ⊕ aggregate; the exclusive prefix goes to
 //      shared memory; barrier.
 //   5. each thread rescans its items seeded with tile prefix ⊕ thread prefix,
