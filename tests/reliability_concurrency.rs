@@ -33,11 +33,15 @@
 //! the warm-up, and then only prints the leak figures (a sanitizer keeps its
 //! own device allocations).
 
+mod support;
+
+use support::{gpu, random_bits, same_bits};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use compact::{CompactAlgorithm, Compacted, CustomPredicate, Predicate};
-use gpu_core::rng::{random_flags, random_vec, SplitMix64};
+use gpu_core::rng::{random_flags, SplitMix64};
 use gpu_core::{
     BitAnd, BitOr, BitXor, CustomOp, DeviceBuffer, DeviceType, Element, Gpu, IntElement, Max, Min,
     Operator, Sum,
@@ -117,11 +121,6 @@ fn reliability_leak_verdict_catches_ten_thousand_small_buffers() {
 // ---------------------------------------------------------------------------
 // Shared test state.
 
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
-
 fn device_lock() -> MutexGuard<'static, ()> {
     static DEVICE: Mutex<()> = Mutex::new(());
     DEVICE
@@ -191,45 +190,12 @@ fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
 /// and product of them below 2^24 is exact in any order), wide values for
 /// integers (so sums wrap).
 fn values<T: Element>(rng: &mut SplitMix64, n: usize, float_half_range: f64) -> Vec<T> {
-    let (low, high) = if T::IS_FLOAT {
-        (-float_half_range, float_half_range)
-    } else {
-        let bits = 8 * T::BYTES as i32;
-        if T::IS_SIGNED {
-            (-(2f64.powi(bits - 2)), 2f64.powi(bits - 2))
-        } else {
-            (0.0, 2f64.powi(bits - 1))
-        }
-    };
-    whole(random_vec::<T>(n, rng.next_u64(), low, high))
+    support::wide_values(n, rng.next_u64(), -float_half_range, float_half_range)
 }
 
 /// Small whole numbers for every type (matvec and conv inputs).
 fn small_values<T: Element>(rng: &mut SplitMix64, n: usize, half_range: f64) -> Vec<T> {
-    let low = if T::IS_SIGNED { -half_range } else { 0.0 };
-    whole(random_vec::<T>(n, rng.next_u64(), low, half_range))
-}
-
-/// `random_vec` draws floats uniformly (not whole): round them, so that every
-/// sum and product the tests form is exact in any order and the comparison
-/// with the CPU can be bitwise. Integers are already whole.
-fn whole<T: Element>(mut values: Vec<T>) -> Vec<T> {
-    if T::IS_FLOAT {
-        for v in values.iter_mut() {
-            *v = T::from_f64(v.to_f64().round());
-        }
-    }
-    values
-}
-
-/// Random bit patterns of any device type (transposes move bits).
-fn random_bits<T: DeviceType>(rng: &mut SplitMix64, n: usize) -> Vec<T> {
-    let mut out = vec![T::default(); n];
-    for chunk in bytemuck::cast_slice_mut::<T, u8>(&mut out).chunks_mut(8) {
-        let word = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
-    }
-    out
+    support::small_values(n, rng.next_u64(), half_range)
 }
 
 fn compare<T: DeviceType>(got: &[T], expected: &[T], what: &str) -> Result<(), String> {
@@ -240,8 +206,7 @@ fn compare<T: DeviceType>(got: &[T], expected: &[T], what: &str) -> Result<(), S
             expected.len()
         ));
     }
-    let same = |a: &T, b: &T| a == b || bytemuck::bytes_of(a) == bytemuck::bytes_of(b);
-    match got.iter().zip(expected).position(|(a, b)| !same(a, b)) {
+    match got.iter().zip(expected).position(|(a, b)| !same_bits(a, b)) {
         None => Ok(()),
         Some(i) => Err(format!(
             "{what}: element {i} is {:?}, expected {:?}",

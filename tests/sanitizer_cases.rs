@@ -72,10 +72,14 @@
 //! sums through the three-pass marks; compaction: i32, f64, and u64 through
 //! the tuned candidates), which `tests/kernel_compile.rs` compiles.
 
+mod support;
+
+use support::{gpu, same_bits, small_values};
+
 use std::sync::OnceLock;
 
 use compact::{CompactAlgorithm, CustomPredicate, Predicate, Schedule, Tuning};
-use gpu_core::rng::{random_flags, random_vec, SplitMix64};
+use gpu_core::rng::{random_flags, SplitMix64};
 use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
     Sum,
@@ -89,12 +93,6 @@ use scan::{LookbackTuning, ScanAlgorithm, ScanKind, ScanOptions};
 
 // ---------------------------------------------------------------------------
 // Shared state and helpers.
-
-/// The one device handle every test uses (one context, one stream).
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU (device 0)"))
-}
 
 /// The seed for the inputs named `label`: a fixed base (or
 /// `PARPRIMS_SEED`), printed once, mixed with a hash of the label so every
@@ -116,54 +114,15 @@ fn seed_for(label: &str) -> u64 {
     base ^ label_hash
 }
 
-/// `random_vec` draws floats uniformly: round them to whole numbers, so
-/// every sum and product the tests form is exact in any order and the
-/// comparison with the CPU can be bitwise. Integers are already whole.
-fn whole<T: Element>(mut values: Vec<T>) -> Vec<T> {
-    if T::IS_FLOAT {
-        for value in values.iter_mut() {
-            *value = T::from_f64(value.to_f64().round());
-        }
-    }
-    values
-}
-
 /// Scan inputs: wide integers (so sums wrap, exactly as on the CPU), and
 /// whole floats in -4 … 5 (300k of them sum to at most 1.5 M < 2^24: exact).
 fn wide_values<T: Element>(n: usize, seed: u64) -> Vec<T> {
-    let (low, high) = if T::IS_FLOAT {
-        (-4.0, 5.0)
-    } else {
-        let bits = 8 * T::BYTES as i32;
-        if T::IS_SIGNED {
-            (-(2f64.powi(bits - 2)), 2f64.powi(bits - 2))
-        } else {
-            (0.0, 2f64.powi(bits - 1))
-        }
-    };
-    whole(random_vec::<T>(n, seed, low, high))
+    support::wide_values(n, seed, -4.0, 5.0)
 }
 
-/// Small whole numbers: `-half_range … half_range` for signed types and
-/// floats, `0 … half_range` for unsigned ones.
-fn small_values<T: Element>(n: usize, seed: u64, half_range: f64) -> Vec<T> {
-    let low = if T::IS_SIGNED { -half_range } else { 0.0 };
-    whole(random_vec::<T>(n, seed, low, half_range))
-}
-
-/// Random bit patterns of any device type (transposes move bits).
+/// Random bit patterns of any device type from `seed`.
 fn random_bits<T: DeviceType>(n: usize, seed: u64) -> Vec<T> {
-    let mut rng = SplitMix64::new(seed);
-    let mut values = vec![T::default(); n];
-    for chunk in bytemuck::cast_slice_mut::<T, u8>(&mut values).chunks_mut(8) {
-        let word = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
-    }
-    values
-}
-
-fn same_bits<T: DeviceType>(a: &T, b: &T) -> bool {
-    a == b || bytemuck::bytes_of(a) == bytemuck::bytes_of(b)
+    support::random_bits(&mut SplitMix64::new(seed), n)
 }
 
 /// Panics with the first differing element (and how many differ) unless

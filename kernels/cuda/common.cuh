@@ -47,6 +47,12 @@ template <typename T> __device__ __forceinline__ T min_of(T a, T b) { return a <
 __device__ __forceinline__ f32 f32_infinity() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ f64 f64_infinity() { return __longlong_as_double(0x7ff0000000000000LL); }
 
+// Decoupled look-back (scan: lookback.cuh, compaction: compact.cuh): grids of
+// fewer tiles than this skip the look-back's start and spin delays. A small
+// grid has few tiles in flight and little contention for the tile statuses,
+// so sleeping would only add latency.
+#define LOOKBACK_DELAY_MIN_TILES 512ull
+
 // Row-tile index of a 2-D launch whose row tiles spill from y into z
 // (gpu_core::launch::grid_2d): tile = blockIdx.z * gridDim.y + blockIdx.y.
 __device__ __forceinline__ u64 block_row_2d() {

@@ -277,12 +277,12 @@ __device__ __forceinline__ void compact_publish_aggregate(u64* tile_status, u64 
 // helped 8-byte warp-striped tiles (select_if u64 6 % faster).
 //
 // Delays (as in lookback.cuh), only when `delays` (the kernel passes
-// num_tiles >= COMPACT_DELAY_MIN_TILES): START_NS > 0 sleeps once before the
-// first status read, so the nearest predecessors have likely published their
-// INCLUSIVE counts and fewer polls reach the hot status lines; SPIN_NS > 0
-// sleeps a fixed SPIN_NS between re-reads of an unpublished status, SPIN_NS
-// = 0 sleeps 16, 32, … 256 ns (growing).
-#define COMPACT_DELAY_MIN_TILES 512ull
+// num_tiles >= LOOKBACK_DELAY_MIN_TILES, common.cuh): START_NS > 0 sleeps
+// once before the first status read, so the nearest predecessors have likely
+// published their INCLUSIVE counts and fewer polls reach the hot status
+// lines; SPIN_NS > 0 sleeps a fixed SPIN_NS between re-reads of an
+// unpublished status. Otherwise (SPIN_NS = 0, or a small grid) the re-reads
+// back off 16, 32, … 256 ns.
 template <int DEPTH, int START_NS = 0, int SPIN_NS = 0>
 __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 aggregate,
                                                 bool delays = true) {
@@ -290,6 +290,7 @@ __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 
     const u32 lane = threadIdx.x & 31u;
     if (tile == 0) return 0;
     if (START_NS > 0 && delays) __nanosleep(START_NS);
+    const bool fixed_spin = SPIN_NS > 0 && delays;
     u64 exclusive = 0;
     i64 nearest = (i64)tile - 1;
     while (true) {
@@ -306,10 +307,10 @@ __device__ __forceinline__ u64 compact_lookback(u64* tile_status, u64 tile, u64 
             // Short, growing sleeps: a predecessor that has started will
             // publish within a few microseconds; cap the sleep low so the
             // wait adds little latency once it has. (pred < 0 never spins.)
-            u32 backoff = SPIN_NS > 0 && delays ? (u32)SPIN_NS : 16u;
+            u32 backoff = fixed_spin ? (u32)SPIN_NS : 16u;
             while ((words[d] >> COMPACT_STATUS_SHIFT) == 0ull) {
                 __nanosleep(backoff);
-                if (SPIN_NS == 0 && backoff < 256u) backoff <<= 1;
+                if (!fixed_spin && backoff < 256u) backoff <<= 1;
                 const i64 pred = nearest - (i64)lane - 32 * (i64)d;
                 words[d] = *((const volatile u64*)(tile_status + pred));
             }

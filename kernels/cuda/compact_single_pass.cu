@@ -160,7 +160,7 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
 
         if (threadIdx.x < 32) {
             const u64 prefix = compact_lookback<DEPTH, START_NS, SPIN_NS>(
-                tile_status, tile, (u64)tile_kept, num_tiles >= COMPACT_DELAY_MIN_TILES);
+                tile_status, tile, (u64)tile_kept, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (lane == 0) s_prefix = prefix;
         }
         __syncthreads();  // barrier B

@@ -270,9 +270,6 @@ struct TileStatusFor<T, 1, 8> {
     typedef TileStatusPacked128<T> type;
 };
 
-// Grids of fewer tiles than this skip the look-back delays (see above).
-#define LOOKBACK_DELAY_MIN_TILES 512ull
-
 // The tile counter: word 0 of the state.
 __device__ __forceinline__ u64 lookback_next_tile(u64* state) {
     return (u64)atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);

@@ -45,13 +45,27 @@ fn fraction_target(
     at_least: f64,
 ) -> Option<Target> {
     let r = find(records, primitive, algorithm, t, shape)?;
-    let f = r.fraction_of_ceiling();
-    Some(Target {
-        what: format!("{primitive} {algorithm} {t} {shape}"),
-        measured: format!("{f:.2} of ceiling ({:.1} GB/s)", r.gbps),
+    Some(ceiling_target(
+        format!("{primitive} {algorithm} {t} {shape}"),
+        r.gbps,
+        r.ceiling_gbps,
+        at_least,
+    ))
+}
+
+/// `gbps` as a fraction of `ceiling_gbps`, judged against `at_least`.
+fn ceiling_target(what: String, gbps: f64, ceiling_gbps: f64, at_least: f64) -> Target {
+    let f = if ceiling_gbps > 0.0 {
+        gbps / ceiling_gbps
+    } else {
+        0.0
+    };
+    Target {
+        what,
+        measured: format!("{f:.2} of ceiling ({gbps:.1} GB/s)"),
         target: format!("≥ {at_least:.2}"),
         met: f >= at_least,
-    })
+    }
 }
 
 /// Like [`fraction_target`], but with the GB/s recomputed from `bytes` (the
@@ -66,14 +80,12 @@ fn headline_bytes_target(
     if r.ms_median <= 0.0 || r.ceiling_gbps <= 0.0 {
         return None;
     }
-    let gbps = bytes / (r.ms_median * 1e6);
-    let f = gbps / r.ceiling_gbps;
-    Some(Target {
-        what: format!("{primitive} {algorithm} {t} {shape} (bytes as 8n)"),
-        measured: format!("{f:.2} of ceiling ({gbps:.1} GB/s)"),
-        target: format!("≥ {at_least:.2}"),
-        met: f >= at_least,
-    })
+    Some(ceiling_target(
+        format!("{primitive} {algorithm} {t} {shape} (bytes as 8n)"),
+        bytes / (r.ms_median * 1e6),
+        r.ceiling_gbps,
+        at_least,
+    ))
 }
 
 /// `fast` at least `factor` times faster than `slow` (median times).

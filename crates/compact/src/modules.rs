@@ -253,15 +253,21 @@ impl Tuning {
         } else {
             String::new()
         };
-        let delays = if self.start_delay_ns > 0 || self.spin_ns > 0 {
-            format!("/d{}s{}", self.start_delay_ns, self.spin_ns)
-        } else {
-            String::new()
-        };
+        let delays = self.delay_suffix('/');
         format!(
             "{}x{}/{arrangement}/lb{}/{schedule}{cap}{delays}",
             self.block_threads, self.items_per_thread, self.lookback_depth
         )
+    }
+
+    /// `{separator}d{start}s{spin}` when the tuning has look-back delays,
+    /// else nothing (shared by [`Tuning::name`] and the module tag).
+    fn delay_suffix(&self, separator: char) -> String {
+        if self.start_delay_ns > 0 || self.spin_ns > 0 {
+            format!("{separator}d{}s{}", self.start_delay_ns, self.spin_ns)
+        } else {
+            String::new()
+        }
     }
 
     /// An identifier for module names: `b256x16_lb1_t`.
@@ -279,11 +285,7 @@ impl Tuning {
         } else {
             String::new()
         };
-        let delays = if self.start_delay_ns > 0 || self.spin_ns > 0 {
-            format!("_d{}s{}", self.start_delay_ns, self.spin_ns)
-        } else {
-            String::new()
-        };
+        let delays = self.delay_suffix('_');
         format!(
             "{arrangement}{}x{}_lb{}_{schedule}{cap}{delays}",
             self.block_threads, self.items_per_thread, self.lookback_depth

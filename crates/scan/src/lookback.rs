@@ -377,50 +377,33 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             .with_layout(WarpStriped)
             .with_lookback_width(4)
     };
-    // The runners-up of the 2026-11-22 sweep, then the look-back delays
-    // (start delay before the first read, spin delay between re-reads; CUB's
-    // sm_90 tunings use 1,245 / 648 ns for 4-byte and 1,290 / 632 ns for
-    // 8-byte sums) on those shapes and on smaller blocks (128 and 224
-    // threads, 24 items: more resident blocks per SM).
+    // Warp-striped with a 1-wide window and the look-back delays: the shape
+    // of both table entries since the 2026-11-23 sweeps.
+    let delayed = |block_threads, items, start, spin| {
+        LookbackTuning::shape(block_threads, items)
+            .with_layout(WarpStriped)
+            .with_delays(start, spin)
+    };
+    // The previous table and the runners-up around the current one: tile
+    // shapes, window widths and delays (start before the first read, spin
+    // between re-reads; CUB's sm_90 tunings use 1,245 / 648 ns for 4-byte and
+    // 1,290 / 632 ns for 8-byte sums, a starting point for ours).
     let others: Vec<LookbackTuning> = if element_bytes == 4 {
         vec![
             striped(256, 24),
             LookbackTuning::shape(512, 16).with_delays(1245, 648),
             LookbackTuning::shape(512, 16).with_delays(2000, 1000),
-            striped(256, 24)
-                .with_lookback_width(1)
-                .with_delays(1245, 648),
-            striped(256, 24)
-                .with_lookback_width(1)
-                .with_delays(2000, 1000),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_delays(2000, 1000),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_delays(1600, 800),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_delays(900, 400),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_delays(1245, 300),
-            striped(128, 24)
-                .with_lookback_width(2)
-                .with_delays(1245, 648),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_delays(1245, 648)
-                .with_streaming(true),
-            striped(128, 32)
-                .with_lookback_width(1)
-                .with_delays(1245, 648),
-            striped(192, 24)
-                .with_lookback_width(1)
-                .with_delays(1245, 648),
-            striped(256, 32)
-                .with_lookback_width(1)
-                .with_delays(1245, 648),
+            delayed(256, 24, 1245, 648),
+            delayed(256, 24, 2000, 1000),
+            delayed(128, 24, 2000, 1000),
+            delayed(128, 24, 1600, 800),
+            delayed(128, 24, 900, 400),
+            delayed(128, 24, 1245, 300),
+            delayed(128, 24, 1245, 648).with_lookback_width(2),
+            delayed(128, 24, 1245, 648).with_streaming(true),
+            delayed(128, 32, 1245, 648),
+            delayed(192, 24, 1245, 648),
+            delayed(256, 32, 1245, 648),
         ]
     } else {
         vec![
@@ -434,18 +417,9 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             LookbackTuning::shape(256, 12)
                 .with_status8(Packed128)
                 .with_delays(2000, 1000),
-            striped(128, 16)
-                .with_lookback_width(1)
-                .with_status8(Packed128)
-                .with_delays(1290, 632),
-            striped(128, 24)
-                .with_lookback_width(1)
-                .with_status8(Packed128)
-                .with_delays(1290, 632),
-            striped(256, 16)
-                .with_lookback_width(1)
-                .with_status8(Packed128)
-                .with_delays(1290, 632),
+            delayed(128, 16, 1290, 632).with_status8(Packed128),
+            delayed(128, 24, 1290, 632).with_status8(Packed128),
+            delayed(256, 16, 1290, 632).with_status8(Packed128),
             striped(224, 24)
                 .with_status8(Packed128)
                 .with_delays(2000, 1000),
