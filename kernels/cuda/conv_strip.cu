@@ -4,7 +4,7 @@
 //
 // The host (crates/linalg/src/conv_strip.rs) prepends common.cuh, then
 // `typedef <element> conv_t;`, the tuning #defines (CONV_STRIP_VEC,
-// CONV_STRIP_PREFETCH, CONV_STRIP_STAGE), then conv.cu (for conv_map_coord,
+// CONV_STRIP_PREFETCH, CONV_STRIP_STORES), then conv.cu (for conv_map_coord,
 // conv_mul_add and conv_filter_index; its tuning #defines are set too), then
 // this file, then the extern "C" entries. It computes exactly what conv.cu's
 // kernels compute (same definition, anchor `pad`, padding modes, flip), and
@@ -40,13 +40,18 @@
 // loads, no edge logic); others take the edge walk, whose out-of-image and
 // unaligned samples go through the out-of-line conv_strip_fetch.
 //
-// Stores. Lane t's VEC outputs are consecutive, so storing them directly is
-// VEC scalar stores per lane at a stride of VEC elements (each warp store
-// instruction touches VEC times as many sectors as it fills). With
-// CONV_STRIP_STAGE the warp writes its 32·VEC outputs to its own slice of
-// shared memory (one vector store per lane) and stores them back in VEC
-// fully coalesced rounds of 32 consecutive elements. Output rows are
-// generally not vector-aligned (Valid: OW = W − K + 1), hence scalar stores.
+// Stores (CONV_STRIP_STORES). Lane t's VEC outputs are consecutive, but
+// output rows are generally not vector-aligned (Valid: OW = W − K + 1).
+// 0 (direct): VEC scalar stores per lane at a stride of VEC elements (each
+// warp store instruction touches VEC times as many sectors as it fills).
+// 1 (vector): one VEC-wide store per lane where the outputs' address is
+// aligned to it, else two half-width stores where aligned to half, else
+// scalar stores; the alignment is the same for every lane of a row (their
+// columns differ by multiples of VEC), so a whole row goes out in 1, 2 or
+// VEC instructions per lane, fully using the sectors it touches. 2
+// (staged): the warp writes its 32·VEC outputs to its own slice of shared
+// memory (one vector store per lane) and stores them back in VEC fully
+// coalesced rounds of 32 consecutive elements.
 //
 // Work: K² multiply-adds per output (plus those of the NX supplying lanes
 // and of the ≤ VEC − 1 surplus outputs at a strip's left edge and the last
@@ -66,9 +71,10 @@
 // uniform across the warp), so the shuffles always have all 32 lanes.
 #pragma once
 
-#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STAGE)
-#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STAGE from the host"
+#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES)
+#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STORES from the host"
 #endif
+#define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
 
 // A VEC-element chunk as one register-sized load: 4, 8 or 16 bytes.
 template <int BYTES> struct conv_strip_raw;
@@ -107,6 +113,42 @@ __device__ __forceinline__ void conv_strip_load(const conv_t* __restrict__ img, 
     } else {
 #pragma unroll
         for (int q = 0; q < VEC; ++q) x[q] = conv_strip_fetch(img, H, W, row, col + q, padding);
+    }
+}
+
+// Stores lane's VEC outputs y at out_row[out_col … out_col + VEC − 1]
+// (those inside 0 … OW − 1) with the widest stores their address allows
+// (CONV_STRIP_STORES 1, see the file header).
+template <int VEC>
+__device__ __forceinline__ void conv_strip_store_vector(conv_t* __restrict__ out_row, i64 out_col,
+                                                        i64 OW, const conv_t (&y)[VEC]) {
+    constexpr int BYTES = VEC * (int)sizeof(conv_t);
+    union {
+        typename conv_strip_raw<BYTES>::type whole;
+        uint2 half[BYTES >= 16 ? 2 : 1];
+        conv_t e[VEC];
+    } chunk;
+    if (out_col >= 0 && out_col + VEC <= OW) {
+        conv_t* dst = out_row + out_col;
+        const size_t addr = reinterpret_cast<size_t>(dst);
+        if (BYTES > (int)sizeof(conv_t) && addr % BYTES == 0) {
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
+            *reinterpret_cast<typename conv_strip_raw<BYTES>::type*>(dst) = chunk.whole;
+            return;
+        }
+        if (BYTES == 16 && addr % 8 == 0) {
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
+            reinterpret_cast<uint2*>(dst)[0] = chunk.half[0];
+            reinterpret_cast<uint2*>(dst)[BYTES >= 16 ? 1 : 0] = chunk.half[BYTES >= 16 ? 1 : 0];
+            return;
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) {
+        const i64 j = out_col + q;
+        if (j >= 0 && j < OW) out_row[j] = y[q];
     }
 }
 
@@ -231,6 +273,8 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                     const i64 j = strip_col + pad + idx;
                     if (idx < OUTW && j >= 0 && j < OW) out_row[j] = stage[idx];
                 }
+#elif CONV_STRIP_STORES == 1
+                if (lane_stores) conv_strip_store_vector<VEC>(out_row, out_col, OW, acc[done]);
 #else
                 if (lane_stores) {
 #pragma unroll

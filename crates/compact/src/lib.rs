@@ -56,7 +56,7 @@ pub use scan_bridge::ScanAlgorithm;
 pub use count::count_bytes_moved;
 pub use modules::{
     kernel_catalog, validate_tuning, Arrangement, Schedule, Tuning, CANDIDATES_4, CANDIDATES_8,
-    THREE_PASS_BLOCK_THREADS, TUNING,
+    SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, TUNING,
 };
 pub use predicate::{CustomPredicate, Predicate};
 pub use single_pass::status_bytes;
@@ -175,14 +175,15 @@ fn dispatch<T: Element>(
         return count_out.fill(gpu, 0);
     }
     match algorithm {
-        CompactAlgorithm::SinglePass => single_pass::run(
-            gpu,
-            selection,
-            output,
-            count_out,
-            partition,
-            &modules::Tuning::of::<T>(),
-        ),
+        CompactAlgorithm::SinglePass => {
+            // select_if has a table of its own (SELECT_IF_TUNING); select
+            // by flags and partition use TUNING.
+            let tuning = match selection {
+                Selection::Predicate { .. } if !partition => modules::Tuning::select_if_of::<T>(),
+                _ => modules::Tuning::of::<T>(),
+            };
+            single_pass::run(gpu, selection, output, count_out, partition, &tuning)
+        }
         CompactAlgorithm::ThreePass { scan } => {
             three_pass::run(gpu, selection, output, count_out, partition, scan)
         }

@@ -90,6 +90,29 @@ pub const TUNING: [(usize, Tuning); 2] = [
     ),
 ];
 
+/// The tuning of `select_if` (selection by a predicate, no flags array):
+/// (element bytes, tuning). Without the flags stream a tile's loads are
+/// fewer and its look-back dominates more; on the sweep (H100, 2026-11-23,
+/// 2^28 i32, `select_if(x > 0)`) 384 × 16 warp-striped tiles with delays
+/// 1125 / 415 ns took 0.661 ms (0.657 ms in the first sweep) against 0.676
+/// ms for the flags default, but 0.891 ms against 0.779 ms by flags: hence
+/// a table of its own. 8-byte items: the flags default was also the fastest
+/// by predicate. `partition` keeps [`TUNING`] (its scatter writes every item,
+/// the shape the flags table was chosen for; not swept on its own). A
+/// custom predicate is compiled at this tuning too.
+pub const SELECT_IF_TUNING: [(usize, Tuning); 2] = [
+    (
+        4,
+        Tuning::new(384, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
+            .with_delays(1125, 415),
+    ),
+    (
+        8,
+        Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
+            .with_delays(1170, 360),
+    ),
+];
+
 /// Variants compared by the tuning sweep for 4-byte items; the first is the
 /// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-23, 2^28 i32,
 /// median ms for `select_flagged` (50 % flags) / `select_if(x > 0)`; "dS/P" =
@@ -210,6 +233,21 @@ impl Tuning {
     /// The tuning for `T`.
     pub fn of<T: Element>() -> Tuning {
         Self::for_element_bytes(T::BYTES)
+    }
+
+    /// The `select_if` tuning ([`SELECT_IF_TUNING`]) for an element of
+    /// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
+    pub fn select_if_for_element_bytes(element_bytes: usize) -> Tuning {
+        SELECT_IF_TUNING
+            .iter()
+            .find(|(bytes, _)| *bytes == element_bytes)
+            .map(|(_, t)| *t)
+            .unwrap_or(SELECT_IF_TUNING[1].1)
+    }
+
+    /// The `select_if` tuning for `T`.
+    pub fn select_if_of<T: Element>() -> Tuning {
+        Self::select_if_for_element_bytes(T::BYTES)
     }
 
     /// The sweep's variants for elements of `element_bytes` bytes (4-byte
@@ -356,11 +394,13 @@ impl Tuning {
     }
 }
 
-/// A tuned call may only ask for a catalogued module: the default tuning or
-/// one of the candidates for the element size.
+/// A tuned call may only ask for a catalogued module: a default tuning (of
+/// the flags table or the `select_if` table) or one of the candidates for
+/// the element size.
 pub fn validate_tuning(element_bytes: usize, tuning: &Tuning) -> Result<()> {
     tuning.validate(element_bytes)?;
     if *tuning == Tuning::for_element_bytes(element_bytes)
+        || *tuning == Tuning::select_if_for_element_bytes(element_bytes)
         || Tuning::candidates(element_bytes).contains(tuning)
     {
         Ok(())
@@ -679,6 +719,14 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
             modules.push(single_pass_module::<T>(PredicateSource::Builtin, tuning));
         }
     }
+    // A caller's predicate is compiled at the select_if tuning as well.
+    let select_if = Tuning::select_if_of::<T>();
+    if select_if != default {
+        modules.push(single_pass_module::<T>(
+            PredicateSource::Custom(&custom),
+            &select_if,
+        ));
+    }
     modules
 }
 
@@ -686,9 +734,11 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
 /// module (flags and comparison predicates; single pass, count, three-pass
 /// map/scatter with u32 and u64 marks), a custom-predicate module (the
 /// template every caller's expression is compiled into, with an example
-/// expression), and one single-pass module per candidate tuning other than
+/// expression), one single-pass module per candidate tuning other than
 /// the default (built-in predicates and flags; what the `*_into_tuned`
-/// functions use).
+/// functions use, and the built-in `select_if` where its tuning differs),
+/// and, where the `select_if` tuning differs from the default, the
+/// custom-predicate single-pass module at that tuning.
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     modules.extend(modules_for::<i32>());
@@ -724,6 +774,38 @@ mod tests {
             t.tiles((1u64 << 31) + 9),
             ((1u64 << 31) + 9).div_ceil(t.tile_items())
         );
+    }
+
+    #[test]
+    fn select_if_tuning_is_a_catalogued_candidate() {
+        for (bytes, tuning) in SELECT_IF_TUNING {
+            assert_eq!(Tuning::select_if_for_element_bytes(bytes), tuning);
+            // Measured against the others by the sweep, and compiled in the
+            // catalogue as a candidate module.
+            assert!(Tuning::candidates(bytes).contains(&tuning));
+            validate_tuning(bytes, &tuning).expect("allowed");
+        }
+        assert_eq!(
+            Tuning::select_if_of::<i32>().name(),
+            "384x16/striped/lb1/tile-per-block/d1125s415"
+        );
+        assert_eq!(Tuning::select_if_of::<u64>(), Tuning::of::<u64>());
+        // The built-in select_if of 4-byte types resolves to the candidate's
+        // module; a caller's predicate gets a module of its own.
+        let t = Tuning::select_if_of::<f32>();
+        assert_eq!(
+            single_pass_module::<f32>(PredicateSource::Builtin, &t).name(),
+            format!("compact_sp_{}_f32", t.tag())
+        );
+        let custom = catalog_custom::<f32>();
+        let names: Vec<String> = kernel_catalog()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        let custom_name = single_pass_module::<f32>(PredicateSource::Custom(&custom), &t)
+            .name()
+            .to_owned();
+        assert!(names.contains(&custom_name), "{custom_name} not catalogued");
     }
 
     #[test]
@@ -796,8 +878,9 @@ mod tests {
     #[test]
     fn catalog_names_are_unique_and_complete() {
         let modules = kernel_catalog();
-        // Per type: built-in + custom, and the non-default candidates.
-        let expected = 12 + 3 * (CANDIDATES_4.len() - 1) + 3 * (CANDIDATES_8.len() - 1);
+        // Per type: built-in + custom, the non-default candidates, and for
+        // 4-byte types the custom module at the select_if tuning.
+        let expected = 12 + 3 * (CANDIDATES_4.len() - 1) + 3 * (CANDIDATES_8.len() - 1) + 3;
         assert_eq!(modules.len(), expected);
         let mut names: Vec<&str> = modules.iter().map(|m| m.name()).collect();
         names.sort_unstable();

@@ -152,12 +152,18 @@ fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunin
         }
     }
     if let Some((ms, tuning)) = best {
+        // select_if has a table of its own.
+        let default = if case.flags.is_some() {
+            Tuning::of::<T>()
+        } else {
+            Tuning::select_if_of::<T>()
+        };
         println!(
             "best {} {}: {} at {ms:.4} ms (default {})",
             case.label,
             T::SUFFIX,
             tuning.name(),
-            Tuning::of::<T>().name()
+            default.name()
         );
     }
 }
@@ -202,7 +208,7 @@ fn single_pass_tuning_sweep_at_2_28() {
         sweep(&gpu, &ceiling, &positive, Tuning::candidates(4));
     }
 
-    // f32: the default and the persistent candidates, by x > 0.
+    // f32: the two defaults and the persistent candidates, by x > 0.
     {
         let values: Vec<f32> = random_vec(N, seed ^ 0xf32, -1000.0, 1000.0);
         let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
@@ -219,7 +225,11 @@ fn single_pass_tuning_sweep_at_2_28() {
         let tunings: Vec<Tuning> = Tuning::candidates(4)
             .iter()
             .enumerate()
-            .filter(|(i, t)| *i == 0 || t.schedule == Schedule::Persistent)
+            .filter(|(i, t)| {
+                *i == 0
+                    || **t == Tuning::select_if_of::<f32>()
+                    || t.schedule == Schedule::Persistent
+            })
             .map(|(_, t)| *t)
             .collect();
         sweep(&gpu, &ceiling, &case, &tunings);

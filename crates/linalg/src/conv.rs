@@ -72,7 +72,7 @@ use crate::matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 
 #[path = "conv_strip.rs"]
 pub mod strip;
-pub use strip::{StripTuning, STRIP_CANDIDATES, STRIP_MAX_K};
+pub use strip::{StripStores, StripTuning, STRIP_CANDIDATES, STRIP_MAX_K};
 
 /// Largest filter side.
 pub const CONV_MAX_K: usize = 31;
@@ -273,7 +273,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
                 elems_per_lane: 4,
                 prefetch_rows: 2,
                 strip_rows: 0,
-                stage_stores: false,
+                stores: StripStores::Scalar,
                 max_registers: 0,
                 warps: 8,
             }),
@@ -281,7 +281,7 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
                 elems_per_lane: 4,
                 prefetch_rows: 2,
                 strip_rows: 0,
-                stage_stores: true,
+                stores: StripStores::Staged,
                 max_registers: 0,
                 warps: 32,
             }),

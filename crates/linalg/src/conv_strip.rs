@@ -17,9 +17,10 @@
 //! of a lane's chunk come from the next lanes by shuffles (so the last
 //! `⌈(K−1)/VEC⌉` lanes only supply columns, and neighbouring strips overlap
 //! by that many chunks: [`StripGeometry`]), and a finished
-//! output row is stored (optionally transposed through shared memory so
-//! every store instruction writes 32 consecutive elements,
-//! [`StripTuning::stage_stores`]). [`StripTuning::prefetch_rows`] rows are
+//! output row is stored ([`StripTuning::stores`]: VEC scalar stores per
+//! lane, one vector store per lane where the output address allows, or
+//! transposed through shared memory so every store instruction writes 32
+//! consecutive elements). [`StripTuning::prefetch_rows`] rows are
 //! loaded ahead. No block-wide barrier: warps are independent.
 //!
 //! | | |
@@ -28,7 +29,7 @@
 //! | steps | `(S + K − 1)·K²·VEC` per warp |
 //! | global memory | image read once from DRAM (+ `(K−1)/S` halo rows and `⌈(K−1)/VEC⌉/32` overlap, mostly L2 hits), outputs written once: ≈ [`crate::conv::conv_bytes_moved`] |
 //! | launches | 1 |
-//! | shared memory | none, or `32·VEC` elements per warp with `stage_stores` ([`strip_shared_bytes`]); conflict-free |
+//! | shared memory | none, or `32·VEC` elements per warp with [`StripStores::Staged`] ([`strip_shared_bytes`]); conflict-free |
 //! | in place | no |
 //! | deterministic | yes |
 
@@ -55,9 +56,8 @@ pub struct StripTuning {
     /// as make the grid one full wave of resident blocks ([`wave_strip_rows`]):
     /// no tail of a few strips walking alone after the rest have finished.
     pub strip_rows: u32,
-    /// Store outputs through shared memory, 32 consecutive per instruction,
-    /// instead of VEC strided stores per lane.
-    pub stage_stores: bool,
+    /// How a lane's VEC finished outputs reach global memory.
+    pub stores: StripStores,
     /// NVRTC `--maxrregcount`, 24 … 64, for more resident warps (0:
     /// `__launch_bounds__(1024)` instead, which caps registers at 64).
     pub max_registers: u32,
@@ -66,33 +66,84 @@ pub struct StripTuning {
     pub warps: u32,
 }
 
+/// How the strip kernel stores a finished output row. A lane's VEC outputs
+/// are consecutive in the row, but output rows are generally not
+/// vector-aligned (`Valid`: `OW = W − K + 1`), so each choice trades
+/// instructions against alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StripStores {
+    /// VEC scalar stores per lane, at a stride of VEC elements across the
+    /// warp: each store instruction touches VEC times the sectors it fills.
+    Scalar,
+    /// One store per lane of all VEC outputs where their address is aligned
+    /// to `VEC · bytes` (16 for 4-byte types with VEC = 4), else two
+    /// half-width stores where it is aligned to half that, else scalar
+    /// stores. The alignment is the same for every lane of a row (their
+    /// columns differ by multiples of VEC), so a warp stores a row with
+    /// one instruction, two, or VEC. For `f32`, `Valid`, `W = 8192`, K = 3
+    /// (`OW = 8190`) even rows take one 16-byte store, odd rows two 8-byte
+    /// stores.
+    Vector,
+    /// Through the warp's slice of shared memory (one vector store per
+    /// lane), then VEC coalesced rounds of 32 consecutive elements.
+    Staged,
+}
+
+impl StripStores {
+    /// The kernel's `CONV_STRIP_STORES` value.
+    pub fn code(self) -> u8 {
+        match self {
+            StripStores::Scalar => 0,
+            StripStores::Vector => 1,
+            StripStores::Staged => 2,
+        }
+    }
+
+    /// A short name: "direct", "vector" or "staged".
+    pub fn name(self) -> &'static str {
+        match self {
+            StripStores::Scalar => "direct",
+            StripStores::Vector => "vector",
+            StripStores::Staged => "staged",
+        }
+    }
+}
+
 /// Strip tunings the sweep (`tests/conv_tuning.rs`) compares on `f32`,
-/// 8192², K = 3 and 5. Not yet measured on the H100: chosen around the
-/// register budget (K·VEC accumulators + K² filter registers + D·2·VEC loads
-/// in flight) and the bytes in flight an SM needs to stream at the copy
-/// ceiling (≈ 3 TB/s × ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes ×
-/// D = 2 rows per 8-warp block, several blocks per SM).
-pub const STRIP_CANDIDATES: [StripTuning; 12] = [
-    strip(4, 2, 0, true, 0),
-    strip(4, 2, 32, true, 0),
-    strip(4, 2, 64, true, 0),
-    strip(4, 2, 128, true, 0),
-    strip(4, 1, 0, true, 0),
-    strip(4, 3, 0, true, 0),
-    strip(4, 2, 0, false, 0),
-    strip(2, 2, 0, true, 0),
-    strip(2, 3, 0, true, 0),
-    strip(4, 2, 0, true, 48),
-    strip(1, 4, 0, false, 0),
-    strip(1, 4, 64, false, 0),
+/// 8192², K = 3 and 5 (each also at other warps per block). The first
+/// twelve were chosen around the register budget (K·VEC accumulators + K²
+/// filter registers + D·2·VEC loads in flight) and the bytes in flight an SM
+/// needs to stream at the copy ceiling (≈ 3 TB/s × ~1 µs / 132 SMs ≈ 23 KB:
+/// 8 warps × 16 B × 32 lanes × D = 2 rows per 8-warp block, several blocks
+/// per SM), and measured on the H100 on 2026-11-22 and 23 (see
+/// [`crate::conv::TILED_TUNING`]); the last three, with
+/// [`StripStores::Vector`], were added after those sweeps.
+pub const STRIP_CANDIDATES: [StripTuning; 15] = [
+    strip(4, 2, 0, Staged, 0),
+    strip(4, 2, 32, Staged, 0),
+    strip(4, 2, 64, Staged, 0),
+    strip(4, 2, 128, Staged, 0),
+    strip(4, 1, 0, Staged, 0),
+    strip(4, 3, 0, Staged, 0),
+    strip(4, 2, 0, Scalar, 0),
+    strip(2, 2, 0, Staged, 0),
+    strip(2, 3, 0, Staged, 0),
+    strip(4, 2, 0, Staged, 48),
+    strip(1, 4, 0, Scalar, 0),
+    strip(1, 4, 64, Scalar, 0),
+    strip(4, 2, 0, Vector, 0),
+    strip(4, 1, 0, Vector, 0),
+    strip(4, 3, 0, Vector, 0),
 ];
 
-const fn strip(vec: u32, prefetch: u32, rows: u32, stage: bool, regs: u32) -> StripTuning {
+use StripStores::{Scalar, Staged, Vector};
+
+const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u32) -> StripTuning {
     StripTuning {
         elems_per_lane: vec,
         prefetch_rows: prefetch,
         strip_rows: rows,
-        stage_stores: stage,
+        stores,
         max_registers: regs,
         warps: 0,
     }
@@ -169,9 +220,9 @@ pub fn strip_warps(block: (u32, u32), tuning: &StripTuning) -> Result<u32> {
 }
 
 /// Dynamic shared memory per block: `32·VEC` elements per warp with
-/// `stage_stores`, none without.
+/// [`StripStores::Staged`], none otherwise.
 pub fn strip_shared_bytes<T: ConvElement>(tuning: &StripTuning, warps: u32) -> usize {
-    if tuning.stage_stores {
+    if tuning.stores == StripStores::Staged {
         warps as usize * 32 * tuning.elems_per_lane as usize * T::BYTES
     } else {
         0
@@ -269,7 +320,7 @@ pub fn strip_module_name<T: ConvElement>(tuning: &StripTuning) -> String {
         T::SUFFIX,
         tuning.elems_per_lane,
         tuning.prefetch_rows,
-        u8::from(tuning.stage_stores),
+        tuning.stores.code(),
         tuning.max_registers
     )
 }
@@ -288,7 +339,7 @@ pub fn strip_module<T: ConvElement>(tuning: &StripTuning) -> ModuleSource {
         .define("CONV_LOAD_BATCH", 1)
         .define("CONV_STRIP_VEC", tuning.elems_per_lane)
         .define("CONV_STRIP_PREFETCH", tuning.prefetch_rows)
-        .define("CONV_STRIP_STAGE", u8::from(tuning.stage_stores))
+        .define("CONV_STRIP_STORES", tuning.stores.code())
         .source(parprims_kernels::CONV)
         .source(parprims_kernels::CONV_STRIP);
     if tuning.max_registers != 0 {
@@ -419,11 +470,10 @@ mod tests {
         assert_eq!(c.block, (32, 8, 1));
         assert_eq!(c.grid, (67u32.div_ceil(8), 8190u32.div_ceil(64), 1));
         assert_eq!(c.shared_bytes, 8 * 32 * 4 * 4);
-        let unstaged = StripTuning {
-            stage_stores: false,
-            ..t
-        };
-        assert_eq!(strip_shared_bytes::<f32>(&unstaged, 8), 0);
+        for stores in [StripStores::Scalar, StripStores::Vector] {
+            let unstaged = StripTuning { stores, ..t };
+            assert_eq!(strip_shared_bytes::<f32>(&unstaged, 8), 0);
+        }
         assert_eq!(strip_warps((32, 8), &t).unwrap(), 8);
         assert_eq!(strip_warps((8, 8), &t).unwrap(), 2);
         assert_eq!(strip_warps((32, 32), &t).unwrap(), 32);
@@ -465,11 +515,23 @@ mod tests {
     fn modules_have_every_k_and_are_named_by_compile_time_tuning() {
         let t = STRIP_CANDIDATES[0];
         let m = strip_module::<f32>(&t);
-        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s1_r0");
+        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0");
         for k in 1..=STRIP_MAX_K {
             assert!(m.entries().contains(&strip_entry::<f32>(k)));
         }
         assert!(m.code().contains("#define CONV_STRIP_VEC 4"));
+        assert!(m.code().contains("#define CONV_STRIP_STORES 2"));
+        // Each way of storing is a module of its own.
+        for (stores, code) in [(StripStores::Scalar, 0), (StripStores::Vector, 1)] {
+            let other = strip_module::<f32>(&StripTuning { stores, ..t });
+            assert_eq!(
+                other.name(),
+                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0")
+            );
+            assert!(other
+                .code()
+                .contains(&format!("#define CONV_STRIP_STORES {code}")));
+        }
         let other_rows = StripTuning { strip_rows: 7, ..t };
         assert_eq!(strip_module::<f32>(&other_rows).name(), m.name());
         let regs = StripTuning {

@@ -14,8 +14,8 @@ use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
 use gpu_core::{rng::random_vec, DeviceBuffer, Gpu};
 use linalg::conv::strip::strip_module;
 use linalg::conv::{
-    conv2d_tuned_with, conv_module, output_shape, tiled_tuning, StripTuning, TiledTuning,
-    STRIP_CANDIDATES, STRIP_MAX_K,
+    conv2d_tuned_with, conv_module, output_shape, tiled_tuning, StripStores, StripTuning,
+    TiledTuning, STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{
     conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding,
@@ -44,12 +44,14 @@ fn inputs<T: ConvElement>(len: usize, seed: u64) -> Vec<T> {
     }
 }
 
-const fn strip(vec: u32, prefetch: u32, rows: u32, stage: bool, regs: u32) -> StripTuning {
+use StripStores::{Scalar, Staged, Vector};
+
+const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u32) -> StripTuning {
     StripTuning {
         elems_per_lane: vec,
         prefetch_rows: prefetch,
         strip_rows: rows,
-        stage_stores: stage,
+        stores,
         max_registers: regs,
         warps: 0,
     }
@@ -287,10 +289,13 @@ fn strip_candidates_f32() {
     // Strips of 1, 2, 3 and 5 rows: the accumulator ring starts and stops
     // at every phase.
     for rows in [1, 2, 3, 5] {
-        strips.push(strip(4, 2, rows, true, 0));
+        strips.push(strip(4, 2, rows, Staged, 0));
     }
-    strips.push(strip(4, 4, 3, false, 0));
-    strips.push(strip(2, 1, 2, false, 0));
+    strips.push(strip(4, 4, 3, Scalar, 0));
+    strips.push(strip(2, 1, 2, Scalar, 0));
+    // Vector stores with short strips and 8-byte chunks.
+    strips.push(strip(4, 2, 3, Vector, 0));
+    strips.push(strip(2, 2, 5, Vector, 0));
     // The table's strips (fixed warps per block).
     let table = tiled_tuning::<f32>();
     strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
@@ -306,18 +311,22 @@ fn strip_f64_and_i32() {
     strip_against_block_and_cpu::<f64>(
         seed,
         &[
-            strip(2, 2, 0, true, 0),
-            strip(1, 3, 5, false, 0),
-            strip(2, 1, 1, true, 0),
+            strip(2, 2, 0, Staged, 0),
+            strip(1, 3, 5, Scalar, 0),
+            strip(2, 1, 1, Staged, 0),
+            strip(2, 2, 3, Vector, 0),
+            strip(1, 2, 0, Vector, 0),
         ],
         &[0, 1],
     );
     strip_against_block_and_cpu::<i32>(
         seed,
         &[
-            strip(4, 2, 3, true, 0),
-            strip(2, 4, 0, false, 0),
-            strip(1, 1, 2, true, 48),
+            strip(4, 2, 3, Staged, 0),
+            strip(2, 4, 0, Scalar, 0),
+            strip(1, 1, 2, Staged, 48),
+            strip(4, 2, 0, Vector, 0),
+            strip(2, 1, 4, Vector, 0),
         ],
         &[0, 3],
     );
@@ -330,7 +339,11 @@ fn strip_f64_and_i32() {
 fn strip_every_k_on_a_larger_image() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = run_seed();
-    let strips = [strip(4, 2, 0, true, 0), strip(4, 3, 7, false, 0)];
+    let strips = [
+        strip(4, 2, 0, Staged, 0),
+        strip(4, 3, 7, Scalar, 0),
+        strip(4, 2, 0, Vector, 0),
+    ];
     prewarm::<f32>(&gpu, &strips);
     let (h, w) = (517, 1032);
     let image = inputs::<f32>(h * w, seed);

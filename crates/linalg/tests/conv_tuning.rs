@@ -18,8 +18,8 @@ use gpu_core::rng::random_vec;
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::strip::strip_module;
 use linalg::conv::{
-    conv2d_tuned_with, conv_module_with, output_shape, tiled_tuning, StripTuning, TiledTuning,
-    STRIP_CANDIDATES,
+    conv2d_tuned_with, conv_module_with, output_shape, tiled_tuning, StripStores, StripTuning,
+    TiledTuning, STRIP_CANDIDATES,
 };
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
 
@@ -113,7 +113,7 @@ fn strip_name(t: &StripTuning) -> String {
         "strip vec{} pre{} rows={rows} {}{}{}",
         t.elems_per_lane,
         t.prefetch_rows,
-        if t.stage_stores { "staged" } else { "direct" },
+        t.stores.name(),
         if t.max_registers == 0 {
             String::new()
         } else {
@@ -163,9 +163,20 @@ fn conv_tiled_halo_sweep_8192() {
         };
         variants.push((format!("{} 32x8", strip_name(&t)), tuning, (32, 8)));
     }
-    // Other block shapes (warps per block) for the first candidate.
-    for block in [(8, 8), (32, 32)] {
-        let t = STRIP_CANDIDATES[0];
+    // Other block shapes (warps per block) for the first candidate and the
+    // first with vector stores.
+    let vector = STRIP_CANDIDATES
+        .iter()
+        .position(|t| t.stores == StripStores::Vector)
+        .expect("a vector-store candidate");
+    for (index, block) in [
+        (0, (8, 8)),
+        (0, (32, 32)),
+        (vector, (32, 4)),
+        (vector, (32, 16)),
+        (vector, (32, 32)),
+    ] {
+        let t = STRIP_CANDIDATES[index];
         let tuning = TiledTuning {
             strip: Some(t),
             ..block_tuning
