@@ -22,6 +22,9 @@
 #     tool; a binary stopped by it is reported as TIMEOUT (not as clean);
 #   - SANITIZE_BUDGET (seconds, default 540) bounds the whole run: binaries
 #     not started before it runs out are listed as NOT RUN;
+#   - SANITIZE_JOBS (default 1) binaries run at once under a tool (the
+#     ones with multi-GiB inputs always alone, after the others); the GPU
+#     machine's 16 cores keep 4 busy;
 #   - SANITIZE_BINARIES (an extended regex, default: all) selects binaries
 #     by name, e.g. SANITIZE_BINARIES='^(scan_gpu|compact)' — so one command
 #     per tool, or per group of binaries, covers the suite in several calls.
@@ -49,48 +52,85 @@ if [ -z "$sanitizer" ]; then
     exit 2
 fi
 started=$(date +%s)
+jobs=${SANITIZE_JOBS:-1}
+# Binaries with multi-GiB inputs, or that fill the device on purpose, run
+# alone after the others (in parallel they would starve each other of
+# memory, as in gpu-tests.sh).
+big='(_huge|_large|reliability_oom|reliability_sizes|lookback_variants)'
+results="$out/.results"
+: >"$results"
+
+# One binary under one tool: writes "tool name status-word summary" to the
+# results file and prints the summary line. Status words: clean, errors=N,
+# failed, timeout, notrun.
+sanitize_one() {
+    local tool=$1 bin=$2 name short elapsed left limit log rc summary n word
+    name=$(basename "$bin"); short=${name%-*}
+    elapsed=$(( $(date +%s) - started )); left=$(( budget - elapsed ))
+    if [ "$left" -le 10 ]; then
+        summary="NOT RUN (budget of ${budget}s spent)"; word=notrun
+        printf '%-10s %-40s %s\n' "$tool" "$short" "$summary"
+        echo "$tool $short $word" >>"$results"
+        return
+    fi
+    limit=$(( left < per_binary ? left : per_binary ))
+    log="$out/sanitize-$tool-$short.log"
+    local args=(--tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no)
+    case $tool in
+        memcheck) args+=(--leak-check full) ;;
+        racecheck) args+=(--racecheck-report all) ;;
+    esac
+    local t0; t0=$(date +%s)
+    timeout --kill-after=10 "$limit" "$sanitizer" "${args[@]}" "$bin" --include-ignored \
+        --test-threads=1 --skip large_ "${extra[@]}" >"$log" 2>&1
+    rc=$?
+    # memcheck, synccheck, initcheck end with "ERROR SUMMARY: N errors";
+    # racecheck with "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)".
+    summary=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1)
+    n=$(echo "$summary" | grep -oE '[0-9]+ error' | grep -oE '[0-9]+' || echo 0)
+    n=${n:-0}
+    if grep -q "Target application doesn't exist\|Unrecognized option\|unrecognised option" "$log"; then
+        summary="SANITIZER DID NOT RUN THE BINARY (see $log)"; n=1
+    fi
+    if [ "$n" != 0 ]; then
+        word="errors=$n"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        word=timeout
+        summary="TIMEOUT after ${limit}s ($(grep -c '^test .* ok$' "$log") tests passed before)"
+    elif [ $rc -ne 0 ]; then
+        word=failed
+    else
+        word=clean
+    fi
+    printf '%-10s %-40s rc=%-3s %4ss %s\n' "$tool" "$short" "$rc" "$(( $(date +%s) - t0 ))" \
+        "${summary:-no summary}"
+    echo "$tool $short $word" >>"$results"
+}
+export -f sanitize_one
+export started budget per_binary out sanitizer results
+export extra_joined="${extra[*]:-}"
+
 status=0
 for tool in ${tools//,/ }; do
-    errors=0; failed=0; ran=0; timed_out=0; not_run=0
+    small=(); large=()
     for bin in .gpu/tests/*; do
-        name=$(basename "$bin")
-        short=${name%-*}
+        name=$(basename "$bin"); short=${name%-*}
         echo "$short" | grep -Eq "$select" || continue
-        elapsed=$(( $(date +%s) - started ))
-        left=$(( budget - elapsed ))
-        if [ "$left" -le 10 ]; then
-            printf '%-10s %-40s NOT RUN (budget of %ss spent)\n' "$tool" "$short" "$budget"
-            not_run=$((not_run + 1))
-            continue
-        fi
-        limit=$(( left < per_binary ? left : per_binary ))
-        log="$out/sanitize-$tool-$short.log"
-        args=(--tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no)
-        case $tool in
-            memcheck) args+=(--leak-check full) ;;
-            racecheck) args+=(--racecheck-report all) ;;
-        esac
-        timeout --kill-after=10 "$limit" "$sanitizer" "${args[@]}" "$bin" --include-ignored \
-            --test-threads=1 --skip large_ "${extra[@]}" >"$log" 2>&1
-        rc=$?
-        ran=$((ran + 1))
-        # memcheck, synccheck, initcheck end with "ERROR SUMMARY: N errors";
-        # racecheck with "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)".
-        summary=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1)
-        n=$(echo "$summary" | grep -oE '[0-9]+ error' | grep -oE '[0-9]+' || echo 0)
-        if grep -q "Target application doesn't exist\|Unrecognized option\|unrecognised option" "$log"; then
-            summary="SANITIZER DID NOT RUN THE BINARY (see $log)"; n=1
-        fi
-        errors=$((errors + ${n:-0}))
-        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-            timed_out=$((timed_out + 1))
-            summary="TIMEOUT after ${limit}s ($(grep -c '^test .* ok$' "$log") tests passed before)"
-        elif [ $rc -ne 0 ] && [ "${n:-0}" = 0 ]; then
-            failed=$((failed + 1))
-        fi
-        printf '%-10s %-40s rc=%-3s %s\n' "$tool" "$short" "$rc" "${summary:-no summary}"
+        if [[ $short =~ $big ]]; then large+=("$bin"); else small+=("$bin"); fi
     done
-    echo "SANITIZER $tool: $ran binaries, $errors errors reported, $failed binaries with failing tests, $timed_out timed out, $not_run not run"
-    [ $errors -eq 0 ] && [ $failed -eq 0 ] && [ $timed_out -eq 0 ] && [ $not_run -eq 0 ] || status=1
+    # `extra` (test filter arguments) is an array: re-split it in the jobs.
+    if [ ${#small[@]} -gt 0 ]; then
+        printf '%s\n' "${small[@]}" |
+            xargs -P "$jobs" -I{} bash -c 'extra=($extra_joined); sanitize_one "$0" "$1"' "$tool" {}
+    fi
+    for bin in "${large[@]}"; do sanitize_one "$tool" "$bin"; done
+    ran=$(grep -c "^$tool .* \(clean\|errors=.*\|failed\|timeout\)$" "$results")
+    errors=$(grep "^$tool " "$results" | grep -oE "errors=[0-9]+" | cut -d= -f2 | awk "{s+=\$1} END {print s+0}")
+    failed=$(grep -c "^$tool .* failed$" "$results")
+    timed_out=$(grep -c "^$tool .* timeout$" "$results")
+    not_run=$(grep -c "^$tool .* notrun$" "$results")
+    echo "SANITIZER $tool: $ran binaries, ${errors:-0} errors reported, $failed binaries with failing tests, $timed_out timed out, $not_run not run"
+    [ "${errors:-0}" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$timed_out" -eq 0 ] && [ "$not_run" -eq 0 ] || status=1
 done
+rm -f "$results"
 exit $status

@@ -232,6 +232,32 @@ impl Gpu {
         Ok(self.shared.ctx.mem_get_info()?)
     }
 
+    /// Gives the device memory that the stream-ordered allocator keeps in
+    /// the device's memory pool, but that no live buffer uses, back to the
+    /// driver (what `torch.cuda.empty_cache()` does for PyTorch's cache), so
+    /// that [`Gpu::memory_info`] counts it as free again. Buffers are
+    /// allocated and freed stream-ordered from that pool, and the driver
+    /// keeps some freed memory (whole chunks of up to tens of MiB) for reuse
+    /// instead of releasing it at every synchronisation. **Synchronises the
+    /// context** first, so frees still pending on any stream are counted.
+    /// Nothing to do where the device has no stream-ordered allocator.
+    pub fn trim_memory_pool(&self) -> Result<()> {
+        self.shared.ctx.synchronize()?;
+        if !self.shared.ctx.has_async_alloc() {
+            return Ok(());
+        }
+        self.bind()?;
+        let mut pool: driver_sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: the context is bound to this thread; `pool` is a valid
+        // out-pointer; the pool returned is the device's current pool, which
+        // lives as long as the device, and trimming it only releases memory
+        // no allocation holds.
+        unsafe { driver_sys::cuDeviceGetMemPool(&mut pool, self.shared.ctx.cu_device()) }
+            .result()?;
+        unsafe { driver_sys::cuMemPoolTrimTo(pool, 0) }.result()?;
+        Ok(())
+    }
+
     /// Waits for all work enqueued on this handle's stream.
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream.synchronize()?)

@@ -463,3 +463,27 @@ fn a_broken_kernel_is_a_compile_error_with_the_log() {
         Err(Error::MissingEntry { .. })
     ));
 }
+
+/// Trimming the allocator's pool releases only memory no buffer holds: a
+/// live buffer keeps its contents, and a second trim is a no-op. (That the
+/// trimmed memory shows as free is checked by the leak test in
+/// tests/reliability_concurrency.rs, which holds the device alone.)
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn trimming_the_memory_pool_keeps_live_buffers() {
+    let gpu = gpu();
+    let host: Vec<u32> = (0..(1u32 << 20))
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let live = DeviceBuffer::from_host(&gpu, &host).unwrap();
+    let freed: Vec<DeviceBuffer<u8>> = (0..64)
+        .map(|_| DeviceBuffer::<u8>::zeros(&gpu, 1 << 20).unwrap())
+        .collect();
+    drop(freed);
+    gpu.trim_memory_pool().unwrap();
+    gpu.trim_memory_pool().unwrap();
+    assert_eq!(live.to_host(&gpu).unwrap(), host);
+    // The pool still serves new allocations after a trim.
+    let again = DeviceBuffer::<u8>::zeros(&gpu, 1 << 20).unwrap();
+    assert!(again.to_host(&gpu).unwrap().iter().all(|&b| b == 0));
+}

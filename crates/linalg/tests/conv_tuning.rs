@@ -163,20 +163,9 @@ fn conv_tiled_halo_sweep_8192() {
         };
         variants.push((format!("{} 32x8", strip_name(&t)), tuning, (32, 8)));
     }
-    // Other block shapes (warps per block) for the first candidate and the
-    // first with vector stores.
-    let vector = STRIP_CANDIDATES
-        .iter()
-        .position(|t| t.stores == StripStores::Vector)
-        .expect("a vector-store candidate");
-    for (index, block) in [
-        (0, (8, 8)),
-        (0, (32, 32)),
-        (vector, (32, 4)),
-        (vector, (32, 16)),
-        (vector, (32, 32)),
-    ] {
-        let t = STRIP_CANDIDATES[index];
+    // Other block shapes (warps per block) for the first candidate.
+    for block in [(8, 8), (32, 32)] {
+        let t = STRIP_CANDIDATES[0];
         let tuning = TiledTuning {
             strip: Some(t),
             ..block_tuning
@@ -186,6 +175,21 @@ fn conv_tiled_halo_sweep_8192() {
             tuning,
             block,
         ));
+    }
+    // The first vector-store candidate at 4, 16 and 32 warps per block
+    // (fixed by the tuning's `warps`: the conv block shapes are 8×8,
+    // 16×16, 32×8 and 32×32 only).
+    let vector = *STRIP_CANDIDATES
+        .iter()
+        .find(|t| t.stores == StripStores::Vector)
+        .expect("a vector-store candidate");
+    for warps in [4, 16, 32] {
+        let t = StripTuning { warps, ..vector };
+        let tuning = TiledTuning {
+            strip: Some(t),
+            ..block_tuning
+        };
+        variants.push((strip_name(&t), tuning, (32, 8)));
     }
 
     let mut modules = vec![conv_module_with::<f32>(&block_tuning)];
