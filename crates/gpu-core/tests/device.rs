@@ -219,7 +219,12 @@ fn timer_measures_device_work() {
     // Warm up: the first fill compiles or loads the fill module.
     big.view_mut().fill(&gpu, 0).unwrap();
     gpu.synchronize().unwrap();
-    let one = timer.time(|| big.view_mut().fill(&gpu, 1)).unwrap();
+    // Other tests of this binary share the GPU: the shortest of several
+    // single fills is the undisturbed time (contention only lengthens the
+    // four fills below, which the check tolerates).
+    let one = (0..5)
+        .map(|_| timer.time(|| big.view_mut().fill(&gpu, 1)).unwrap())
+        .fold(f64::INFINITY, f64::min);
     let four = timer
         .time(|| {
             for v in 0..4 {

@@ -240,17 +240,27 @@ pub const TILED_SPECIALISED_MAX_K: usize = 7;
 
 /// `TiledHalo` tuning per element type.
 ///
-/// `f32`: the strip kernel, chosen from the `tests/conv_tuning.rs` sweep on
-/// an NVIDIA H100 80GB HBM3, 2026-11-22 (8192² Valid, copy ceiling 2981 GB/s,
-/// headline bytes `4·H·W + 4·outputs`; the block kernel measured K = 3
-/// 0.2459 ms = 0.732 of the ceiling, K = 5 0.3085 ms = 0.584):
-/// - K ≤ 3: 4 elements per lane, 2 rows in flight, one-wave strips, direct
-///   stores, 8 warps per block: K = 3 0.2253 ms, 2382 GB/s = 0.799 (staged
-///   stores 0.2506 ms; 1 row in flight 0.2273 ms; strips of 32/64/128 rows
-///   0.2372/0.2768/0.3361 ms; 2 per lane 0.2668 ms; 1 per lane 0.3238 ms).
-/// - K 4 … 7 (`strip_wide`): the same with staged stores and 32 warps per
-///   block: K = 5 0.2549 ms, 2105 GB/s = 0.706 (8 warps: 0.3050 ms; direct
-///   stores with 8 warps 0.2797 ms; strips of 32 rows 0.2636 ms).
+/// `f32`: the strip kernel, chosen from the `tests/conv_tuning.rs` sweeps on
+/// an NVIDIA H100 80GB HBM3 (8192² Valid, headline bytes `4·H·W +
+/// 4·outputs`; the block kernel measures K = 3 ≈ 0.246 ms = 0.73 of the
+/// ceiling, K = 5 ≈ 0.307 ms = 0.59). The last sweep (2026-11-23, copy
+/// ceiling 2978 GB/s, logs in docs/results/tuning-2026-11-23/
+/// conv_tuning-3.log):
+/// - K ≤ 3: 4 elements per lane, 2 rows in flight, one-wave strips, vector
+///   stores ([`StripStores::Vector`]), 4 warps per block: K = 3 0.2242 ms,
+///   2394 GB/s = 0.804. The previous default (scalar stores, 8 warps)
+///   measured 0.2250 ms in the same run (0.2253–0.2277 ms over four sweeps):
+///   the difference is within run-to-run noise. Vector stores at 8 / 16 / 32
+///   warps 0.2256 / 0.2300 / 0.2390 ms; staged stores 0.2458 ms; 1 row in
+///   flight 0.2260 ms; strips of 32/64/128 rows 0.2372/0.2755/0.3375 ms; 2
+///   elements per lane 0.2663 ms; 1 per lane 0.3233 ms.
+/// - K 4 … 7 (`strip_wide`): 4 per lane, 1 row in flight, vector stores, 8
+///   warps per block: K = 5 0.2225 ms, 2411 GB/s = 0.809, against 0.2527
+///   ms (0.713) for the previous default (staged stores, 2 rows in flight,
+///   32 warps). With 2 rows in flight vector stores took 0.2783 ms: K = 5
+///   holds 25 filter taps and 20 accumulators in registers, and the second
+///   row in flight costs more than it hides. K = 4, 6, 7 use the same
+///   tuning unmeasured.
 ///
 /// The block kernel (`rows_per_thread`, `reg_filter_max_k`, `load_batch`)
 /// serves K > 7, and `f64` and `i32` (strip kernel not yet measured for
@@ -273,17 +283,17 @@ pub const TILED_TUNING: [(ElementType, TiledTuning); 3] = [
                 elems_per_lane: 4,
                 prefetch_rows: 2,
                 strip_rows: 0,
-                stores: StripStores::Scalar,
+                stores: StripStores::Vector,
                 max_registers: 0,
-                warps: 8,
+                warps: 4,
             }),
             strip_wide: Some(StripTuning {
                 elems_per_lane: 4,
-                prefetch_rows: 2,
+                prefetch_rows: 1,
                 strip_rows: 0,
-                stores: StripStores::Staged,
+                stores: StripStores::Vector,
                 max_registers: 0,
-                warps: 32,
+                warps: 8,
             }),
         },
     ),
@@ -1248,13 +1258,16 @@ mod tests {
             shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3),
             (66 * 34 + 9) * 4
         );
-        // The table's f32 strips: K = 3 direct stores (none), K = 5 staged
-        // through 32 warps × 128 elements; K = 8: the block kernel.
+        // The table's f32 strips store from registers (none); a staged
+        // strip takes 128 elements per warp; K = 8: the block kernel.
         assert_eq!(shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3), 0);
-        assert_eq!(
-            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 5),
-            32 * 128 * 4
-        );
+        assert_eq!(shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 5), 0);
+        let staged = StripTuning {
+            stores: StripStores::Staged,
+            warps: 32,
+            ..STRIP_CANDIDATES[0]
+        };
+        assert_eq!(strip::strip_shared_bytes::<f32>(&staged, 32), 32 * 128 * 4);
         assert_eq!(
             shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 8),
             (71 * 39 + 64) * 4
