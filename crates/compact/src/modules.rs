@@ -181,6 +181,15 @@ pub const CANDIDATES_8: [Tuning; 7] = [
         .with_delays(1170, 360),
 ];
 
+/// A tuning table's entry for `element_bytes` (its 4- or 8-byte row; any
+/// other size gets the 8-byte row).
+fn table_entry(table: &[(usize, Tuning); 2], element_bytes: usize) -> Tuning {
+    table
+        .iter()
+        .find(|(bytes, _)| *bytes == element_bytes)
+        .map_or(table[1].1, |(_, t)| *t)
+}
+
 /// Static shared memory a single-pass block may use (the 48 KiB a block
 /// gets without opting in).
 const STATIC_SHARED_LIMIT: usize = 48 * 1024;
@@ -223,11 +232,7 @@ impl Tuning {
     /// The tuning for an element of `element_bytes` bytes (4 or 8; any other
     /// size gets the 8-byte entry).
     pub fn for_element_bytes(element_bytes: usize) -> Tuning {
-        TUNING
-            .iter()
-            .find(|(bytes, _)| *bytes == element_bytes)
-            .map(|(_, t)| *t)
-            .unwrap_or(TUNING[1].1)
+        table_entry(&TUNING, element_bytes)
     }
 
     /// The tuning for `T`.
@@ -238,11 +243,7 @@ impl Tuning {
     /// The `select_if` tuning ([`SELECT_IF_TUNING`]) for an element of
     /// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
     pub fn select_if_for_element_bytes(element_bytes: usize) -> Tuning {
-        SELECT_IF_TUNING
-            .iter()
-            .find(|(bytes, _)| *bytes == element_bytes)
-            .map(|(_, t)| *t)
-            .unwrap_or(SELECT_IF_TUNING[1].1)
+        table_entry(&SELECT_IF_TUNING, element_bytes)
     }
 
     /// The `select_if` tuning for `T`.
