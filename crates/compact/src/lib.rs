@@ -21,6 +21,11 @@
 //! | `SinglePass` (default) | one kernel: keep masks in registers, block scan of popcounts, decoupled look-back over tile counts, staged coalesced writes | n·s + n + k·s |
 //! | `ThreePass { scan }` | map to 0/1 marks, exclusive scan (any [`ScanAlgorithm`]), scatter: the lab's method | n + 3n·c + n·s + k·s + the scan's (c = 4, or 8 past 2^32 items) |
 //!
+//! `SinglePass`'s kernel shape comes from a table per element size:
+//! [`TUNING`] for `select_flagged` and `partition`, [`SELECT_IF_TUNING`] for
+//! `select_if` (without a flags array, warp-striped tiles are faster for
+//! 4-byte items; see `docs/compact.md`).
+//!
 //! Every element type (`i32 u32 i64 u64 f32 f64`), any length (64-bit
 //! indices and counts), n = 0 and all-rejected give an empty result.
 //! Results are deterministic. Bad arguments are typed errors returned before
