@@ -33,9 +33,6 @@
 //! Case counts come from proptest's default configuration, so
 //! `PROPTEST_CASES` sets them (the sanitizer script uses 4).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
-
 use compact::{CompactAlgorithm, CustomPredicate, Predicate};
 use gpu_core::{CustomOp, DeviceBuffer, DeviceType, Error, Gpu, Operator, Sum};
 use linalg::{
@@ -44,11 +41,10 @@ use linalg::{
 };
 use proptest::prelude::*;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
+mod support;
+use support::gpu;
 
 // ---------------------------------------------------------------------------
 // Shared checks.
@@ -614,16 +610,7 @@ fn conv_options() -> impl Strategy<Value = ConvOptions> {
         ]),
     )
         .prop_map(|(border, padding, flip, algorithm, block)| {
-            // Fields added to the options later keep their defaults.
-            #[allow(clippy::needless_update)]
-            ConvOptions {
-                border,
-                padding,
-                flip,
-                algorithm,
-                block,
-                ..ConvOptions::default()
-            }
+            support::conv_options(algorithm, (border, padding), flip, block)
         })
 }
 

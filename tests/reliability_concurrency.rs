@@ -35,7 +35,7 @@
 
 mod support;
 
-use support::{gpu, random_bits, same_bits};
+use support::{conv_options, gpu, random_bits, same_bits};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -597,16 +597,13 @@ fn random_conv_options<T: ConvElement>(
     w: usize,
     k: usize,
 ) -> ConvOptions {
-    // Fields added to the options later keep their defaults.
-    #[allow(clippy::needless_update)]
-    let mut options = ConvOptions {
-        border: pick(rng, &Border::ALL),
-        padding: pick(rng, &Padding::ALL),
-        flip: rng.below(2) == 0,
-        algorithm: pick(rng, &ConvAlgorithm::ALL),
-        block: pick(rng, &linalg::conv::CONV_BLOCKS),
-        ..ConvOptions::default()
-    };
+    // Drawn in this order (the random stream of a seed stays the same).
+    let border = pick(rng, &Border::ALL);
+    let padding = pick(rng, &Padding::ALL);
+    let flip = rng.below(2) == 0;
+    let algorithm = pick(rng, &ConvAlgorithm::ALL);
+    let block = pick(rng, &linalg::conv::CONV_BLOCKS);
+    let mut options = conv_options(algorithm, (border, padding), flip, block);
     if options.border == Border::Valid && (k > h || k > w) {
         options.border = Border::Same;
     }

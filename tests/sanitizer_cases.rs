@@ -74,7 +74,7 @@
 
 mod support;
 
-use support::{gpu, same_bits, small_values};
+use support::{conv_options, gpu, same_bits, small_values};
 
 use std::sync::OnceLock;
 
@@ -972,14 +972,18 @@ fn transpose_cases<T: DeviceType>(gpu: &Gpu) {
         let host = random_bits::<T>(rows * cols, seed_for(&label));
         let expected = linalg::cpu::transpose(&host, rows, cols).expect("a valid shape");
         let input = Matrix::from_host(gpu, rows, cols, &host).expect("matrix upload");
-        for algorithm in TransposeAlgorithm::ALL {
-            let what = format!("{label} {algorithm}");
+        // Transposes into a poisoned output with `run` and checks it.
+        let check = |what: String, run: &dyn Fn(&mut Matrix<T>) -> gpu_core::Result<()>| {
             let mut output =
                 Matrix::<T>::poisoned(gpu, cols, rows).expect("poisoned transpose output");
-            linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            run(&mut output).unwrap_or_else(|e| panic!("{what}: {e}"));
             let got = output.to_host(gpu).expect("transpose download");
             assert_same(&got, &expected, &what);
+        };
+        for algorithm in TransposeAlgorithm::ALL {
+            check(format!("{label} {algorithm}"), &|output| {
+                linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
+            });
         }
         for block_rows in linalg::TUNABLE_BLOCK_ROWS {
             if block_rows == linalg::TRANSPOSE_TUNING.block_rows {
@@ -989,13 +993,12 @@ fn transpose_cases<T: DeviceType>(gpu: &Gpu) {
                 block_rows,
                 ..linalg::TRANSPOSE_TUNING
             };
-            let what = format!("{label} tuned block rows {block_rows}");
-            let mut output =
-                Matrix::<T>::poisoned(gpu, cols, rows).expect("poisoned transpose output");
-            linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            let got = output.to_host(gpu).expect("transpose download");
-            assert_same(&got, &expected, &what);
+            check(
+                format!("{label} tuned block rows {block_rows}"),
+                &|output| {
+                    linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
+                },
+            );
         }
     }
 }
@@ -1157,24 +1160,6 @@ fn conv_image<T: ConvElement>(gpu: &Gpu, h: usize, w: usize, label: &str) -> Upl
 fn conv_filter<T: ConvElement>(gpu: &Gpu, k: usize, label: &str) -> Uploaded<T> {
     let label = format!("{label} filter K={k}");
     Uploaded::new(gpu, k, k, small_values::<T>(k * k, seed_for(&label), 4.0))
-}
-
-/// Options from their parts (fields added later keep their defaults).
-fn conv_options(
-    algorithm: ConvAlgorithm,
-    (border, padding): (Border, Padding),
-    flip: bool,
-    block: (u32, u32),
-) -> ConvOptions {
-    #[allow(clippy::needless_update)]
-    ConvOptions {
-        border,
-        padding,
-        flip,
-        algorithm,
-        block,
-        ..ConvOptions::default()
-    }
 }
 
 /// Valid (which reads no padding), then Same and Full with every padding.

@@ -47,22 +47,17 @@ fn fraction_target(
     let r = find(records, primitive, algorithm, t, shape)?;
     Some(ceiling_target(
         format!("{primitive} {algorithm} {t} {shape}"),
-        r.gbps,
-        r.ceiling_gbps,
+        r,
         at_least,
     ))
 }
 
-/// `gbps` as a fraction of `ceiling_gbps`, judged against `at_least`.
-fn ceiling_target(what: String, gbps: f64, ceiling_gbps: f64, at_least: f64) -> Target {
-    let f = if ceiling_gbps > 0.0 {
-        gbps / ceiling_gbps
-    } else {
-        0.0
-    };
+/// The record's fraction of its copy ceiling, judged against `at_least`.
+fn ceiling_target(what: String, r: &Record, at_least: f64) -> Target {
+    let f = r.fraction_of_ceiling();
     Target {
         what,
-        measured: format!("{f:.2} of ceiling ({gbps:.1} GB/s)"),
+        measured: format!("{f:.2} of ceiling ({:.1} GB/s)", r.gbps),
         target: format!("≥ {at_least:.2}"),
         met: f >= at_least,
     }
@@ -80,10 +75,13 @@ fn headline_bytes_target(
     if r.ms_median <= 0.0 || r.ceiling_gbps <= 0.0 {
         return None;
     }
+    let rebased = Record {
+        gbps: bytes / (r.ms_median * 1e6),
+        ..r.clone()
+    };
     Some(ceiling_target(
         format!("{primitive} {algorithm} {t} {shape} (bytes as 8n)"),
-        bytes / (r.ms_median * 1e6),
-        r.ceiling_gbps,
+        &rebased,
         at_least,
     ))
 }

@@ -1,13 +1,17 @@
-//! Helpers shared by the GPU test binaries of the `parprims` package that
-//! compare results with the CPU bit for bit (`mod support;` in
+//! Helpers shared by the GPU test binaries of the `parprims` package
+//! (`mod support;` in `reliability_bad_input.rs`,
 //! `reliability_concurrency.rs` and `sanitizer_cases.rs`): the one device
 //! handle, inputs whose every sum and product is exact, random bit
-//! patterns, and bitwise equality.
+//! patterns, bitwise equality, and conv options from their parts.
+
+// Each binary uses a subset.
+#![allow(dead_code)]
 
 use std::sync::OnceLock;
 
 use gpu_core::rng::{random_vec, SplitMix64};
 use gpu_core::{DeviceType, Element, Gpu};
+use linalg::{Border, ConvAlgorithm, ConvOptions, Padding};
 
 /// The device handle a test binary shares (one context, one stream).
 pub fn gpu() -> &'static Gpu {
@@ -66,4 +70,23 @@ pub fn random_bits<T: DeviceType>(rng: &mut SplitMix64, n: usize) -> Vec<T> {
 /// Equal as values or as bits (so NaN payloads and -0.0 compare as stored).
 pub fn same_bits<T: DeviceType>(a: &T, b: &T) -> bool {
     a == b || bytemuck::bytes_of(a) == bytemuck::bytes_of(b)
+}
+
+/// Conv options from their parts (fields added to `ConvOptions` later keep
+/// their defaults).
+pub fn conv_options(
+    algorithm: ConvAlgorithm,
+    (border, padding): (Border, Padding),
+    flip: bool,
+    block: (u32, u32),
+) -> ConvOptions {
+    #[allow(clippy::needless_update)]
+    ConvOptions {
+        border,
+        padding,
+        flip,
+        algorithm,
+        block,
+        ..ConvOptions::default()
+    }
 }
