@@ -2,7 +2,7 @@
 //! parse it and the binary stays a few lines.
 //!
 //! ```text
-//! parprims [--reps N] [--seed S] [--device D]
+//! parprims [--reps N] [--seed S] [--device D] [--quick]
 //! parprims bench <scan|compact|transpose|matvec|conv|copy|all>
 //!          [--sizes …] [--algos …] [--types …] [--reps N] [--sweep]
 //!          [--csv FILE] [--plot STEM] [--compare FILE] [--out-dir DIR]
@@ -41,6 +41,10 @@ pub struct Cli {
     /// CUDA device ordinal.
     #[arg(long, global = true, default_value_t = 0)]
     pub device: usize,
+    /// A quick tour: sizes ÷ 64, 2-D sides ÷ 8 (a smoke test in seconds,
+    /// also under compute-sanitizer). The benchmark ignores it.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// Subcommands.

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
 fn options(cli: &Cli, default_reps: usize) -> Result<LabOptions> {
     let mut options = LabOptions::with_reps(cli.reps.unwrap_or(default_reps))?;
     options.ordinal = cli.device;
+    options.quick = cli.quick;
     if let Some(seed) = cli.seed {
         options.seed = seed;
     }

@@ -116,7 +116,12 @@ fn bench_without_a_gpu_says_so() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_tour_runs_and_every_check_passes() {
-    let output = parprims(&["--reps", "2"]);
+    // The quick tour under the sanitizer script (gpu_core::testing).
+    let output = if gpu_core::testing::quick_tests() {
+        parprims(&["--reps", "2", "--quick"])
+    } else {
+        parprims(&["--reps", "2"])
+    };
     let all = text(&output);
     assert!(output.status.success(), "exit {:?}\n{all}", output.status);
     assert!(all.contains("copy ceiling"), "{all}");

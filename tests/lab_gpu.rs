@@ -15,6 +15,8 @@ fn lab() -> Lab {
     options.seed = 12345;
     // A quarter GiB is enough for a ceiling in a test.
     options.ceiling_bytes = 1 << 28;
+    // The quick tour under the sanitizer script (gpu_core::testing).
+    options.quick = gpu_core::testing::quick_tests();
     Lab::with_gpu(gpu, options).expect("the lab opens")
 }
 

@@ -28,7 +28,7 @@
 //!
 //! Run on a GPU: `cargo test --release --test reliability_concurrency --
 //! --include-ignored`. `PARPRIMS_SEED=<n>` replays a run (the seed is
-//! printed); `PARPRIMS_RELIABILITY_QUICK=1` (set by `scripts/gpu-sanitize.sh`)
+//! printed); `PARPRIMS_QUICK_TESTS=1` (set by `scripts/gpu-sanitize.sh`)
 //! runs 20 operations per thread and 200 + 200 for the leak check without
 //! the warm-up, and then only prints the leak figures (a sanitizer keeps its
 //! own device allocations).
@@ -129,7 +129,7 @@ fn device_lock() -> MutexGuard<'static, ()> {
 }
 
 fn quick() -> bool {
-    std::env::var("PARPRIMS_RELIABILITY_QUICK").is_ok_and(|v| v == "1")
+    gpu_core::testing::quick_tests()
 }
 
 fn fresh_seed() -> u64 {

@@ -18,7 +18,7 @@
 //!   largest relative difference are **printed, not asserted** (the
 //!   algorithm does not promise float determinism).
 //!
-//! `PARPRIMS_RELIABILITY_QUICK=1` (the sanitizer script) uses 2^16 elements
+//! `PARPRIMS_QUICK_TESTS=1` (the sanitizer script) uses 2^16 elements
 //! and 4 runs.
 
 use std::sync::OnceLock;
@@ -34,7 +34,7 @@ fn gpu() -> &'static Gpu {
 }
 
 fn quick() -> bool {
-    std::env::var("PARPRIMS_RELIABILITY_QUICK").is_ok_and(|v| v == "1")
+    gpu_core::testing::quick_tests()
 }
 
 /// (elements, runs).

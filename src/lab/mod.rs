@@ -66,6 +66,7 @@ pub struct Lab {
     device: String,
     date: String,
     seed: u64,
+    quick: bool,
 }
 
 /// Settings of a lab run.
@@ -81,6 +82,10 @@ pub struct LabOptions {
     pub seed: u64,
     /// Bytes of the ceiling copy.
     pub ceiling_bytes: usize,
+    /// The quick tour (`parprims --quick`): 1-D sizes ÷ 64 and each side of
+    /// a 2-D shape ÷ 8, a smoke test of every method in seconds (under
+    /// compute-sanitizer too). Benchmarks are not affected.
+    pub quick: bool,
 }
 
 impl LabOptions {
@@ -102,6 +107,7 @@ impl LabOptions {
             },
             seed: inputs::clock_seed(),
             ceiling_bytes: CEILING_BYTES,
+            quick: false,
         })
     }
 }
@@ -135,6 +141,7 @@ impl Lab {
             device,
             date: gpu_core::bench::utc_date(),
             seed: options.seed,
+            quick: options.quick,
         })
     }
 
@@ -161,6 +168,25 @@ impl Lab {
     /// The run's base seed.
     pub fn seed(&self) -> u64 {
         self.seed
+    }
+
+    /// The tour's length for a full-tour length `full` (÷ 64 when quick).
+    pub fn tour_len(&self, full: usize) -> usize {
+        if self.quick {
+            (full / 64).max(1)
+        } else {
+            full
+        }
+    }
+
+    /// The tour's shape for a full-tour shape `full` (each side ÷ 8 when
+    /// quick).
+    pub fn tour_dims(&self, full: (usize, usize)) -> (usize, usize) {
+        if self.quick {
+            ((full.0 / 8).max(1), (full.1 / 8).max(1))
+        } else {
+            full
+        }
     }
 
     /// `name, sm_XY`, as CSV records carry it.

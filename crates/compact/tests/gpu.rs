@@ -65,11 +65,16 @@ fn lengths_three_pass() -> Vec<usize> {
     vec![0, 1, 33, 1023, 1025, TILE + 1, (1 << 16) + 1, (1 << 20) - 1]
 }
 
+/// The lengths `algorithm` runs; at the quick scale (`gpu_core::testing`,
+/// the sanitizer script) only those up to 2^17 + 1 (still past one
+/// look-back window of tiles).
 fn lengths_for(algorithm: CompactAlgorithm) -> Vec<usize> {
-    match algorithm {
+    let mut lengths = match algorithm {
         CompactAlgorithm::SinglePass => lengths_full(),
         CompactAlgorithm::ThreePass { .. } => lengths_three_pass(),
-    }
+    };
+    lengths.retain(|&n| n <= gpu_core::testing::scaled(usize::MAX, (1 << 17) + 1));
+    lengths
 }
 
 /// 0 %, 1 %, 50 %, 99 %, 100 %, and a random one per call.
@@ -402,11 +407,12 @@ fn custom_predicates() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn lookback_stress_many_tiles_repeated() {
-    // 4097 tiles, 128 look-back windows: run repeatedly to give races a chance.
+    // 4097 tiles, 128 look-back windows: run repeatedly to give races a
+    // chance. At the quick scale 257 tiles and two rounds.
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
-    let n = (1usize << 24) + 5;
-    for round in 0..4u64 {
+    let n = gpu_core::testing::scaled(1usize << 24, 1 << 20) + 5;
+    for round in 0..gpu_core::testing::scaled(4u64, 2) {
         let density = [0.5, 0.001, 0.999, 0.3][round as usize];
         check_flagged::<i32>(&gpu, CompactAlgorithm::SinglePass, n, density, seed + round);
     }

@@ -36,7 +36,7 @@ fn parallel_fill<T: Send>(out: &mut [T], fill: impl Fn(usize, &mut [T]) + Sync) 
 
 #[test]
 #[ignore = "needs a CUDA GPU (about 40 GB of device memory)"]
-fn select_flagged_past_2_pow_31() {
+fn large_select_flagged_past_2_pow_31() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let n: usize = (1usize << 31) + 9;
     let seed = std::time::SystemTime::now()

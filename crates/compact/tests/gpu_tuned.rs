@@ -252,10 +252,11 @@ fn unaligned_views_and_nan_take_the_scalar_paths() {
 #[ignore = "needs a CUDA GPU"]
 fn persistent_lookback_stress_many_tiles_repeated() {
     // 2^24 + 5 items: thousands of tiles per launch, each block looping over
-    // many of them; repeated so races get a chance.
+    // many of them; repeated so races get a chance. At the quick scale
+    // (`gpu_core::testing`) 2^20 + 5 items.
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
-    let n = (1usize << 24) + 5;
+    let n = gpu_core::testing::scaled(1usize << 24, 1 << 20) + 5;
     let input: Vec<u32> = random_vec(n, seed, 0.0, 1000.0);
     let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
     for (round, density) in [0.5, 0.001, 0.999].into_iter().enumerate() {

@@ -43,6 +43,7 @@ pub mod kernel;
 pub mod launch;
 mod op;
 pub mod rng;
+pub mod testing;
 mod timer;
 
 pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};

@@ -605,7 +605,7 @@ fn constant_filter_from_concurrent_streams() {
 /// (Valid).
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn image_over_2_pow_31_elements() {
+fn large_image_over_2_pow_31_elements() {
     let gpu = gpu();
     let seed = run_seed();
     let (h, w, k) = (65_539usize, 32_773usize, 3usize);
@@ -710,7 +710,8 @@ fn image_over_2_pow_31_elements() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // 48 cases; 8 at the quick scale (gpu_core::testing).
+    #![proptest_config(ProptestConfig { cases: gpu_core::testing::scaled(48, 8), ..ProptestConfig::default() })]
 
     /// Random shapes (edge-biased), K, options and types against the CPU.
     #[test]

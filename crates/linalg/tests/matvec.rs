@@ -18,10 +18,11 @@ use linalg::{
 };
 use proptest::prelude::*;
 
-/// Under the sanitizer script (PARPRIMS_RELIABILITY_QUICK set) the edge-shape
-/// sweeps run fewer algorithm variants, so each binary fits its time limit.
+/// At the quick scale (the sanitizer script, `gpu_core::testing`) the
+/// edge-shape sweeps run fewer algorithm variants, so each binary fits its
+/// time limit.
 fn quick() -> bool {
-    std::env::var_os("PARPRIMS_RELIABILITY_QUICK").is_some_and(|v| v != "0")
+    gpu_core::testing::quick_tests()
 }
 
 /// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.

@@ -22,6 +22,17 @@ use scan::{
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
 
+/// `full` tiles of the protocol tests, or a fifteenth of them at the quick
+/// scale (`gpu_core::testing`; still several times the resident blocks).
+fn tiny_tiles(full: usize) -> usize {
+    gpu_core::testing::scaled(full, full / 15)
+}
+
+/// `full` repetitions, or 2 at the quick scale.
+fn repetitions(full: usize) -> usize {
+    gpu_core::testing::scaled(full, 2)
+}
+
 fn tile_of<T: Element>() -> usize {
     LOOKBACK_TUNING
         .iter()
@@ -60,7 +71,7 @@ fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
     let gpu = gpu();
     let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
     // 300 000 tiles of 32 items: packed 64-bit status words.
-    let n = 32 * 300_000;
+    let n = 32 * tiny_tiles(300_000);
     let host: Vec<u32> = exact_input(n, fresh_seed("tiny u32 sum"));
     repeated(
         &gpu,
@@ -68,7 +79,7 @@ fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
         &host,
         &Sum,
         ScanKind::Inclusive,
-        50,
+        repetitions(50),
         "tiny u32 sum",
     );
     // A partial last tile and an exclusive scan with an initial value.
@@ -79,7 +90,7 @@ fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
         &host,
         &Sum,
         ScanKind::Exclusive { initial: -12345 },
-        10,
+        repetitions(10),
         "tiny i32 sum exclusive",
     );
 }
@@ -89,7 +100,7 @@ fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
 fn protocol_split_status_for_eight_byte_values() {
     let gpu = gpu();
     let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
-    let n = 32 * 250_000 + 5;
+    let n = 32 * tiny_tiles(250_000) + 5;
     let host: Vec<u64> = exact_input(n, fresh_seed("tiny u64 sum"));
     repeated(
         &gpu,
@@ -97,7 +108,7 @@ fn protocol_split_status_for_eight_byte_values() {
         &host,
         &Sum,
         ScanKind::Inclusive,
-        20,
+        repetitions(20),
         "tiny u64 sum",
     );
     let host: Vec<f64> = exact_input(n, fresh_seed("tiny f64 sum"));
@@ -107,7 +118,7 @@ fn protocol_split_status_for_eight_byte_values() {
         &host,
         &Sum,
         ScanKind::Inclusive,
-        10,
+        repetitions(10),
         "tiny f64 sum",
     );
     let host: Vec<i64> = exact_input(n, fresh_seed("tiny i64 max"));
@@ -117,7 +128,7 @@ fn protocol_split_status_for_eight_byte_values() {
         &host,
         &Max,
         ScanKind::Exclusive { initial: 0 },
-        5,
+        repetitions(5),
         "tiny i64 max",
     );
 }
@@ -127,7 +138,7 @@ fn protocol_split_status_for_eight_byte_values() {
 fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
     let gpu = gpu();
     let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
-    let n = 32 * 200_000 + 17;
+    let n = 32 * tiny_tiles(200_000) + 17;
     // 4-byte values: the packed status word.
     let op32 = affine_u32();
     let host = affine_input_u32(n, fresh_seed("affine16"));
@@ -137,7 +148,7 @@ fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
         &host,
         &op32,
         ScanKind::Inclusive,
-        10,
+        repetitions(10),
         "tiny affine16",
     );
     repeated(
@@ -148,7 +159,7 @@ fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
         ScanKind::Exclusive {
             initial: 0x0003_0005,
         },
-        3,
+        repetitions(3),
         "tiny affine16 exclusive",
     );
     // 8-byte values: the split status protocol.
@@ -160,7 +171,7 @@ fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
         &host,
         &op64,
         ScanKind::Inclusive,
-        10,
+        repetitions(10),
         "tiny affine32",
     );
     repeated(
@@ -171,7 +182,7 @@ fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
         ScanKind::Exclusive {
             initial: (7u64 << 32) | 3,
         },
-        3,
+        repetitions(3),
         "tiny affine32 exclusive",
     );
     // The same operators through the default tile shapes.
@@ -426,7 +437,14 @@ fn other_tile_shapes() {
     for tuning in shapes {
         let runner = Runner::Lookback(tuning);
         let tile = tuning.tile_items() as usize;
-        for n in [1, tile - 1, tile, tile + 1, 40 * tile + 3, 1 << 20] {
+        for n in [
+            1,
+            tile - 1,
+            tile,
+            tile + 1,
+            40 * tile + 3,
+            gpu_core::testing::scaled(1 << 20, 1 << 16),
+        ] {
             let host: Vec<i32> = exact_input(n, fresh_seed("shapes i32"));
             check_case(
                 &gpu,
@@ -455,7 +473,8 @@ fn other_tile_shapes() {
 #[ignore = "needs a CUDA GPU"]
 fn repeated_runs_at_2_24_with_the_default_tiles() {
     let gpu = gpu();
-    let n = 1 << 24;
+    // 2^20 at the quick scale.
+    let n = gpu_core::testing::scaled(1 << 24, 1 << 20);
     let host: Vec<i32> = exact_input(n, fresh_seed("2^24 i32"));
     repeated(
         &gpu,
@@ -463,7 +482,7 @@ fn repeated_runs_at_2_24_with_the_default_tiles() {
         &host,
         &Sum,
         ScanKind::Inclusive,
-        20,
+        repetitions(20),
         "2^24 i32 sum",
     );
     let host: Vec<f64> = exact_input(n + 3, fresh_seed("2^24 f64"));
@@ -473,7 +492,7 @@ fn repeated_runs_at_2_24_with_the_default_tiles() {
         &host,
         &Sum,
         ScanKind::Inclusive,
-        5,
+        repetitions(5),
         "2^24 f64 sum",
     );
 }

@@ -26,7 +26,7 @@ fn large<T: Element, O: Operator<T>>(
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn two_to_the_28_of_every_width() {
+fn large_two_to_the_28_of_every_width() {
     let gpu = gpu();
     let n = 1 << 28;
     large::<i32, _>(
@@ -82,7 +82,7 @@ fn two_to_the_28_of_every_width() {
 /// be checked without a 17 GB reference.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn more_than_2_32_elements_in_place() {
+fn large_more_than_2_32_elements_in_place() {
     let gpu = gpu();
     const CHUNK: usize = 1 << 24;
     let n = (1usize << 32) + 5;

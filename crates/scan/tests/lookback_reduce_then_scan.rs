@@ -6,6 +6,7 @@
 mod lookback_support;
 
 use gpu_core::rng::random_vec;
+use gpu_core::testing::scaled;
 use gpu_core::{BitXor, DeviceBuffer, Element, Gpu, Max, Min, Operator, Sum};
 use lookback_support::*;
 use scan::{ScanAlgorithm, ScanKind, PROTOCOL_TEST_TUNING};
@@ -74,10 +75,11 @@ fn assert_close_f32(got: &[f32], host: &[f32], tolerance: f64) {
 #[ignore = "needs a CUDA GPU"]
 fn f32_sum_is_bitwise_identical_across_100_runs_at_2_24() {
     let gpu = gpu();
-    let n = 1 << 24;
+    // 2^20 at the quick scale (`gpu_core::testing`), with fewer runs.
+    let n = scaled(1 << 24, 1 << 20);
     // Fractional values: the sums round, so the order matters.
     let host: Vec<f32> = random_vec(n, fresh_seed("rts f32 determinism"), -1.0, 1.0);
-    let got = bitwise_repeatable(&gpu, RTS, &host, &Sum, ScanKind::Inclusive, 100);
+    let got = bitwise_repeatable(&gpu, RTS, &host, &Sum, ScanKind::Inclusive, scaled(100, 3));
     // Depth of the combination tree: 16 serial items + 8 shuffle levels +
     // 8 warp totals, then the same per level (3 levels) – and f32 ε ≈ 6e-8.
     assert_close_f32(&got, &host, 100.0 * 6e-8);
@@ -88,7 +90,7 @@ fn f32_sum_is_bitwise_identical_across_100_runs_at_2_24() {
         &host,
         &Sum,
         ScanKind::Exclusive { initial: 0.25 },
-        10,
+        scaled(10, 2),
     );
     assert_eq!(got[0], 0.25);
 }
@@ -97,18 +99,20 @@ fn f32_sum_is_bitwise_identical_across_100_runs_at_2_24() {
 #[ignore = "needs a CUDA GPU"]
 fn f64_and_tiny_tiles_are_repeatable_too() {
     let gpu = gpu();
-    let n = (1 << 22) + 3;
+    let n = scaled(1 << 22, 1 << 18) + 3;
     let host: Vec<f64> = random_vec(n, fresh_seed("rts f64 determinism"), -1.0, 1.0);
-    bitwise_repeatable(&gpu, RTS, &host, &Sum, ScanKind::Inclusive, 20);
-    // Tiny tiles: 5 levels of recursion for 10^6 elements.
-    let host: Vec<f32> = random_vec(1_000_003, fresh_seed("rts tiny f32"), -1.0, 1.0);
+    bitwise_repeatable(&gpu, RTS, &host, &Sum, ScanKind::Inclusive, scaled(20, 2));
+    // Tiny tiles: 5 levels of recursion for 10^6 elements (4 for the
+    // quick scale's 10^5).
+    let tiny_n = scaled(1_000_003, 100_003);
+    let host: Vec<f32> = random_vec(tiny_n, fresh_seed("rts tiny f32"), -1.0, 1.0);
     let got = bitwise_repeatable(
         &gpu,
         Runner::ReduceThenScan(PROTOCOL_TEST_TUNING),
         &host,
         &Sum,
         ScanKind::Inclusive,
-        20,
+        scaled(20, 2),
     );
     assert_close_f32(&got, &host, 200.0 * 6e-8);
 }
@@ -175,7 +179,7 @@ fn tiny_tiles_recurse_through_many_levels() {
     let tiny = Runner::ReduceThenScan(PROTOCOL_TEST_TUNING);
     exact_cases::<u32, _>(&gpu, tiny, 32, &Sum, 11, "tiny u32 sum");
     exact_cases::<f64, _>(&gpu, tiny, 32, &Max, -1.0, "tiny f64 max");
-    for n in [32 * 32 * 32 + 1, 1_000_003] {
+    for n in [32 * 32 * 32 + 1, scaled(1_000_003, 100_003)] {
         let host: Vec<i64> = exact_input(n, fresh_seed("tiny i64"));
         check_case(
             &gpu,
@@ -196,7 +200,7 @@ fn non_commutative_operators_keep_their_order() {
     let op32 = affine_u32();
     let op64 = affine_u64();
     for runner in [RTS, Runner::ReduceThenScan(PROTOCOL_TEST_TUNING)] {
-        for n in [1, 33, 4097, 2049 * 3, 1_000_001] {
+        for n in [1, 33, 4097, 2049 * 3, scaled(1_000_001, 100_001)] {
             let host = affine_input_u32(n, fresh_seed("rts affine16"));
             check_case(
                 &gpu,

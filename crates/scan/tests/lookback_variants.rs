@@ -11,15 +11,23 @@
 
 mod lookback_support;
 
+use gpu_core::testing::scaled;
 use gpu_core::{DeviceBuffer, Element, Gpu, Max, Operator, Sum};
 use lookback_support::*;
 use scan::{LookbackTuning, ScanKind};
 
 /// Elements for a protocol run: about 200 000 tiles of the tiny shapes,
 /// at most 2^23 + 5 elements for the larger ones (still 16 000+ tiles).
+/// At the quick scale (`gpu_core::testing`) 15 000 tiles and 2^19 + 5.
 fn protocol_length(tuning: LookbackTuning) -> usize {
     let tile = tuning.tile_items() as usize;
-    (tile * 200_000).min((1 << 23) + 5) + 7
+    let (tiles, cap) = scaled((200_000, (1 << 23) + 5), (15_000, (1 << 19) + 5));
+    (tile * tiles).min(cap) + 7
+}
+
+/// `full` repetitions, or 2 at the quick scale.
+fn repetitions(full: usize) -> usize {
+    scaled(full, 2)
 }
 
 /// Runs the same scan `runs` times into a re-poisoned output and checks
@@ -63,7 +71,7 @@ fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
             &host,
             &op32,
             ScanKind::Inclusive,
-            8,
+            repetitions(8),
             "affine16",
         );
         repeated(
@@ -85,7 +93,7 @@ fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
             &host,
             &op64,
             ScanKind::Inclusive,
-            8,
+            repetitions(8),
             "affine32",
         );
         repeated(
@@ -183,7 +191,13 @@ fn every_sweep_candidate_at_full_size_shapes() {
     for tuning in scan::lookback_candidates(4) {
         let tile = tuning.tile_items() as usize;
         let runner = Runner::Lookback(tuning);
-        for n in [1, tile - 1, tile + 1, 37 * tile + 5, (1 << 24) + 3] {
+        for n in [
+            1,
+            tile - 1,
+            tile + 1,
+            37 * tile + 5,
+            scaled(1 << 24, 1 << 20) + 3,
+        ] {
             let host: Vec<i32> = exact_input(n, fresh_seed("candidates i32"));
             check_case(
                 &gpu,
@@ -209,7 +223,13 @@ fn every_sweep_candidate_at_full_size_shapes() {
     for tuning in scan::lookback_candidates(8) {
         let tile = tuning.tile_items() as usize;
         let runner = Runner::Lookback(tuning);
-        for n in [1, tile - 1, tile + 1, 37 * tile + 5, (1 << 23) + 3] {
+        for n in [
+            1,
+            tile - 1,
+            tile + 1,
+            37 * tile + 5,
+            scaled(1 << 23, 1 << 19) + 3,
+        ] {
             let host: Vec<u64> = exact_input(n, fresh_seed("candidates u64"));
             check_case(
                 &gpu,

@@ -16,8 +16,18 @@ use proptest::test_runner::{Config, TestRunner};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::*;
 
-/// Largest length of the fixed edge cases (keeps each test quick).
-const MAX_EDGE_LENGTH: usize = 1 << 21;
+/// Largest length of the fixed edge cases (keeps each test quick). At the
+/// quick scale (`gpu_core::testing`, the sanitizer script) 2^17 + 1: the
+/// tile² + 1 lengths of the teaching variants' small blocks (three levels
+/// of the recursive driver) and several look-back tiles stay in.
+fn max_edge_length() -> usize {
+    gpu_core::testing::scaled(1 << 21, (1 << 17) + 1)
+}
+
+/// Upper end of the proptest-drawn lengths (and of their edge picks).
+fn max_drawn_length() -> usize {
+    gpu_core::testing::scaled(300_000, 40_000)
+}
 
 fn initial_value<T: Element, O: Operator<T>>(op: &O, seed: u64) -> T {
     let mut rng = SplitMix64::new(seed ^ 0x1417);
@@ -51,7 +61,7 @@ fn suite<T: Element, O: Operator<T>>(algorithm: ScanAlgorithm, op: &O) {
     let seed = fresh_seed(&format!("{algorithm} {} {}", T::SUFFIX, op.name()));
     for options in block_options(algorithm) {
         let tiles = tiles_of(algorithm, options.effective_block_threads());
-        for n in edge_lengths(&tiles, MAX_EDGE_LENGTH) {
+        for n in edge_lengths(&tiles, max_edge_length()) {
             run_length::<T, O>(&options, op, n, seed ^ n as u64);
         }
     }
@@ -59,12 +69,13 @@ fn suite<T: Element, O: Operator<T>>(algorithm: ScanAlgorithm, op: &O) {
     let options = ScanOptions::new(algorithm);
     let edges = edge_lengths(
         &tiles_of(algorithm, options.effective_block_threads()),
-        1 << 18,
+        max_drawn_length(),
     );
+    let max_power = max_drawn_length().ilog2();
     let lengths = prop_oneof![
         proptest::sample::select(edges),
-        0usize..300_000,
-        (1u32..19, -2i64..3).prop_map(|(k, d)| ((1i64 << k) + d).max(0) as usize),
+        0usize..max_drawn_length(),
+        (1u32..max_power + 1, -2i64..3).prop_map(|(k, d)| ((1i64 << k) + d).max(0) as usize),
     ];
     let mut runner = TestRunner::new(Config {
         cases: 4,
@@ -191,7 +202,7 @@ fn sub_views_at_odd_offsets() {
 #[ignore = "needs a CUDA GPU"]
 fn repeatable_results() {
     let gpu = gpu();
-    let n = (1 << 22) + 3;
+    let n = gpu_core::testing::scaled(1 << 22, 1 << 18) + 3;
     let floats: Vec<f32> = random_input(n, fresh_seed("repeatable"), &Sum);
     let ints: Vec<i32> = random_input(n, fresh_seed("repeatable ints"), &Sum);
     let floats_device = DeviceBuffer::from_host(gpu, &floats).unwrap();
@@ -246,7 +257,8 @@ fn repeatable_results() {
 }
 
 /// Every teaching variant at every power-of-two block size (and a few
-/// multiples of 32 for Hillis–Steele), at lengths needing 1, 2 and 3 levels.
+/// multiples of 32 for Hillis–Steele), at lengths needing 1, 2 and 3 levels
+/// (at the quick scale three levels only up to 128-thread blocks).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn block_size_sweep() {
@@ -259,7 +271,12 @@ fn block_size_sweep() {
         for block in blocks {
             let options = ScanOptions::new(algorithm).with_block_threads(block);
             let tile = tiles_of(algorithm, block)[0];
-            for n in [tile - 1, tile + 1, tile * tile + tile + 1, 300_007] {
+            let three_levels = tile * tile + tile + 1;
+            let mut lengths = vec![tile - 1, tile + 1, 300_007];
+            if !gpu_core::testing::quick_tests() || three_levels < 100_000 {
+                lengths.push(three_levels);
+            }
+            for n in lengths {
                 let input: Vec<i32> = random_input(n, seed ^ n as u64, &Sum);
                 let device = DeviceBuffer::from_host(gpu(), &input).unwrap();
                 for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial: -77 }] {

@@ -120,26 +120,26 @@ fn run_size(n: usize, kind: &str) {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn two_to_the_28_inclusive() {
+fn large_two_to_the_28_inclusive() {
     run_size(1 << 28, "inclusive");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn lab_size_exclusive() {
+fn large_lab_size_exclusive() {
     run_size(123_123_123, "exclusive");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn five_eighths_of_2_28_in_place() {
+fn large_five_eighths_of_2_28_in_place() {
     run_size(5 << 25, "in place");
 }
 
 /// 2^31 + 17 `u32` elements (8.6 GB each way): past every 32-bit index.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn past_two_to_the_31() {
+fn large_past_two_to_the_31() {
     let gpu = gpu();
     let n = (1usize << 31) + 17;
     let seed = fresh_seed("past 2^31");

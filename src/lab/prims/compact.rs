@@ -402,7 +402,7 @@ fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     ));
     methods.push((Mode::IfPositive, CompactAlgorithm::SinglePass));
     let plan = CompactPlan {
-        sizes: vec![TOUR_SIZE],
+        sizes: vec![lab.tour_len(TOUR_SIZE)],
         types: vec![ElementType::I32],
         methods,
         cpu_rows: true,

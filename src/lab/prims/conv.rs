@@ -350,7 +350,7 @@ fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     methods.insert(0, (ConvAlgorithm::SharedFilter, (16, 16)));
     methods.insert(0, (ConvAlgorithm::Global, (16, 16)));
     let plan = ConvPlan {
-        dims: vec![TOUR_DIMS],
+        dims: vec![lab.tour_dims(TOUR_DIMS)],
         filters: FILTERS.to_vec(),
         types: vec![ElementType::F32],
         methods,

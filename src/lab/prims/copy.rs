@@ -56,7 +56,7 @@ fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Ro
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     progress.start("copy");
-    let rows = vec![row::<i32>(lab, 1 << 24)];
+    let rows = vec![row::<i32>(lab, lab.tour_len(1 << 24))];
     progress.step();
     rows
 }

@@ -395,7 +395,7 @@ fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Ro
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = MatvecPlan {
-        dims: vec![TOUR_DIMS],
+        dims: vec![lab.tour_dims(TOUR_DIMS)],
         types: vec![ElementType::F32],
         ops: vec![Transpose::No, Transpose::Yes],
         methods: methods(),

@@ -304,7 +304,7 @@ fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Ro
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = ScanPlan {
-        sizes: vec![TOUR_SIZE],
+        sizes: vec![lab.tour_len(TOUR_SIZE)],
         types: vec![ElementType::I32],
         algorithms: METHODS.to_vec(),
         block_threads: None,

@@ -254,7 +254,7 @@ fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Ro
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = TransposePlan {
-        dims: vec![TOUR_DIMS],
+        dims: vec![lab.tour_dims(TOUR_DIMS)],
         types: vec![ElementType::F32],
         algorithms: TransposeAlgorithm::ALL.to_vec(),
         cpu_row: true,

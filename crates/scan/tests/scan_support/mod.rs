@@ -214,8 +214,13 @@ pub fn tiles_of(algorithm: ScanAlgorithm, block: u32) -> Vec<usize> {
         ScanAlgorithm::HillisSteele | ScanAlgorithm::Blelloch | ScanAlgorithm::BlellochPadded => {
             vec![2 * block as usize]
         }
-        // The look-back and reduce-then-scan tiles: 4096 four-byte or 2048
-        // eight-byte elements in their tables; both edges either way.
+        // The tiles of the look-back's tuning table (one per element size;
+        // both edges for either type, so a table change keeps them right).
+        ScanAlgorithm::DecoupledLookback => scan::LOOKBACK_TUNING
+            .iter()
+            .map(|(_, tuning)| tuning.tile_items() as usize)
+            .collect(),
+        // Reduce-then-scan: 256 × 16 four-byte or 256 × 8 eight-byte items.
         _ => vec![2048, 4096],
     }
 }
