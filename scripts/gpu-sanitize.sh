@@ -125,6 +125,11 @@ export -f sanitize_one
 export started budget per_binary out sanitizer results
 export extra_joined="${extra[*]:-}"
 
+# Fill the kernel cache on every core first (a fresh machine otherwise
+# spends minutes in NVRTC inside the first binaries, one module at a time).
+if [ -x ".gpu/bin/parprims" ]; then
+    ".gpu/bin/parprims" warm-cache || echo "warm-cache failed: the binaries will compile on first use"
+fi
 # tests/cli.rs runs the parprims binary: point it at the bundle's copy.
 [ -x .gpu/bin/parprims ] && export PARPRIMS_BIN=$PWD/.gpu/bin/parprims
 # Benchmarks-as-tests (tuning sweeps) are left out, as in gpu-tests.sh.

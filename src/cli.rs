@@ -6,6 +6,7 @@
 //! parprims bench <scan|compact|transpose|matvec|conv|copy|all>
 //!          [--sizes …] [--algos …] [--types …] [--reps N] [--sweep]
 //!          [--csv FILE] [--plot STEM] [--compare FILE] [--out-dir DIR]
+//! parprims warm-cache [--arch sm_XY] [--threads N]
 //! ```
 
 use std::path::PathBuf;
@@ -52,6 +53,10 @@ pub struct Cli {
 pub enum Command {
     /// Benchmark one primitive or all: table, CSV, plots, peers.
     Bench(BenchArgs),
+    /// Compile every kernel of the workspace into the disk cache
+    /// (`PARPRIMS_CACHE_DIR`), so later runs load them instead of waiting
+    /// for NVRTC; needs NVRTC, and a GPU only when `--arch` is not given.
+    WarmCache(WarmCacheArgs),
 }
 
 /// `parprims bench` arguments.
@@ -87,6 +92,17 @@ pub struct BenchArgs {
     /// Write DIR/PRIMITIVE.csv and DIR/PRIMITIVE-{time,gbps}.{svg,png}.
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
+}
+
+/// Arguments of `parprims warm-cache`.
+#[derive(Clone, Debug, Args, PartialEq)]
+pub struct WarmCacheArgs {
+    /// Target architecture (`sm_90`); default: that of the `--device` GPU.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Compiler threads; default: the machine's parallelism.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 impl BenchArgs {
@@ -160,6 +176,25 @@ mod tests {
         assert_eq!(options.selection.sizes.as_deref(), Some("2^20,2^24"));
         assert_eq!(options.csv, Some(PathBuf::from("out.csv")));
         assert_eq!(options.out_dir, Some(PathBuf::from("d")));
+    }
+
+    #[test]
+    fn warm_cache_arguments_parse() {
+        let cli = Cli::try_parse_from([
+            "parprims",
+            "warm-cache",
+            "--arch",
+            "sm_90",
+            "--threads",
+            "3",
+        ])
+        .unwrap();
+        let Some(Command::WarmCache(args)) = cli.command else {
+            panic!("warm-cache expected");
+        };
+        assert_eq!(args.arch.as_deref(), Some("sm_90"));
+        assert_eq!(args.threads, Some(3));
+        assert!(Cli::try_parse_from(["parprims", "warm-cache", "--threads", "x"]).is_err());
     }
 
     #[test]

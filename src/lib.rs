@@ -40,3 +40,14 @@ pub use compact;
 pub use gpu_core;
 pub use linalg;
 pub use scan;
+
+/// Every kernel module the workspace can request (every element type ×
+/// operator × variant of every crate): what `tests/kernel_compile.rs`
+/// compiles in CI and `parprims warm-cache` compiles into the disk cache.
+pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
+    let mut modules = gpu_core::kernel_catalog();
+    modules.extend(scan::kernel_catalog());
+    modules.extend(compact::kernel_catalog());
+    modules.extend(linalg::kernel_catalog());
+    modules
+}

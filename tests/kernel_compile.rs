@@ -9,11 +9,7 @@ use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available, nvrtc_vers
 use gpu_core::ModuleSource;
 
 fn catalog() -> Vec<ModuleSource> {
-    let mut modules = gpu_core::kernel_catalog();
-    modules.extend(scan::kernel_catalog());
-    modules.extend(compact::kernel_catalog());
-    modules.extend(linalg::kernel_catalog());
-    modules
+    parprims::kernel_catalog()
 }
 
 #[test]

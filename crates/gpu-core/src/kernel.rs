@@ -410,6 +410,81 @@ impl DiskCache {
     }
 }
 
+/// What [`warm_disk_cache`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CacheWarmReport {
+    /// Modules compiled by NVRTC and written to the cache.
+    pub compiled: usize,
+    /// Modules the cache already held (read back and verified, not rebuilt).
+    pub already_cached: usize,
+    /// Modules that compiled but could not be written (unwritable directory).
+    pub not_stored: usize,
+    /// Modules that did not compile, each with NVRTC's error.
+    pub failures: Vec<String>,
+}
+
+/// Compiles every module of `modules` for `arch` (`sm_90`) into `cache`, on
+/// `threads` threads, skipping those already there, so that later processes
+/// load every kernel from disk instead of waiting for NVRTC at its first
+/// use (a fresh machine, a container image, a CI cache). Needs NVRTC, not a
+/// GPU. The keys are the ones [`crate::Gpu::module`] computes, so a process
+/// on a device of architecture `arch` with the same NVRTC finds them.
+///
+/// Errors: [`Error::NoNvrtc`] without NVRTC; [`Error::InvalidArgument`] for a
+/// disabled cache (`PARPRIMS_CACHE_DIR` empty), zero threads or an `arch`
+/// that is not `sm_` and digits. A module that does not compile is listed in
+/// the report's `failures` and the others are still compiled.
+pub fn warm_disk_cache(
+    cache: &DiskCache,
+    modules: &[ModuleSource],
+    arch: &str,
+    threads: usize,
+) -> Result<CacheWarmReport> {
+    if cache.dir().is_none() {
+        return Err(Error::invalid(
+            "cache",
+            "the disk cache is disabled (PARPRIMS_CACHE_DIR is empty)",
+        ));
+    }
+    if threads == 0 {
+        return Err(Error::invalid("threads", "0: at least one thread"));
+    }
+    let digits = arch.strip_prefix("sm_").unwrap_or("");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::invalid(
+            "arch",
+            format!("{arch:?}: expected sm_ and digits, like sm_90"),
+        ));
+    }
+    let version = nvrtc_version()?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let report = std::sync::Mutex::new(CacheWarmReport::default());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(modules.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(module) = modules.get(i) else {
+                    break;
+                };
+                let key = module.cache_key(arch, version);
+                let outcome = if cache.load(key).is_some() {
+                    Ok(None)
+                } else {
+                    compile_cubin(module, arch).map(|cubin| Some(cache.store(key, &cubin)))
+                };
+                let mut report = report.lock().unwrap_or_else(|p| p.into_inner());
+                match outcome {
+                    Ok(None) => report.already_cached += 1,
+                    Ok(Some(true)) => report.compiled += 1,
+                    Ok(Some(false)) => report.not_stored += 1,
+                    Err(e) => report.failures.push(format!("{}: {e}", module.name())),
+                }
+            });
+        }
+    });
+    Ok(report.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// Where a loaded module came from, and how long getting it took.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ModuleOrigin {
@@ -454,6 +529,75 @@ mod tests {
         assert!(cache.load(7).is_none());
         std::fs::write(&path, b"nonsense").unwrap();
         assert!(cache.load(7).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn warming_refuses_bad_arguments_before_compiling() {
+        let modules = [ModuleSource::new("warm_args").entry("k", "u32 n", "(void)n;", None)];
+        let dir = scratch_dir("warm-args");
+        let cache = DiskCache::at(&dir);
+        for arch in ["", "sm_", "90", "sm_9x", "compute_90"] {
+            assert!(
+                matches!(
+                    warm_disk_cache(&cache, &modules, arch, 1),
+                    Err(Error::InvalidArgument { .. })
+                ),
+                "{arch:?}"
+            );
+        }
+        assert!(matches!(
+            warm_disk_cache(&cache, &modules, "sm_90", 0),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            warm_disk_cache(&DiskCache::disabled(), &modules, "sm_90", 1),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(!dir.exists(), "nothing written for refused arguments");
+    }
+
+    #[test]
+    fn warming_fills_the_cache_once_and_lists_what_does_not_compile() {
+        if nvrtc_available().is_err() {
+            if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") {
+                panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing");
+            }
+            eprintln!("SKIPPED: NVRTC not found");
+            return;
+        }
+        let good = |name: &str| {
+            ModuleSource::new(name).entry(
+                format!("{name}_k"),
+                "unsigned* out",
+                "out[threadIdx.x] = threadIdx.x;",
+                Some(32),
+            )
+        };
+        let bad = ModuleSource::new("warm_bad").entry("warm_bad_k", "u32 n", "not C++;", None);
+        let modules = [good("warm_a"), bad, good("warm_b")];
+        let dir = scratch_dir("warm");
+        let cache = DiskCache::at(&dir);
+        let first = warm_disk_cache(&cache, &modules, "sm_80", 2).unwrap();
+        assert_eq!(
+            (first.compiled, first.already_cached, first.not_stored),
+            (2, 0, 0)
+        );
+        assert_eq!(first.failures.len(), 1);
+        assert!(
+            first.failures[0].starts_with("warm_bad: "),
+            "{:?}",
+            first.failures
+        );
+        let version = nvrtc_version().unwrap();
+        for module in [&modules[0], &modules[2]] {
+            let cubin = cache
+                .load(module.cache_key("sm_80", version))
+                .expect("cached");
+            assert!(cubin_defines(&cubin, module.entries()[0].as_str()));
+        }
+        let second = warm_disk_cache(&cache, &modules, "sm_80", 2).unwrap();
+        assert_eq!((second.compiled, second.already_cached), (0, 2));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -91,7 +91,8 @@ pub enum EightByteStatus {
 pub struct LookbackTuning {
     /// Threads per block: a multiple of 32, 32 to 1024.
     pub block_threads: u32,
-    /// Items each thread holds in registers, 1 to 32.
+    /// Items each thread holds in registers, 1 to 64 (past about 48 for
+    /// 4-byte and 24 for 8-byte values the registers spill).
     pub items_per_thread: u32,
     /// Register arrangement of the tile.
     pub layout: TileLayout,
@@ -258,10 +259,10 @@ impl LookbackTuning {
     /// Checks the shape for `element_bytes`-byte elements (4 or 8).
     pub fn validate(self, element_bytes: usize) -> Result<()> {
         check_block_threads(self.block_threads, false)?;
-        if !(1..=32).contains(&self.items_per_thread) {
+        if !(1..=64).contains(&self.items_per_thread) {
             return Err(Error::invalid(
                 "items_per_thread",
-                format!("{}: must be 1 to 32", self.items_per_thread),
+                format!("{}: must be 1 to 64", self.items_per_thread),
             ));
         }
         if element_bytes != 4 && element_bytes != 8 {
@@ -404,6 +405,19 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             delayed(128, 32, 1245, 648),
             delayed(192, 24, 1245, 648),
             delayed(256, 32, 1245, 648),
+            // Larger tiles, 2026-11-24: 48 four-byte items hold as many
+            // bytes per thread as the 8-byte table's 24 items (which reach
+            // 0.93 of the ceiling where 4-byte 128 × 24 reaches 0.855), and
+            // halve the tiles, so half as many look-backs per byte.
+            delayed(128, 40, 1245, 648),
+            delayed(128, 48, 1245, 648),
+            delayed(96, 48, 1245, 648),
+            delayed(64, 48, 1245, 648),
+            delayed(224, 48, 1245, 648),
+            delayed(256, 40, 1245, 648),
+            delayed(128, 48, 2000, 1000),
+            delayed(128, 48, 1245, 648).with_streaming(true),
+            delayed(128, 64, 1245, 648),
         ]
     } else {
         vec![

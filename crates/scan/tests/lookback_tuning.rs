@@ -116,6 +116,8 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
                 "256x24 ws w4",
                 "256x24 ws ns648 d1245",
                 "128x24 ws ns1000 d2000",
+                "128x48 ws ns648 d1245",
+                "224x48 ws ns648 d1245",
             ],
         ),
         ceiling.gbps,
