@@ -62,12 +62,19 @@ impl Spec {
     }
 }
 
+/// Timed repetitions of a method with its host↔device copies, at most: the
+/// copies (PCIe, pageable host memory) take hundreds of times longer than the
+/// device work at the lab's sizes and vary little, so more repetitions only
+/// lengthen the run (a 10k² conv table took minutes on them alone).
+pub const COPIES_TIMED_REPS: usize = 5;
+
 /// One GPU method on one input, with its buffers already on the device.
 ///
 /// The runner calls, in order: `prepare` + `run` for every warm-up and
 /// timed repetition (only `run` is timed), `check` once, then, if
-/// `with_copies` is asked for, `run_with_copies` for every repetition
-/// (wall clock) and `check_copies` once.
+/// `with_copies` is asked for, `run_with_copies` for one warm-up and at most
+/// [`COPIES_TIMED_REPS`] timed repetitions (wall clock) and `check_copies`
+/// once.
 pub trait GpuCase {
     /// Untimed, before each run: poison the outputs.
     fn prepare(&mut self, gpu: &Gpu) -> Result<()>;
@@ -120,7 +127,11 @@ pub fn measure_gpu_on(
     let check = case.borrow_mut().check(gpu).unwrap_or_else(|e| failed(&e));
     let mut row = spec.row(Timed::Device, Some(timing.median_ms), check);
     if with_copies {
-        let copies = time_host(reps, |_| {
+        let copies_reps = Repetitions {
+            warmup: reps.warmup.min(1),
+            timed: reps.timed.min(COPIES_TIMED_REPS),
+        };
+        let copies = time_host(copies_reps, |_| {
             case.borrow_mut()
                 .run_with_copies(gpu)
                 .unwrap_or_else(|| Err(gpu_core::Error::Unsupported("no copies".into())))
