@@ -73,15 +73,18 @@ pub enum TileLayout {
     WarpStriped,
 }
 
-/// How 8-byte values publish their look-back status (4-byte values always
-/// travel with their status in one 64-bit word).
+/// How a tile publishes its look-back status and value. The name says
+/// what it chooses for 8-byte values; for 4-byte values `Split` means the
+/// packed 64-bit `{status, value}` word and `Packed128` the value widened
+/// into the 16-byte word (one tile per 16 bytes of state instead of 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EightByteStatus {
     /// A status array plus write-once aggregate and prefix slots, ordered
     /// with `fence.acq_rel.gpu` (two fences per tile, one per window read).
     Split,
     /// One 16-byte `{value, status}` word per tile, one `st/ld.relaxed.gpu.b128`
-    /// each (PTX ISA 8.3+): no fences.
+    /// each (PTX ISA 8.3+): no fences. For 4-byte values, the value widened
+    /// to 8 bytes in the same word.
     Packed128,
 }
 
@@ -99,7 +102,8 @@ pub struct LookbackTuning {
     /// Predecessors each lane inspects per look-back round (1, 2, 4 or 8):
     /// one round covers `32 × lookback_width` tiles.
     pub lookback_width: u32,
-    /// Status encoding for 8-byte values (ignored for 4-byte values).
+    /// Status encoding ([`EightByteStatus`]: for 4-byte values, `Split` is
+    /// the packed 64-bit word).
     pub status8: EightByteStatus,
     /// Blocks per SM the register allocation must allow (0: no limit):
     /// compiled with `--maxrregcount = 65536 / (blocks × threads)` rounded
@@ -418,6 +422,17 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             delayed(128, 48, 2000, 1000),
             delayed(128, 48, 1245, 648).with_streaming(true),
             delayed(128, 64, 1245, 648),
+            // The 16-byte status word for 4-byte values (2026-11-24): the
+            // 8-byte table's encoding, one tile per 16 bytes of state. At
+            // equal tile bytes (256 × 32 i32 against 256 × 16 u64, both 96 KB
+            // resident per SM) u64 ran at 0.916 of the ceiling and i32 at
+            // 0.864: the status word is the remaining difference.
+            delayed(128, 24, 1245, 648).with_status8(Packed128),
+            delayed(128, 24, 1245, 648)
+                .with_status8(Packed128)
+                .with_streaming(true),
+            delayed(256, 32, 1245, 648).with_status8(Packed128),
+            delayed(128, 24, 1290, 632).with_status8(Packed128),
         ]
     } else {
         vec![
@@ -501,12 +516,12 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
 
 /// u64 words of the per-call tile state for `num_tiles` tiles: the counter
 /// and one padding word, then the status region (mirrors lookback.cuh:
-/// one word per tile for 4-byte values; for 8-byte values split, ⌈tiles/2⌉
+/// one word per tile for 4-byte values (two with `Packed128`); for 8-byte values split, ⌈tiles/2⌉
 /// words of u32 statuses, then the aggregate and prefix slots; packed in
 /// 128 bits, two words per tile).
 pub fn tile_state_words(num_tiles: u64, element_bytes: usize, status8: EightByteStatus) -> u64 {
     let region = match (element_bytes, status8) {
-        (4, _) => num_tiles,
+        (4, EightByteStatus::Split) => num_tiles,
         (_, EightByteStatus::Split) => num_tiles.div_ceil(2) + 2 * num_tiles,
         (_, EightByteStatus::Packed128) => 2 * num_tiles,
     };
@@ -748,10 +763,7 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
         .map_err(|_| Error::invalid("n", format!("{n} elements need too many tiles")))?;
     let mut state = DeviceBuffer::<u64>::zeros(gpu, state_len)?;
     let mut state_view = state.view_mut();
-    if T::BYTES == 8
-        && tuning.status8 == EightByteStatus::Packed128
-        && state_view.device_ptr() % 16 != 0
-    {
+    if tuning.status8 == EightByteStatus::Packed128 && state_view.device_ptr() % 16 != 0 {
         // Allocations are 256-byte aligned; this guards the b128 accesses.
         return Err(Error::invalid(
             "tile state",
@@ -840,8 +852,8 @@ mod tests {
         use EightByteStatus::{Packed128, Split};
         assert_eq!(tile_state_words(1, 4, Split), 3);
         assert_eq!(tile_state_words(65_536, 4, Split), 65_538);
-        // The 8-byte encoding does not change 4-byte values' words.
-        assert_eq!(tile_state_words(65_536, 4, Packed128), 65_538);
+        // 4-byte values in the 128-bit word: two words per tile.
+        assert_eq!(tile_state_words(65_536, 4, Packed128), 2 + 131_072);
         // 8-byte values: ⌈5/2⌉ status words + 5 aggregates + 5 prefixes.
         assert_eq!(tile_state_words(5, 8, Split), 2 + 3 + 10);
         // Packed in 128 bits: two words per tile.
