@@ -45,8 +45,9 @@
 //   split:  ⌈num_tiles / 2⌉ words of u32 statuses, num_tiles aggregate
 //           words, num_tiles prefix words;
 //   packed128: 2·num_tiles words (16-byte aligned: the region starts at
-//           byte 16 of an allocation aligned to at least 256 bytes); 4-byte
-//           values may use it too (STATUS8 = 1), widened to 8 bytes.
+//           byte 16 of an allocation aligned to at least 256 bytes);
+//   packed, 16-byte stride (4-byte values, STATUS8 = 1): 2·num_tiles words,
+//           the tile's word first, the second unused.
 //
 // Using it (one block per tile, as scan_lookback.cu does):
 //
@@ -171,21 +172,25 @@ __device__ __forceinline__ T from_bits(U word) {
     return cast.t;
 }
 
-// 4-byte values: (status << 32) | value bits, one word per tile.
-template <typename T>
+// 4-byte values: (status << 32) | value bits, one word per tile, every
+// STRIDE-th word (STRIDE = 2: one tile per 16 bytes of state, a tuning
+// option that halves the tiles sharing an L2 sector).
+template <typename T, int STRIDE = 1>
 struct TileStatusPacked {
     static_assert(sizeof(T) == 4, "TileStatusPacked holds 4-byte values");
+    static_assert(STRIDE == 1 || STRIDE == 2, "STRIDE is 1 or 2 words");
     u64* words;
 
-    static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return num_tiles; }
+    static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return STRIDE * num_tiles; }
     __device__ __forceinline__ TileStatusPacked(u64* region, u64 /*num_tiles*/) : words(region) {}
 
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
-        st_relaxed_gpu_u64(words + tile, ((u64)status << 32) | (u64)bits_of<T, u32>(value));
+        st_relaxed_gpu_u64(words + STRIDE * tile,
+                           ((u64)status << 32) | (u64)bits_of<T, u32>(value));
     }
     // Status and value of `tile`, read together.
     __device__ __forceinline__ u32 read(u64 tile, T& value) const {
-        const u64 word = ld_relaxed_gpu_u64(words + tile);
+        const u64 word = ld_relaxed_gpu_u64(words + STRIDE * tile);
         value = from_bits<T, u32>((u32)word);
         return (u32)(word >> 32);
     }
@@ -232,49 +237,36 @@ struct TileStatusSplit {
     }
 };
 
-// One 16-byte {value, status} word per tile: 8-byte values, and 4-byte
-// values widened to 8 (then each tile's word sits alone in its 16 bytes, half
-// as many tiles per L2 sector as the packed 64-bit word: a tuning option).
-template <typename T>
-__device__ __forceinline__ u64 widened_bits(T value) {
-    if constexpr (sizeof(T) == 8) {
-        return bits_of<T, u64>(value);
-    } else {
-        return (u64)bits_of<T, u32>(value);
-    }
-}
-template <typename T>
-__device__ __forceinline__ T from_widened_bits(u64 word) {
-    if constexpr (sizeof(T) == 8) {
-        return from_bits<T, u64>(word);
-    } else {
-        return from_bits<T, u32>((u32)word);
-    }
-}
+// 8-byte values: one 16-byte {value, status} word per tile.
 template <typename T>
 struct TileStatusPacked128 {
-    static_assert(sizeof(T) == 8 || sizeof(T) == 4,
-                  "TileStatusPacked128 holds 4- or 8-byte values");
-    u64* words;  // 2 per tile: value bits (widened), then status
+    static_assert(sizeof(T) == 8, "TileStatusPacked128 holds 8-byte values");
+    u64* words;  // 2 per tile: value bits, then status
 
     static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return 2 * num_tiles; }
     __device__ __forceinline__ TileStatusPacked128(u64* region, u64 /*num_tiles*/) : words(region) {}
 
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
-        st_relaxed_gpu_b128(words + 2 * tile, widened_bits<T>(value), (u64)status);
+        st_relaxed_gpu_b128(words + 2 * tile, bits_of<T, u64>(value), (u64)status);
     }
     __device__ __forceinline__ u32 read(u64 tile, T& value) const {
         u64 lo, hi;
         ld_relaxed_gpu_b128(words + 2 * tile, lo, hi);
-        value = from_widened_bits<T>(lo);
-        return (u32)hi;
+        value = from_bits<T, u64>(lo);
+        // Every bit of the word is used (hi's upper half is always 0, so
+        // folding it in changes nothing): ptxas keeps a b128 load whose bits
+        // all matter as one 128-bit access, but it split one whose value was
+        // partly unused into two 32-bit loads on sm_90 (4-byte values
+        // widened into this word, 2026-11-24: torn reads, wrong prefixes).
+        // scan's `status_loads_stay_single_accesses` checks the SASS.
+        return (u32)hi | (u32)(hi >> 32);
     }
     __device__ __forceinline__ void acquire() const {}
     __device__ __forceinline__ void finish_read(u64 /*tile*/, u32 /*status*/, T& /*value*/) const {}
 };
 
-// The encoding for T: 4-byte values packed in 64 bits (STATUS8 = 0) or
-// widened into the 128-bit word (STATUS8 = 1); 8-byte values split
+// The encoding for T: 4-byte values packed in 64 bits, one word per tile
+// (STATUS8 = 0) or one per 16 bytes (STATUS8 = 1); 8-byte values split
 // (STATUS8 = 0) or packed in 128 bits (STATUS8 = 1).
 template <typename T, int STATUS8 = 0, int SIZE = (int)sizeof(T)>
 struct TileStatusFor;
@@ -284,7 +276,7 @@ struct TileStatusFor<T, 0, 4> {
 };
 template <typename T>
 struct TileStatusFor<T, 1, 4> {
-    typedef TileStatusPacked128<T> type;
+    typedef TileStatusPacked<T, 2> type;
 };
 template <typename T>
 struct TileStatusFor<T, 0, 8> {

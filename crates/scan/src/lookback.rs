@@ -74,17 +74,19 @@ pub enum TileLayout {
 }
 
 /// How a tile publishes its look-back status and value. The name says
-/// what it chooses for 8-byte values; for 4-byte values `Split` means the
-/// packed 64-bit `{status, value}` word and `Packed128` the value widened
-/// into the 16-byte word (one tile per 16 bytes of state instead of 8).
+/// what it chooses for 8-byte values; 4-byte values always travel in one
+/// packed 64-bit `{status, value}` word, one per 8 bytes of state with
+/// `Split` and one per 16 bytes with `Packed128` (fewer tiles per L2 sector).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EightByteStatus {
     /// A status array plus write-once aggregate and prefix slots, ordered
     /// with `fence.acq_rel.gpu` (two fences per tile, one per window read).
     Split,
     /// One 16-byte `{value, status}` word per tile, one `st/ld.relaxed.gpu.b128`
-    /// each (PTX ISA 8.3+): no fences. For 4-byte values, the value widened
-    /// to 8 bytes in the same word.
+    /// each (PTX ISA 8.3+): no fences. For 4-byte values: the packed 64-bit
+    /// word at a 16-byte stride (a 4-byte value widened into the 128-bit
+    /// word was tried first: ptxas split its load into two 32-bit loads and
+    /// the H100 returned torn pairs).
     Packed128,
 }
 
@@ -422,8 +424,8 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             delayed(128, 48, 2000, 1000),
             delayed(128, 48, 1245, 648).with_streaming(true),
             delayed(128, 64, 1245, 648),
-            // The 16-byte status word for 4-byte values (2026-11-24): the
-            // 8-byte table's encoding, one tile per 16 bytes of state. At
+            // 4-byte status words at a 16-byte stride (2026-11-24): one tile
+            // per 16 bytes of state, as the 8-byte table's encoding has. At
             // equal tile bytes (256 × 32 i32 against 256 × 16 u64, both 96 KB
             // resident per SM) u64 ran at 0.916 of the ceiling and i32 at
             // 0.864: the status word is the remaining difference.
@@ -516,7 +518,7 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
 
 /// u64 words of the per-call tile state for `num_tiles` tiles: the counter
 /// and one padding word, then the status region (mirrors lookback.cuh:
-/// one word per tile for 4-byte values (two with `Packed128`); for 8-byte values split, ⌈tiles/2⌉
+/// one word per tile for 4-byte values (every second of two with `Packed128`); for 8-byte values split, ⌈tiles/2⌉
 /// words of u32 statuses, then the aggregate and prefix slots; packed in
 /// 128 bits, two words per tile).
 pub fn tile_state_words(num_tiles: u64, element_bytes: usize, status8: EightByteStatus) -> u64 {
@@ -957,6 +959,137 @@ mod tests {
     /// operator; both tunings) for sm_80 and sm_90 and checks the entries
     /// are there. The workspace's kernel_compile test covers the whole
     /// catalog.
+    /// nvdisasm: `PARPRIMS_NVDISASM`, else on `PATH`, else in the `bin`
+    /// beside an `LD_LIBRARY_PATH` entry (the layout of NVIDIA's pip wheels,
+    /// where CI installs NVRTC and nvdisasm).
+    fn find_nvdisasm() -> Option<std::path::PathBuf> {
+        if let Some(path) = std::env::var_os("PARPRIMS_NVDISASM") {
+            return Some(path.into());
+        }
+        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+        if let Some(path) = std::env::var_os("PATH") {
+            dirs.extend(std::env::split_paths(&path));
+        }
+        if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
+            dirs.extend(std::env::split_paths(&path).map(|lib| lib.join("..").join("bin")));
+        }
+        dirs.into_iter()
+            .map(|dir| dir.join("nvdisasm"))
+            .find(|candidate| candidate.is_file())
+    }
+
+    /// The look-back is correct only if each status read is ONE memory
+    /// access (single-copy atomic: status and value from the same store).
+    /// PTX says so for `ld.relaxed.gpu` of 64 and 128 bits, but on
+    /// 2026-11-24 ptxas (NVRTC 13.0, sm_90) split a `b128` load whose value
+    /// was partly unused (4-byte values widened into the 16-byte word) into
+    /// two 32-bit loads, and the H100 returned torn (status, value) pairs.
+    /// This compiles every status encoding a tuning can select, disassembles
+    /// the sm_90 SASS and checks that every strong (relaxed gpu-scope) load
+    /// is exactly as wide as the encoding's word: 64 bits for 4-byte values
+    /// (either stride), 128 bits for 8-byte values in the 16-byte word. The
+    /// split encoding is left out: its 32-bit status and 64-bit value loads
+    /// are separate on purpose, ordered by fences.
+    #[test]
+    fn status_loads_stay_single_accesses() {
+        use gpu_core::kernel::{compile_cubin, nvrtc_available};
+        use gpu_core::{Max, Sum};
+        let require = std::env::var("PARPRIMS_REQUIRE_NVDISASM").as_deref() == Ok("1");
+        if let Err(e) = nvrtc_available() {
+            assert!(
+                !require,
+                "PARPRIMS_REQUIRE_NVDISASM=1 but NVRTC is missing: {e}"
+            );
+            eprintln!("SKIPPED: NVRTC not found ({e})");
+            return;
+        }
+        let Some(nvdisasm) = find_nvdisasm() else {
+            assert!(
+                !require,
+                "PARPRIMS_REQUIRE_NVDISASM=1 but nvdisasm is not found"
+            );
+            eprintln!("SKIPPED: nvdisasm not found (pip install nvidia-cuda-nvdisasm)");
+            return;
+        };
+        let packed128 = |t: LookbackTuning| t.status8 == EightByteStatus::Packed128;
+        // One tuning per code shape of the look-back (tile shapes and delay
+        // values do not change how the status is read).
+        let distinct = |tunings: Vec<LookbackTuning>| {
+            let mut seen = std::collections::HashSet::new();
+            tunings
+                .into_iter()
+                .filter(|t| {
+                    seen.insert((
+                        t.layout,
+                        t.lookback_width,
+                        t.status8,
+                        t.streaming,
+                        t.spin_ns > 0,
+                        t.start_delay_ns > 0,
+                    ))
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut cases: Vec<(ModuleSource, &str)> = Vec::new();
+        let mut four: Vec<LookbackTuning> = vec![lookback_tuning(4)];
+        four.extend(lookback_candidates(4));
+        four.extend(protocol_test_variants());
+        for tuning in distinct(four) {
+            cases.push((module::<i32, _>(&Sum, tuning), ".64"));
+            cases.push((module::<f32, _>(&Max, tuning), ".64"));
+        }
+        let mut eight: Vec<LookbackTuning> = vec![lookback_tuning(8)];
+        eight.extend(lookback_candidates(8));
+        eight.extend(protocol_test_variants());
+        for tuning in distinct(eight.into_iter().filter(|t| packed128(*t)).collect()) {
+            cases.push((module::<u64, _>(&Sum, tuning), ".128"));
+            cases.push((module::<f64, _>(&Max, tuning), ".128"));
+        }
+        let dir = std::env::temp_dir().join(format!("parprims-sass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut checked = 0;
+        for (module, width) in &cases {
+            let cubin =
+                compile_cubin(module, "sm_90").unwrap_or_else(|e| panic!("{}: {e}", module.name()));
+            let file = dir.join(format!("{}.cubin", module.name()));
+            std::fs::write(&file, &cubin).unwrap();
+            let output = std::process::Command::new(&nvdisasm)
+                .arg(&file)
+                .output()
+                .expect("nvdisasm runs");
+            assert!(
+                output.status.success(),
+                "nvdisasm failed on {}",
+                module.name()
+            );
+            let sass = String::from_utf8_lossy(&output.stdout);
+            let strong_loads: Vec<&str> = sass
+                .lines()
+                .filter(|line| line.contains("LDG") && line.contains("STRONG.GPU"))
+                .collect();
+            assert!(
+                !strong_loads.is_empty(),
+                "{}: no strong load found: the check would pass vacuously",
+                module.name()
+            );
+            for line in &strong_loads {
+                let opcode = line
+                    .split_whitespace()
+                    .find(|word| word.starts_with("LDG"))
+                    .unwrap_or_default();
+                assert!(
+                    opcode.contains(&format!("{width}.")),
+                    "{}: status load `{}` is not one {width}-bit access",
+                    module.name(),
+                    line.trim()
+                );
+                checked += 1;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!("{} modules, {checked} status loads checked", cases.len());
+    }
+
     #[test]
     fn sample_modules_compile_with_nvrtc() {
         use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
