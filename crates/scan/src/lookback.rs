@@ -330,35 +330,43 @@ impl LookbackTuning {
 
 /// Tuning by element size, as data: (element bytes, tuning).
 ///
-/// Chosen from two `lookback_tuning` sweeps at 2^28 elements, inclusive
-/// sum, on an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2976 GB/s
-/// read + write), 2026-11-23, median of 25 runs, GB/s from 2·n·size (logs in
-/// docs/results/tuning-2026-11-23/):
+/// Chosen from `lookback_tuning` sweeps at 2^28 elements, inclusive sum, on
+/// an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2975–2998 GB/s
+/// read + write in the same process), median of 25 runs, GB/s from 2·n·size
+/// (logs in docs/results/tuning-2026-11-23/ and docs/results/2026-11-24/):
 ///
-/// | elements | tuning | ms | of ceiling | the 2026-11-22 table |
+/// | elements | tuning | ms | of ceiling | before |
 /// |---|---|---|---|---|
-/// | 4-byte (i32) | 128 × 24, warp-striped, 1-wide look-back, delays 1245 / 648 ns | 0.844, 0.842 | 0.855, 0.852 | 256 × 24 ws 4-wide: 0.950 ms, 0.759 |
-/// | 4-byte (f32) | the same | 0.847 | 0.846 | 0.996 ms, 0.725 |
-/// | 8-byte (u64) | 224 × 24, warp-striped, 1-wide, 128-bit status, delays 1290 / 632 ns | 1.539 | 0.932 | 512 × 8 exchange p128: 1.762 ms, 0.819 |
+/// | 4-byte (i32) | 256 × 32, warp-striped, 1-wide look-back, status words at a 16-byte stride, delays 1245 / 648 ns (2026-11-24) | 0.787 | 0.910 | 128 × 24, 8-byte stride: 0.843 ms, 0.850 in the same sweep |
+/// | 4-byte (f32) | the same | | | 128 × 24 ws p128 0.798 ms, 0.897 |
+/// | 8-byte (u64) | 224 × 24, warp-striped, 1-wide, 128-bit status, delays 1290 / 632 ns (2026-11-23) | 1.539 | 0.932 | 512 × 8 exchange p128: 1.762 ms, 0.819 |
 /// | 8-byte (i64) | the same | 1.543 | 0.929 | 1.761 ms, 0.819 |
 ///
-/// The delays (start before the first read, spin between re-reads; see
-/// lookback.cuh) are what moved the figures: polling warps were contending
-/// for the status lines in L2. With them a 1-wide window beats the 4-wide one
-/// (i32 256 × 24: 0.852 against 0.901 ms) and smaller blocks (more resident
-/// per SM) win. Runners-up within 1 %: i32 256 × 32 ws 0.832 ms (measured
-/// once), 128 × 24 with streaming hints 0.839 ms, delays 2000 / 1000 ns
-/// 0.844 ms; u64 128 × 24 ws 1.539 ms, 128 × 16 ws 1.550 ms. Shorter delays
-/// (900 / 400 ns) lose (0.885 ms).
+/// What moved the 4-byte figure on 2026-11-24: the status words' stride.
+/// At equal tile bytes and residency (i32 256 × 32 against u64 256 × 16,
+/// both 3 blocks per SM holding 96 KB of tiles) u64 reached 0.916 and i32
+/// 0.864; the remaining difference was that 4-byte statuses packed 4 tiles
+/// into each 32-byte L2 sector where 8-byte ones packed 2. Spreading the
+/// 4-byte words to one per 16 bytes (`Packed128`) took 128 × 24 from 0.850
+/// to 0.898 and 256 × 32 from 0.856 to 0.910 in one sweep. Larger tiles
+/// (128 × 48, 224 × 48, 128 × 64, up to 192 bytes per thread) did not help
+/// (0.835–0.850).
 ///
-/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 50
-/// registers → 9 blocks of 128 per SM; 8-byte 80 registers → 3 blocks of 224
+/// The delays (start before the first read, spin between re-reads; see
+/// lookback.cuh) are what moved the figures on 2026-11-23: polling warps
+/// were contending for the status lines in L2. With them a 1-wide window
+/// beats the 4-wide one (i32 256 × 24: 0.852 against 0.901 ms). Shorter
+/// delays (900 / 400 ns) lose (0.885 ms).
+///
+/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 72
+/// registers → 3 blocks of 256 per SM; 8-byte 80 registers → 3 blocks of 224
 /// per SM; no local memory, shared memory only the warp totals.
 pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
     (
         4,
-        LookbackTuning::shape(128, 24)
+        LookbackTuning::shape(256, 32)
             .with_layout(TileLayout::WarpStriped)
+            .with_status8(EightByteStatus::Packed128)
             .with_delays(1245, 648),
     ),
     (
@@ -411,19 +419,12 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             delayed(128, 32, 1245, 648),
             delayed(192, 24, 1245, 648),
             delayed(256, 32, 1245, 648),
-            // Larger tiles, 2026-11-24: 48 four-byte items hold as many
-            // bytes per thread as the 8-byte table's 24 items (which reach
-            // 0.93 of the ceiling where 4-byte 128 × 24 reaches 0.855), and
-            // halve the tiles, so half as many look-backs per byte.
-            delayed(128, 40, 1245, 648),
+            // Larger tiles (2026-11-24, 8-byte stride): 128 × 48 is the
+            // 4-byte analogue of the 8-byte 128 × 24 (as many bytes per
+            // thread). It and 128/256 × 40, 96/64/224 × 48 and 128 × 64
+            // ran at 0.81–0.85 in two sweeps (docs/results/2026-11-24/),
+            // none above 128 × 24; one stays as the record.
             delayed(128, 48, 1245, 648),
-            delayed(96, 48, 1245, 648),
-            delayed(64, 48, 1245, 648),
-            delayed(224, 48, 1245, 648),
-            delayed(256, 40, 1245, 648),
-            delayed(128, 48, 2000, 1000),
-            delayed(128, 48, 1245, 648).with_streaming(true),
-            delayed(128, 64, 1245, 648),
             // 4-byte status words at a 16-byte stride (2026-11-24): one tile
             // per 16 bytes of state, as the 8-byte table's encoding has. At
             // equal tile bytes (256 × 32 i32 against 256 × 16 u64, both 96 KB
@@ -435,6 +436,18 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
                 .with_streaming(true),
             delayed(256, 32, 1245, 648).with_status8(Packed128),
             delayed(128, 24, 1290, 632).with_status8(Packed128),
+            // Around the new table entry (256 × 32 ws p128, 0.910).
+            delayed(128, 24, 1245, 648),
+            delayed(256, 32, 1245, 648)
+                .with_status8(Packed128)
+                .with_streaming(true),
+            delayed(256, 32, 2000, 1000).with_status8(Packed128),
+            delayed(256, 32, 900, 400).with_status8(Packed128),
+            delayed(128, 32, 1245, 648).with_status8(Packed128),
+            delayed(192, 32, 1245, 648).with_status8(Packed128),
+            delayed(256, 24, 1245, 648).with_status8(Packed128),
+            delayed(256, 40, 1245, 648).with_status8(Packed128),
+            delayed(384, 24, 1245, 648).with_status8(Packed128),
         ]
     } else {
         vec![
@@ -807,8 +820,8 @@ mod tests {
             let tuning = lookback_tuning(bytes);
             tuning.validate(bytes).expect("table entries are valid");
         }
-        // 12 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
-        assert_eq!(lookback_tuning(4).tile_items() * 4, 12 * 1024);
+        // 32 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
+        assert_eq!(lookback_tuning(4).tile_items() * 4, 32 * 1024);
         assert_eq!(lookback_tuning(8).tile_items() * 8, 42 * 1024);
         PROTOCOL_TEST_TUNING.validate(4).unwrap();
         PROTOCOL_TEST_TUNING.validate(8).unwrap();
@@ -919,8 +932,9 @@ mod tests {
     fn bytes_moved_is_two_passes_plus_state() {
         assert_eq!(lookback_bytes_moved(0, 4), 0);
         let n = 1u64 << 28;
-        let tiles = n.div_ceil(128 * 24);
-        assert_eq!(lookback_bytes_moved(n, 4), 8 * n + 16 * (tiles + 2));
+        // 4-byte values, status words at a 16-byte stride: two words per tile.
+        let tiles = n.div_ceil(256 * 32);
+        assert_eq!(lookback_bytes_moved(n, 4), 8 * n + 16 * (2 * tiles + 2));
         // 8-byte values, 128-bit status words: two words per tile.
         let tiles = n.div_ceil(224 * 24);
         assert_eq!(lookback_bytes_moved(n, 8), 16 * n + 16 * (2 * tiles + 2));
@@ -1165,12 +1179,12 @@ mod tests {
         assert_eq!(modules.len(), 2);
         assert_eq!(
             modules[0].entries(),
-            ["scan_lookback_f32_sum_128x24_ws_ns648_d1245"]
+            ["scan_lookback_f32_sum_256x32_ws_p128_ns648_d1245"]
         );
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<f32, op_t, 128, 24, 1, 0, 648, 0, 1245>"));
+            .contains("scan_lookback_tile_striped<f32, op_t, 256, 32, 1, 1, 648, 0, 1245>"));
         let modules = lookback_modules::<u64, _>(&Sum);
         assert_eq!(
             modules[0].entries(),
