@@ -7,8 +7,9 @@
 //   work        O(n) combines (about 2n + look-back), steps O(ITEMS + log BLOCK
 //               + look-back depth);
 //   bytes       2·n·sizeof(T) (each element read once, written once) plus the
-//               tile state (one word per tile for 4-byte T; 2.5 for 8-byte T
-//               split, 2 with the 128-bit status word);
+//               tile state (one word per tile for 4-byte T, two with the
+//               16-byte stride; 2.5 for 8-byte T split, 2 with the 128-bit
+//               status word);
 //   launches    one (after a memset of the tile state, made by the host);
 //   shared mem  (TILE + TILE/(128/sizeof T))·sizeof(T) exchange + warp totals
 //               (≈ 17 KB for 256 × 16 four-byte items);
@@ -22,7 +23,8 @@
 //
 // Variants (template parameters, one entry each; lookback.rs picks them from
 // its tuning table): WIDTH = predecessors per lane per look-back round,
-// STATUS8 = 8-byte status encoding (0 split, 1 packed 128-bit), SPIN_NS =
+// STATUS8 = status encoding (8-byte T: 0 split, 1 packed 128-bit; 4-byte T:
+// the packed 64-bit word at an 8- or 16-byte stride), SPIN_NS =
 // back-off while predecessors are unpublished, START_NS = one sleep before
 // the look-back's first read (both lookback.cuh, large grids only), STREAM =
 // evict-first cache hints on the data (striped layout only); and two tile

@@ -36,8 +36,11 @@
 //! inclusive prefix, one read ends the look-back, and the polling no longer
 //! crowds the status lines in L2 (0.759 → 0.855 of the copy ceiling for
 //! `i32` on the H100). Four-byte values travel with their status in one 64-bit
-//! word; eight-byte values use a fenced status/value protocol or one 128-bit
-//! word (see the header of lookback.cuh for why each is correct).
+//! word, one per 8 or (the table's choice) 16 bytes of state, so fewer
+//! tiles share an L2 sector that their successors poll (0.855 → 0.915);
+//! eight-byte values use a fenced status/value protocol or one 128-bit
+//! word (see the header of lookback.cuh for why each is correct; a unit
+//! test reads the SASS to check that each status load stays one access).
 //!
 //! Variants, as tuning data ([`LookbackTuning`]; every one a separate
 //! kernel entry so a sweep compares them in one process): the tile layout
