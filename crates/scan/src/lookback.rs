@@ -437,9 +437,9 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             delayed(128, 24, 1245, 648)
                 .with_status8(Packed128)
                 .with_streaming(true),
-            delayed(256, 32, 1245, 648).with_status8(Packed128),
             delayed(128, 24, 1290, 632).with_status8(Packed128),
-            // Around the new table entry (256 × 32 ws p128, 0.910).
+            // The previous table entry (128 × 24, 8-byte stride), and the
+            // neighbours of the new one (256 × 32 ws p128, 0.910).
             delayed(128, 24, 1245, 648),
             delayed(256, 32, 1245, 648)
                 .with_status8(Packed128)
@@ -534,7 +534,8 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
 
 /// u64 words of the per-call tile state for `num_tiles` tiles: the counter
 /// and one padding word, then the status region (mirrors lookback.cuh:
-/// one word per tile for 4-byte values (every second of two with `Packed128`); for 8-byte values split, ⌈tiles/2⌉
+/// one word per tile for 4-byte values, two with `Packed128` (the 16-byte
+/// stride); for 8-byte values split, ⌈tiles/2⌉
 /// words of u32 statuses, then the aggregate and prefix slots; packed in
 /// 128 bits, two words per tile).
 pub fn tile_state_words(num_tiles: u64, element_bytes: usize, status8: EightByteStatus) -> u64 {
@@ -870,7 +871,7 @@ mod tests {
         use EightByteStatus::{Packed128, Split};
         assert_eq!(tile_state_words(1, 4, Split), 3);
         assert_eq!(tile_state_words(65_536, 4, Split), 65_538);
-        // 4-byte values in the 128-bit word: two words per tile.
+        // 4-byte values at the 16-byte stride: two words per tile.
         assert_eq!(tile_state_words(65_536, 4, Packed128), 2 + 131_072);
         // 8-byte values: ⌈5/2⌉ status words + 5 aggregates + 5 prefixes.
         assert_eq!(tile_state_words(5, 8, Split), 2 + 3 + 10);
@@ -1028,7 +1029,6 @@ mod tests {
             eprintln!("SKIPPED: nvdisasm not found (pip install nvidia-cuda-nvdisasm)");
             return;
         };
-        let packed128 = |t: LookbackTuning| t.status8 == EightByteStatus::Packed128;
         // One tuning per code shape of the look-back (tile shapes and delay
         // values do not change how the status is read).
         let distinct = |tunings: Vec<LookbackTuning>| {
@@ -1048,17 +1048,17 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let mut cases: Vec<(ModuleSource, &str)> = Vec::new();
-        let mut four: Vec<LookbackTuning> = vec![lookback_tuning(4)];
-        four.extend(lookback_candidates(4));
+        // The candidates start with the table's entry.
+        let mut four = lookback_candidates(4);
         four.extend(protocol_test_variants());
         for tuning in distinct(four) {
             cases.push((module::<i32, _>(&Sum, tuning), ".64"));
             cases.push((module::<f32, _>(&Max, tuning), ".64"));
         }
-        let mut eight: Vec<LookbackTuning> = vec![lookback_tuning(8)];
-        eight.extend(lookback_candidates(8));
+        let mut eight = lookback_candidates(8);
         eight.extend(protocol_test_variants());
-        for tuning in distinct(eight.into_iter().filter(|t| packed128(*t)).collect()) {
+        eight.retain(|t| t.status8 == EightByteStatus::Packed128);
+        for tuning in distinct(eight) {
             cases.push((module::<u64, _>(&Sum, tuning), ".128"));
             cases.push((module::<f64, _>(&Max, tuning), ".128"));
         }
