@@ -10,7 +10,8 @@
 # minutes under instrumentation) and the tuning-sweep binaries are skipped;
 # everything else runs with
 # --include-ignored, one test thread, so reports are attributable.
-# Writes one log per tool and binary to $OUT (or /tmp/sanitize), prints a
+# Writes one log per tool and binary to $OUT (or /tmp/sanitize) with a
+# .times twin (each line stamped with the seconds since the binary started), prints a
 # summary line per tool and binary, and exits non-zero if any tool reported
 # an error, any test failed, or any binary did not finish in its time.
 #
@@ -62,6 +63,18 @@ big='(_huge|_large|reliability_oom|reliability_sizes|lookback_variants)'
 results="$out/.results"
 : >"$results"
 
+# Copies stdin to stdout, and to the file $1 with every line prefixed by the
+# seconds since the binary started: libtest ends a test's line ("test x ...
+# ok") when the test ends, so the .times file says what each test cost under
+# the tool.
+stamp() {
+    local t0=$SECONDS line
+    while IFS= read -r line || [ -n "$line" ]; do
+        printf '%s\n' "$line"
+        printf '%5ds %s\n' $((SECONDS - t0)) "$line" >>"$1"
+    done
+}
+
 # One binary under one tool: writes "tool name status-word summary" to the
 # results file and prints the summary line. Status words: clean, errors=N,
 # failed, timeout, notrun, skipped (every test of the binary is a large_ one).
@@ -84,8 +97,8 @@ sanitize_one() {
     esac
     local t0; t0=$(date +%s)
     timeout --kill-after=10 "$limit" "$sanitizer" "${args[@]}" "$bin" --include-ignored \
-        --test-threads=1 --skip large_ "${extra[@]}" >"$log" 2>&1
-    rc=$?
+        --test-threads=1 --skip large_ "${extra[@]}" 2>&1 | stamp "${log%.log}.times" >"$log"
+    rc=${PIPESTATUS[0]}
     # memcheck, synccheck, initcheck end with "ERROR SUMMARY: N errors";
     # racecheck with "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)".
     summary=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1)
@@ -119,7 +132,7 @@ sanitize_one() {
         "${summary:-no summary}"
     echo "$tool $short $word" >>"$results"
 }
-export -f sanitize_one
+export -f sanitize_one stamp
 export started budget per_binary out sanitizer results
 export extra_joined="${extra[*]:-}"
 

@@ -934,6 +934,48 @@ fn warm_conv<T: ConvElement>(gpu: &Gpu, k: usize, algorithm: ConvAlgorithm) {
 }
 
 /// Free device memory once every stream and the context are idle.
+/// `PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1`: a diagnosis aid for
+/// compute-sanitizer's initcheck (docs/RELIABILITY.md). The device's memory
+/// pool normally lets an allocation on one stream reuse memory another
+/// stream freed (the driver orders the two: the "opportunistic" and
+/// "internal dependencies" reuse policies, on by default). With the knob set
+/// the leak test turns those policies off, so freed memory comes back only
+/// to its own stream's allocations; comparing initcheck's reports with and
+/// without it says whether its uninitialized-read reports follow
+/// cross-stream reuse. Results are checked either way.
+fn restrict_pool_reuse_if_asked(base: &Gpu) {
+    use cudarc::driver::sys;
+    if std::env::var("PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE").as_deref() != Ok("1") {
+        return;
+    }
+    let ctx = base.cudarc_context();
+    if !ctx.has_async_alloc() {
+        eprintln!("no stream-ordered allocator: nothing to restrict");
+        return;
+    }
+    ctx.bind_to_thread().expect("context bound");
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: the context is bound to this thread and `pool` is a valid
+    // out-pointer; the device's current pool lives as long as the device.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }
+        .result()
+        .expect("the device's memory pool");
+    for attribute in [
+        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    ] {
+        let mut off: i32 = 0;
+        // SAFETY: the three reuse attributes take an int (0 or 1).
+        unsafe {
+            sys::cuMemPoolSetAttribute(pool, attribute, &mut off as *mut i32 as *mut std::ffi::c_void)
+        }
+        .result()
+        .expect("pool reuse policy set");
+    }
+    eprintln!("memory pool: reuse across streams turned off (PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1)");
+}
+
 fn settled_free(base: &Gpu, streams: &[Gpu]) -> usize {
     for s in streams {
         s.synchronize().expect("stream drains");
@@ -961,6 +1003,7 @@ fn reliability_device_memory_does_not_grow() {
     let seed = fresh_seed();
     let (first, total) = if quick() { (200, 400) } else { (100, 10_000) };
     eprintln!("seed {seed} (PARPRIMS_SEED={seed} replays it)");
+    restrict_pool_reuse_if_asked(base);
     if quick() {
         // Under a sanitizer the figures are only printed: skip the long
         // warm-up (thousands of instrumented launches).
