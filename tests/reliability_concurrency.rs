@@ -976,6 +976,20 @@ fn restrict_pool_reuse_if_asked(base: &Gpu) {
     eprintln!("memory pool: reuse across streams turned off (PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1)");
 }
 
+/// `PARPRIMS_LEAK_TEST_TRIM_EVERY=<n>`: a diagnosis aid for initcheck (see
+/// [`restrict_pool_reuse_if_asked`]): the leak test's second phase settles
+/// the streams and trims the pool after every `n` operations instead of once.
+fn trim_every_from_env() -> Option<usize> {
+    let value = std::env::var("PARPRIMS_LEAK_TEST_TRIM_EVERY").ok()?;
+    let chunk = value
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| panic!("PARPRIMS_LEAK_TEST_TRIM_EVERY={value:?}: want a positive count"));
+    eprintln!("settling after every {chunk} operations (PARPRIMS_LEAK_TEST_TRIM_EVERY)");
+    Some(chunk)
+}
+
 fn settled_free(base: &Gpu, streams: &[Gpu]) -> usize {
     for s in streams {
         s.synchronize().expect("stream drains");
@@ -1017,7 +1031,24 @@ fn reliability_device_memory_does_not_grow() {
     let counter = AtomicUsize::new(0);
     run_operations(&streams, &counter, first, seed);
     let free_first = settled_free(base, &streams);
-    let ran = run_operations(&streams, &counter, total, seed);
+    let ran = match trim_every_from_env() {
+        None => run_operations(&streams, &counter, total, seed),
+        // Diagnosis mode: settle (and trim, unless told not to) after every
+        // `chunk` operations, so that initcheck sees many trims.
+        Some(chunk) => {
+            let mut ran = [0usize; PRIMITIVES.len()];
+            let mut until = first;
+            while until < total {
+                let from = until;
+                until = (until + chunk).min(total);
+                let chunk_ran = run_operations(&streams, &counter, until, seed);
+                ran.iter_mut().zip(chunk_ran).for_each(|(r, c)| *r += c);
+                settled_free(base, &streams);
+                eprintln!("operations {from}..{until} done, then settled");
+            }
+            ran
+        }
+    };
     let free_total = settled_free(base, &streams);
     let verdict = leak_verdict(free_first, free_total);
     let lost = verdict.unwrap_or_else(|lost| lost);
