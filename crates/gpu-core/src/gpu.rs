@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use cudarc::driver::{
     result as driver_result, sys as driver_sys, CudaContext, CudaFunction, CudaModule, CudaStream,
+    DriverError,
 };
 
 use crate::error::{Error, Result};
@@ -438,6 +439,20 @@ impl Gpu {
     }
 }
 
+/// `cuModuleGetFunction`'s error as ours: "not found" is a missing entry,
+/// anything else (a sticky fault of the context, a lost device) stays the
+/// driver's error.
+fn missing_entry_or_driver(error: DriverError, module: &str, entry: &str) -> Error {
+    if error.0 == driver_sys::CUresult::CUDA_ERROR_NOT_FOUND {
+        Error::MissingEntry {
+            module: module.to_owned(),
+            entry: entry.to_owned(),
+        }
+    } else {
+        Error::Driver(error)
+    }
+}
+
 /// A module loaded on a context.
 #[derive(Clone)]
 pub struct Module {
@@ -446,16 +461,16 @@ pub struct Module {
 }
 
 impl Module {
-    /// The entry point `entry`, or [`Error::MissingEntry`].
+    /// The entry point `entry`: [`Error::MissingEntry`] when the module has
+    /// no such entry, [`Error::Driver`] for any other failure of the lookup
+    /// (a context already broken by an earlier fault answers every call
+    /// with that fault's error, which must not read as a missing entry).
     pub fn kernel(&self, entry: &str) -> Result<Kernel> {
-        let function =
-            self.loaded
-                .module
-                .load_function(entry)
-                .map_err(|_| Error::MissingEntry {
-                    module: self.name.clone(),
-                    entry: entry.to_owned(),
-                })?;
+        let function = self
+            .loaded
+            .module
+            .load_function(entry)
+            .map_err(|e| missing_entry_or_driver(e, &self.name, entry))?;
         Ok(Kernel {
             name: entry.to_owned(),
             function,
@@ -561,6 +576,30 @@ mod tests {
         assert_send_sync::<Gpu>();
         assert_send_sync::<Kernel>();
         assert_send_sync::<Module>();
+    }
+
+    #[test]
+    fn only_not_found_reads_as_a_missing_entry() {
+        let missing = missing_entry_or_driver(
+            DriverError(driver_sys::CUresult::CUDA_ERROR_NOT_FOUND),
+            "scan_i32",
+            "nope",
+        );
+        assert!(
+            matches!(&missing, Error::MissingEntry { module, entry } if module == "scan_i32" && entry == "nope"),
+            "{missing:?}"
+        );
+        // A context broken by an earlier fault answers the lookup with the
+        // fault: that is the driver's error, not a missing entry.
+        let sticky = missing_entry_or_driver(
+            DriverError(driver_sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+            "scan_i32",
+            "scan_i32_sum",
+        );
+        assert!(
+            matches!(sticky, Error::Driver(DriverError(driver_sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS))),
+            "{sticky:?}"
+        );
     }
 
     #[test]
