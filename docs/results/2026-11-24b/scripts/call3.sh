@@ -1,0 +1,5 @@
+#!/bin/bash
+set -u
+source .gpu-pack/common.sh
+race conv '^conv$'
+finish

@@ -1,0 +1,5 @@
+#!/bin/bash
+set -u
+source .gpu-pack/common.sh
+race scan_gpu '^scan_gpu$'
+finish
