@@ -968,12 +968,18 @@ fn restrict_pool_reuse_if_asked(base: &Gpu) {
         let mut off: i32 = 0;
         // SAFETY: the three reuse attributes take an int (0 or 1).
         unsafe {
-            sys::cuMemPoolSetAttribute(pool, attribute, &mut off as *mut i32 as *mut std::ffi::c_void)
+            sys::cuMemPoolSetAttribute(
+                pool,
+                attribute,
+                &mut off as *mut i32 as *mut std::ffi::c_void,
+            )
         }
         .result()
         .expect("pool reuse policy set");
     }
-    eprintln!("memory pool: reuse across streams turned off (PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1)");
+    eprintln!(
+        "memory pool: reuse across streams turned off (PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1)"
+    );
 }
 
 /// `PARPRIMS_LEAK_TEST_TRIM_EVERY=<n>`: a diagnosis aid for initcheck (see
@@ -985,7 +991,9 @@ fn trim_every_from_env() -> Option<usize> {
         .parse::<usize>()
         .ok()
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| panic!("PARPRIMS_LEAK_TEST_TRIM_EVERY={value:?}: want a positive count"));
+        .unwrap_or_else(|| {
+            panic!("PARPRIMS_LEAK_TEST_TRIM_EVERY={value:?}: want a positive count")
+        });
     eprintln!("settling after every {chunk} operations (PARPRIMS_LEAK_TEST_TRIM_EVERY)");
     Some(chunk)
 }

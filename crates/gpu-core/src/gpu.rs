@@ -597,7 +597,12 @@ mod tests {
             "scan_i32_sum",
         );
         assert!(
-            matches!(sticky, Error::Driver(DriverError(driver_sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS))),
+            matches!(
+                sticky,
+                Error::Driver(DriverError(
+                    driver_sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
+                ))
+            ),
             "{sticky:?}"
         );
     }
