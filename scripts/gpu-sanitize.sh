@@ -136,13 +136,9 @@ export -f sanitize_one stamp
 export started budget per_binary out sanitizer results
 export extra_joined="${extra[*]:-}"
 
-# Fill the kernel cache on every core first (a fresh machine otherwise
-# spends minutes in NVRTC inside the first binaries, one module at a time).
-if [ -x ".gpu/bin/parprims" ]; then
-    ".gpu/bin/parprims" warm-cache || echo "warm-cache failed: the binaries will compile on first use"
-fi
-# tests/cli.rs runs the parprims binary: point it at the bundle's copy.
-[ -x .gpu/bin/parprims ] && export PARPRIMS_BIN=$PWD/.gpu/bin/parprims
+# Warm the kernel cache, point tests/cli.rs at the bundle's parprims.
+source scripts/lib/bundle.sh
+prepare_bundle .gpu
 # Benchmarks-as-tests (tuning sweeps) are left out, as in gpu-tests.sh.
 skip='(tuning|sweep)'
 

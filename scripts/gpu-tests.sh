@@ -31,13 +31,9 @@ run_one() {
     printf '%-28s rc=%-3s %s\n' "$name" "$rc" "${result:-no result line}"
 }
 export -f run_one; export logs per_binary_timeout
-# Fill the kernel cache on every core first (a fresh machine otherwise
-# spends minutes in NVRTC inside the first binaries, one module at a time).
-if [ -x "$bundle/bin/parprims" ]; then
-    "$bundle/bin/parprims" warm-cache || echo "warm-cache failed: the binaries will compile on first use"
-fi
-# tests/cli.rs runs the parprims binary: point it at the bundle's copy.
-[ -x "$bundle/bin/parprims" ] && export PARPRIMS_BIN=$(cd "$bundle/bin" && pwd)/parprims
+# Warm the kernel cache, point tests/cli.rs at the bundle's parprims.
+source "$(dirname "$0")/lib/bundle.sh"
+prepare_bundle "$bundle"
 small=(); large=()
 for bin in "$bundle"/tests/*; do
     name=$(basename "$bin")

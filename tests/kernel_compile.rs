@@ -5,7 +5,9 @@
 //! Without NVRTC the test says so and passes, unless PARPRIMS_REQUIRE_NVRTC=1
 //! (as CI sets it), where a missing NVRTC fails it.
 
-use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available, nvrtc_version};
+use gpu_core::kernel::{
+    compile_cubin, cubin_defines, for_each_in_parallel, nvrtc_available, nvrtc_version,
+};
 use gpu_core::ModuleSource;
 
 fn catalog() -> Vec<ModuleSource> {
@@ -37,32 +39,23 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2);
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::<String>::new());
     let entries_checked = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(module, arch)) = jobs.get(i) else {
-                    break;
-                };
-                match compile_cubin(module, arch) {
-                    Ok(cubin) => {
-                        for entry in module.entries() {
-                            if cubin_defines(&cubin, entry) {
-                                entries_checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            } else {
-                                failures.lock().unwrap().push(format!(
-                                    "{arch}: entry {entry} missing from module {}",
-                                    module.name()
-                                ));
-                            }
-                        }
+    for_each_in_parallel(&jobs, workers, |&(module, arch)| {
+        match compile_cubin(module, arch) {
+            Ok(cubin) => {
+                for entry in module.entries() {
+                    if cubin_defines(&cubin, entry) {
+                        entries_checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    } else {
+                        failures.lock().unwrap().push(format!(
+                            "{arch}: entry {entry} missing from module {}",
+                            module.name()
+                        ));
                     }
-                    Err(e) => failures.lock().unwrap().push(format!("{arch}: {e}")),
                 }
-            });
+            }
+            Err(e) => failures.lock().unwrap().push(format!("{arch}: {e}")),
         }
     });
     let failures = failures.into_inner().unwrap();

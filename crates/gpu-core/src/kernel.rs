@@ -457,32 +457,44 @@ pub fn warm_disk_cache(
         ));
     }
     let version = nvrtc_version()?;
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let report = std::sync::Mutex::new(CacheWarmReport::default());
+    for_each_in_parallel(modules, threads, |module| {
+        let key = module.cache_key(arch, version);
+        let outcome = if cache.load(key).is_some() {
+            Ok(None)
+        } else {
+            compile_cubin(module, arch).map(|cubin| Some(cache.store(key, &cubin)))
+        };
+        let mut report = report.lock().unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            Ok(None) => report.already_cached += 1,
+            Ok(Some(true)) => report.compiled += 1,
+            Ok(Some(false)) => report.not_stored += 1,
+            Err(e) => report.failures.push(format!("{}: {e}", module.name())),
+        }
+    });
+    Ok(report.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Calls `work` once for every item, on up to `threads` worker threads
+/// (at least one), each taking the next item not yet taken; returns when
+/// all are done. For many independent NVRTC compilations (each one
+/// single-threaded and tens of milliseconds to seconds long), where the
+/// items' costs are too uneven for a fixed split.
+pub fn for_each_in_parallel<T: Sync>(items: &[T], threads: usize, work: impl Fn(&T) + Sync) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = threads.clamp(1, items.len().max(1));
     std::thread::scope(|scope| {
-        for _ in 0..threads.min(modules.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(module) = modules.get(i) else {
-                    break;
-                };
-                let key = module.cache_key(arch, version);
-                let outcome = if cache.load(key).is_some() {
-                    Ok(None)
-                } else {
-                    compile_cubin(module, arch).map(|cubin| Some(cache.store(key, &cubin)))
-                };
-                let mut report = report.lock().unwrap_or_else(|p| p.into_inner());
-                match outcome {
-                    Ok(None) => report.already_cached += 1,
-                    Ok(Some(true)) => report.compiled += 1,
-                    Ok(Some(false)) => report.not_stored += 1,
-                    Err(e) => report.failures.push(format!("{}: {e}", module.name())),
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(item) =
+                    items.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    work(item);
                 }
             });
         }
     });
-    Ok(report.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// Where a loaded module came from, and how long getting it took.
@@ -503,6 +515,25 @@ pub enum ModuleOrigin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn for_each_in_parallel_visits_every_item_once() {
+        let items: Vec<usize> = (0..1000).collect();
+        for threads in [0, 1, 3, 64, 5000] {
+            let seen: Vec<std::sync::atomic::AtomicUsize> =
+                (0..items.len()).map(|_| Default::default()).collect();
+            for_each_in_parallel(&items, threads, |&i| {
+                seen[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+            assert!(
+                seen.iter()
+                    .all(|c| c.load(std::sync::atomic::Ordering::Relaxed) == 1),
+                "threads = {threads}"
+            );
+        }
+        // No items: returns at once.
+        for_each_in_parallel(&[] as &[u8], 4, |_| unreachable!());
+    }
 
     fn scratch_dir(tag: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("parprims-test-{tag}-{}", std::process::id()));
