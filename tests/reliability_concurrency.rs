@@ -35,7 +35,7 @@
 
 mod support;
 
-use support::{conv_options, gpu, random_bits, same_bits};
+use support::{conv_options, fresh_seed, gpu, random_bits, same_bits};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -130,19 +130,6 @@ fn device_lock() -> MutexGuard<'static, ()> {
 
 fn quick() -> bool {
     gpu_core::testing::quick_tests()
-}
-
-fn fresh_seed() -> u64 {
-    if let Some(seed) = std::env::var("PARPRIMS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return seed;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed)
 }
 
 // ---------------------------------------------------------------------------

@@ -25,6 +25,10 @@
 //! instead of 1,000. `PARPRIMS_SEED=<n>` replays a run (the seed is
 //! printed).
 
+mod support;
+
+use support::fresh_seed;
+
 use gpu_core::launch::grid_1d;
 use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, Gpu, KernelArgs, ModuleSource};
@@ -72,19 +76,6 @@ fn hash(seed: u64, i: u64) -> u32 {
 fn expected(seed: u64, i: u64) -> u32 {
     let v = hash(seed, i);
     v ^ v.rotate_left(13)
-}
-
-fn fresh_seed() -> u64 {
-    if let Some(seed) = std::env::var("PARPRIMS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        return seed;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5EED)
 }
 
 /// One round on `gpu`'s stream: allocate, fill, mix, copy back, check.
@@ -144,22 +135,7 @@ fn reliability_pool_streams_reference_and_module() {
     assert_eq!(expected(0, 1), 0x41C8_9983);
     assert_eq!(hash(5, 0), hash(0, 5));
     // The module compiles and defines both entries (when NVRTC is present).
-    match gpu_core::kernel::nvrtc_available() {
-        Ok(()) => {
-            let module = module();
-            for arch in ["sm_80", "sm_90"] {
-                let cubin = gpu_core::kernel::compile_cubin(&module, arch)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                for entry in module.entries() {
-                    assert!(gpu_core::kernel::cubin_defines(&cubin, entry), "{entry}");
-                }
-            }
-        }
-        Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
-            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => eprintln!("SKIPPED the compile check: no NVRTC ({e})"),
-    }
+    support::check_module_compiles(&module());
 }
 
 #[test]

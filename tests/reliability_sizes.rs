@@ -26,7 +26,11 @@
 //! at most (an 80 GB H100 holds it); the tests take a lock so they never
 //! hold their buffers at the same time.
 
-use std::sync::{Mutex, MutexGuard, OnceLock};
+mod support;
+
+use support::gpu;
+
+use std::sync::{Mutex, MutexGuard};
 
 use compact::{CompactAlgorithm, Predicate};
 use gpu_core::launch::{grid_1d, MAX_GRID_X};
@@ -43,11 +47,6 @@ const LENGTHS: [usize; 4] = [(1 << 31) - 1, (1 << 31) + 1, (1 << 32) - 1, (1 << 
 /// Items below this are kept by the compaction tests (about half of the
 /// 24-bit hashes).
 const KEEP_BELOW: u32 = 1 << 23;
-
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
 
 fn device_lock() -> MutexGuard<'static, ()> {
     static DEVICE: Mutex<()> = Mutex::new(());
@@ -103,22 +102,7 @@ fn reliability_spill_geometry_and_module() {
         "{kept}"
     );
     // The module compiles and defines its entries (when NVRTC is present).
-    match gpu_core::kernel::nvrtc_available() {
-        Ok(()) => {
-            let module = sizes_module();
-            for arch in ["sm_80", "sm_90"] {
-                let cubin = gpu_core::kernel::compile_cubin(&module, arch)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                for entry in module.entries() {
-                    assert!(gpu_core::kernel::cubin_defines(&cubin, entry), "{entry}");
-                }
-            }
-        }
-        Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
-            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => eprintln!("SKIPPED the compile check: no NVRTC ({e})"),
-    }
+    support::check_module_compiles(&sizes_module());
 }
 
 /// Runs `check(chunk_index, chunk)` over `host` split in `CHUNK`s on every

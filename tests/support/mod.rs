@@ -1,8 +1,10 @@
 //! Helpers shared by the GPU test binaries of the `parprims` package
 //! (`mod support;` in `reliability_bad_input.rs`,
-//! `reliability_concurrency.rs` and `sanitizer_cases.rs`): the one device
-//! handle, inputs whose every sum and product is exact, random bit
-//! patterns, bitwise equality, and conv options from their parts.
+//! `reliability_concurrency.rs`, `reliability_pool_streams.rs`,
+//! `reliability_sizes.rs` and `sanitizer_cases.rs`): the one device
+//! handle, a run's seed, inputs whose every sum and product is exact,
+//! random bit patterns, bitwise equality, conv options from their parts, and
+//! the NVRTC check of a test-only module.
 
 // Each binary uses a subset.
 #![allow(dead_code)]
@@ -10,7 +12,7 @@
 use std::sync::OnceLock;
 
 use gpu_core::rng::{random_vec, SplitMix64};
-use gpu_core::{DeviceType, Element, Gpu};
+use gpu_core::{DeviceType, Element, Gpu, ModuleSource};
 use linalg::{Border, ConvAlgorithm, ConvOptions, Padding};
 
 /// The device handle a test binary shares (one context, one stream).
@@ -88,5 +90,41 @@ pub fn conv_options(
         algorithm,
         block,
         ..ConvOptions::default()
+    }
+}
+
+/// The seed of a randomised run: `PARPRIMS_SEED` when set (to replay a
+/// run whose seed a test printed), else the clock.
+pub fn fresh_seed() -> u64 {
+    if let Some(seed) = std::env::var("PARPRIMS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        return seed;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
+/// A test-only module compiles for sm_80 and sm_90 and defines every entry
+/// it declares, when NVRTC is present; without NVRTC the check is skipped
+/// (said on stderr) unless `PARPRIMS_REQUIRE_NVRTC=1` (CI), where it fails.
+pub fn check_module_compiles(module: &ModuleSource) {
+    match gpu_core::kernel::nvrtc_available() {
+        Ok(()) => {
+            for arch in ["sm_80", "sm_90"] {
+                let cubin =
+                    gpu_core::kernel::compile_cubin(module, arch).unwrap_or_else(|e| panic!("{e}"));
+                for entry in module.entries() {
+                    assert!(gpu_core::kernel::cubin_defines(&cubin, entry), "{entry}");
+                }
+            }
+        }
+        Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
+            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => eprintln!("SKIPPED the compile check: no NVRTC ({e})"),
     }
 }
