@@ -920,7 +920,6 @@ fn warm_conv<T: ConvElement>(gpu: &Gpu, k: usize, algorithm: ConvAlgorithm) {
     linalg::conv2d_new(gpu, image.view(), filter.view(), &options).expect("warm-up conv");
 }
 
-/// Free device memory once every stream and the context are idle.
 /// `PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1`: a diagnosis aid for
 /// compute-sanitizer's initcheck (docs/RELIABILITY.md). The device's memory
 /// pool normally lets an allocation on one stream reuse memory another
@@ -985,6 +984,7 @@ fn trim_every_from_env() -> Option<usize> {
     Some(chunk)
 }
 
+/// Free device memory once every stream and the context are idle.
 fn settled_free(base: &Gpu, streams: &[Gpu]) -> usize {
     for s in streams {
         s.synchronize().expect("stream drains");

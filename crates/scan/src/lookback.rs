@@ -972,11 +972,6 @@ mod tests {
         );
     }
 
-    /// Compiles a sample of the modules (all six types, so both status
-    /// encodings and every shuffle overload; a non-commutative custom
-    /// operator; both tunings) for sm_80 and sm_90 and checks the entries
-    /// are there. The workspace's kernel_compile test covers the whole
-    /// catalog.
     /// nvdisasm: `PARPRIMS_NVDISASM`, else on `PATH`, else in the `bin`
     /// beside an `LD_LIBRARY_PATH` entry (the layout of NVIDIA's pip wheels,
     /// where CI installs NVRTC and nvdisasm).
@@ -1107,6 +1102,11 @@ mod tests {
         eprintln!("{} modules, {checked} status loads checked", cases.len());
     }
 
+    /// Compiles a sample of the modules (all six types, so both status
+    /// encodings and every shuffle overload; a non-commutative custom
+    /// operator; both tunings) for sm_80 and sm_90 and checks the entries
+    /// are there. The workspace's kernel_compile test covers the whole
+    /// catalog.
     #[test]
     fn sample_modules_compile_with_nvrtc() {
         use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
