@@ -26,3 +26,37 @@ pub fn scaled<T>(full: T, quick: T) -> T {
         full
     }
 }
+
+/// Asserts that a measured device-to-device copy rate (GB/s, read + write)
+/// is a real, positive figure and, at the normal scale, above 100 GB/s (any
+/// CUDA GPU copies faster). The floor is skipped at the quick scale, which
+/// the sanitizer script sets: instrumentation slows the copy many times
+/// over (initcheck measured 16 GB/s on an H100).
+pub fn assert_plausible_copy_rate(gbps: f64) {
+    assert!(gbps.is_finite() && gbps > 0.0, "copy rate {gbps} GB/s");
+    if !quick_tests() {
+        assert!(gbps > 100.0, "copy rate {gbps} GB/s: below any CUDA GPU's");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assert_plausible_copy_rate;
+
+    #[test]
+    fn a_real_copy_rate_passes() {
+        assert_plausible_copy_rate(2993.8);
+    }
+
+    #[test]
+    #[should_panic(expected = "copy rate")]
+    fn zero_is_not_a_copy_rate() {
+        assert_plausible_copy_rate(0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "copy rate")]
+    fn nan_is_not_a_copy_rate() {
+        assert_plausible_copy_rate(f64::NAN);
+    }
+}
