@@ -920,70 +920,6 @@ fn warm_conv<T: ConvElement>(gpu: &Gpu, k: usize, algorithm: ConvAlgorithm) {
     linalg::conv2d_new(gpu, image.view(), filter.view(), &options).expect("warm-up conv");
 }
 
-/// `PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1`: a diagnosis aid for
-/// compute-sanitizer's initcheck (docs/RELIABILITY.md). The device's memory
-/// pool normally lets an allocation on one stream reuse memory another
-/// stream freed (the driver orders the two: the "opportunistic" and
-/// "internal dependencies" reuse policies, on by default). With the knob set
-/// the leak test turns those policies off, so freed memory comes back only
-/// to its own stream's allocations; comparing initcheck's reports with and
-/// without it says whether its uninitialized-read reports follow
-/// cross-stream reuse. Results are checked either way.
-fn restrict_pool_reuse_if_asked(base: &Gpu) {
-    use cudarc::driver::sys;
-    if std::env::var("PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE").as_deref() != Ok("1") {
-        return;
-    }
-    let ctx = base.cudarc_context();
-    if !ctx.has_async_alloc() {
-        eprintln!("no stream-ordered allocator: nothing to restrict");
-        return;
-    }
-    ctx.bind_to_thread().expect("context bound");
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: the context is bound to this thread and `pool` is a valid
-    // out-pointer; the device's current pool lives as long as the device.
-    unsafe { sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }
-        .result()
-        .expect("the device's memory pool");
-    for attribute in [
-        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
-        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
-        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
-    ] {
-        let mut off: i32 = 0;
-        // SAFETY: the three reuse attributes take an int (0 or 1).
-        unsafe {
-            sys::cuMemPoolSetAttribute(
-                pool,
-                attribute,
-                &mut off as *mut i32 as *mut std::ffi::c_void,
-            )
-        }
-        .result()
-        .expect("pool reuse policy set");
-    }
-    eprintln!(
-        "memory pool: reuse across streams turned off (PARPRIMS_LEAK_TEST_SAME_STREAM_REUSE=1)"
-    );
-}
-
-/// `PARPRIMS_LEAK_TEST_TRIM_EVERY=<n>`: a diagnosis aid for initcheck (see
-/// [`restrict_pool_reuse_if_asked`]): the leak test's second phase settles
-/// the streams and trims the pool after every `n` operations instead of once.
-fn trim_every_from_env() -> Option<usize> {
-    let value = std::env::var("PARPRIMS_LEAK_TEST_TRIM_EVERY").ok()?;
-    let chunk = value
-        .parse::<usize>()
-        .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            panic!("PARPRIMS_LEAK_TEST_TRIM_EVERY={value:?}: want a positive count")
-        });
-    eprintln!("settling after every {chunk} operations (PARPRIMS_LEAK_TEST_TRIM_EVERY)");
-    Some(chunk)
-}
-
 /// Free device memory once every stream and the context are idle.
 fn settled_free(base: &Gpu, streams: &[Gpu]) -> usize {
     for s in streams {
@@ -995,12 +931,7 @@ fn settled_free(base: &Gpu, streams: &[Gpu]) -> usize {
     // it shows as used: return it to the driver before reading (the driver
     // once kept a 32 MiB chunk after the positive control's buffers were
     // dropped, and the control's last check failed).
-    // PARPRIMS_LEAK_TEST_NO_TRIM=1 skips the trim: a diagnosis aid for
-    // compute-sanitizer's initcheck, which reported uninitialized reads of
-    // pool memory only in this test, the one that trims (2026-11-24).
-    if std::env::var("PARPRIMS_LEAK_TEST_NO_TRIM").as_deref() != Ok("1") {
-        base.trim_memory_pool().expect("pool trimmed");
-    }
+    base.trim_memory_pool().expect("pool trimmed");
     base.memory_info().expect("memory info").0
 }
 
@@ -1012,7 +943,6 @@ fn reliability_device_memory_does_not_grow() {
     let seed = fresh_seed();
     let (first, total) = if quick() { (200, 400) } else { (100, 10_000) };
     eprintln!("seed {seed} (PARPRIMS_SEED={seed} replays it)");
-    restrict_pool_reuse_if_asked(base);
     if quick() {
         // Under a sanitizer the figures are only printed: skip the long
         // warm-up (thousands of instrumented launches).
@@ -1026,24 +956,7 @@ fn reliability_device_memory_does_not_grow() {
     let counter = AtomicUsize::new(0);
     run_operations(&streams, &counter, first, seed);
     let free_first = settled_free(base, &streams);
-    let ran = match trim_every_from_env() {
-        None => run_operations(&streams, &counter, total, seed),
-        // Diagnosis mode: settle (and trim, unless told not to) after every
-        // `chunk` operations, so that initcheck sees many trims.
-        Some(chunk) => {
-            let mut ran = [0usize; PRIMITIVES.len()];
-            let mut until = first;
-            while until < total {
-                let from = until;
-                until = (until + chunk).min(total);
-                let chunk_ran = run_operations(&streams, &counter, until, seed);
-                ran.iter_mut().zip(chunk_ran).for_each(|(r, c)| *r += c);
-                settled_free(base, &streams);
-                eprintln!("operations {from}..{until} done, then settled");
-            }
-            ran
-        }
-    };
+    let ran = run_operations(&streams, &counter, total, seed);
     let free_total = settled_free(base, &streams);
     let verdict = leak_verdict(free_first, free_total);
     let lost = verdict.unwrap_or_else(|lost| lost);
