@@ -31,7 +31,7 @@ use support::fresh_seed;
 
 use gpu_core::launch::grid_1d;
 use gpu_core::rng::SplitMix64;
-use gpu_core::{DeviceBuffer, Gpu, KernelArgs, ModuleSource};
+use gpu_core::{DeviceBuffer, Gpu, Kernel, KernelArgs, ModuleSource};
 
 /// Threads, each with its own stream.
 const THREADS: usize = 8;
@@ -79,13 +79,17 @@ fn expected(seed: u64, i: u64) -> u32 {
 }
 
 /// One round on `gpu`'s stream: allocate, fill, mix, copy back, check.
-fn round(gpu: &Gpu, rng: &mut SplitMix64) -> Result<(), String> {
+/// The two kernels, loaded once on the context every stream shares.
+struct Kernels {
+    fill: Kernel,
+    mix: Kernel,
+}
+
+fn round(gpu: &Gpu, kernels: &Kernels, rng: &mut SplitMix64) -> Result<(), String> {
     let n = 1 + rng.next_u64() % MAX_LEN;
     let seed = rng.next_u64();
     let what = format!("n={n} seed={seed:#x}");
     let fail = |e: gpu_core::Error| format!("{what}: {e}");
-    let fill = gpu.kernel(&module(), "pool_fill_u32").map_err(fail)?;
-    let mix = gpu.kernel(&module(), "pool_mix_u32").map_err(fail)?;
     // SAFETY (both): the kernels write every element below n before
     // anything reads it (fill writes a, mix reads a and writes b).
     let mut a = unsafe { DeviceBuffer::<u32>::uninit(gpu, n as usize) }.map_err(fail)?;
@@ -100,7 +104,7 @@ fn round(gpu: &Gpu, rng: &mut SplitMix64) -> Result<(), String> {
             .scalar(blocks);
         // SAFETY: pool_fill_u32(u32* a, u64 n, u64 seed, u64 blocks)
         // matches; it writes a[i] for i < n only (a holds n elements).
-        unsafe { gpu.launch(&fill, config, &args) }.map_err(fail)?;
+        unsafe { gpu.launch(&kernels.fill, config, &args) }.map_err(fail)?;
     }
     {
         let a_view = a.view();
@@ -112,7 +116,7 @@ fn round(gpu: &Gpu, rng: &mut SplitMix64) -> Result<(), String> {
             .scalar(blocks);
         // SAFETY: pool_mix_u32(const u32* a, u32* b, u64 n, u64 blocks)
         // matches; it reads a[i] and writes b[i] for i < n only.
-        unsafe { gpu.launch(&mix, config, &args) }.map_err(fail)?;
+        unsafe { gpu.launch(&kernels.mix, config, &args) }.map_err(fail)?;
     }
     let host = b.to_host(gpu).map_err(fail)?;
     if let Some(i) = (0..n).find(|&i| host[i as usize] != expected(seed, i)) {
@@ -146,8 +150,12 @@ fn reliability_eight_streams_allocate_fill_copy() {
     let rounds = gpu_core::testing::scaled(1000, 50);
     eprintln!("seed {seed} (PARPRIMS_SEED={seed} replays it): {THREADS} threads × {rounds} rounds");
     // Compile and load once before the threads start.
-    base.kernel(&module(), "pool_fill_u32")
-        .expect("test module");
+    let loaded = base.module(&module()).expect("test module");
+    let kernels = Kernels {
+        fill: loaded.kernel("pool_fill_u32").expect("fill entry"),
+        mix: loaded.kernel("pool_mix_u32").expect("mix entry"),
+    };
+    let kernels = &kernels;
     let streams: Vec<Gpu> = (0..THREADS)
         .map(|_| base.with_new_stream().expect("a new stream"))
         .collect();
@@ -159,7 +167,7 @@ fn reliability_eight_streams_allocate_fill_copy() {
                 scope.spawn(move || {
                     let mut rng = SplitMix64::new(seed ^ ((thread as u64 + 1) << 32));
                     for r in 0..rounds {
-                        round(gpu, &mut rng)
+                        round(gpu, kernels, &mut rng)
                             .map_err(|e| format!("thread {thread}, round {r}: {e}"))?;
                     }
                     Ok::<(), String>(())
