@@ -71,8 +71,8 @@ stamp() {
     local t0=$SECONDS line
     while IFS= read -r line || [ -n "$line" ]; do
         printf '%s\n' "$line"
-        printf '%5ds %s\n' $((SECONDS - t0)) "$line" >>"$1"
-    done
+        printf '%5ds %s\n' $((SECONDS - t0)) "$line" >&3
+    done 3>>"$1"
 }
 
 # One binary under one tool: writes "tool name status-word summary" to the
