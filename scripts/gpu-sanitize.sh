@@ -26,8 +26,8 @@
 #   - SANITIZE_BUDGET (seconds, default 540) bounds the whole run: binaries
 #     not started before it runs out are listed as NOT RUN;
 #   - SANITIZE_JOBS (default 1) binaries run at once under a tool (the
-#     ones with multi-GiB inputs always alone, after the others); the GPU
-#     machine's 16 cores keep 4 busy;
+#     ones with multi-GiB inputs always alone, after the others; initcheck
+#     always one at a time, see below); the GPU machine's 16 cores keep 4 busy;
 #   - SANITIZE_BINARIES (an extended regex, default: all) selects binaries
 #     by name, e.g. SANITIZE_BINARIES='^(scan_gpu|compact)' — so one command
 #     per tool, or per group of binaries, covers the suite in several calls.
@@ -151,10 +151,17 @@ for tool in ${tools//,/ }; do
         echo "$short" | grep -Eq "$select" || continue
         if [[ $short =~ $big ]]; then large+=("$bin"); else small+=("$bin"); fi
     done
+    # initcheck runs one binary at a time whatever SANITIZE_JOBS says: with
+    # 8 instrumented processes on the GPU it reported uninitialized reads of
+    # memory that had been written (the results were exact), even in a
+    # binary that uses nothing but gpu-core, and never with one process
+    # alone (docs/RELIABILITY.md, Runs F and G).
+    tool_jobs=$jobs
+    [ "$tool" = initcheck ] && tool_jobs=1
     # `extra` (test filter arguments) is an array: re-split it in the jobs.
     if [ ${#small[@]} -gt 0 ]; then
         printf '%s\n' "${small[@]}" |
-            xargs -P "$jobs" -I{} bash -c 'extra=($extra_joined); sanitize_one "$0" "$1"' "$tool" {}
+            xargs -P "$tool_jobs" -I{} bash -c 'extra=($extra_joined); sanitize_one "$0" "$1"' "$tool" {}
     fi
     for bin in "${large[@]}"; do sanitize_one "$tool" "$bin"; done
     ran=$(grep -c "^$tool .* \(clean\|errors=.*\|failed\|timeout\)$" "$results")
