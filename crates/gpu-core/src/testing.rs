@@ -39,9 +39,117 @@ pub fn assert_plausible_copy_rate(gbps: f64) {
     }
 }
 
+/// nvdisasm: `PARPRIMS_NVDISASM`, else on `PATH`, else in the `bin` beside
+/// an `LD_LIBRARY_PATH` entry (the layout of NVIDIA's pip wheels, where CI
+/// installs NVRTC and nvdisasm).
+pub fn find_nvdisasm() -> Option<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("PARPRIMS_NVDISASM") {
+        return Some(path.into());
+    }
+    let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&path).map(|lib| lib.join("..").join("bin")));
+    }
+    dirs.into_iter()
+        .map(|dir| dir.join("nvdisasm"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The sm_90 SASS of `module`, compiled by NVRTC and disassembled by
+/// nvdisasm, for tests that check what ptxas made of a kernel.
+///
+/// `None`, with a `SKIPPED` line on stderr, when NVRTC or nvdisasm is
+/// missing; with `PARPRIMS_REQUIRE_NVDISASM=1` (set by CI) that is a panic
+/// instead. A module that does not compile, or that nvdisasm cannot read,
+/// is always a panic.
+pub fn sm90_sass(module: &crate::ModuleSource) -> Option<String> {
+    let require = std::env::var("PARPRIMS_REQUIRE_NVDISASM").as_deref() == Ok("1");
+    if let Err(e) = crate::kernel::nvrtc_available() {
+        assert!(
+            !require,
+            "PARPRIMS_REQUIRE_NVDISASM=1 but NVRTC is missing: {e}"
+        );
+        eprintln!("SKIPPED: NVRTC not found ({e})");
+        return None;
+    }
+    let Some(nvdisasm) = find_nvdisasm() else {
+        assert!(
+            !require,
+            "PARPRIMS_REQUIRE_NVDISASM=1 but nvdisasm is not found"
+        );
+        eprintln!("SKIPPED: nvdisasm not found (pip install nvidia-cuda-nvdisasm)");
+        return None;
+    };
+    let cubin = crate::kernel::compile_cubin(module, "sm_90")
+        .unwrap_or_else(|e| panic!("{}: {e}", module.name()));
+    // nvdisasm reads a file; one per call, so parallel tests never share one.
+    static NEXT_FILE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let serial = NEXT_FILE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = std::env::temp_dir().join(format!(
+        "parprims-sass-{}-{serial}-{}.cubin",
+        std::process::id(),
+        module.name()
+    ));
+    std::fs::write(&file, &cubin).expect("write the cubin for nvdisasm");
+    let output = std::process::Command::new(&nvdisasm).arg(&file).output();
+    let _ = std::fs::remove_file(&file);
+    let output =
+        output.unwrap_or_else(|e| panic!("nvdisasm ({}) does not run: {e}", nvdisasm.display()));
+    assert!(
+        output.status.success(),
+        "nvdisasm failed on {}: {}",
+        module.name(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The opcodes of a SASS listing (nvdisasm's output), one per instruction,
+/// with their modifiers (`LDG.E.64`) and without the guard predicate
+/// (`@P0`, `@!PT`).
+pub fn sass_opcodes(sass: &str) -> Vec<&str> {
+    sass.lines()
+        .filter_map(|line| {
+            // Instruction lines read `/*0040*/  @P0 LDG.E R2, desc[...] ;`.
+            let (_, code) = line.trim_start().strip_prefix("/*")?.split_once("*/")?;
+            let mut words = code.split_whitespace();
+            let first = words.next()?;
+            let opcode = if first.starts_with('@') {
+                words.next()?
+            } else {
+                first
+            };
+            opcode
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase())
+                .then_some(opcode.trim_end_matches(';'))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::assert_plausible_copy_rate;
+    use super::{assert_plausible_copy_rate, sass_opcodes};
+
+    #[test]
+    fn opcodes_are_read_from_instruction_lines_only() {
+        let sass = "\t.text.k:\n\
+                    \t/*0000*/                   LDC R1, c[0x0][0x28] ;\n\
+                    \t/*0010*/              @P0 LDG.E.64 R2, desc[UR4][R2.64] ;\n\
+                    \t/*0020*/             @!PT STS [R0], R3 ;\n\
+                    \t/*0030*/                   EXIT ;\n\
+                    \t/*0040*/                   BRA `(.L_x_0);\n\
+                    .L_x_0:\n\
+                    \t/* comment */\n";
+        assert_eq!(
+            sass_opcodes(sass),
+            vec!["LDC", "LDG.E.64", "STS", "EXIT", "BRA"]
+        );
+    }
 
     #[test]
     fn a_real_copy_rate_passes() {

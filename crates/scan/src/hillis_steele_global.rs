@@ -268,4 +268,69 @@ mod tests {
         let expected: u64 = (0..20).map(|k| 3 * n - (1u64 << k)).sum::<u64>() * 8;
         assert_eq!(bytes_moved(n, 8), expected);
     }
+
+    /// Racecheck checks shared memory only. That is why four of this
+    /// algorithm's `scan_gpu` tests were left out of it for lack of device
+    /// time (docs/RELIABILITY.md, Run G). This keeps the reason true: the
+    /// sm_90 SASS of this module, for every element type, operator family
+    /// and a custom operator, reads and writes global memory and never
+    /// shared memory, and never waits at a barrier.
+    #[test]
+    fn kernels_touch_no_shared_memory() {
+        use gpu_core::testing::{sass_opcodes, sm90_sass};
+        use gpu_core::{BitAnd, BitOr, BitXor, CustomOp, Max, Min, Sum};
+        let last = CustomOp::<u32>::new("last", "b", 0, |_, b| b).unwrap();
+        let modules = [
+            module::<i32, _>(&Sum),
+            module::<u32, _>(&BitAnd),
+            module::<i64, _>(&BitXor),
+            module::<u64, _>(&Max),
+            module::<u64, _>(&Min),
+            module::<u64, _>(&BitOr),
+            module::<u64, _>(&Sum),
+            module::<f32, _>(&Max),
+            module::<f64, _>(&Sum),
+            module::<u32, _>(&last),
+        ];
+        // Shared-memory loads, stores, atomics and matrix moves; barriers.
+        let shared_or_barrier = ["LDS", "STS", "ATOMS", "LDSM", "STSM", "BAR", "LDGSTS"];
+        let flagged = |opcodes: &[&str]| -> Vec<String> {
+            opcodes
+                .iter()
+                .filter(|op| shared_or_barrier.contains(&op.split('.').next().unwrap_or_default()))
+                .map(|op| op.to_string())
+                .collect()
+        };
+        // The detector itself: the Blelloch block scan, which works in shared
+        // memory between barriers, must be flagged.
+        let blelloch = crate::blelloch::blelloch_module::<u64, _>("blelloch", false, &Sum);
+        let Some(sass) = sm90_sass(&blelloch) else {
+            return; // NVRTC or nvdisasm missing (a panic in CI)
+        };
+        let seen = flagged(&sass_opcodes(&sass));
+        for family in ["LDS", "STS", "BAR"] {
+            assert!(
+                seen.iter().any(|op| op.starts_with(family)),
+                "the Blelloch block scan shows no {family}: the opcode reading is broken"
+            );
+        }
+        for module in &modules {
+            let Some(sass) = sm90_sass(module) else {
+                return; // NVRTC or nvdisasm missing (a panic in CI)
+            };
+            let opcodes = sass_opcodes(&sass);
+            assert!(
+                opcodes.iter().any(|op| op.starts_with("LDG"))
+                    && opcodes.iter().any(|op| op.starts_with("STG")),
+                "{}: no global load or store found: the check would pass vacuously",
+                module.name()
+            );
+            assert_eq!(
+                flagged(&opcodes),
+                Vec::<String>::new(),
+                "{}: these instructions touch shared memory or wait at a barrier",
+                module.name()
+            );
+        }
+    }
 }
