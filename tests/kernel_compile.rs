@@ -16,11 +16,7 @@ fn catalog() -> Vec<ModuleSource> {
 
 #[test]
 fn every_kernel_compiles_for_sm80_and_sm90() {
-    if let Err(e) = nvrtc_available() {
-        if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}");
-        }
-        eprintln!("SKIPPED: NVRTC not found ({e}); set PARPRIMS_REQUIRE_NVRTC=1 to fail instead");
+    if !gpu_core::testing::nvrtc_or_skip() {
         return;
     }
     let version = nvrtc_version().expect("NVRTC loaded, so its version is readable");

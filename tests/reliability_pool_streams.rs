@@ -78,13 +78,13 @@ fn expected(seed: u64, i: u64) -> u32 {
     v ^ v.rotate_left(13)
 }
 
-/// One round on `gpu`'s stream: allocate, fill, mix, copy back, check.
 /// The two kernels, loaded once on the context every stream shares.
 struct Kernels {
     fill: Kernel,
     mix: Kernel,
 }
 
+/// One round on `gpu`'s stream: allocate, fill, mix, copy back, check.
 fn round(gpu: &Gpu, kernels: &Kernels, rng: &mut SplitMix64) -> Result<(), String> {
     let n = 1 + rng.next_u64() % MAX_LEN;
     let seed = rng.next_u64();

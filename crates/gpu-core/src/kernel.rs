@@ -590,11 +590,7 @@ mod tests {
 
     #[test]
     fn warming_fills_the_cache_once_and_lists_what_does_not_compile() {
-        if nvrtc_available().is_err() {
-            if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") {
-                panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing");
-            }
-            eprintln!("SKIPPED: NVRTC not found");
+        if !crate::testing::nvrtc_or_skip() {
             return;
         }
         let good = |name: &str| {

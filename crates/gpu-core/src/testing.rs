@@ -39,6 +39,23 @@ pub fn assert_plausible_copy_rate(gbps: f64) {
     }
 }
 
+/// Whether NVRTC loads, for tests that compile kernels without a GPU:
+/// `true` when it does; `false`, with a `SKIPPED` line on stderr, when it
+/// does not, unless `PARPRIMS_REQUIRE_NVRTC=1` (set by CI), where a missing
+/// NVRTC is a panic.
+pub fn nvrtc_or_skip() -> bool {
+    match crate::kernel::nvrtc_available() {
+        Ok(()) => true,
+        Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
+            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: NVRTC not found ({e})");
+            false
+        }
+    }
+}
+
 /// nvdisasm: `PARPRIMS_NVDISASM`, else on `PATH`, else in the `bin` beside
 /// an `LD_LIBRARY_PATH` entry (the layout of NVIDIA's pip wheels, where CI
 /// installs NVRTC and nvdisasm).
@@ -63,16 +80,12 @@ pub fn find_nvdisasm() -> Option<std::path::PathBuf> {
 ///
 /// `None`, with a `SKIPPED` line on stderr, when NVRTC or nvdisasm is
 /// missing; with `PARPRIMS_REQUIRE_NVDISASM=1` (set by CI) that is a panic
-/// instead. A module that does not compile, or that nvdisasm cannot read,
+/// instead, as a missing NVRTC is under `PARPRIMS_REQUIRE_NVRTC=1`. A module that does not compile, or that nvdisasm cannot read,
 /// is always a panic.
 pub fn sm90_sass(module: &crate::ModuleSource) -> Option<String> {
     let require = std::env::var("PARPRIMS_REQUIRE_NVDISASM").as_deref() == Ok("1");
-    if let Err(e) = crate::kernel::nvrtc_available() {
-        assert!(
-            !require,
-            "PARPRIMS_REQUIRE_NVDISASM=1 but NVRTC is missing: {e}"
-        );
-        eprintln!("SKIPPED: NVRTC not found ({e})");
+    if !nvrtc_or_skip() {
+        assert!(!require, "PARPRIMS_REQUIRE_NVDISASM=1 but NVRTC is missing");
         return None;
     }
     let Some(nvdisasm) = find_nvdisasm() else {

@@ -294,11 +294,11 @@ mod tests {
         ];
         // Shared-memory loads, stores, atomics and matrix moves; barriers.
         let shared_or_barrier = ["LDS", "STS", "ATOMS", "LDSM", "STSM", "BAR", "LDGSTS"];
-        let flagged = |opcodes: &[&str]| -> Vec<String> {
+        let flagged = |opcodes: Vec<&str>| -> Vec<String> {
             opcodes
-                .iter()
+                .into_iter()
                 .filter(|op| shared_or_barrier.contains(&op.split('.').next().unwrap_or_default()))
-                .map(|op| op.to_string())
+                .map(str::to_owned)
                 .collect()
         };
         // The detector itself: the Blelloch block scan, which works in shared
@@ -307,7 +307,7 @@ mod tests {
         let Some(sass) = sm90_sass(&blelloch) else {
             return; // NVRTC or nvdisasm missing (a panic in CI)
         };
-        let seen = flagged(&sass_opcodes(&sass));
+        let seen = flagged(sass_opcodes(&sass));
         for family in ["LDS", "STS", "BAR"] {
             assert!(
                 seen.iter().any(|op| op.starts_with(family)),
@@ -326,7 +326,7 @@ mod tests {
                 module.name()
             );
             assert_eq!(
-                flagged(&opcodes),
+                flagged(opcodes),
                 Vec::<String>::new(),
                 "{}: these instructions touch shared memory or wait at a barrier",
                 module.name()

@@ -986,7 +986,7 @@ mod tests {
     /// are separate on purpose, ordered by fences.
     #[test]
     fn status_loads_stay_single_accesses() {
-        use gpu_core::testing::sm90_sass;
+        use gpu_core::testing::{sass_opcodes, sm90_sass};
         use gpu_core::{Max, Sum};
         // One tuning per code shape of the look-back (tile shapes and delay
         // values do not change how the status is read).
@@ -1026,25 +1026,20 @@ mod tests {
             let Some(sass) = sm90_sass(module) else {
                 return; // NVRTC or nvdisasm missing (a panic in CI)
             };
-            let strong_loads: Vec<&str> = sass
-                .lines()
-                .filter(|line| line.contains("LDG") && line.contains("STRONG.GPU"))
+            let strong_loads: Vec<&str> = sass_opcodes(&sass)
+                .into_iter()
+                .filter(|op| op.starts_with("LDG") && op.contains("STRONG.GPU"))
                 .collect();
             assert!(
                 !strong_loads.is_empty(),
                 "{}: no strong load found: the check would pass vacuously",
                 module.name()
             );
-            for line in &strong_loads {
-                let opcode = line
-                    .split_whitespace()
-                    .find(|word| word.starts_with("LDG"))
-                    .unwrap_or_default();
+            for opcode in &strong_loads {
                 assert!(
                     opcode.contains(&format!("{width}.")),
-                    "{}: status load `{}` is not one {width}-bit access",
-                    module.name(),
-                    line.trim()
+                    "{}: status load `{opcode}` is not one {width}-bit access",
+                    module.name()
                 );
                 checked += 1;
             }
@@ -1059,15 +1054,9 @@ mod tests {
     /// catalog.
     #[test]
     fn sample_modules_compile_with_nvrtc() {
-        use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
+        use gpu_core::kernel::{compile_cubin, cubin_defines};
         use gpu_core::{CustomOp, Max, Sum};
-        if let Err(e) = nvrtc_available() {
-            assert_ne!(
-                std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref(),
-                Ok("1"),
-                "PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}"
-            );
-            eprintln!("SKIPPED: NVRTC not found ({e})");
+        if !gpu_core::testing::nvrtc_or_skip() {
             return;
         }
         let affine = CustomOp::<u64>::new(

@@ -5,21 +5,9 @@
 //! check for this crate. Skips (passes) without NVRTC unless
 //! PARPRIMS_REQUIRE_NVRTC=1.
 
-use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
+use gpu_core::kernel::{compile_cubin, cubin_defines};
+use gpu_core::testing::nvrtc_or_skip;
 use gpu_core::{BitXor, CustomOp, Error, Max, ModuleSource, Sum};
-
-fn nvrtc_or_skip() -> bool {
-    match nvrtc_available() {
-        Ok(()) => true,
-        Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
-            panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            false
-        }
-    }
-}
 
 fn compile_all(modules: &[ModuleSource]) {
     for module in modules {
