@@ -20,12 +20,15 @@
 // word per 32 spreads them over different banks.
 //
 //   work O(T) combines per tile of T = 2B elements (≈ 2T), O(n) overall;
-//   steps 2·log2(T) barriers per tile;
+//   steps 2·log2(T) levels per tile, each behind a barrier: a block barrier
+//     while more than one warp works (log2 T − 5 levels each way for
+//     B ≥ 32), a warp barrier for the levels that run inside warp 0;
 //   bytes moved: n elements read, n written, one total per tile written
 //     (the uniform add then reads and writes n again: ≈ 4n in all);
 //   shared memory per block: T·sizeof(T) (+ T/32 elements when padded);
-//   in place: yes (every read of `in` happens before the first barrier, every
-//     write to `out` after the last, and a block touches only its own tile);
+//   in place: yes (thread t reads tile positions t and t + B before it
+//     writes them, no other thread touches them, and a block touches only
+//     its own tiles);
 //   deterministic: yes (a fixed combination tree).
 //
 // Loads and stores are coalesced: thread t owns tile positions t and t + B,
@@ -37,28 +40,30 @@ __device__ __forceinline__ u32 blelloch_slot(u32 i) {
 }
 
 template <typename T, typename Op, bool PADDED>
-__device__ __forceinline__ void blelloch_block(const T* in, T* out, T* totals, u64 n,
-                                               u32 exclusive, u32 has_seed, T seed) {
+__device__ __forceinline__ void blelloch_tile(T* s, T xa, T xb, T* out, T* totals, u64 n, u64 tile,
+                                              u32 exclusive, u32 has_seed, T seed) {
     const u32 threads = blockDim.x;
     const u32 tile_items = 2 * threads;
-    const u64 tile = linear_block_index();
-    const u64 tiles = (n + tile_items - 1) / tile_items;
-    if (tile >= tiles) return;  // surplus blocks of a grid spread over y: whole block exits
     const u64 base = tile * (u64)tile_items;
-    T* s = scan_shared_tile<T>();
     const u32 pa = threadIdx.x;
     const u32 pb = threadIdx.x + threads;
-
-    // Load (identity past n, so a partial tile's total is still right).
-    const T xa = (base + pa < n) ? in[base + pa] : Op::identity();
-    const T xb = (base + pb < n) ? in[base + pb] : Op::identity();
+    // Each thread reads back only its own two slots at the end of the
+    // previous tile, so these writes need no barrier before them.
     s[blelloch_slot<PADDED>(pa)] = xa;
     s[blelloch_slot<PADDED>(pb)] = xb;
 
-    // Up-sweep: after it, the last slot holds the tile's total.
+    // Up-sweep: after it, the last slot holds the tile's total. At d active
+    // threads, d ≤ 16 means all of them are in warp 0 and read only what
+    // warp 0 wrote one level before (d = 32 reads what d = 64 wrote in warps
+    // 0 and 1, so it still takes the block barrier): a warp barrier orders
+    // those levels. Every thread reaches the same barriers (d is uniform).
     u32 stride = 1;
     for (u32 d = threads; d > 0; d >>= 1) {
-        __syncthreads();
+        if (d >= 32) {
+            __syncthreads();
+        } else {
+            __syncwarp();
+        }
         if (threadIdx.x < d) {
             const u32 left = stride * (2 * threadIdx.x + 1) - 1;
             const u32 right = stride * (2 * threadIdx.x + 2) - 1;
@@ -75,10 +80,17 @@ __device__ __forceinline__ void blelloch_block(const T* in, T* out, T* totals, u
     }
 
     // Down-sweep: each node's slot holds the prefix of everything before its
-    // subtree; the left child's slot holds the left subtree's total.
+    // subtree; the left child's slot holds the left subtree's total. Levels
+    // with d ≤ 32 active threads run in warp 0 on what warp 0 wrote (the
+    // root, the up-sweep's top levels, the down-sweep's own previous level):
+    // a warp barrier; from d = 64 on, other warps read warp 0's writes.
     for (u32 d = 1; d < tile_items; d <<= 1) {
         stride >>= 1;
-        __syncthreads();
+        if (d > 32) {
+            __syncthreads();
+        } else {
+            __syncwarp();
+        }
         if (threadIdx.x < d) {
             const u32 left = blelloch_slot<PADDED>(stride * (2 * threadIdx.x + 1) - 1);
             const u32 right = blelloch_slot<PADDED>(stride * (2 * threadIdx.x + 2) - 1);
@@ -96,4 +108,35 @@ __device__ __forceinline__ void blelloch_block(const T* in, T* out, T* totals, u
     const T vb = scan_tile_output<T, Op>(eb, Op::combine(eb, xb), tile == 0, pb, exclusive, has_seed, seed);
     if (base + pa < n) out[base + pa] = va;
     if (base + pb < n) out[base + pb] = vb;
+}
+
+// The kernel: a persistent grid (scan_recursive.cuh, "pipelined tile loop");
+// block b scans tiles b, b + G, b + 2G, … and loads the next tile's two
+// elements per thread into registers before scanning the current one, so
+// those loads are in flight during the current tile's 2·log2 T barriers.
+template <typename T, typename Op, bool PADDED>
+__device__ __forceinline__ void blelloch_block(const T* in, T* out, T* totals, u64 n,
+                                               u32 exclusive, u32 has_seed, T seed) {
+    const u32 threads = blockDim.x;
+    const u32 tile_items = 2 * threads;
+    const u64 tiles = (n + tile_items - 1) / tile_items;
+    u64 tile = blockIdx.x;
+    if (tile >= tiles) return;  // more blocks than tiles: the whole block exits
+    T* s = scan_shared_tile<T>();
+    const u32 pa = threadIdx.x;
+    const u32 pb = threadIdx.x + threads;
+
+    // Load (identity past n, so a partial tile's total is still right).
+    T next_a = load_or_identity<T, Op>(in, tile * (u64)tile_items + pa, n);
+    T next_b = load_or_identity<T, Op>(in, tile * (u64)tile_items + pb, n);
+    for (; tile < tiles; tile += gridDim.x) {
+        const T xa = next_a;
+        const T xb = next_b;
+        const u64 following = tile + gridDim.x;
+        if (following < tiles) {
+            next_a = load_or_identity<T, Op>(in, following * (u64)tile_items + pa, n);
+            next_b = load_or_identity<T, Op>(in, following * (u64)tile_items + pb, n);
+        }
+        blelloch_tile<T, Op, PADDED>(s, xa, xb, out, totals, n, tile, exclusive, has_seed, seed);
+    }
 }

@@ -41,6 +41,25 @@ __device__ __forceinline__ T scan_tile_output(T excl, T incl, bool first_tile, u
     return value;
 }
 
+// Element i of `in`, or the identity past n (so a partial tile's total is
+// still the combination of its real elements).
+template <typename T, typename Op>
+__device__ __forceinline__ T load_or_identity(const T* in, u64 i, u64 n) {
+    return (i < n) ? in[i] : Op::identity();
+}
+
+// Pipelined tile loop (the block scans' kernels). A block that scans one
+// tile and exits has its loads in flight only while it waits for them: its
+// barrier-bound scan in shared memory keeps none. So the block-scan grid is
+// persistent: G = min(tiles, resident blocks per SM × SMs) blocks
+// (recursive.rs computes it from the occupancy the driver reports), block b
+// scans tiles b, b + G, b + 2G, …, and before scanning a tile it issues the
+// loads of its next one into registers. Those loads complete during the
+// current tile's barriers; a barrier does not wait for them, only the first
+// use of the registers does. Tiles stay disjoint between blocks, and every
+// element is read and written by the same thread, read first, so the scan
+// still works in place.
+
 // uniform_add: data[i] = carry[t − 1] ⊕ data[i] for every element i of tile
 // t ≥ 1, where tile t is elements [t·tile_items, (t+1)·tile_items) ∩ [0, n)
 // and carry[t − 1] is the scanned total of tiles 0 … t−1 (seed included).

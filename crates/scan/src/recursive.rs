@@ -24,7 +24,7 @@
 //! error leaves the output untouched. The block kernel is a type parameter
 //! ([`BlockScan`]), so the driver is written once for all three variants.
 
-use gpu_core::launch::{grid_1d, spread_blocks};
+use gpu_core::launch::spread_blocks;
 use gpu_core::{
     DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, LaunchConfig,
     ModuleSource, Operator, Result,
@@ -113,6 +113,35 @@ pub(crate) fn uniform_add_threads(tile_items: u64) -> Result<u32> {
     }
 }
 
+/// Launch geometry of a block scan over `m` elements in tiles of
+/// `tile_items`: one block per tile up to `resident_blocks` (what fits on the
+/// device at once), each block looping over every G-th tile past that.
+/// `resident_blocks` 0 (the kernel cannot run with this block) is an error.
+pub(crate) fn persistent_grid(
+    m: u64,
+    tile_items: u64,
+    resident_blocks: u64,
+    block_threads: u32,
+    shared_bytes: u32,
+) -> Result<LaunchConfig> {
+    if resident_blocks == 0 {
+        return Err(Error::Unsupported(format!(
+            "a block scan of {block_threads} threads with {shared_bytes} bytes of shared \
+             memory cannot be resident on this device"
+        )));
+    }
+    let blocks = m.div_ceil(tile_items).min(resident_blocks).max(1);
+    // Resident blocks are at most SMs × 32 (the per-SM block limit): the
+    // grid always fits in x.
+    let blocks = u32::try_from(blocks)
+        .map_err(|_| Error::invalid("block_threads", "persistent grid overflows u32"))?;
+    Ok(LaunchConfig {
+        grid: (blocks, 1, 1),
+        block: (block_threads, 1, 1),
+        shared_bytes,
+    })
+}
+
 /// Global-memory bytes the driver moves for an inclusive scan of `n`
 /// elements of `element_bytes` with tiles of `tile_items`: per level of
 /// length m with t = ⌈m/T⌉ tiles, the block scan reads and writes m
@@ -152,7 +181,6 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
         return Ok(());
     }
     let tile_items = block_scan.tile_items(block_threads);
-    let items_per_thread = (tile_items / block_threads as u64) as u32;
     let shared_bytes = u32::try_from(block_scan.shared_bytes(block_threads, T::BYTES as u64))
         .map_err(|_| Error::invalid("block_threads", "shared memory per block overflows"))?;
     let levels = level_lengths(n, tile_items);
@@ -170,11 +198,14 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
     } else {
         None
     };
-    // Block scans: one 1-D grid per level, `items_per_thread` elements per
-    // thread, so ⌈m / tile_items⌉ blocks (spread over y past 2^31 − 1).
+    // Block scans: a persistent grid per level (the pipelined tile loop of
+    // scan_recursive.cuh): min(tiles, resident blocks per SM × SMs) blocks,
+    // each scanning every G-th tile.
+    let resident = block_kernel.resident_blocks_per_sm(block_threads, shared_bytes as usize)?;
+    let resident_blocks = u64::from(resident) * u64::from(gpu.info().sm_count);
     let block_configs: Vec<LaunchConfig> = levels
         .iter()
-        .map(|&m| grid_1d(m, block_threads, items_per_thread, shared_bytes).map(|(c, _)| c))
+        .map(|&m| persistent_grid(m, tile_items, resident_blocks, block_threads, shared_bytes))
         .collect::<Result<_>>()?;
     // Uniform adds: one block per tile t ≥ 1 of each level below the top.
     let add_threads = uniform_add_threads(tile_items)?;
@@ -227,9 +258,10 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
         // (the caller's views, validated to the same length, or totals[l−1]
         // of length m); `totals_ptr` is null on the top level (one tile) and
         // otherwise totals[level] with ⌈m / tile_items⌉ elements, one per
-        // block of the grid; the kernel guards every index against m and
-        // exits surplus blocks. src == dst is allowed: each block reads its
-        // whole tile before its first barrier and writes after its last.
+        // tile, each written by the one block that scans that tile; the
+        // kernel guards every index against m and exits surplus blocks.
+        // src == dst is allowed: each element is read, then written, by
+        // the one thread that owns it, and blocks own disjoint tiles.
         unsafe { gpu.launch(&block_kernel, block_configs[level], &args)? };
     }
 
@@ -282,6 +314,23 @@ mod tests {
         assert_eq!(levels.len(), 6);
         assert!(levels.windows(2).all(|w| w[1] == w[0].div_ceil(64)));
         assert!(*levels.last().unwrap() <= 64);
+    }
+
+    #[test]
+    fn persistent_grid_is_capped_by_residency() {
+        // Fewer tiles than resident blocks: one block per tile.
+        let c = persistent_grid(3000, 1024, 528, 512, 4096).unwrap();
+        assert_eq!(
+            (c.grid, c.block, c.shared_bytes),
+            ((3, 1, 1), (512, 1, 1), 4096)
+        );
+        // 2^28 elements in 1024-element tiles on 132 SMs × 4: 528 blocks loop.
+        let c = persistent_grid(1 << 28, 1024, 528, 512, 4096).unwrap();
+        assert_eq!(c.grid, (528, 1, 1));
+        // Past 2^32 elements the grid stays the resident count.
+        let c = persistent_grid((1 << 32) + 5, 64, 132 * 32, 32, 256).unwrap();
+        assert_eq!(c.grid, (132 * 32, 1, 1));
+        assert!(persistent_grid(1 << 20, 1024, 0, 512, 4096).is_err());
     }
 
     #[test]

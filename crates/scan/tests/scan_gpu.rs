@@ -308,7 +308,9 @@ fn wrapping_sum_op() -> gpu_core::CustomOp<i32> {
 /// docs/scan.md): every algorithm, inclusive and exclusive, out of place and
 /// in place, at lengths with three recursion levels for the teaching
 /// variants (block 32: tile 64, n = 64² + 65; and the default block 512:
-/// tile 1024, n = 1024² + 1025) and several tiles for the single-pass ones.
+/// tile 1024, n = 1024² + 1025, where each block of the persistent grid
+/// scans two tiles), block 32 at 600 001 elements (two or three tiles per
+/// block) and several tiles for the single-pass ones.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sanitizer_cases() {
@@ -321,6 +323,10 @@ fn sanitizer_cases() {
                 64 * 64 + 65,
             ));
             cases.push((ScanOptions::new(algorithm), 1024 * 1024 + 1025));
+            // More tiles than resident blocks at block 32 (an H100 holds
+            // 132 × 32 of them): every block loops over two or three tiles,
+            // so the pipelined tile loop's prefetch runs under the tools.
+            cases.push((ScanOptions::new(algorithm).with_block_threads(32), 600_001));
         } else {
             cases.push((ScanOptions::new(algorithm), 5 * 4096 + 3));
             cases.push((ScanOptions::new(algorithm), 300_007));
