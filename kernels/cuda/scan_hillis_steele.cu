@@ -12,35 +12,39 @@
 // thread could overwrite buf[p − d] before its neighbour read it).
 //
 //   work O(T log T) combines per tile of T elements (O(n log n) overall);
-//   steps ⌈log2 T⌉ + 2 barriers per tile (the first orders the previous
-//     tile's last reads before this tile's first writes);
+//   steps ⌈log2 T⌉ + 1 barriers per tile;
 //   bytes moved: n elements read, n written, one total per tile written
 //     (the uniform add then reads and writes n again: ≈ 4n in all);
 //   shared memory per block: 2 · tile_items · sizeof(T) (two buffers);
 //   bank conflicts: none for 4-byte types (consecutive threads touch
 //     consecutive words, reads at p − d are a shifted consecutive run); 8-byte
 //     types take two wavefronts per access, the hardware minimum;
-//   in place: yes (every element is read and written by the thread that owns
-//     it, read first, and a block touches only its own tiles);
+//   in place: yes (every read of `in` happens before the first barrier, every
+//     write to `out` after the last, and a block touches only its own tile);
 //   deterministic: yes (a fixed combination tree).
 //
 // Arguments: `in` may equal `out` (in place); `totals` is null when the
 // array is a single tile; exclusive/has_seed/seed as in scan_tile_output.
 
 template <typename T, typename Op>
-__device__ __forceinline__ void hillis_steele_tile(T* buffers, T (&v)[HS_ITEMS_PER_THREAD], T* out,
-                                                   T* totals, u64 n, u64 tile, u32 exclusive,
-                                                   u32 has_seed, T seed) {
+__device__ __forceinline__ void hillis_steele_block(const T* in, T* out, T* totals, u64 n,
+                                                    u32 exclusive, u32 has_seed, T seed) {
     const u32 threads = blockDim.x;
     const u32 tile_items = threads * HS_ITEMS_PER_THREAD;
+    const u64 tile = linear_block_index();
+    const u64 tiles = (n + tile_items - 1) / tile_items;
+    if (tile >= tiles) return;  // surplus blocks of a grid spread over y: whole block exits
     const u64 base = tile * (u64)tile_items;
+    T* buffers = scan_shared_tile<T>();  // [0, tile_items) and [tile_items, 2·tile_items)
 
-    // The previous tile's last reads (scanned[p − 1], a neighbour's slot)
-    // must finish before this tile overwrites buffer 0.
-    __syncthreads();
+    // Load (positions past n are padded with the identity, so the last
+    // partial tile's total is still the combination of its real elements).
+    T v[HS_ITEMS_PER_THREAD];
 #pragma unroll
     for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
-        buffers[threadIdx.x + k * threads] = v[k];
+        const u32 p = threadIdx.x + k * threads;
+        v[k] = (base + p < n) ? in[base + p] : Op::identity();
+        buffers[p] = v[k];
     }
     __syncthreads();
 
@@ -70,39 +74,4 @@ __device__ __forceinline__ void hillis_steele_tile(T* buffers, T (&v)[HS_ITEMS_P
     }
     // The thread owning the last position holds the tile's total.
     if (totals != nullptr && threadIdx.x == threads - 1) totals[tile] = v[HS_ITEMS_PER_THREAD - 1];
-}
-
-// The kernel: a persistent grid (scan_recursive.cuh, "pipelined tile loop");
-// block b scans tiles b, b + G, b + 2G, … and loads the next tile's
-// HS_ITEMS_PER_THREAD elements per thread into registers before scanning
-// the current one.
-template <typename T, typename Op>
-__device__ __forceinline__ void hillis_steele_block(const T* in, T* out, T* totals, u64 n,
-                                                    u32 exclusive, u32 has_seed, T seed) {
-    const u32 threads = blockDim.x;
-    const u32 tile_items = threads * HS_ITEMS_PER_THREAD;
-    const u64 tiles = (n + tile_items - 1) / tile_items;
-    u64 tile = blockIdx.x;
-    if (tile >= tiles) return;  // more blocks than tiles: the whole block exits
-    T* buffers = scan_shared_tile<T>();  // [0, tile_items) and [tile_items, 2·tile_items)
-
-    T next[HS_ITEMS_PER_THREAD];
-#pragma unroll
-    for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
-        next[k] = load_or_identity<T, Op>(in, tile * (u64)tile_items + threadIdx.x + k * threads, n);
-    }
-    for (; tile < tiles; tile += gridDim.x) {
-        T v[HS_ITEMS_PER_THREAD];
-#pragma unroll
-        for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) v[k] = next[k];
-        const u64 following = tile + gridDim.x;
-        if (following < tiles) {
-#pragma unroll
-            for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
-                next[k] = load_or_identity<T, Op>(
-                    in, following * (u64)tile_items + threadIdx.x + k * threads, n);
-            }
-        }
-        hillis_steele_tile<T, Op>(buffers, v, out, totals, n, tile, exclusive, has_seed, seed);
-    }
 }

@@ -9,9 +9,9 @@ use std::fmt;
 /// | variant | work | steps (barriers / launches) | bytes moved | launches | shared memory per block | deterministic |
 /// |---|---|---|---|---|---|---|
 /// | `HillisSteeleGlobal` | n log n | ⌈log2 n⌉ launches | ≈ 3n·s per step | ⌈log2 n⌉ | none | yes |
-/// | `HillisSteele` | n log T | log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | 2T·s | yes |
-/// | `Blelloch` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | T·s | yes |
-/// | `BlellochPadded` | ≈ 2n | 2·log2 T barriers per tile | ≈ 4n·s | 2·levels − 1 | (T + T/32)·s | yes |
+/// | `HillisSteele` | n log T | log2 T + 1 barriers per tile | ≈ 4n·s | 2·levels − 1 | 2T·s | yes |
+/// | `Blelloch` | ≈ 2n | 2·log2 T levels per tile, 2·max(log2 B − 6, 0) + 2 block barriers | ≈ 4n·s | 2·levels − 1 | T·s | yes |
+/// | `BlellochPadded` | ≈ 2n | as `Blelloch` | ≈ 4n·s | 2·levels − 1 | (T + T/32)·s | yes |
 /// | `DecoupledLookback` | ≈ 2n | one pass | ≈ 2n·s | 1 (+ a memset of the tile states) | see `lookback.rs` | **not for floats** |
 /// | `ReduceThenScan` | ≈ 3n | three passes per level | ≈ 3n·s | 3 for n ≤ T² (+2 per further level) | see `reduce_then_scan.rs` | yes |
 ///
@@ -30,15 +30,17 @@ pub enum ScanAlgorithm {
     /// Hillis–Steele per block, double-buffered in shared memory (one barrier
     /// per step), then the recursive multi-block driver: block scans write
     /// tile totals, the totals are scanned by the same method, a uniform add
-    /// folds them in. Tile = `block_threads · 2` elements (two per thread).
+    /// folds them in. Tile = `block_threads · 4` elements (four per thread).
     /// O(n log T) work, ≈ 4n elements of traffic, shared memory 2T elements
     /// per block. Deterministic (fixed combination tree).
     HillisSteele,
     /// Blelloch's work-efficient up-sweep / down-sweep per block, two
     /// elements per thread (tile = 2 · `block_threads`, a power of two), same
-    /// recursive driver. O(n) work, 2·log2 T barriers per tile, ≈ 4n elements
-    /// of traffic, T elements of shared memory per block; strided tree
-    /// accesses cause bank conflicts (up to 32-way). Deterministic.
+    /// recursive driver. O(n) work, 2·log2 T tree levels per tile (the leaf
+    /// level in registers, the levels with ≤ 32 active threads in warp 0),
+    /// ≈ 4n elements of traffic, T elements of shared memory per block;
+    /// strided tree accesses cause bank conflicts (up to 32-way).
+    /// Deterministic.
     Blelloch,
     /// [`ScanAlgorithm::Blelloch`] with shared index `i` stored at
     /// `i + (i >> 5)` (one padding word per 32 banks, GPU Gems 3 §39.2.3),

@@ -3,22 +3,37 @@
 //! recursive multi-block driver.
 //!
 //! Computes an inclusive or exclusive scan of any length. One block of B
-//! threads (a power of two) scans a tile of T = 2B elements: the up-sweep
-//! builds a reduction tree in place (log2 T levels, half the threads idle at
-//! each deeper level), the root is saved as the tile total and cleared to the
-//! identity, and the down-sweep pushes prefixes back down (log2 T levels).
-//! The result is the exclusive scan; the inclusive one adds each element's
-//! own input, kept in a register. The driver (`recursive.rs`) scans the tile
-//! totals by the same method and folds them in with a uniform add.
+//! threads (a power of two) scans a tile of T = 2B elements; thread t owns
+//! the leaf pair 2t, 2t+1 (one two-element vector load and store when the
+//! array is aligned to two elements). The up-sweep builds a reduction tree
+//! in place (log2 T levels, half the threads idle at each deeper level), the
+//! root is saved as the tile total and cleared to the identity, and the
+//! down-sweep pushes prefixes back down (log2 T levels). The result is the
+//! exclusive scan; the inclusive one adds each element's own input. The
+//! driver (`recursive.rs`) scans the tile totals by the same method and
+//! folds them in with a uniform add.
 //!
-//! - work: ≈ 2n combines (work-efficient); steps: 2·log2 T barriers per
-//!   tile, ⌈log_T n⌉ levels;
+//! The tree is the textbook's; three things make it fast on a GPU whose
+//! block scan is bound by instruction issue, not by memory:
+//! - the leaf level of both sweeps is the thread's own pair, done in
+//!   registers (no shared-memory round trip, no barrier);
+//! - the levels with at most 32 active threads run inside warp 0 behind warp
+//!   barriers, while the other 15 warps (B = 512) skip them instead of
+//!   passing a block barrier at each;
+//! - the grid is persistent, and each block loads its next tile's pair into
+//!   registers before scanning the current one (the pipelined tile loop of
+//!   `kernels/cuda/scan_recursive.cuh`).
+//!
+//! - work: ≈ 2n combines (work-efficient); steps: 2·log2 T levels per tile
+//!   behind 2·max(log2 B − 6, 0) + 2 block barriers, ⌈log_T n⌉ levels of
+//!   recursion;
 //! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
 //!   [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
 //! - shared memory per block: T·sizeof(T) (4 KiB for B = 512, `i32`);
-//! - bank conflicts: the tree's accesses at stride s words put every active
-//!   thread of a warp in s-way (up to 32-way) conflicts: what
+//! - bank conflicts: at stride s the active threads of a warp touch words 2s
+//!   apart, a min(2s, 32)-way conflict (on the H100 these cost more
+//!   shared-memory cycles than the whole padded scan): what
 //!   [`ScanAlgorithm::BlellochPadded`](crate::ScanAlgorithm::BlellochPadded)
 //!   removes;
 //! - in place: yes; deterministic: yes.
@@ -76,6 +91,10 @@ impl BlockScan for Blelloch {
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
         blelloch_module::<T, O>("blelloch", false, op)
+    }
+
+    fn loops_over_tiles(&self) -> bool {
+        true
     }
 
     fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {

@@ -9,7 +9,10 @@
 //! types this removes the tree's 32-way conflicts down to at most 2-way; for
 //! 8-byte types (two banks per element) it halves them.
 //!
-//! - work: ≈ 2n combines; steps: 2·log2 T barriers per tile;
+//! - work: ≈ 2n combines; steps: 2·log2 T levels per tile, behind
+//!   2·max(log2 B − 6, 0) + 2 block barriers (the leaf level runs in
+//!   registers, the levels with at most 32 active threads in warp 0 behind
+//!   warp barriers; see [`crate::ScanAlgorithm::Blelloch`]);
 //! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
 //!   [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
@@ -46,6 +49,10 @@ impl BlockScan for BlellochPadded {
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
         blelloch_module::<T, O>("blelloch_padded", true, op)
+    }
+
+    fn loops_over_tiles(&self) -> bool {
+        true
     }
 
     fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {

@@ -24,14 +24,14 @@
 //! error leaves the output untouched. The block kernel is a type parameter
 //! ([`BlockScan`]), so the driver is written once for all three variants.
 
-use gpu_core::launch::spread_blocks;
+use gpu_core::launch::{grid_1d, spread_blocks};
 use gpu_core::{
     DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, LaunchConfig,
     ModuleSource, Operator, Result,
 };
 
 use crate::kind::ScanKind;
-use crate::tuning::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_THREADS};
+use crate::tuning::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_MAX_THREADS, UNIFORM_ADD_THREADS};
 
 /// A block-level scan kernel the driver can run: it scans tiles of
 /// `tile_items(block_threads)` elements with the entry signature
@@ -46,6 +46,10 @@ pub(crate) trait BlockScan {
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource;
     /// The block-scan entry point in [`BlockScan::module`].
     fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String;
+    /// Whether the kernel loops over tiles (the pipelined tile loop of
+    /// `scan_recursive.cuh`, on a persistent grid) rather than scanning the
+    /// one tile of its block index.
+    fn loops_over_tiles(&self) -> bool;
 }
 
 /// Parameter list of every block-scan entry point.
@@ -83,7 +87,7 @@ pub(crate) fn uniform_add_module<T: Element, O: Operator<T>>(op: &O) -> ModuleSo
             "uniform_add<{t}, op_t>(data, carry, n, tile_items, tiles)",
             t = T::CUDA_TYPE
         ),
-        Some(UNIFORM_ADD_THREADS),
+        Some(UNIFORM_ADD_MAX_THREADS),
     )
 }
 
@@ -99,16 +103,20 @@ pub(crate) fn level_lengths(n: u64, tile_items: u64) -> Vec<u64> {
     levels
 }
 
-/// Uniform-add geometry for tiles of `tile_items`: (threads per block,
-/// elements per thread). Threads = min(UNIFORM_ADD_THREADS, tile).
+/// Uniform-add threads per block for tiles of `tile_items`: UNIFORM_ADD_THREADS
+/// (or the tile, if smaller), raised to tile / UNIFORM_ADD_MAX_ITEMS for
+/// tiles larger than UNIFORM_ADD_THREADS · UNIFORM_ADD_MAX_ITEMS, up to
+/// UNIFORM_ADD_MAX_THREADS (the entry's launch bound).
 pub(crate) fn uniform_add_threads(tile_items: u64) -> Result<u32> {
-    let threads = (UNIFORM_ADD_THREADS as u64).min(tile_items) as u32;
-    if threads as u64 * UNIFORM_ADD_MAX_ITEMS as u64 >= tile_items && threads > 0 {
-        Ok(threads)
+    let threads = (UNIFORM_ADD_THREADS as u64)
+        .max(tile_items.div_ceil(UNIFORM_ADD_MAX_ITEMS as u64))
+        .min(tile_items);
+    if threads > 0 && threads <= UNIFORM_ADD_MAX_THREADS as u64 {
+        Ok(threads as u32)
     } else {
         Err(Error::Unsupported(format!(
             "tiles of {tile_items} elements exceed one uniform-add block \
-             ({UNIFORM_ADD_THREADS} threads × {UNIFORM_ADD_MAX_ITEMS} elements)"
+             ({UNIFORM_ADD_MAX_THREADS} threads × {UNIFORM_ADD_MAX_ITEMS} elements)"
         )))
     }
 }
@@ -198,15 +206,24 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
     } else {
         None
     };
-    // Block scans: a persistent grid per level (the pipelined tile loop of
-    // scan_recursive.cuh): min(tiles, resident blocks per SM × SMs) blocks,
-    // each scanning every G-th tile.
-    let resident = block_kernel.resident_blocks_per_sm(block_threads, shared_bytes as usize)?;
-    let resident_blocks = u64::from(resident) * u64::from(gpu.info().sm_count);
-    let block_configs: Vec<LaunchConfig> = levels
-        .iter()
-        .map(|&m| persistent_grid(m, tile_items, resident_blocks, block_threads, shared_bytes))
-        .collect::<Result<_>>()?;
+    // Block scans, one grid per level: for a kernel that loops over tiles, a
+    // persistent grid of min(tiles, resident blocks per SM × SMs) blocks
+    // (`persistent_grid`); otherwise one block per tile, ⌈m / tile_items⌉
+    // blocks (spread over y past 2^31 − 1).
+    let block_configs: Vec<LaunchConfig> = if block_scan.loops_over_tiles() {
+        let resident = block_kernel.resident_blocks_per_sm(block_threads, shared_bytes as usize)?;
+        let resident_blocks = u64::from(resident) * u64::from(gpu.info().sm_count);
+        levels
+            .iter()
+            .map(|&m| persistent_grid(m, tile_items, resident_blocks, block_threads, shared_bytes))
+            .collect::<Result<_>>()?
+    } else {
+        let items_per_thread = (tile_items / block_threads as u64) as u32;
+        levels
+            .iter()
+            .map(|&m| grid_1d(m, block_threads, items_per_thread, shared_bytes).map(|(c, _)| c))
+            .collect::<Result<_>>()?
+    };
     // Uniform adds: one block per tile t ≥ 1 of each level below the top.
     let add_threads = uniform_add_threads(tile_items)?;
     let add_configs: Vec<LaunchConfig> = levels[1..]
@@ -338,7 +355,19 @@ mod tests {
         assert_eq!(uniform_add_threads(64).unwrap(), 64);
         assert_eq!(uniform_add_threads(1024).unwrap(), 256);
         assert_eq!(uniform_add_threads(2048).unwrap(), 256);
-        assert!(uniform_add_threads(4096).is_err());
+        // Hillis–Steele's largest tile: 1024 threads × 4 elements.
+        assert_eq!(uniform_add_threads(4096).unwrap(), 512);
+        assert!(uniform_add_threads(8192).is_err());
+        // Every tile a teaching variant can have fits.
+        for threads in [32u32, 64, 96, 128, 160, 256, 480, 512, 992, 1024] {
+            for tile in [
+                crate::hillis_steele::HillisSteele.tile_items(threads),
+                crate::blelloch::Blelloch.tile_items(threads),
+            ] {
+                let add = uniform_add_threads(tile).unwrap() as u64;
+                assert!(add * UNIFORM_ADD_MAX_ITEMS as u64 >= tile, "tile {tile}");
+            }
+        }
     }
 
     #[test]

@@ -22,24 +22,35 @@ pub const MIN_BLOCK_THREADS: u32 = 32;
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// Elements per thread of the Hillis–Steele block scan (thread t owns
-/// positions t + k·block_threads). Two keeps two loads in flight per thread
-/// and halves the number of tiles, at the same shared-memory work per
-/// element. Not yet measured on the H100.
-pub const HILLIS_STEELE_ITEMS_PER_THREAD: u32 = 2;
+/// positions t + k·block_threads). The block scan is bound by instruction
+/// issue (ncu on the H100, 2026-11-24: 0.88 warps issued per scheduler per
+/// cycle, SM throughput 88 %), and each step's barrier and loop cost is paid
+/// once per thread, so more elements per thread cut it per element. On the
+/// H100 (2^28 `i32`, 512 threads, docs/scan.md) 4 took 1.941 ms against
+/// 2.228 ms for 2, although that run's uniform add was the slower 16-item
+/// one. At 1024 threads and 8-byte elements the two buffers take 64 KiB:
+/// the launch opts in past the 48 KiB default.
+pub const HILLIS_STEELE_ITEMS_PER_THREAD: u32 = 4;
 
 /// Elements per thread of the Blelloch block scans: fixed at two by the
 /// algorithm (each thread owns one leaf pair of the tree).
 pub const BLELLOCH_ITEMS_PER_THREAD: u32 = 2;
 
-/// Threads per block of the uniform-add pass (capped at the tile size).
-/// Not yet measured on the H100.
+/// Threads per block of the uniform-add pass (capped at the tile size;
+/// raised for tiles past UNIFORM_ADD_THREADS · UNIFORM_ADD_MAX_ITEMS).
+/// Its pass runs at 0.98 of the copy ceiling on the H100 (docs/scan.md).
 pub const UNIFORM_ADD_THREADS: u32 = 256;
 
-/// Largest number of elements one uniform-add thread handles; with
-/// [`UNIFORM_ADD_THREADS`] it bounds the tile size the driver accepts
-/// (256 · 8 = 2048 = the largest tile, Blelloch or Hillis–Steele with 1024
-/// threads).
+/// Largest number of elements one uniform-add thread handles. Eight: all
+/// loads issued before the first store, and few idle slots for small tiles
+/// (a 16-element version made the whole Blelloch scan 7 % slower on the
+/// H100, 2026-11-24).
 pub const UNIFORM_ADD_MAX_ITEMS: u32 = 8;
+
+/// Most threads of a uniform-add block (its entry's launch bound): the
+/// largest tile, Hillis–Steele's 1024 · 4 = 4096, over 8 elements each.
+pub const UNIFORM_ADD_MAX_THREADS: u32 = 512;
+const _: () = assert!(UNIFORM_ADD_MAX_THREADS <= MAX_BLOCK_THREADS);
 
 /// `log2` of the number of shared-memory banks, for BlellochPadded's
 /// `i + (i >> LOG_NUM_BANKS)` (32 banks of 4 bytes on every GPU since Kepler).
@@ -53,7 +64,7 @@ mod tests {
     fn the_largest_tile_fits_one_uniform_add_block() {
         let largest_tile =
             MAX_BLOCK_THREADS * HILLIS_STEELE_ITEMS_PER_THREAD.max(BLELLOCH_ITEMS_PER_THREAD);
-        assert!(UNIFORM_ADD_THREADS * UNIFORM_ADD_MAX_ITEMS >= largest_tile);
+        assert!(UNIFORM_ADD_MAX_THREADS * UNIFORM_ADD_MAX_ITEMS >= largest_tile);
     }
 
     #[test]

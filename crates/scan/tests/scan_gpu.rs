@@ -307,10 +307,12 @@ fn wrapping_sum_op() -> gpu_core::CustomOp<i32> {
 /// Small cases for compute-sanitizer (memcheck, racecheck, synccheck; see
 /// docs/scan.md): every algorithm, inclusive and exclusive, out of place and
 /// in place, at lengths with three recursion levels for the teaching
-/// variants (block 32: tile 64, n = 64² + 65; and the default block 512:
-/// tile 1024, n = 1024² + 1025, where each block of the persistent grid
-/// scans two tiles), block 32 at 600 001 elements (two or three tiles per
-/// block) and several tiles for the single-pass ones.
+/// variants (tile² + tile + 1 for block 32 and for the default block 512;
+/// at 512 threads Blelloch's persistent grid gives each block two tiles), at
+/// 600 001 elements with block 32 (more Blelloch tiles than an H100 holds
+/// blocks, 132 × 32: two or three per block, so the pipelined tile loop's
+/// prefetch runs under the tools), and several tiles for the single-pass
+/// ones.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sanitizer_cases() {
@@ -318,14 +320,13 @@ fn sanitizer_cases() {
     for algorithm in ScanAlgorithm::ALL {
         let mut cases: Vec<(ScanOptions, usize)> = Vec::new();
         if algorithm.takes_block_threads() {
-            cases.push((
+            for options in [
                 ScanOptions::new(algorithm).with_block_threads(32),
-                64 * 64 + 65,
-            ));
-            cases.push((ScanOptions::new(algorithm), 1024 * 1024 + 1025));
-            // More tiles than resident blocks at block 32 (an H100 holds
-            // 132 × 32 of them): every block loops over two or three tiles,
-            // so the pipelined tile loop's prefetch runs under the tools.
+                ScanOptions::new(algorithm),
+            ] {
+                let tile = tiles_of(algorithm, options.effective_block_threads())[0];
+                cases.push((options, tile * tile + tile + 1));
+            }
             cases.push((ScanOptions::new(algorithm).with_block_threads(32), 600_001));
         } else {
             cases.push((ScanOptions::new(algorithm), 5 * 4096 + 3));

@@ -211,8 +211,11 @@ pub fn run_case<T: Element, O: Operator<T>>(
 pub fn tiles_of(algorithm: ScanAlgorithm, block: u32) -> Vec<usize> {
     match algorithm.resolve() {
         ScanAlgorithm::HillisSteeleGlobal => vec![block as usize],
-        ScanAlgorithm::HillisSteele | ScanAlgorithm::Blelloch | ScanAlgorithm::BlellochPadded => {
-            vec![2 * block as usize]
+        ScanAlgorithm::HillisSteele => {
+            vec![(block * scan::tuning::HILLIS_STEELE_ITEMS_PER_THREAD) as usize]
+        }
+        ScanAlgorithm::Blelloch | ScanAlgorithm::BlellochPadded => {
+            vec![(block * scan::tuning::BLELLOCH_ITEMS_PER_THREAD) as usize]
         }
         // The tiles of the look-back's tuning table (one per element size;
         // both edges for either type, so a table change keeps them right).
