@@ -433,10 +433,10 @@ mod tests {
     }
 
     #[test]
-    fn options_default_to_auto_and_512() {
+    fn options_default_to_auto_and_256() {
         let o = ScanOptions::default();
         assert_eq!(o.algorithm, ScanAlgorithm::Auto);
-        assert_eq!(o.effective_block_threads(), 512);
+        assert_eq!(o.effective_block_threads(), 256);
         assert_eq!(
             ScanOptions::new(ScanAlgorithm::Blelloch)
                 .with_block_threads(128)

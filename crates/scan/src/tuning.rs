@@ -1,19 +1,18 @@
 //! Tuning constants of the teaching scans, as data.
 //!
-//! Chosen from the lab this crate reproduces (seed 000: a block-size sweep
-//! 32…1024 on a Tesla P40 found 512 threads best) and checked on an NVIDIA
-//! H100 80GB HBM3 on 2026-11-23 (`examples/scan.rs --block-sweep`, table in
-//! docs/scan.md): 512 is the fastest block for Hillis–Steele and Blelloch at
-//! 2^28 and 123123123 `i32`, and within 4 % of the fastest (256) for padded
-//! Blelloch.
+//! The lab this crate reproduces (seed 000: a block-size sweep 32…1024 on a
+//! Tesla P40) found 512 threads best. On an NVIDIA H100 80GB HBM3, with the
+//! kernels of 2026-11-24 (`examples/scan.rs --block-sweep`, table in
+//! docs/scan.md), 256 is the fastest block for Hillis–Steele at 2^28 and
+//! 123123123 `i32` (5 % ahead of 512) and within 0.3 % of the fastest for
+//! both Blelloch variants, so it is the default.
 //! (The look-back and reduce-then-scan kernels keep their own tables in
 //! their files.)
 
 /// Block size of the teaching variants when [`crate::ScanOptions::block_threads`]
-/// is `None`. The lab's best (P40), and the best or within 4 % of it on the
-/// H100 (2^28 `i32`: Hillis–Steele 2.226 ms, Blelloch 2.949 ms, padded
-/// Blelloch 2.458 ms against 2.368 ms at 256).
-pub const DEFAULT_BLOCK_THREADS: u32 = 512;
+/// is `None`. On the H100, 2^28 `i32`: Hillis–Steele 1.818 ms (512: 1.909),
+/// Blelloch 2.299 ms (512: 2.303), padded Blelloch 1.988 ms (512: 1.983).
+pub const DEFAULT_BLOCK_THREADS: u32 = 256;
 
 /// Smallest selectable block size (one warp).
 pub const MIN_BLOCK_THREADS: u32 = 32;
@@ -28,7 +27,7 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// once per thread, so more elements per thread cut it per element. On the
 /// H100 (2^28 `i32`, 512 threads, docs/scan.md) 4 took 1.941 ms against
 /// 2.228 ms for 2, although that run's uniform add was the slower 16-item
-/// one. At 1024 threads and 8-byte elements the two buffers take 64 KiB:
+/// one (with the 8-item one: 1.908 ms). At 1024 threads and 8-byte elements the two buffers take 64 KiB:
 /// the launch opts in past the 48 KiB default.
 pub const HILLIS_STEELE_ITEMS_PER_THREAD: u32 = 4;
 

@@ -306,13 +306,13 @@ fn wrapping_sum_op() -> gpu_core::CustomOp<i32> {
 
 /// Small cases for compute-sanitizer (memcheck, racecheck, synccheck; see
 /// docs/scan.md): every algorithm, inclusive and exclusive, out of place and
-/// in place, at lengths with three recursion levels for the teaching
-/// variants (tile² + tile + 1 for block 32 and for the default block 512;
-/// at 512 threads Blelloch's persistent grid gives each block two tiles), at
-/// 600 001 elements with block 32 (more Blelloch tiles than an H100 holds
-/// blocks, 132 × 32: two or three per block, so the pipelined tile loop's
-/// prefetch runs under the tools), and several tiles for the single-pass
-/// ones.
+/// in place. The teaching variants run at lengths with three recursion
+/// levels (tile² + tile + 1, for block 32 and for the default block), and
+/// at lengths where Blelloch's persistent grid gives each block several
+/// tiles, so the pipelined tile loop's prefetch runs under the tools:
+/// 600 001 elements at block 32 (9 376 tiles; an H100 holds 132 × 32
+/// blocks) and 2^21 + 3 at the default block (4 097 tiles of 512; it holds
+/// 132 × 8). The single-pass ones run at several tiles.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sanitizer_cases() {
@@ -328,6 +328,7 @@ fn sanitizer_cases() {
                 cases.push((options, tile * tile + tile + 1));
             }
             cases.push((ScanOptions::new(algorithm).with_block_threads(32), 600_001));
+            cases.push((ScanOptions::new(algorithm), (1 << 21) + 3));
         } else {
             cases.push((ScanOptions::new(algorithm), 5 * 4096 + 3));
             cases.push((ScanOptions::new(algorithm), 300_007));
