@@ -1,7 +1,8 @@
-//! The device handle: context, stream, properties and the module store.
+//! The device handle: context, stream, properties, and the way into the
+//! context's kernel store.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -11,7 +12,9 @@ use cudarc::driver::{
 };
 
 use crate::error::{Error, Result};
-use crate::kernel::{compile_cubin, nvrtc_version, DiskCache, ModuleOrigin, ModuleSource};
+use crate::kernel::{
+    compile_cubin, nvrtc_version, DiskCache, KernelStore, LoadedModule, ModuleOrigin, ModuleSource,
+};
 use crate::launch::LaunchConfig;
 
 /// What parprims knows about the device it runs on.
@@ -70,18 +73,13 @@ impl DeviceInfo {
     }
 }
 
-/// A loaded module and its functions.
-struct LoadedModule {
-    module: Arc<CudaModule>,
-    origin: ModuleOrigin,
-}
-
 /// State shared by every [`Gpu`] handle on one context.
 struct Shared {
     ctx: Arc<CudaContext>,
     info: DeviceInfo,
     cache: DiskCache,
-    modules: Mutex<HashMap<u64, Arc<LoadedModule>>>,
+    /// Shared with every other handle on this context.
+    store: Arc<KernelStore>,
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -193,18 +191,25 @@ impl Gpu {
             max_threads_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
             driver_version,
         };
+        let store = KernelStore::for_context(&ctx);
         Ok(Gpu {
             shared: Arc::new(Shared {
                 ctx,
                 info,
+                store,
                 cache,
-                modules: Mutex::new(HashMap::new()),
             }),
             stream,
         })
     }
 
-    /// A handle on the same context and module store with a new stream.
+    /// The kernel store of this handle's context, shared by every handle
+    /// on it.
+    pub fn kernel_store(&self) -> &Arc<KernelStore> {
+        &self.shared.store
+    }
+
+    /// A handle on the same context and kernel store with a new stream.
     pub fn with_new_stream(&self) -> Result<Gpu> {
         let stream = self.shared.ctx.new_stream()?;
         Ok(Gpu {
@@ -288,6 +293,7 @@ impl Gpu {
         let key = source.cache_key(&arch, version);
         let mut store = self
             .shared
+            .store
             .modules
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -359,11 +365,19 @@ impl Gpu {
         config: LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        if config.shared_bytes as usize > self.shared.info.shared_per_block {
+        if config.shared_bytes as usize > self.shared.info.shared_per_block
+            && config.shared_bytes > kernel.state.dynamic_shared_opt_in.load(Ordering::Acquire)
+        {
+            // Past the 48 KiB default a kernel must be opted in, once per
+            // size: the kernel remembers the largest size it was given.
             kernel.function.set_attribute(
                 driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 config.shared_bytes as i32,
             )?;
+            kernel
+                .state
+                .dynamic_shared_opt_in
+                .fetch_max(config.shared_bytes, Ordering::AcqRel);
         }
         self.bind()?;
         let mut params: Vec<*mut c_void> = args
@@ -474,6 +488,7 @@ impl Module {
         Ok(Kernel {
             name: entry.to_owned(),
             function,
+            state: Arc::default(),
         })
     }
 
@@ -485,10 +500,24 @@ impl Module {
 }
 
 /// A kernel entry point, ready to launch with [`Gpu::launch`].
+///
+/// Clones share the answers already asked of the driver (occupancy per
+/// launch shape, the dynamic shared memory opted into), so a kernel kept in
+/// the [`KernelStore`] is launched without driver queries.
 #[derive(Clone, Debug)]
 pub struct Kernel {
     name: String,
     function: CudaFunction,
+    state: Arc<KernelState>,
+}
+
+/// What a kernel has learnt from the driver, shared by its clones.
+#[derive(Debug, Default)]
+struct KernelState {
+    /// Resident blocks per SM by (block threads, dynamic shared bytes).
+    resident: Mutex<Vec<((u32, usize), u32)>>,
+    /// The largest dynamic shared memory size set on the function.
+    dynamic_shared_opt_in: AtomicU32,
 }
 
 impl Kernel {
@@ -505,11 +534,35 @@ impl Kernel {
     }
 
     /// Blocks of `block_threads` threads with `shared_bytes` dynamic shared
-    /// memory that fit on one multiprocessor at once.
+    /// memory that fit on one multiprocessor at once. Asked of the driver
+    /// once per shape, then remembered.
     pub fn resident_blocks_per_sm(&self, block_threads: u32, shared_bytes: usize) -> Result<u32> {
-        Ok(self
+        let shape = (block_threads, shared_bytes);
+        let known = |resident: &Vec<((u32, usize), u32)>| {
+            resident.iter().find(|(s, _)| *s == shape).map(|&(_, r)| r)
+        };
+        // Pushes complete or unwind before touching the Vec.
+        if let Some(blocks) = known(
+            &self
+                .state
+                .resident
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        ) {
+            return Ok(blocks);
+        }
+        let blocks = self
             .function
-            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?)
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?;
+        let mut resident = self
+            .state
+            .resident
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if known(&resident).is_none() {
+            resident.push((shape, blocks));
+        }
+        Ok(blocks)
     }
 }
 

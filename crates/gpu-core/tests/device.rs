@@ -485,3 +485,53 @@ fn trimming_the_memory_pool_keeps_live_buffers() {
     let again = DeviceBuffer::<u8>::zeros(&gpu, 1 << 20).unwrap();
     assert!(again.to_host(&gpu).unwrap().iter().all(|&b| b == 0));
 }
+
+/// One kernel store per context: handles made with `with_new_stream` and
+/// `from_cudarc` on the same context share it, a stored kernel is built
+/// once, and its occupancy answer is remembered by every clone.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_kernel_store_per_context() {
+    let gpu = gpu();
+    let other_stream = gpu.with_new_stream().unwrap();
+    let wrapped = Gpu::from_cudarc(
+        gpu.cudarc_context().clone(),
+        gpu.cudarc_context().new_stream().unwrap(),
+    )
+    .unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        gpu.kernel_store(),
+        other_stream.kernel_store()
+    ));
+    assert!(std::sync::Arc::ptr_eq(
+        gpu.kernel_store(),
+        wrapped.kernel_store()
+    ));
+
+    let module = nonce_module(&format!("{}7", std::process::id()));
+    let entry = module.entries()[0].clone();
+    let builds = std::cell::Cell::new(0);
+    let key = format!("store_test_{}", std::process::id());
+    let first = gpu
+        .stored_kernel(&key, &entry, || {
+            builds.set(builds.get() + 1);
+            module.clone()
+        })
+        .unwrap();
+    let blocks = first.resident_blocks_per_sm(128, 0).unwrap();
+    assert!(blocks > 0);
+    let again = wrapped
+        .stored_kernel(&key, &entry, || {
+            builds.set(builds.get() + 1);
+            module.clone()
+        })
+        .unwrap();
+    assert_eq!(builds.get(), 1, "the source is built once per context");
+    assert_eq!(again.name(), entry);
+    assert_eq!(again.resident_blocks_per_sm(128, 0).unwrap(), blocks);
+    // A wrong entry under a known key is a typed error, not a panic.
+    assert!(matches!(
+        gpu.stored_kernel(&key, "no_such_entry", || module.clone()),
+        Err(Error::MissingEntry { .. })
+    ));
+}

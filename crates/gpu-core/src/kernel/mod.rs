@@ -1,0 +1,40 @@
+//! The kernel pipeline, from CUDA C source to a launchable function.
+//!
+//! | step | file | what |
+//! |---|---|---|
+//! | source | [`source`](ModuleSource) | one module's CUDA C: `common.cuh`, the family's headers and bodies, generated operator functors, tuning `#define`s, generated `extern "C"` entry points |
+//! | compile | `nvrtc` | NVRTC for the device's own `sm_XY` (real machine code, no JIT at load time) |
+//! | disk cache | [`DiskCache`] | cubins keyed by a hash of source, options, architecture and NVRTC version; corrupt or unwritable caches fall back to compiling |
+//! | store | [`KernelStore`] | one per CUDA context, shared by every [`Gpu`](crate::Gpu) on it: loaded modules by source hash, and loaded functions by (module key, entry) with their occupancy, so a launch on the hot path neither builds nor hashes source nor queries the driver |
+//!
+//! An algorithm crate asks for a kernel with
+//! [`Gpu::stored_kernel`](crate::Gpu::stored_kernel): a module key that
+//! names the source completely (family, element type, operator, policy),
+//! the entry name, and a closure that builds the [`ModuleSource`], called
+//! only the first time the key is seen on the context.
+
+mod disk_cache;
+mod nvrtc;
+mod source;
+mod store;
+
+pub use disk_cache::{for_each_in_parallel, warm_disk_cache, CacheWarmReport, DiskCache};
+pub use nvrtc::{compile_cubin, cubin_defines, nvrtc_available, nvrtc_version};
+pub use source::{stable_hash64, Fnv64, ModuleSource};
+pub(crate) use store::LoadedModule;
+pub use store::{fingerprint, KernelStore};
+
+/// Where a loaded module came from, and how long getting it took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ModuleOrigin {
+    /// Compiled by NVRTC in this process.
+    Compiled {
+        /// Wall-clock milliseconds for compiling and loading.
+        ms: f64,
+    },
+    /// Read from the disk cache.
+    DiskCache {
+        /// Wall-clock milliseconds for reading and loading.
+        ms: f64,
+    },
+}
