@@ -18,7 +18,7 @@
 # Fitting the 10-minute command limit of the GPU machine:
 #   - the environment makes the heavy tests small: PROPTEST_CASES=4 (every
 #     proptest that uses proptest's default configuration honours it) and
-#     PARPRIMS_QUICK_TESTS=1 (gpu_core::testing: every test binary keeps
+#     PARPRIMS_QUICK_TESTS=1 (parprims_testkit::testing: every test binary keeps
 #     its tests and code paths but draws shorter lengths, smaller shapes and
 #     fewer operations; the tours run with --quick); both can be overridden;
 #   - SANITIZE_TIMEOUT (seconds, default 150) bounds each binary under each

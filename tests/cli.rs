@@ -116,8 +116,8 @@ fn bench_without_a_gpu_says_so() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_tour_runs_and_every_check_passes() {
-    // The quick tour under the sanitizer script (gpu_core::testing).
-    let output = if gpu_core::testing::quick_tests() {
+    // The quick tour under the sanitizer script (parprims_testkit::testing).
+    let output = if parprims_testkit::testing::quick_tests() {
         parprims(&["--reps", "2", "--quick"])
     } else {
         parprims(&["--reps", "2"])
@@ -144,7 +144,7 @@ fn a_small_bench_writes_csv_and_plots_and_merges_peers() {
         &peers,
         format!(
             "{}\nscan,torch.cumsum,i32,1048576,0.0100,838.86,3000.00,0.2796,peer device,2026-11-22\n",
-            parprims::gpu_core::bench::CSV_HEADER
+            parprims_testkit::bench::CSV_HEADER
         ),
     )
     .expect("peers csv written");
@@ -166,7 +166,7 @@ fn a_small_bench_writes_csv_and_plots_and_merges_peers() {
     let all = text(&output);
     assert!(output.status.success(), "{all}");
     assert!(all.contains("torch.cumsum"), "{all}");
-    let records = parprims::gpu_core::bench::read_csv(&out_dir.join("scan.csv")).expect("csv");
+    let records = parprims_testkit::bench::read_csv(&out_dir.join("scan.csv")).expect("csv");
     // 2 sizes × 2 types × 6 algorithms, peers not copied into our CSV.
     assert_eq!(records.len(), 24);
     assert!(records.iter().all(|r| r.gbps > 0.0 && r.ceiling_gbps > 0.0));

@@ -16,7 +16,7 @@ fn catalog() -> Vec<ModuleSource> {
 
 #[test]
 fn every_kernel_compiles_for_sm80_and_sm90() {
-    if !gpu_core::testing::nvrtc_or_skip() {
+    if !parprims_testkit::testing::nvrtc_or_skip() {
         return;
     }
     let version = nvrtc_version().expect("NVRTC loaded, so its version is readable");

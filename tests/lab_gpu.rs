@@ -15,8 +15,8 @@ fn lab() -> Lab {
     options.seed = 12345;
     // A quarter GiB is enough for a ceiling in a test.
     options.ceiling_bytes = 1 << 28;
-    // The quick tour under the sanitizer script (gpu_core::testing).
-    options.quick = gpu_core::testing::quick_tests();
+    // The quick tour under the sanitizer script (parprims_testkit::testing).
+    options.quick = parprims_testkit::testing::quick_tests();
     Lab::with_gpu(gpu, options).expect("the lab opens")
 }
 
@@ -83,7 +83,7 @@ fn halves(lab: &Lab, broken: Broken) -> parprims::lab::Row {
 #[ignore = "needs a CUDA GPU"]
 fn wrong_results_are_reported_not_hidden() {
     let lab = lab();
-    gpu_core::testing::assert_plausible_copy_rate(lab.ceiling().gbps);
+    parprims_testkit::testing::assert_plausible_copy_rate(lab.ceiling().gbps);
     let good = halves(&lab, Broken::No);
     assert!(good.check.passed(), "{:?}", good.check);
     assert!(good.ms.unwrap() > 0.0);

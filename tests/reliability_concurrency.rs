@@ -41,7 +41,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use compact::{CompactAlgorithm, Compacted, CustomPredicate, Predicate};
-use gpu_core::rng::{random_flags, SplitMix64};
 use gpu_core::{
     BitAnd, BitOr, BitXor, CustomOp, DeviceBuffer, DeviceType, Element, Gpu, IntElement, Max, Min,
     Operator, Sum,
@@ -50,6 +49,7 @@ use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatvecAlgorithm, MatvecElement,
     Padding, Transpose, TransposeAlgorithm,
 };
+use parprims_testkit::rng::{random_flags, SplitMix64};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// Threads (each with its own stream) in both GPU tests.
@@ -129,7 +129,7 @@ fn device_lock() -> MutexGuard<'static, ()> {
 }
 
 fn quick() -> bool {
-    gpu_core::testing::quick_tests()
+    parprims_testkit::testing::quick_tests()
 }
 
 // ---------------------------------------------------------------------------

@@ -24,8 +24,8 @@
 use std::sync::OnceLock;
 
 use compact::{CompactAlgorithm, Predicate};
-use gpu_core::rng::{random_flags, random_vec};
 use gpu_core::{DeviceBuffer, Element, Gpu, Operator, Sum};
+use parprims_testkit::rng::{random_flags, random_vec};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 fn gpu() -> &'static Gpu {
@@ -34,7 +34,7 @@ fn gpu() -> &'static Gpu {
 }
 
 fn quick() -> bool {
-    gpu_core::testing::quick_tests()
+    parprims_testkit::testing::quick_tests()
 }
 
 /// (elements, runs).

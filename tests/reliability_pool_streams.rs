@@ -30,8 +30,8 @@ mod support;
 use support::fresh_seed;
 
 use gpu_core::launch::grid_1d;
-use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, Gpu, Kernel, KernelArgs, ModuleSource};
+use parprims_testkit::rng::SplitMix64;
 
 /// Threads, each with its own stream.
 const THREADS: usize = 8;
@@ -147,7 +147,7 @@ fn reliability_pool_streams_reference_and_module() {
 fn reliability_eight_streams_allocate_fill_copy() {
     let base = Gpu::new(0).expect("a CUDA GPU (device 0)");
     let seed = fresh_seed();
-    let rounds = gpu_core::testing::scaled(1000, 50);
+    let rounds = parprims_testkit::testing::scaled(1000, 50);
     eprintln!("seed {seed} (PARPRIMS_SEED={seed} replays it): {THREADS} threads × {rounds} rounds");
     // Compile and load once before the threads start.
     let loaded = base.module(&module()).expect("test module");

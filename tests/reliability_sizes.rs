@@ -34,8 +34,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use compact::{CompactAlgorithm, Predicate};
 use gpu_core::launch::{grid_1d, MAX_GRID_X};
-use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, Gpu, KernelArgs, ModuleSource, Sum};
+use parprims_testkit::rng::SplitMix64;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// Elements per CPU verification chunk.

@@ -79,7 +79,6 @@ use support::{conv_options, gpu, same_bits, small_values};
 use std::sync::OnceLock;
 
 use compact::{CompactAlgorithm, CustomPredicate, Predicate, Schedule, Tuning};
-use gpu_core::rng::{random_flags, SplitMix64};
 use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
     Sum,
@@ -89,6 +88,7 @@ use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatrixView, MatvecAlgorithm,
     MatvecElement, MatvecTuning, Padding, Transpose, TransposeAlgorithm, TransposeTuning,
 };
+use parprims_testkit::rng::{random_flags, SplitMix64};
 use scan::{LookbackTuning, ScanAlgorithm, ScanKind, ScanOptions};
 
 // ---------------------------------------------------------------------------

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_core::bench::{read_csv, write_csv, Record};
 use gpu_core::{Error, Result};
+use parprims_testkit::bench::{read_csv, write_csv, Record};
 
 use super::plot::plot_records;
 use super::prims::{self, Primitive};

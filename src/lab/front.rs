@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use gpu_core::bench::write_csv;
 use gpu_core::{Gpu, Result};
+use parprims_testkit::bench::write_csv;
 
 use super::table::{render_table, Row};
 use super::{no_gpu_sentence, Lab, LabOptions};

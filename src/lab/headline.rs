@@ -6,7 +6,7 @@
 //! Fractions are of the copy ceiling measured in the same run; speed-ups
 //! compare median times on the same shape.
 
-use gpu_core::bench::Record;
+use parprims_testkit::bench::Record;
 
 /// One target and what the records say about it.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,8 +11,8 @@
 //! unsigned values may wrap past `u32::MAX`; wrapping is what both the GPU
 //! and the CPU reference do.
 
-use gpu_core::rng::{random_flags, random_vec, SplitMix64};
 use gpu_core::Element;
+use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
 
 /// A seed from the clock (nanoseconds mixed with the process id).
 pub fn clock_seed() -> u64 {

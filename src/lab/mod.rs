@@ -10,7 +10,7 @@
 //! 3. the GPU method runs `warmup + reps` times; before each run its output
 //!    is poisoned ([`gpu_core::DeviceType::poison`]) so an element the
 //!    kernel never wrote shows up; each run is timed with CUDA events and the
-//!    median is reported ([`gpu_core::bench::time_device`]);
+//!    median is reported ([`parprims_testkit::bench::time_device`]);
 //! 4. the output of the last timed run is checked against the CPU
 //!    reference ([`check`]: integers exact, floats within a tolerance);
 //! 5. where the lab measured it, the same method is timed again with its
@@ -37,8 +37,8 @@ pub mod sizes;
 pub mod table;
 pub mod tour;
 
-use gpu_core::bench::{copy_ceiling, CopyCeiling, Record, Repetitions};
 use gpu_core::{Error, Gpu, Result};
+use parprims_testkit::bench::{copy_ceiling, CopyCeiling, Record, Repetitions};
 
 pub use check::Check;
 pub use run::{measure_cpu, measure_gpu, GpuCase, Spec};
@@ -139,7 +139,7 @@ impl Lab {
             reps: options.reps,
             cpu_reps: options.cpu_reps,
             device,
-            date: gpu_core::bench::utc_date(),
+            date: parprims_testkit::bench::utc_date(),
             seed: options.seed,
             quick: options.quick,
         })

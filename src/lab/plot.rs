@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use gpu_core::bench::Record;
 use gpu_core::{Error, Result};
+use parprims_testkit::bench::Record;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

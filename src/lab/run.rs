@@ -2,8 +2,8 @@
 
 use std::cell::RefCell;
 
-use gpu_core::bench::{time_device, time_host, Repetitions};
 use gpu_core::{Gpu, Result};
+use parprims_testkit::bench::{time_device, time_host, Repetitions};
 
 use super::check::{failed, Check};
 use super::table::{Row, Timed};

@@ -1,6 +1,6 @@
 //! The one results table every front end prints, and its rows.
 
-use gpu_core::bench::{gbps, Record};
+use parprims_testkit::bench::{gbps, Record};
 
 use super::check::Check;
 

@@ -2,7 +2,7 @@
 //! lab method at a modest size on the GPU, or, without a GPU, the CPU
 //! references.
 
-use gpu_core::bench::Repetitions;
+use parprims_testkit::bench::Repetitions;
 
 use super::prims;
 use super::progress::Progress;

@@ -11,9 +11,9 @@
 
 use std::sync::OnceLock;
 
-use gpu_core::rng::{random_vec, SplitMix64};
 use gpu_core::{DeviceType, Element, Gpu, ModuleSource};
 use linalg::{Border, ConvAlgorithm, ConvOptions, Padding};
+use parprims_testkit::rng::{random_vec, SplitMix64};
 
 /// The device handle a test binary shares (one context, one stream).
 pub fn gpu() -> &'static Gpu {
@@ -112,7 +112,7 @@ pub fn fresh_seed() -> u64 {
 /// it declares, when NVRTC is present; without NVRTC the check is skipped
 /// (said on stderr) unless `PARPRIMS_REQUIRE_NVRTC=1` (CI), where it fails.
 pub fn check_module_compiles(module: &ModuleSource) {
-    if !gpu_core::testing::nvrtc_or_skip() {
+    if !parprims_testkit::testing::nvrtc_or_skip() {
         return;
     }
     for arch in ["sm_80", "sm_90"] {

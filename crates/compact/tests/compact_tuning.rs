@@ -5,7 +5,7 @@
 //! 8-byte candidate). Each variant is first checked exactly against the CPU
 //! reference (count, kept items, the output past the count untouched), then
 //! timed: median of 20 runs after 3 warm-ups, CUDA events
-//! (`gpu_core::bench::time_device`), output and count poisoned before every
+//! (`parprims_testkit::bench::time_device`), output and count poisoned before every
 //! run. One line per variant: name, ms, GB/s from the headline byte count
 //! (`compact::bytes_moved`: 5n + 4·kept by flags, 4n + 4·kept by predicate
 //! for i32) and the fraction of the device-to-device copy ceiling measured
@@ -18,9 +18,9 @@
 use compact::{
     bytes_moved, cpu, select_flagged_into_tuned, select_if_into_tuned, Predicate, Schedule, Tuning,
 };
-use gpu_core::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
-use gpu_core::rng::{random_flags, random_vec};
 use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu};
+use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
+use parprims_testkit::rng::{random_flags, random_vec};
 
 const N: usize = 1 << 28;
 

@@ -11,8 +11,8 @@ use compact::{
     count_if, count_if_into, cpu, partition, partition_into, select_flagged, select_flagged_into,
     select_if, select_if_into, CompactAlgorithm, CustomPredicate, Predicate, ScanAlgorithm,
 };
-use gpu_core::rng::{random_flags, random_vec, SplitMix64};
 use gpu_core::{DeviceBuffer, DeviceType, Element, Error, Gpu};
+use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
 
 /// Tile of the single-pass kernel (256 threads × 16 items).
 const TILE: usize = 4096;
@@ -65,7 +65,7 @@ fn lengths_three_pass() -> Vec<usize> {
     vec![0, 1, 33, 1023, 1025, TILE + 1, (1 << 16) + 1, (1 << 20) - 1]
 }
 
-/// The lengths `algorithm` runs; at the quick scale (`gpu_core::testing`,
+/// The lengths `algorithm` runs; at the quick scale (`parprims_testkit::testing`,
 /// the sanitizer script) only those up to 2^17 + 1 (still past one
 /// look-back window of tiles).
 fn lengths_for(algorithm: CompactAlgorithm) -> Vec<usize> {
@@ -73,7 +73,7 @@ fn lengths_for(algorithm: CompactAlgorithm) -> Vec<usize> {
         CompactAlgorithm::SinglePass => lengths_full(),
         CompactAlgorithm::ThreePass { .. } => lengths_three_pass(),
     };
-    lengths.retain(|&n| n <= gpu_core::testing::scaled(usize::MAX, (1 << 17) + 1));
+    lengths.retain(|&n| n <= parprims_testkit::testing::scaled(usize::MAX, (1 << 17) + 1));
     lengths
 }
 
@@ -411,8 +411,8 @@ fn lookback_stress_many_tiles_repeated() {
     // chance. At the quick scale 257 tiles and two rounds.
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
-    let n = gpu_core::testing::scaled(1usize << 24, 1 << 20) + 5;
-    for round in 0..gpu_core::testing::scaled(4u64, 2) {
+    let n = parprims_testkit::testing::scaled(1usize << 24, 1 << 20) + 5;
+    for round in 0..parprims_testkit::testing::scaled(4u64, 2) {
         let density = [0.5, 0.001, 0.999, 0.3][round as usize];
         check_flagged::<i32>(&gpu, CompactAlgorithm::SinglePass, n, density, seed + round);
     }

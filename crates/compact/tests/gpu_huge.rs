@@ -9,8 +9,8 @@
 //! as there are non-zero flags.
 
 use compact::{select_flagged_into, CompactAlgorithm, ScanAlgorithm};
-use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, Gpu};
+use parprims_testkit::rng::SplitMix64;
 
 fn parallel_fill<T: Send>(out: &mut [T], fill: impl Fn(usize, &mut [T]) + Sync) {
     const CHUNK: usize = 1 << 24;

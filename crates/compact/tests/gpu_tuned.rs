@@ -16,8 +16,8 @@ use compact::{
     cpu, partition_into_tuned, select_flagged_into_tuned, select_if_into_tuned, Arrangement,
     CustomPredicate, Predicate, Schedule, Tuning,
 };
-use gpu_core::rng::{random_flags, random_vec, SplitMix64};
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Element, Error, Gpu};
+use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
 
 fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
@@ -253,10 +253,10 @@ fn unaligned_views_and_nan_take_the_scalar_paths() {
 fn persistent_lookback_stress_many_tiles_repeated() {
     // 2^24 + 5 items: thousands of tiles per launch, each block looping over
     // many of them; repeated so races get a chance. At the quick scale
-    // (`gpu_core::testing`) 2^20 + 5 items.
+    // (`parprims_testkit::testing`) 2^20 + 5 items.
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
-    let n = gpu_core::testing::scaled(1usize << 24, 1 << 20) + 5;
+    let n = parprims_testkit::testing::scaled(1usize << 24, 1 << 20) + 5;
     let input: Vec<u32> = random_vec(n, seed, 0.0, 1000.0);
     let d_input = DeviceBuffer::from_host(&gpu, &input).expect("upload");
     for (round, density) in [0.5, 0.001, 0.999].into_iter().enumerate() {

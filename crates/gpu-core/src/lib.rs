@@ -20,8 +20,9 @@
 //!   element type and operator, compiled by NVRTC for the device's own
 //!   architecture, loaded once per context and cached on disk
 //!   ([`kernel::DiskCache`]).
-//! - **Measurement** ([`bench`], [`GpuTimer`]) is shared by every example and
-//!   benchmark: CUDA events, warm-up, median, GB/s against the copy ceiling.
+//! - **Timing** ([`GpuTimer`]): CUDA events on the stream. The harness built
+//!   on it (warm-up, median, GB/s against the copy ceiling) is
+//!   `parprims_testkit::bench`, outside the library.
 //!
 //! ```no_run
 //! use gpu_core::{DeviceBuffer, Gpu};
@@ -34,7 +35,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod bench;
 mod buffer;
 mod element;
 mod error;
@@ -42,8 +42,6 @@ mod gpu;
 pub mod kernel;
 pub mod launch;
 mod op;
-pub mod rng;
-pub mod testing;
 mod timer;
 
 pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};

@@ -4,11 +4,11 @@
 //! Tests that need a GPU are `#[ignore]`d so CPU-only CI reports them as
 //! ignored; the GPU machine runs them with `--include-ignored`.
 
-use gpu_core::bench::{copy_ceiling, Repetitions};
 use gpu_core::kernel::DiskCache;
 use gpu_core::{
     DeviceBuffer, DeviceType, Error, Gpu, GpuTimer, KernelArgs, ModuleOrigin, ModuleSource,
 };
+use parprims_testkit::bench::{copy_ceiling, Repetitions};
 
 fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
@@ -262,7 +262,7 @@ fn copy_ceiling_is_measured() {
         ceiling.timing.min_ms,
         ceiling.timing.max_ms
     );
-    gpu_core::testing::assert_plausible_copy_rate(ceiling.gbps);
+    parprims_testkit::testing::assert_plausible_copy_rate(ceiling.gbps);
     assert!((ceiling.fraction(ceiling.gbps) - 1.0).abs() < 1e-12);
 }
 

@@ -7,7 +7,7 @@
 //! They need a CUDA GPU: `cargo test -p parprims-linalg --test conv --
 //! --include-ignored`.
 
-use gpu_core::{rng::random_vec, DeviceBuffer, DeviceType, Error, Gpu};
+use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::conv::{
     conv2d_tuned_with, output_shape, tiled_tuning, TiledTuning, CONV_BLOCKS, CONV_MAX_K,
 };
@@ -15,6 +15,7 @@ use linalg::{
     conv2d, conv2d_new, conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix,
     MatrixView, MatrixViewMut, Padding,
 };
+use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
 
 /// A fresh seed per run (printed, so a failure can be replayed with
@@ -685,7 +686,7 @@ fn large_image_over_2_pow_31_elements() {
             assert_eq!(got, point(i, j), "{:?} output ({i}, {j})", o.algorithm);
         }
         // Scattered points, the first row and column included.
-        let mut rng = gpu_core::rng::SplitMix64::new(seed);
+        let mut rng = parprims_testkit::rng::SplitMix64::new(seed);
         for n in 0..2000 {
             let i = if n < 20 {
                 0
@@ -710,8 +711,8 @@ fn large_image_over_2_pow_31_elements() {
 }
 
 proptest! {
-    // 48 cases; 8 at the quick scale (gpu_core::testing).
-    #![proptest_config(ProptestConfig { cases: gpu_core::testing::scaled(48, 8), ..ProptestConfig::default() })]
+    // 48 cases; 8 at the quick scale (parprims_testkit::testing).
+    #![proptest_config(ProptestConfig { cases: parprims_testkit::testing::scaled(48, 8), ..ProptestConfig::default() })]
 
     /// Random shapes (edge-biased), K, options and types against the CPU.
     #[test]

@@ -11,7 +11,7 @@
 //! --include-ignored`.
 
 use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
-use gpu_core::{rng::random_vec, DeviceBuffer, Gpu};
+use gpu_core::{DeviceBuffer, Gpu};
 use linalg::conv::strip::strip_module;
 use linalg::conv::{
     conv2d_tuned_with, conv_module, output_shape, tiled_tuning, StripStores, StripTuning,
@@ -20,6 +20,7 @@ use linalg::conv::{
 use linalg::{
     conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding,
 };
+use parprims_testkit::rng::random_vec;
 
 fn run_seed() -> u64 {
     let seed = std::env::var("CONV_TEST_SEED")

@@ -12,9 +12,7 @@
 //! Run on the GPU machine with
 //! `cargo test --release -p parprims-linalg --test conv_tuning -- --include-ignored --nocapture`.
 
-use gpu_core::bench::{copy_ceiling, time_device, Repetitions};
 use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
-use gpu_core::rng::random_vec;
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::strip::strip_module;
 use linalg::conv::{
@@ -22,6 +20,8 @@ use linalg::conv::{
     TiledTuning, STRIP_CANDIDATES,
 };
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
+use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
+use parprims_testkit::rng::random_vec;
 
 const REPS: Repetitions = Repetitions {
     warmup: 3,

@@ -10,19 +10,19 @@
 
 use std::sync::OnceLock;
 
-use gpu_core::rng::random_vec;
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::{
     check_matvec_lengths, cpu, matvec, matvec_new, matvec_tuned_with, Matrix, MatrixView,
     MatvecAlgorithm, MatvecElement, MatvecTuning, Transpose, MATVEC_TUNING,
 };
+use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
 
-/// At the quick scale (the sanitizer script, `gpu_core::testing`) the
+/// At the quick scale (the sanitizer script, `parprims_testkit::testing`) the
 /// edge-shape sweeps run fewer algorithm variants, so each binary fits its
 /// time limit.
 fn quick() -> bool {
-    gpu_core::testing::quick_tests()
+    parprims_testkit::testing::quick_tests()
 }
 
 /// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.

@@ -8,14 +8,14 @@
 //! Run on the GPU machine with
 //! `cargo test --release -p parprims-linalg [--features cublas] --test matvec_transpose_sweep -- --include-ignored --nocapture`.
 
-use gpu_core::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
-use gpu_core::rng::random_vec;
 use gpu_core::{DeviceBuffer, Gpu};
 use linalg::{
     cpu, matvec, matvec_bytes_moved, matvec_tuned_with, transpose, transpose_bytes_moved,
     transpose_tuned_with, Matrix, MatvecAlgorithm, MatvecElement, MatvecTuning, Transpose,
     TransposeAlgorithm, TransposeTuning, MATVEC_TUNING, TUNABLE_BLOCK_ROWS,
 };
+use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
+use parprims_testkit::rng::random_vec;
 
 /// A named way to fill an output, timed as one run.
 type Variant<'a, Out> = (String, Box<dyn Fn(&mut Out) + 'a>);

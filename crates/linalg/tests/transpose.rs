@@ -9,12 +9,12 @@
 
 use std::sync::OnceLock;
 
-use gpu_core::rng::SplitMix64;
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::{
     check_transpose_shapes, cpu, transpose, transpose_new, transpose_tuned_with, Matrix,
     MatrixView, MatrixViewMut, TransposeAlgorithm, TransposeTuning, TUNABLE_BLOCK_ROWS,
 };
+use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
 
 /// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.

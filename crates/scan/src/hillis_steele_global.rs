@@ -277,8 +277,8 @@ mod tests {
     /// shared memory, and never waits at a barrier.
     #[test]
     fn kernels_touch_no_shared_memory() {
-        use gpu_core::testing::{sass_opcodes, sm90_sass};
         use gpu_core::{BitAnd, BitOr, BitXor, CustomOp, Max, Min, Sum};
+        use parprims_testkit::testing::{sass_opcodes, sm90_sass};
         let last = CustomOp::<u32>::new("last", "b", 0, |_, b| b).unwrap();
         let modules = [
             module::<i32, _>(&Sum),

@@ -986,8 +986,8 @@ mod tests {
     /// are separate on purpose, ordered by fences.
     #[test]
     fn status_loads_stay_single_accesses() {
-        use gpu_core::testing::{sass_opcodes, sm90_sass};
         use gpu_core::{Max, Sum};
+        use parprims_testkit::testing::{sass_opcodes, sm90_sass};
         // One tuning per code shape of the look-back (tile shapes and delay
         // values do not change how the status is read).
         let distinct = |tunings: Vec<LookbackTuning>| {
@@ -1056,7 +1056,7 @@ mod tests {
     fn sample_modules_compile_with_nvrtc() {
         use gpu_core::kernel::{compile_cubin, cubin_defines};
         use gpu_core::{CustomOp, Max, Sum};
-        if !gpu_core::testing::nvrtc_or_skip() {
+        if !parprims_testkit::testing::nvrtc_or_skip() {
             return;
         }
         let affine = CustomOp::<u64>::new(

@@ -23,14 +23,14 @@ use scan::{
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
 
 /// `full` tiles of the protocol tests, or a fifteenth of them at the quick
-/// scale (`gpu_core::testing`; still several times the resident blocks).
+/// scale (`parprims_testkit::testing`; still several times the resident blocks).
 fn tiny_tiles(full: usize) -> usize {
-    gpu_core::testing::scaled(full, full / 15)
+    parprims_testkit::testing::scaled(full, full / 15)
 }
 
 /// `full` repetitions, or 2 at the quick scale.
 fn repetitions(full: usize) -> usize {
-    gpu_core::testing::scaled(full, 2)
+    parprims_testkit::testing::scaled(full, 2)
 }
 
 fn tile_of<T: Element>() -> usize {
@@ -443,7 +443,7 @@ fn other_tile_shapes() {
             tile,
             tile + 1,
             40 * tile + 3,
-            gpu_core::testing::scaled(1 << 20, 1 << 16),
+            parprims_testkit::testing::scaled(1 << 20, 1 << 16),
         ] {
             let host: Vec<i32> = exact_input(n, fresh_seed("shapes i32"));
             check_case(
@@ -474,7 +474,7 @@ fn other_tile_shapes() {
 fn repeated_runs_at_2_24_with_the_default_tiles() {
     let gpu = gpu();
     // 2^20 at the quick scale.
-    let n = gpu_core::testing::scaled(1 << 24, 1 << 20);
+    let n = parprims_testkit::testing::scaled(1 << 24, 1 << 20);
     let host: Vec<i32> = exact_input(n, fresh_seed("2^24 i32"));
     repeated(
         &gpu,

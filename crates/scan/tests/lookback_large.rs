@@ -4,9 +4,9 @@
 
 mod lookback_support;
 
-use gpu_core::rng::random_vec;
 use gpu_core::{DeviceBuffer, Element, Gpu, Operator, Sum};
 use lookback_support::*;
+use parprims_testkit::rng::random_vec;
 use scan::{ScanAlgorithm, ScanKind};
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);

@@ -5,10 +5,10 @@
 
 mod lookback_support;
 
-use gpu_core::rng::random_vec;
-use gpu_core::testing::scaled;
 use gpu_core::{BitXor, DeviceBuffer, Element, Gpu, Max, Min, Operator, Sum};
 use lookback_support::*;
+use parprims_testkit::rng::random_vec;
+use parprims_testkit::testing::scaled;
 use scan::{ScanAlgorithm, ScanKind, PROTOCOL_TEST_TUNING};
 
 const RTS: Runner = Runner::Public(ScanAlgorithm::ReduceThenScan);
@@ -75,7 +75,7 @@ fn assert_close_f32(got: &[f32], host: &[f32], tolerance: f64) {
 #[ignore = "needs a CUDA GPU"]
 fn f32_sum_is_bitwise_identical_across_100_runs_at_2_24() {
     let gpu = gpu();
-    // 2^20 at the quick scale (`gpu_core::testing`), with fewer runs.
+    // 2^20 at the quick scale (`parprims_testkit::testing`), with fewer runs.
     let n = scaled(1 << 24, 1 << 20);
     // Fractional values: the sums round, so the order matters.
     let host: Vec<f32> = random_vec(n, fresh_seed("rts f32 determinism"), -1.0, 1.0);

@@ -14,9 +14,9 @@ mod lookback_support;
 
 use std::cell::RefCell;
 
-use gpu_core::bench::{copy_ceiling, time_device, Repetitions};
 use gpu_core::{DeviceBuffer, Element, Gpu, Sum};
 use lookback_support::*;
+use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
 use scan::{LookbackTuning, ScanKind, LOOKBACK_TUNING};
 
 fn sweep<T: Element>(gpu: &Gpu, candidates: &[LookbackTuning], ceiling_gbps: f64)

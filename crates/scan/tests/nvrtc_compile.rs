@@ -6,8 +6,8 @@
 //! PARPRIMS_REQUIRE_NVRTC=1.
 
 use gpu_core::kernel::{compile_cubin, cubin_defines};
-use gpu_core::testing::nvrtc_or_skip;
 use gpu_core::{BitXor, CustomOp, Error, Max, ModuleSource, Sum};
+use parprims_testkit::testing::nvrtc_or_skip;
 
 fn compile_all(modules: &[ModuleSource]) {
     for module in modules {

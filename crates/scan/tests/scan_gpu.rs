@@ -9,24 +9,24 @@
 
 mod scan_support;
 
-use gpu_core::rng::SplitMix64;
 use gpu_core::{BitAnd, BitOr, BitXor, DeviceBuffer, Element, Max, Min, Operator, Sum};
+use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::*;
 
 /// Largest length of the fixed edge cases (keeps each test quick). At the
-/// quick scale (`gpu_core::testing`, the sanitizer script) 2^17 + 1: the
+/// quick scale (`parprims_testkit::testing`, the sanitizer script) 2^17 + 1: the
 /// tile² + 1 lengths of the teaching variants' small blocks (three levels
 /// of the recursive driver) and several look-back tiles stay in.
 fn max_edge_length() -> usize {
-    gpu_core::testing::scaled(1 << 21, (1 << 17) + 1)
+    parprims_testkit::testing::scaled(1 << 21, (1 << 17) + 1)
 }
 
 /// Upper end of the proptest-drawn lengths (and of their edge picks).
 fn max_drawn_length() -> usize {
-    gpu_core::testing::scaled(300_000, 40_000)
+    parprims_testkit::testing::scaled(300_000, 40_000)
 }
 
 fn initial_value<T: Element, O: Operator<T>>(op: &O, seed: u64) -> T {
@@ -202,7 +202,7 @@ fn sub_views_at_odd_offsets() {
 #[ignore = "needs a CUDA GPU"]
 fn repeatable_results() {
     let gpu = gpu();
-    let n = gpu_core::testing::scaled(1 << 22, 1 << 18) + 3;
+    let n = parprims_testkit::testing::scaled(1 << 22, 1 << 18) + 3;
     let floats: Vec<f32> = random_input(n, fresh_seed("repeatable"), &Sum);
     let ints: Vec<i32> = random_input(n, fresh_seed("repeatable ints"), &Sum);
     let floats_device = DeviceBuffer::from_host(gpu, &floats).unwrap();
@@ -273,7 +273,7 @@ fn block_size_sweep() {
             let tile = tiles_of(algorithm, block)[0];
             let three_levels = tile * tile + tile + 1;
             let mut lengths = vec![tile - 1, tile + 1, 300_007];
-            if !gpu_core::testing::quick_tests() || three_levels < 100_000 {
+            if !parprims_testkit::testing::quick_tests() || three_levels < 100_000 {
                 lengths.push(three_levels);
             }
             for n in lengths {

@@ -10,8 +10,8 @@
 
 mod scan_support;
 
-use gpu_core::rng::random_vec;
 use gpu_core::{DeviceBuffer, DeviceType, Sum};
+use parprims_testkit::rng::random_vec;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::{fresh_seed, gpu};
 

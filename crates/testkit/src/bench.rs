@@ -9,10 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::buffer::DeviceBuffer;
-use crate::error::{Error, Result};
-use crate::gpu::Gpu;
-use crate::timer::GpuTimer;
+use gpu_core::{DeviceBuffer, Error, Gpu, GpuTimer, Result};
 
 /// How many runs to throw away and how many to time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! SplitMix64 (Steele, Lea & Flood 2014): one 64-bit state, full period,
 //! good enough statistics for inputs; no dependency.
 
-use crate::element::Element;
+use gpu_core::Element;
 
 /// SplitMix64.
 #[derive(Clone, Debug)]

@@ -44,7 +44,7 @@ pub fn assert_plausible_copy_rate(gbps: f64) {
 /// does not, unless `PARPRIMS_REQUIRE_NVRTC=1` (set by CI), where a missing
 /// NVRTC is a panic.
 pub fn nvrtc_or_skip() -> bool {
-    match crate::kernel::nvrtc_available() {
+    match gpu_core::kernel::nvrtc_available() {
         Ok(()) => true,
         Err(e) if std::env::var("PARPRIMS_REQUIRE_NVRTC").as_deref() == Ok("1") => {
             panic!("PARPRIMS_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
@@ -82,7 +82,7 @@ pub fn find_nvdisasm() -> Option<std::path::PathBuf> {
 /// missing; with `PARPRIMS_REQUIRE_NVDISASM=1` (set by CI) that is a panic
 /// instead, as a missing NVRTC is under `PARPRIMS_REQUIRE_NVRTC=1`. A module that does not compile, or that nvdisasm cannot read,
 /// is always a panic.
-pub fn sm90_sass(module: &crate::ModuleSource) -> Option<String> {
+pub fn sm90_sass(module: &gpu_core::ModuleSource) -> Option<String> {
     let require = std::env::var("PARPRIMS_REQUIRE_NVDISASM").as_deref() == Ok("1");
     if !nvrtc_or_skip() {
         assert!(!require, "PARPRIMS_REQUIRE_NVDISASM=1 but NVRTC is missing");
@@ -96,7 +96,7 @@ pub fn sm90_sass(module: &crate::ModuleSource) -> Option<String> {
         eprintln!("SKIPPED: nvdisasm not found (pip install nvidia-cuda-nvdisasm)");
         return None;
     };
-    let cubin = crate::kernel::compile_cubin(module, "sm_90")
+    let cubin = gpu_core::kernel::compile_cubin(module, "sm_90")
         .unwrap_or_else(|e| panic!("{}: {e}", module.name()));
     // nvdisasm reads a file; one per call, so parallel tests never share one.
     static NEXT_FILE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

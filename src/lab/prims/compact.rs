@@ -8,8 +8,8 @@
 //! ([`compact::bytes_moved`]): n items read (plus n flag bytes by flags) and
 //! `kept` items written, i.e. 5n + 4·kept and 4n + 4·kept for `i32`.
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{DeviceBuffer, Element, ElementType, Gpu, Result};
+use parprims_testkit::bench::Repetitions;
 
 use compact::{CompactAlgorithm, Predicate};
 

@@ -6,9 +6,9 @@
 //! Bytes moved: the image once, the outputs once, the filter once,
 //! [`linalg::conv_bytes_moved`] (4·H·W + 4·outputs + 4·K² for `f32`).
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{ElementType, Gpu, Result};
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix};
+use parprims_testkit::bench::Repetitions;
 
 use crate::lab::check::{compare, Check};
 use crate::lab::inputs::{derive_seed, values};

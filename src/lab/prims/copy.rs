@@ -5,8 +5,8 @@
 //! Bytes moved: `2 · n · size_of::<T>()` (read once, written once). One
 //! `cuMemcpyDtoDAsync`; no kernel, no shared memory; deterministic.
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{DeviceBuffer, Element, ElementType, Gpu, Result};
+use parprims_testkit::bench::Repetitions;
 
 use crate::lab::check::{compare, Check};
 use crate::lab::inputs::{derive_seed, values};

@@ -6,9 +6,9 @@
 //! Bytes moved: A, x and y once each, [`linalg::matvec_bytes_moved`] =
 //! (R·C + R + C)·size.
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{DeviceBuffer, ElementType, Gpu, Result};
 use linalg::{Matrix, MatvecAlgorithm, MatvecElement, Transpose};
+use parprims_testkit::bench::Repetitions;
 
 use crate::lab::check::{compare, Check};
 use crate::lab::inputs::{derive_seed, values};

@@ -33,7 +33,7 @@ pub struct Primitive {
     pub tour: fn(&Lab, &Progress) -> Vec<Row>,
     /// The CPU references at a modest size, timed and self-checked (the
     /// no-GPU path).
-    pub cpu: fn(u64, gpu_core::bench::Repetitions) -> Vec<Row>,
+    pub cpu: fn(u64, parprims_testkit::bench::Repetitions) -> Vec<Row>,
 }
 
 /// Every primitive the runner drives, in table order.

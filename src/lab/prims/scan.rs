@@ -7,8 +7,8 @@
 //! too), so GB/s compares what each algorithm costs against the copy
 //! ceiling.
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{DeviceBuffer, Element, ElementType, Error, Gpu, Result, Sum};
+use parprims_testkit::bench::Repetitions;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 use crate::lab::check::{compare, Check};

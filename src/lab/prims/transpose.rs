@@ -4,9 +4,9 @@
 //! Bytes moved: every element read once and written once,
 //! [`linalg::transpose_bytes_moved`] = 2·R·C·size (8·R·C for `f32`).
 
-use gpu_core::bench::Repetitions;
 use gpu_core::{Element, ElementType, Gpu, Result};
 use linalg::{Matrix, TransposeAlgorithm};
+use parprims_testkit::bench::Repetitions;
 
 use crate::lab::check::{compare, Check};
 use crate::lab::inputs::{derive_seed, values};

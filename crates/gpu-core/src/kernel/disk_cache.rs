@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn warming_fills_the_cache_once_and_lists_what_does_not_compile() {
-        if !crate::testing::nvrtc_or_skip() {
+        if !parprims_testkit::testing::nvrtc_or_skip() {
             return;
         }
         let good = |name: &str| {

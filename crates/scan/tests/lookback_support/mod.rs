@@ -3,8 +3,8 @@
 //! each way of calling the kernels, and a checked case.
 #![allow(dead_code)]
 
-use gpu_core::rng::random_vec;
 use gpu_core::{CustomOp, DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Operator};
+use parprims_testkit::rng::random_vec;
 use scan::{LookbackTuning, ScanAlgorithm, ScanKind, ScanOptions};
 
 /// The device, or a panic saying a GPU is needed.

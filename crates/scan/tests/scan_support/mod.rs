@@ -3,8 +3,8 @@
 //! reference, and one case run in every calling mode.
 #![allow(dead_code)]
 
-use gpu_core::rng::SplitMix64;
 use gpu_core::{CustomOp, DeviceBuffer, Element, Gpu, Operator};
+use parprims_testkit::rng::SplitMix64;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// The device handle of the calling test thread (each test runs on its own
