@@ -15,11 +15,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use parprims::gpu_core::ElementType;
-use parprims::lab::front::{exit_with, finish, open_or_explain};
-use parprims::lab::prims::compact::{run, CompactPlan, BENCH_SIZES};
-use parprims::lab::progress::Progress;
-use parprims::lab::select::Selection;
-use parprims::lab::LabOptions;
+use parprims_lab::front::{exit_with, finish, open_or_explain};
+use parprims_lab::prims::compact::{run, CompactPlan, BENCH_SIZES};
+use parprims_lab::progress::Progress;
+use parprims_lab::select::Selection;
+use parprims_lab::LabOptions;
 
 /// Stream compaction on the GPU: the lab's table.
 #[derive(Parser)]

@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use parprims::lab::front::{exit_with, finish, open_or_explain};
-use parprims::lab::prims::matvec::{run, MatvecPlan, LAB_DIMS};
-use parprims::lab::progress::Progress;
-use parprims::lab::select::Selection;
-use parprims::lab::LabOptions;
+use parprims_lab::front::{exit_with, finish, open_or_explain};
+use parprims_lab::prims::matvec::{run, MatvecPlan, LAB_DIMS};
+use parprims_lab::progress::Progress;
+use parprims_lab::select::Selection;
+use parprims_lab::LabOptions;
 
 /// Matrix–vector multiply on the GPU: the lab's table.
 #[derive(Parser)]

@@ -14,11 +14,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use parprims::gpu_core::ElementType;
-use parprims::lab::front::{exit_with, finish, open_or_explain};
-use parprims::lab::prims::scan::{ScanPlan, BENCH_SIZES};
-use parprims::lab::progress::Progress;
-use parprims::lab::select::Selection;
-use parprims::lab::LabOptions;
+use parprims_lab::front::{exit_with, finish, open_or_explain};
+use parprims_lab::prims::scan::{ScanPlan, BENCH_SIZES};
+use parprims_lab::progress::Progress;
+use parprims_lab::select::Selection;
+use parprims_lab::LabOptions;
 
 /// One plan per block size for the algorithms that take one (the CPU row
 /// and the copies only once, with the first).
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
         let progress = Progress::new(plans.iter().map(ScanPlan::cases).sum());
         let rows: Vec<_> = plans
             .iter()
-            .flat_map(|plan| parprims::lab::prims::scan::run(&lab, plan, &progress))
+            .flat_map(|plan| parprims_lab::prims::scan::run(&lab, plan, &progress))
             .collect();
         progress.finish();
         let csv = args

@@ -1,40 +1,42 @@
 //! # parprims
 //!
-//! GPU parallel primitives for Rust on NVIDIA GPUs, and the classic GPU
-//! labs runnable and measured. This crate is the facade: it re-exports the
-//! libraries and holds the shared lab runner that the `parprims` command and
-//! the examples are thin front ends over.
+//! GPU parallel primitives for Rust on NVIDIA GPUs. This crate is the facade
+//! a user depends on: it re-exports the libraries, and nothing else comes
+//! with it. The lab runner behind the `parprims` command and the examples
+//! (timing, tables, plots, the benchmark; clap, indicatif and plotters) is
+//! the `parprims-lab` crate, compiled only for the binary (feature `cli`, on
+//! by default): `default-features = false, features = ["cuda-13000"]` leaves
+//! it out.
 //!
 //! | crate | what |
 //! |---|---|
-//! | [`gpu_core`] | device, buffers, elements and operators, kernels, timing |
+//! | [`gpu_core`] | device, buffers, elements and operators, kernels, timer |
 //! | [`scan`] | inclusive/exclusive scan: Hillis–Steele, Blelloch, padded Blelloch, decoupled look-back |
 //! | [`compact`] | stream compaction: select by flags or predicate, partition, three-pass and single-pass |
 //! | [`linalg`] | matrix–vector multiply, transpose, 2-D convolution |
-//! | [`lab`] | the lab runner: inputs, timing, checks, the table, CSV, plots |
+//!
+//! The CPU reference of each primitive runs anywhere; the GPU path needs a
+//! CUDA driver:
 //!
 //! ```
-//! use parprims::lab::{render_table, Check, Row};
-//! use parprims::lab::table::Timed;
-//! let row = Row {
-//!     primitive: "scan".into(),
-//!     method: "DecoupledLookback".into(),
-//!     element_type: "i32".into(),
-//!     shape: "268435456".into(),
-//!     bytes: 8.0 * 268435456.0,
-//!     timed: Timed::Device,
-//!     ms: Some(0.75),
-//!     ms_with_copies: None,
-//!     check: Check::Pass,
-//! };
-//! let table = render_table(&[row], Some(3000.0));
-//! assert!(table.contains("2863.3")); // GB/s from the declared 8n bytes
-//! assert!(table.contains("0.95"));   // of the copy ceiling
+//! use parprims::gpu_core::{DeviceBuffer, Gpu, Sum};
+//! use parprims::{compact, scan};
+//!
+//! let input = [3i32, 1, 4, 1, 5, 9, 2, 6];
+//! let expected = scan::cpu::inclusive(&input, &Sum);
+//! assert_eq!(expected, [3, 4, 8, 9, 14, 23, 25, 31]);
+//! let flags = [1u8, 0, 1, 0, 1, 1, 0, 0];
+//! assert_eq!(compact::cpu::select_flagged(&input, &flags)?, [3, 4, 5, 9]);
+//!
+//! // Without a CUDA driver, `Gpu::new` is a typed error (`Error::NoDriver`).
+//! if let Ok(gpu) = Gpu::new(0) {
+//!     let device = DeviceBuffer::from_host(&gpu, &input)?;
+//!     let sums = scan::inclusive(&gpu, device.view(), &Sum)?;
+//!     assert_eq!(sums.to_host(&gpu)?, expected);
+//! }
+//! # Ok::<(), parprims::gpu_core::Error>(())
 //! ```
 #![deny(missing_docs)]
-
-pub mod cli;
-pub mod lab;
 
 pub use compact;
 pub use gpu_core;

@@ -1,13 +1,15 @@
-//! `parprims`: the tour of every primitive (no arguments) and the benchmark
-//! (`parprims bench …`). A thin front end over [`parprims::lab`].
+//! `parprims`: the tour of every primitive (no arguments), the benchmark
+//! (`parprims bench …`) and `parprims warm-cache`. A thin front end over the
+//! lab runner, [`parprims_lab`] (built with the `cli` feature, on by
+//! default).
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use parprims::cli::{BenchArgs, Cli, Command, WarmCacheArgs};
 use parprims::gpu_core::{Gpu, Result};
-use parprims::lab::front::verdict;
-use parprims::lab::{self, render_table, Lab, LabOptions};
+use parprims_lab as lab;
+use parprims_lab::cli::{BenchArgs, Cli, Command, Parser, WarmCacheArgs};
+use parprims_lab::front::verdict;
+use parprims_lab::{render_table, Lab, LabOptions};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

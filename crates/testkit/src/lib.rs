@@ -7,7 +7,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`bench`] | the one timing harness: warm-up and repetitions, median/min/max, GB/s from the bytes an algorithm declares, the device-to-device copy ceiling, the results CSV |
+//! | [`bench`](mod@bench) | the one timing harness: warm-up and repetitions, median/min/max, GB/s from the bytes an algorithm declares, the device-to-device copy ceiling, the results CSV |
 //! | [`rng`] | SplitMix64 and random inputs (never all zeros) from a seed |
 //! | [`testing`] | the GPU suite's scale (`PARPRIMS_QUICK_TESTS`), the NVRTC check that skips or fails, SM 9.0 SASS through nvdisasm |
 //!

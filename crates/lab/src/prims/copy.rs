@@ -8,12 +8,12 @@
 use gpu_core::{DeviceBuffer, Element, ElementType, Gpu, Result};
 use parprims_testkit::bench::Repetitions;
 
-use crate::lab::check::{compare, Check};
-use crate::lab::inputs::{derive_seed, values};
-use crate::lab::progress::Progress;
-use crate::lab::run::{measure_gpu, GpuCase, Spec};
-use crate::lab::select::Selection;
-use crate::lab::{Lab, Row};
+use crate::check::{compare, Check};
+use crate::inputs::{derive_seed, values};
+use crate::progress::Progress;
+use crate::run::{measure_gpu, GpuCase, Spec};
+use crate::select::Selection;
+use crate::{Lab, Row};
 
 use super::Primitive;
 

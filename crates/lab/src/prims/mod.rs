@@ -1,5 +1,5 @@
 //! One module per primitive: its lab methods, inputs, CPU reference and
-//! GPU cases, driven by the shared runner ([`crate::lab::run`]).
+//! GPU cases, driven by the shared runner ([`crate::run`]).
 //!
 //! Every primitive registers the same four entry points in [`registry`],
 //! so the `parprims` command, `parprims bench` and the examples walk one

@@ -1,5 +1,5 @@
-//! The `parprims` command line (clap), kept in the library so tests can
-//! parse it and the binary stays a few lines.
+//! The `parprims` command line (clap), kept in the lab's library so tests
+//! can parse it and the binary stays a few lines.
 //!
 //! ```text
 //! parprims [--reps N] [--seed S] [--device D] [--quick]
@@ -11,11 +11,15 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Subcommand};
 use gpu_core::Result;
 
-use crate::lab::bench::{targets, BenchOptions};
-use crate::lab::select::Selection;
+use crate::bench::{targets, BenchOptions};
+use crate::select::Selection;
+
+/// clap's parsing trait, for [`Cli::parse`]: the binary needs no clap of its
+/// own.
+pub use clap::Parser;
 
 /// Run, verify and measure GPU parallel primitives.
 #[derive(Clone, Debug, Parser, PartialEq)]

@@ -1,5 +1,25 @@
+//! # parprims-lab
+//!
 //! The lab runner: one place that measures, checks and tabulates every
-//! primitive, shared by the `parprims` command and the examples.
+//! primitive, shared by the `parprims` command and the examples. Not library
+//! API (`publish = false`): a user of the primitives depends on `parprims`
+//! (or `gpu-core`, `scan`, `compact`, `linalg`) and compiles none of this,
+//! nor its clap, indicatif and plotters.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`run`] | the one measuring loop: poison, time, check, copies |
+//! | [`prims`] | one lab per primitive (scan, compact, transpose, matvec, conv, copy) |
+//! | [`inputs`], [`sizes`], [`select`] | random inputs, sizes and shapes, what a run selects |
+//! | [`check`] | the result against the CPU reference |
+//! | [`table`], [`plot`], [`headline`] | the table, CSV records, SVG/PNG plots, the headline figures |
+//! | [`bench`](mod@bench) | `parprims bench`: the sweeps, CSV, plots and peer comparison |
+//! | [`tour`], [`front`], [`progress`] | the tour, what the binary and the examples share, progress bars |
+//! | `cli` | the `parprims` command line (clap; feature `cli`, on by default) |
+//!
+//! Timing itself is the workspace's one harness,
+//! [`parprims_testkit::bench`] (CUDA events, median, the copy ceiling, the
+//! results CSV), which the crates' tuning tests use too.
 //!
 //! A run goes the same way for every primitive and method:
 //!
@@ -22,9 +42,31 @@
 //!
 //! A method that fails (an error from the library, a wrong result) becomes
 //! a row with `✗` and the reason; the table is always printed.
+//!
+//! ```
+//! use parprims_lab::table::Timed;
+//! use parprims_lab::{render_table, Check, Row};
+//! let row = Row {
+//!     primitive: "scan".into(),
+//!     method: "DecoupledLookback".into(),
+//!     element_type: "i32".into(),
+//!     shape: "268435456".into(),
+//!     bytes: 8.0 * 268435456.0,
+//!     timed: Timed::Device,
+//!     ms: Some(0.75),
+//!     ms_with_copies: None,
+//!     check: Check::Pass,
+//! };
+//! let table = render_table(&[row], Some(3000.0));
+//! assert!(table.contains("2863.3")); // GB/s from the declared 8n bytes
+//! assert!(table.contains("0.95"));   // of the copy ceiling
+//! ```
+#![deny(missing_docs)]
 
 pub mod bench;
 pub mod check;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod front;
 pub mod headline;
 pub mod inputs;
@@ -38,6 +80,10 @@ pub mod table;
 pub mod tour;
 
 use gpu_core::{Error, Gpu, Result};
+// `with_element_type!` names gpu-core through `$crate`, so it works in any
+// crate that uses the lab.
+#[doc(hidden)]
+pub use gpu_core;
 use parprims_testkit::bench::{copy_ceiling, CopyCeiling, Record, Repetitions};
 
 pub use check::Check;

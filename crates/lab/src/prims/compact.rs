@@ -13,13 +13,13 @@ use parprims_testkit::bench::Repetitions;
 
 use compact::{CompactAlgorithm, Predicate};
 
-use crate::lab::check::{compare, compare_count, Check};
-use crate::lab::inputs::{derive_seed, flags, values};
-use crate::lab::progress::Progress;
-use crate::lab::run::{measure_cpu, measure_gpu, GpuCase, Spec};
-use crate::lab::select::Selection;
-use crate::lab::{Lab, Row};
+use crate::check::{compare, compare_count, Check};
+use crate::inputs::{derive_seed, flags, values};
+use crate::progress::Progress;
+use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::select::Selection;
 use crate::with_element_type;
+use crate::{Lab, Row};
 
 use super::Primitive;
 

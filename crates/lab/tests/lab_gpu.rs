@@ -2,12 +2,12 @@
 //! writes nothing, or writes a wrong value, is caught), rows become records
 //! against the measured ceiling, and each primitive's tour passes.
 
-use parprims::gpu_core::{DeviceBuffer, Gpu, Result};
-use parprims::lab::check::{compare, Check};
-use parprims::lab::prims;
-use parprims::lab::progress::Progress;
-use parprims::lab::run::{measure_gpu, GpuCase, Spec};
-use parprims::lab::{Lab, LabOptions};
+use gpu_core::{DeviceBuffer, Gpu, Result};
+use parprims_lab::check::{compare, Check};
+use parprims_lab::prims;
+use parprims_lab::progress::Progress;
+use parprims_lab::run::{measure_gpu, GpuCase, Spec};
+use parprims_lab::{Lab, LabOptions};
 
 fn lab() -> Lab {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
@@ -40,7 +40,7 @@ impl GpuCase for Halves {
     fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
         self.target
             .view_mut()
-            .fill(gpu, <i32 as parprims::gpu_core::DeviceType>::poison())
+            .fill(gpu, <i32 as gpu_core::DeviceType>::poison())
     }
     fn run(&mut self, gpu: &Gpu) -> Result<()> {
         let n = self.source.len();
@@ -64,7 +64,7 @@ impl GpuCase for Halves {
     }
 }
 
-fn halves(lab: &Lab, broken: Broken) -> parprims::lab::Row {
+fn halves(lab: &Lab, broken: Broken) -> parprims_lab::Row {
     let n = 1 << 20;
     let host: Vec<i32> = (0..n as i32).collect();
     let case = DeviceBuffer::from_host(lab.gpu(), &host).and_then(|source| {
@@ -131,7 +131,7 @@ fn every_primitive_tour_passes() {
 #[ignore = "needs a CUDA GPU"]
 fn odd_sizes_pass_in_every_primitive() {
     let lab = lab();
-    let selection = |sizes: &str| parprims::lab::select::Selection {
+    let selection = |sizes: &str| parprims_lab::select::Selection {
         sizes: Some(sizes.into()),
         ..Default::default()
     };

@@ -8,14 +8,14 @@ use gpu_core::{Element, ElementType, Gpu, Result};
 use linalg::{Matrix, TransposeAlgorithm};
 use parprims_testkit::bench::Repetitions;
 
-use crate::lab::check::{compare, Check};
-use crate::lab::inputs::{derive_seed, values};
-use crate::lab::progress::Progress;
-use crate::lab::run::{measure_cpu, measure_gpu, GpuCase, Spec};
-use crate::lab::select::Selection;
-use crate::lab::sizes::dims_shape;
-use crate::lab::{Lab, Row};
+use crate::check::{compare, Check};
+use crate::inputs::{derive_seed, values};
+use crate::progress::Progress;
+use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::select::Selection;
+use crate::sizes::dims_shape;
 use crate::with_element_type;
+use crate::{Lab, Row};
 
 use super::Primitive;
 
@@ -293,7 +293,7 @@ pub fn cpu_rows(rows: usize, cols: usize, seed: u64, reps: Repetitions) -> Vec<R
                 };
                 corner.and(compare(&back, &host, 1))
             }
-            Err(error) => crate::lab::check::failed(&error),
+            Err(error) => crate::check::failed(&error),
         }),
     ]
 }

@@ -10,13 +10,13 @@ use gpu_core::{ElementType, Gpu, Result};
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix};
 use parprims_testkit::bench::Repetitions;
 
-use crate::lab::check::{compare, Check};
-use crate::lab::inputs::{derive_seed, values};
-use crate::lab::progress::Progress;
-use crate::lab::run::{measure_cpu, measure_gpu, GpuCase, Spec};
-use crate::lab::select::Selection;
-use crate::lab::sizes::dims_shape;
-use crate::lab::{Lab, Row};
+use crate::check::{compare, Check};
+use crate::inputs::{derive_seed, values};
+use crate::progress::Progress;
+use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::select::Selection;
+use crate::sizes::dims_shape;
+use crate::{Lab, Row};
 
 use super::Primitive;
 
