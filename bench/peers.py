@@ -3,7 +3,7 @@
 
 Times, on one CUDA GPU, what a user of PyTorch (and CuPy, when importable)
 would call for each parprims primitive, with the methodology of parprims'
-own harness (gpu_core::bench), and writes the gpu-core CSV format so that
+own harness (parprims_testkit::bench), and writes the parprims results CSV format so that
 `parprims bench ... --compare FILE` can merge the rows.
 
     python3 bench/peers.py                       # everything, defaults below
@@ -11,7 +11,7 @@ own harness (gpu_core::bench), and writes the gpu-core CSV format so that
     python3 bench/peers.py --out $OUT/peers.csv
     python3 bench/peers.py --self-test           # CSV/bytes/parsing checks, no torch needed
 
-Method (the same as gpu_core::bench::time_device)
+Method (the same as parprims_testkit::bench::time_device)
 -------------------------------------------------
 * Copy ceiling first, in the same process: `dst.copy_(src)` of a 1 GiB
   tensor (a device-to-device cudaMemcpyAsync), bytes counted read + write
@@ -78,7 +78,7 @@ conv       "F.conv2d(cuDNN)"  torch.nn.functional.conv2d on a (1,1,H,W) f32
            allow_tf32 = True (PyTorch's default), for reference. Bytes
            4*H*W + 4*(H-K+1)*(W-K+1); shape "HxW/kK" ("8192x8192/k3").
 
-CSV: gpu_core::bench::CSV_HEADER, numbers formatted as Record::to_csv (ms 6
+CSV: parprims_testkit::bench::CSV_HEADER, numbers formatted as Record::to_csv (ms 6
 decimals, GB/s 2, ceiling 2, fraction 4); text fields quoted when they hold a
 comma, a quote or a newline. Device field: "<torch.cuda.get_device_name()>,
 sm_XY" (quoted, since it holds a comma); date: UTC YYYY-MM-DD. Failed or
@@ -106,7 +106,7 @@ from fractions import Fraction
 from typing import Callable, Optional
 
 # ---------------------------------------------------------------------------
-# CSV and arithmetic shared with gpu_core::bench (pure Python, no torch)
+# CSV and arithmetic shared with parprims_testkit::bench (pure Python, no torch)
 # ---------------------------------------------------------------------------
 
 CSV_HEADER = (
@@ -121,14 +121,14 @@ ELEMENT_BYTES = {"i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
 
 
 def csv_field(text: str) -> str:
-    """Quotes a text field the way gpu_core's csv_field does."""
+    """Quotes a text field the way parprims_testkit::bench's csv_field does."""
     if any(c in text for c in ',"\n'):
         return '"' + text.replace('"', '""') + '"'
     return text
 
 
 def split_csv(line: str) -> list[str]:
-    """Splits one CSV line the way gpu_core's split_csv does."""
+    """Splits one CSV line the way parprims_testkit::bench's split_csv does."""
     fields, field, quoted, i = [], [], False, 0
     while i < len(line):
         c = line[i]
@@ -149,7 +149,7 @@ def split_csv(line: str) -> list[str]:
 
 @dataclass
 class Record:
-    """One measured result: a row of the CSV (gpu_core::bench::Record)."""
+    """One measured result: a row of the CSV (parprims_testkit::bench::Record)."""
 
     primitive: str
     algorithm: str
@@ -193,7 +193,7 @@ def write_csv(path: str, records: list[Record]) -> None:
 
 
 def median(samples: list[float]) -> float:
-    """Median as gpu_core's Timing::from_samples computes it."""
+    """Median as parprims_testkit::bench's Timing::from_samples computes it."""
     if not samples:
         raise ValueError("at least one timed run is needed")
     ordered = sorted(samples)
@@ -549,7 +549,7 @@ class CupyClock:
 
 def time_device(clock, warmup: int, reps: int, prepare: Callable[[int], None],
                 run: Callable[[int], None]) -> list[float]:
-    """gpu_core::bench::time_device: warm-up, then events around each run."""
+    """parprims_testkit::bench::time_device: warm-up, then events around each run."""
     for i in range(warmup):
         prepare(i)
         run(i)
@@ -1177,7 +1177,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         return convert
 
     parser = argparse.ArgumentParser(
-        description="Time the PyTorch/CuPy peers of parprims' primitives and write gpu-core CSV.",
+        description="Time the PyTorch/CuPy peers of parprims' primitives and write the parprims results CSV.",
         epilog="Sizes accept small expressions: 2^28, 5*2^25, 123123123. "
                "See the header of this file for the names, shapes and bytes.",
     )

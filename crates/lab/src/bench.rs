@@ -1,5 +1,5 @@
 //! `parprims bench`: every selected size × type × method of one primitive
-//! or all, one table, CSV in the gpu-core format, plots, and a peers CSV
+//! or all, one table, CSV in the harness's format, plots, and a peers CSV
 //! merged in for comparison.
 
 use std::path::{Path, PathBuf};

@@ -84,7 +84,7 @@ pub struct BenchArgs {
     /// Threads per block for the teaching kernels that take one.
     #[arg(long)]
     pub block_size: Option<u32>,
-    /// Write every record to this CSV (gpu-core format).
+    /// Write every record to this CSV (parprims' results format).
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Write plots: STEM-time.svg/.png and STEM-gbps.svg/.png.
