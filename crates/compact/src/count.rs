@@ -12,9 +12,9 @@ use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::modules::{
-    entry, module, PredicateSource, Tuning, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD,
+    entry, module, module_key, PredicateSource, Tuning, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD,
 };
-use crate::{loaded, Selection};
+use crate::Selection;
 
 /// Global bytes the count pass moves for `n` items of `element_bytes`.
 pub fn count_bytes_moved(n: usize, element_bytes: usize, by_flags: bool) -> u64 {
@@ -46,14 +46,11 @@ pub(crate) fn count_into<T: Element>(
         }
     };
     // The count entries live in the main module (the default tuning's).
-    let (kernel, resident) = loaded::kernel(
-        gpu,
-        predicate,
-        &default,
-        || module::<T>(predicate),
-        &entry_name,
-        Some(COUNT_BLOCK_THREADS),
-    )?;
+    let kernel = gpu.stored_kernel(&module_key::<T>(predicate, &default), &entry_name, || {
+        module::<T>(predicate)
+    })?;
+    // Asked of the driver once per kernel and shape, then remembered.
+    let resident = kernel.resident_blocks_per_sm(COUNT_BLOCK_THREADS, 0)?;
     // A persistent grid: as many blocks as are resident at once (never more
     // than there are tiles), each striding over tiles, so the single counter
     // sees one atomic add per block rather than one per tile.

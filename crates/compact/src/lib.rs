@@ -46,7 +46,6 @@
 
 mod count;
 pub mod cpu;
-mod loaded;
 mod modules;
 mod predicate;
 mod scan_bridge;

@@ -555,10 +555,39 @@ fn add_single_pass<T: Element>(
         )
 }
 
+/// The key naming, for `Gpu::stored_kernel`, the module that
+/// [`single_pass_module`] builds for `predicate` and `tuning` (the main
+/// module, [`module`], when `tuning` is the default): family, element type,
+/// every tuning field (the tag spells them all), and the predicate: built
+/// in, or a caller's by name and the fingerprint of its CUDA text.
+pub(crate) fn module_key<T: Element>(predicate: PredicateSource<'_, T>, tuning: &Tuning) -> String {
+    let family = if *tuning == Tuning::of::<T>() {
+        "main"
+    } else {
+        "single_pass"
+    };
+    let predicate = match predicate {
+        PredicateSource::Builtin => "builtin".to_owned(),
+        PredicateSource::Custom(custom) => format!(
+            "custom/{}/{}",
+            custom.name(),
+            gpu_core::kernel::fingerprint(&format!(
+                "{}\n{}",
+                custom.cuda_support(),
+                custom.cuda_expr()
+            ))
+        ),
+    };
+    format!(
+        "compact/{family}/{}/{}/{predicate}",
+        T::SUFFIX,
+        tuning.tag()
+    )
+}
+
 /// The name of the built-in module holding `tuning`'s single-pass entries:
 /// `compact_{type}` for the default tuning (the main module), else
-/// `compact_sp_{tag}_{type}`. It determines the module's source (the
-/// kernel store in `loaded.rs` relies on that).
+/// `compact_sp_{tag}_{type}` (the store's key is [`module_key`]).
 pub(crate) fn builtin_module_name<T: Element>(tuning: &Tuning) -> String {
     if *tuning == Tuning::of::<T>() {
         format!("compact_{}", T::SUFFIX)

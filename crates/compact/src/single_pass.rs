@@ -35,8 +35,8 @@ use gpu_core::launch::{grid_1d, LaunchConfig};
 use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
-use crate::modules::{entry, single_pass_module, PredicateSource, Schedule, Tuning};
-use crate::{loaded, Selection};
+use crate::modules::{entry, module_key, single_pass_module, PredicateSource, Schedule, Tuning};
+use crate::Selection;
 
 /// Runs the select (`partition == false`) or the partition scatter with
 /// `tuning` (the default, or a catalogued candidate: validated by the
@@ -67,14 +67,15 @@ pub(crate) fn run<T: Element>(
         ),
     };
     let persistent = tuning.schedule == Schedule::Persistent;
-    let (kernel, resident) = loaded::kernel(
-        gpu,
-        predicate,
-        tuning,
-        || single_pass_module::<T>(predicate, tuning),
-        &entry_name,
-        persistent.then_some(tuning.block_threads),
-    )?;
+    let kernel = gpu.stored_kernel(&module_key::<T>(predicate, tuning), &entry_name, || {
+        single_pass_module::<T>(predicate, tuning)
+    })?;
+    // Asked of the driver once per kernel and shape, then remembered.
+    let resident = if persistent {
+        kernel.resident_blocks_per_sm(tuning.block_threads, 0)?
+    } else {
+        0
+    };
     let config = match tuning.schedule {
         // One block per tile. Blocks draw tile numbers from the counter in
         // the order they start, so a grid spilled into y (more than 2^31 − 1

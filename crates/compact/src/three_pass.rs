@@ -31,8 +31,10 @@ use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
 
-use crate::modules::{entry, module, PredicateSource, Tuning, THREE_PASS_BLOCK_THREADS};
-use crate::{loaded, Selection};
+use crate::modules::{
+    entry, module, module_key, PredicateSource, Tuning, THREE_PASS_BLOCK_THREADS,
+};
+use crate::Selection;
 
 /// Whether the marks and positions are `u64` for `n` items.
 pub fn uses_u64_marks(n: usize) -> bool {
@@ -91,11 +93,11 @@ fn run_with<T: Element, C: Element>(
         Selection::Flags { .. } => entry::map_flags::<T, C>(),
         Selection::Predicate { .. } => entry::map_if::<T, C>(),
     };
+    let key = module_key::<T>(predicate, &default);
     let build = || module::<T>(predicate);
-    let (map_kernel, _) = loaded::kernel(gpu, predicate, &default, build, &map_entry, None)?;
+    let map_kernel = gpu.stored_kernel(&key, &map_entry, build)?;
     let scatter_entry = entry::scatter::<T, C>(partition);
-    let (scatter_kernel, _) =
-        loaded::kernel(gpu, predicate, &default, build, &scatter_entry, None)?;
+    let scatter_kernel = gpu.stored_kernel(&key, &scatter_entry, build)?;
 
     // SAFETY: both are written in full (map writes every mark, the scan every
     // position) before anything reads them.

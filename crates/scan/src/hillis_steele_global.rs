@@ -149,9 +149,12 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
     }
 
     // Everything fallible before the first launch.
-    let source = module::<T, O>(op);
-    let step_kernel = gpu.kernel(&source, &step_entry::<T, O>(op))?;
-    let shift_kernel = gpu.kernel(&source, &shift_entry::<T, O>(op))?;
+    let key = format!(
+        "scan/hillis_steele_global/{}",
+        crate::operator_key::<T, O>(op)
+    );
+    let step_kernel = gpu.stored_kernel(&key, &step_entry::<T, O>(op), || module::<T, O>(op))?;
+    let shift_kernel = gpu.stored_kernel(&key, &shift_entry::<T, O>(op), || module::<T, O>(op))?;
     // One element per thread: ⌈n / block_threads⌉ blocks, spread over y
     // past 2^31 − 1 blocks (the kernels use global_thread_index()).
     let (config, _) = grid_1d(n, block_threads, 1, 0)?;

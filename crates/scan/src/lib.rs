@@ -310,6 +310,19 @@ fn dispatch<T: Element, O: Operator<T>>(
     }
 }
 
+/// The part of a module key that names `T` and `op` completely (for
+/// `Gpu::stored_kernel`): the element suffix, the operator's name, and the
+/// fingerprint of its CUDA functor (two custom operators may share a name;
+/// the functor spells identity, combine and support code).
+pub(crate) fn operator_key<T: Element, O: Operator<T>>(op: &O) -> String {
+    format!(
+        "{}/{}/{}",
+        T::SUFFIX,
+        op.name(),
+        gpu_core::kernel::fingerprint(&gpu_core::operator_prelude::<T, O>(op, "op_t"))
+    )
+}
+
 /// Every module any algorithm can request for `T` and `op` (every block
 /// size uses the same module: the block size is a launch parameter).
 pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {

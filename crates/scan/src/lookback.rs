@@ -51,13 +51,10 @@
 //! evict-first cache hints. [`lookback_candidates`] lists what `tests/lookback_tuning.rs`
 //! measures; [`LOOKBACK_TUNING`] holds the chosen one per element size.
 
-use std::any::Any;
-use std::sync::{Arc, Mutex, MutexGuard};
-
 use gpu_core::launch::{check_block_threads, grid_1d};
 use gpu_core::{
-    operator_prelude, DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel,
-    KernelArgs, ModuleSource, Operator, Result,
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource,
+    Operator, Result,
 };
 
 use crate::kind::ScanKind;
@@ -628,77 +625,18 @@ pub fn lookback_module<T: Element, O: Operator<T>>(
     (module::<T, O>(op, tuning), entry_name::<T, O>(op, tuning))
 }
 
-/// One loaded look-back kernel: the context it was loaded on (held, so its
-/// address cannot be reused while the entry lives), the entry name (type,
-/// operator name, tuning), the operator's CUDA text (two custom operators
-/// may share a name) and the kernel.
-struct LoadedKernel {
-    context: Arc<dyn Any + Send + Sync>,
-    entry: String,
-    operator: String,
-    kernel: Kernel,
-}
-
-/// Loaded look-back kernels, process-wide. `Gpu::kernel` builds and hashes
-/// the whole module source (≈ 30 KB) on every call: tens of microseconds of
-/// host time that the GPU waits through (and CUDA-event timings count); a
-/// lookup here costs about a microsecond.
-static LOADED: Mutex<Vec<LoadedKernel>> = Mutex::new(Vec::new());
-
-/// Entries kept before those of other contexts are dropped.
-const LOADED_LIMIT: usize = 128;
-
-fn loaded() -> MutexGuard<'static, Vec<LoadedKernel>> {
-    // push / retain / clear complete or unwind before touching the Vec, so
-    // a poisoned lock still guards a consistent list.
-    LOADED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn on_context(stored: &LoadedKernel, gpu: &Gpu) -> bool {
-    std::ptr::eq(
-        Arc::as_ptr(&stored.context) as *const u8,
-        Arc::as_ptr(gpu.cudarc_context()) as *const u8,
-    )
-}
-
-/// The kernel of `tuning` for `T` and `op` on `gpu`'s context: compiled
-/// and loaded through `Gpu::kernel` on first use, then served from
-/// [`LOADED`].
+/// The kernel of `tuning` for `T` and `op` on `gpu`'s context, from the
+/// context's kernel store (built, compiled and loaded on first use). The
+/// entry name spells every tuning field; the operator key adds the type
+/// and the fingerprint of the operator's CUDA text.
 fn lookback_kernel<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     op: &O,
     tuning: LookbackTuning,
 ) -> Result<Kernel> {
     let entry = entry_name::<T, O>(op, tuning);
-    let operator = operator_prelude::<T, O>(op, "op_t");
-    let matches = |stored: &LoadedKernel| {
-        stored.entry == entry && stored.operator == operator && on_context(stored, gpu)
-    };
-    if let Some(stored) = loaded().iter().find(|stored| matches(stored)) {
-        return Ok(stored.kernel.clone());
-    }
-    // Not loaded yet: compile / load without holding the lock (a first
-    // compile takes seconds; Gpu::module serialises loading itself).
-    let kernel = gpu.kernel(&module::<T, O>(op, tuning), &entry)?;
-    let mut store = loaded();
-    if !store.iter().any(&matches) {
-        if store.len() >= LOADED_LIMIT {
-            store.retain(|stored| on_context(stored, gpu));
-            if store.len() >= LOADED_LIMIT {
-                store.clear();
-            }
-        }
-        let context: Arc<dyn Any + Send + Sync> = gpu.cudarc_context().clone();
-        store.push(LoadedKernel {
-            context,
-            entry,
-            operator,
-            kernel: kernel.clone(),
-        });
-    }
-    Ok(kernel)
+    let key = format!("scan/lookback/{entry}/{}", crate::operator_key::<T, O>(op));
+    gpu.stored_kernel(&key, &entry, || module::<T, O>(op, tuning))
 }
 
 /// The modules [`scan_lookback`] can request for `T` and `op`: the table's

@@ -194,14 +194,20 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
     let levels = level_lengths(n, tile_items);
 
     // Everything fallible before the first launch.
-    let block_kernel = gpu.kernel(
-        &block_scan.module::<T, O>(op),
-        &block_scan.entry::<T, O>(op),
+    // From the context's kernel store: the entry names the family, and the
+    // operator key the type and operator (every block size shares a module).
+    let operator = crate::operator_key::<T, O>(op);
+    let block_entry = block_scan.entry::<T, O>(op);
+    let block_kernel = gpu.stored_kernel(
+        &format!("scan/block/{block_entry}/{operator}"),
+        &block_entry,
+        || block_scan.module::<T, O>(op),
     )?;
     let add_kernel = if levels.len() > 1 {
-        Some(gpu.kernel(
-            &uniform_add_module::<T, O>(op),
+        Some(gpu.stored_kernel(
+            &format!("scan/uniform_add/{operator}"),
             &uniform_add_entry::<T, O>(op),
+            || uniform_add_module::<T, O>(op),
         )?)
     } else {
         None

@@ -163,12 +163,18 @@ pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
     }
     // Geometry of the first level, checked before anything is allocated.
     grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
-    let source = module::<T, O>(op, tuning);
     let (reduce_entry, scan_entry) = entry_names::<T, O>(op, tuning);
-    let module = gpu.module(&source)?;
+    // The module depends on the type, the operator and the tile shape only.
+    let key = format!(
+        "scan/reduce_then_scan/{}x{}/{}",
+        tuning.block_threads,
+        tuning.items_per_thread,
+        crate::operator_key::<T, O>(op)
+    );
+    let build = || module::<T, O>(op, tuning);
     let kernels = Kernels {
-        reduce: module.kernel(&reduce_entry)?,
-        scan: module.kernel(&scan_entry)?,
+        reduce: gpu.stored_kernel(&key, &reduce_entry, build)?,
+        scan: gpu.stored_kernel(&key, &scan_entry, build)?,
         tuning,
     };
     let out_ptr = output.device_ptr();
