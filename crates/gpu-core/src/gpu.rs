@@ -16,6 +16,7 @@ use crate::kernel::{
     compile_cubin, nvrtc_version, DiskCache, KernelStore, LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
+use crate::scratch::ScratchSlot;
 
 /// What parprims knows about the device it runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +97,9 @@ struct Shared {
 pub struct Gpu {
     shared: Arc<Shared>,
     stream: Arc<CudaStream>,
+    /// This stream's reusable scratch memory (shared by clones, which share
+    /// the stream).
+    pub(crate) scratch: ScratchSlot,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -200,6 +204,7 @@ impl Gpu {
                 cache,
             }),
             stream,
+            scratch: ScratchSlot::default(),
         })
     }
 
@@ -215,6 +220,7 @@ impl Gpu {
         Ok(Gpu {
             shared: self.shared.clone(),
             stream,
+            scratch: ScratchSlot::default(),
         })
     }
 
@@ -248,6 +254,7 @@ impl Gpu {
     /// context** first, so frees still pending on any stream are counted.
     /// Nothing to do where the device has no stream-ordered allocator.
     pub fn trim_memory_pool(&self) -> Result<()> {
+        self.release_scratch();
         self.shared.ctx.synchronize()?;
         if !self.shared.ctx.has_async_alloc() {
             return Ok(());

@@ -42,6 +42,7 @@ mod gpu;
 pub mod kernel;
 pub mod launch;
 mod op;
+mod scratch;
 mod timer;
 
 pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};

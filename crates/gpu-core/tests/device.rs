@@ -535,3 +535,51 @@ fn one_kernel_store_per_context() {
         Err(Error::MissingEntry { .. })
     ));
 }
+
+/// A stream's scratch words come zeroed on every call, even after a call
+/// dirtied them; the same size is served from the same memory (no new
+/// allocation); a new stream gets memory of its own; a nested call on the
+/// same stream gets a fresh buffer instead of waiting.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scratch_is_zeroed_reused_and_per_stream() {
+    let gpu = gpu();
+    let words = 1000;
+    let first = gpu
+        .with_zeroed_scratch(words, |mut view| {
+            view.fill(&gpu, u64::MAX)?;
+            Ok(view.device_ptr())
+        })
+        .unwrap();
+    let (second, zeroed) = gpu
+        .with_zeroed_scratch(words, |view| {
+            Ok((view.device_ptr(), view.as_view().to_host(&gpu)?))
+        })
+        .unwrap();
+    assert_eq!(first, second, "the same size reuses the same memory");
+    assert!(zeroed.iter().all(|&w| w == 0), "scratch is zeroed per call");
+    let clone = gpu.clone();
+    let shared = clone
+        .with_zeroed_scratch(10, |view| Ok(view.device_ptr()))
+        .unwrap();
+    assert_eq!(shared, first, "clones share their stream's scratch");
+    let other = gpu.with_new_stream().unwrap();
+    let own = other
+        .with_zeroed_scratch(words, |view| Ok(view.device_ptr()))
+        .unwrap();
+    assert_ne!(own, first, "another stream has scratch of its own");
+    let nested = gpu
+        .with_zeroed_scratch(words, |outer| {
+            let inner = gpu.with_zeroed_scratch(words, |inner| {
+                Ok((inner.device_ptr(), inner.as_view().to_host(&gpu)?))
+            })?;
+            Ok((outer.device_ptr(), inner))
+        })
+        .unwrap();
+    assert_ne!(
+        nested.0, nested.1 .0,
+        "a nested call gets a buffer of its own"
+    );
+    assert!(nested.1 .1.iter().all(|&w| w == 0));
+    gpu.trim_memory_pool().unwrap();
+}
