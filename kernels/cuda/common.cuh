@@ -47,11 +47,22 @@ template <typename T> __device__ __forceinline__ T min_of(T a, T b) { return a <
 __device__ __forceinline__ f32 f32_infinity() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ f64 f64_infinity() { return __longlong_as_double(0x7ff0000000000000LL); }
 
-// Decoupled look-back (scan: lookback.cuh, compaction: compact.cuh): grids of
+// Decoupled look-back (single_pass/lookback.cuh): grids of
 // fewer tiles than this skip the look-back's start and spin delays. A small
 // grid has few tiles in flight and little contention for the tile statuses,
 // so sleeping would only add latency.
 #define LOOKBACK_DELAY_MIN_TILES 512ull
+
+// The sum as an operator functor, shaped like the ones the host generates
+// (gpu_core::operator_prelude: static identity() and combine(a, b)), for
+// kernels that combine counts and offsets (compaction's block scan of kept
+// counts and its look-back over tile counts). Wrapping, like the CPU's.
+template <typename T>
+struct sum_op {
+    typedef T value_type;
+    static __device__ __forceinline__ T identity() { return (T)0; }
+    static __device__ __forceinline__ T combine(T a, T b) { return wrapping_add(a, b); }
+};
 
 // Row-tile index of a 2-D launch whose row tiles spill from y into z
 // (gpu_core::launch::grid_2d): tile = blockIdx.z * gridDim.y + blockIdx.y.

@@ -6,7 +6,7 @@
 //! (blocks = min(tiles, SMs × resident blocks per SM)) with a grid stride
 //! over 4096-item tiles; one atomic add per block. Global bytes: n (flags)
 //! or n·s (predicate) read, 8 written. Shared memory 64 bytes per block.
-//! Deterministic. Kernel: `kernels/cuda/compact_count.cu`.
+//! Deterministic. Kernel: `kernels/cuda/compact/count.cu`.
 
 use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};

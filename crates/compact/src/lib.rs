@@ -417,7 +417,7 @@ mod tests {
         );
         assert_eq!(bytes_moved(0, 0, 8, true), 0);
         assert_eq!(partition_bytes_moved(10, 8), 240);
-        assert_eq!(status_bytes(4096, 4), 8);
+        assert_eq!(status_bytes(4096, 4), 16);
         assert_eq!(count_bytes_moved(100, 4, true), 108);
         assert!(!uses_u64_marks(u32::MAX as usize));
         assert!(uses_u64_marks(u32::MAX as usize + 1));

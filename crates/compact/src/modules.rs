@@ -332,7 +332,7 @@ impl Tuning {
     }
 
     /// Whether the kernel template accepts this shape for elements of
-    /// `element_bytes` bytes (the static_asserts of compact.cuh, checked on
+    /// `element_bytes` bytes (the static_asserts of compact/compact.cuh, checked on
     /// the host).
     pub fn validate(&self, element_bytes: usize) -> Result<()> {
         let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
@@ -499,6 +499,17 @@ fn predicate_parts<T: Element>(predicate: PredicateSource<'_, T>) -> (String, St
     }
 }
 
+/// The headers every compaction module starts with: the single-pass
+/// machinery (warp, block scan, tile state, look-back), the block reduce of
+/// the count kernel, then compaction's own pieces.
+fn headers(module: ModuleSource) -> ModuleSource {
+    parprims_kernels::SINGLE_PASS
+        .iter()
+        .fold(module, |module, header| module.source(header))
+        .source(parprims_kernels::BLOCK_REDUCE)
+        .source(parprims_kernels::COMPACT)
+}
+
 /// Adds the single-pass entries (select by flags when `builtin`, select by
 /// predicate, partition scatter) for `tuning`.
 fn add_single_pass<T: Element>(
@@ -529,9 +540,9 @@ fn add_single_pass<T: Element>(
     if builtin {
         module = module.entry(
             entry::select_flagged::<T>(),
-            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
+            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* state, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>, {delays}>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, tile_status, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>, {delays}>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, state, num_tiles, count_out, nullptr)"
             ),
             bounds,
         );
@@ -539,17 +550,17 @@ fn add_single_pass<T: Element>(
     module
         .entry(
             entry::select_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, u64* count_out"),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, false, false, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, false, false, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, num_tiles, count_out, nullptr)"
             ),
             bounds,
         )
         .entry(
             entry::partition_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* tile_status, u64 num_tiles, const u64* total"),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u64 num_tiles, const u64* total"),
             &format!(
-                "compact_single_pass<{shape}, false, true, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, tile_status, num_tiles, nullptr, total)"
+                "compact_single_pass<{shape}, false, true, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, num_tiles, nullptr, total)"
             ),
             bounds,
         )
@@ -619,8 +630,7 @@ pub(crate) fn single_pass_module<T: Element>(
             )
         }
     };
-    let mut module = ModuleSource::new(name)
-        .source(parprims_kernels::COMPACT)
+    let mut module = headers(ModuleSource::new(name))
         .source(&support)
         .source(parprims_kernels::COMPACT_SINGLE_PASS);
     if tuning.max_registers > 0 {
@@ -643,8 +653,7 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
         }
     };
     let (pred_type, support) = predicate_parts::<T>(predicate);
-    let mut module = ModuleSource::new(name)
-        .source(parprims_kernels::COMPACT)
+    let mut module = headers(ModuleSource::new(name))
         .source(&support)
         .source(parprims_kernels::COMPACT_SINGLE_PASS)
         .source(parprims_kernels::COMPACT_COUNT)
@@ -956,5 +965,68 @@ mod tests {
             .entries()
             .contains(&entry::select_flagged::<f64>()));
         assert!(custom_module.entries().contains(&entry::select_if::<f64>()));
+    }
+
+    /// The look-back is correct only if each status read is ONE memory
+    /// access (status and count from the same store): compaction's counts
+    /// are u64, in one 128-bit word per tile (single_pass/tile_status.cuh).
+    /// Compiles the single-pass modules of every code shape (arrangement,
+    /// window width, schedule, delays; flags, built-in and custom
+    /// predicates, partition) for sm_90, disassembles them and checks that
+    /// every strong (relaxed gpu-scope) load is one 128-bit access, as
+    /// scan's test of the same name does for the scan.
+    #[test]
+    fn status_loads_stay_single_accesses() {
+        use parprims_testkit::testing::{sass_opcodes, sm90_sass};
+        let mut seen = std::collections::HashSet::new();
+        let mut cases = vec![
+            module::<i32>(PredicateSource::Builtin),
+            module::<u64>(PredicateSource::Builtin),
+            module::<f32>(PredicateSource::Custom(&catalog_custom::<f32>())),
+        ];
+        for bytes in [4usize, 8] {
+            for tuning in Tuning::candidates(bytes) {
+                let shape = (
+                    bytes,
+                    tuning.arrangement,
+                    tuning.lookback_depth,
+                    tuning.schedule,
+                    tuning.spin_ns > 0,
+                    tuning.start_delay_ns > 0,
+                );
+                if !seen.insert(shape) {
+                    continue;
+                }
+                cases.push(if bytes == 4 {
+                    single_pass_module::<i32>(PredicateSource::Builtin, tuning)
+                } else {
+                    single_pass_module::<f64>(PredicateSource::Builtin, tuning)
+                });
+            }
+        }
+        let mut checked = 0;
+        for module in &cases {
+            let Some(sass) = sm90_sass(module) else {
+                return; // NVRTC or nvdisasm missing (a panic in CI)
+            };
+            let strong_loads: Vec<&str> = sass_opcodes(&sass)
+                .into_iter()
+                .filter(|op| op.starts_with("LDG") && op.contains("STRONG"))
+                .collect();
+            assert!(
+                !strong_loads.is_empty(),
+                "{}: no strong load found: the check would pass vacuously",
+                module.name()
+            );
+            for opcode in &strong_loads {
+                assert!(
+                    opcode.contains("STRONG.GPU") && opcode.contains(".128."),
+                    "{}: status load `{opcode}` is not one 128-bit gpu-scope access",
+                    module.name()
+                );
+                checked += 1;
+            }
+        }
+        eprintln!("{} modules, {checked} status loads checked", cases.len());
     }
 }

@@ -40,7 +40,7 @@ pub enum Predicate<T: Element> {
     Custom(CustomPredicate<T>),
 }
 
-// Codes shared with kernels/cuda/compact.cuh (COMPACT_PRED_*).
+// Codes shared with kernels/cuda/compact/compact.cuh (COMPACT_PRED_*).
 const CODE_NONZERO: u32 = 0;
 const CODE_EQ: u32 = 1;
 const CODE_NE: u32 = 2;

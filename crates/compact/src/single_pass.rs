@@ -4,20 +4,21 @@
 //! counter, build a keep mask in registers (flags and items read as 16-byte
 //! vectors, blocked or warp-striped), rank the kept items with a block scan,
 //! get the tile's output offset by decoupled look-back over per-tile counts
-//! (u64, packed with the status in one word; `depth` statuses per lane per
-//! round trip), stage the kept items compacted in shared memory and write
+//! (the single-pass machinery shared with the scan: u64 counts in one
+//! 128-bit {count, status} word per tile, windows of 32·width tiles;
+//! `kernels/cuda/single_pass/`), stage the kept items compacted in shared memory and write
 //! them out coalesced. With the persistent schedule each block loops over
 //! tiles and issues the next tile's loads before this tile's look-back.
 //! The shape is a [`Tuning`]: the default from the table, or a catalogued
 //! candidate through the `*_into_tuned` functions. Kernel:
-//! `kernels/cuda/compact_single_pass.cu`.
+//! `kernels/cuda/compact/single_pass.cu`.
 //!
 //! | | |
 //! |---|---|
 //! | work | O(n) |
-//! | steps | O(items per thread + log block) per tile, look-back windows of 32·depth tiles |
-//! | bytes (select by flags) | n·s + n + k·s, plus 8 per tile of status ([`status_bytes`]) |
-//! | bytes (select by predicate) | n·s + k·s, plus 8 per tile |
+//! | steps | O(items per thread + log block) per tile, look-back windows of 32·width tiles |
+//! | bytes (select by flags) | n·s + n + k·s, plus 16 per tile of status ([`status_bytes`]) |
+//! | bytes (select by predicate) | n·s + k·s, plus 16 per tile |
 //! | bytes (partition) | count pass n·s, then n·s + n·s |
 //! | launches | memset of statuses + 1 (partition: + fill + count pass) |
 //! | shared memory per block | block·items·s bytes of staging + block/8 + 24 bytes (static; [`Tuning::shared_bytes`]) |
@@ -32,7 +33,7 @@
 //! temporary.
 
 use gpu_core::launch::{grid_1d, LaunchConfig};
-use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Error, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
 use crate::modules::{entry, module_key, single_pass_module, PredicateSource, Schedule, Tuning};
@@ -100,8 +101,21 @@ pub(crate) fn run<T: Element>(
     if partition {
         count_into(gpu, selection, count_out)?;
     }
-    // num_tiles statuses, then the tile counter; all zero.
-    let mut tile_status = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 1)?;
+    // The single-pass state: the tile counter and a padding word, then one
+    // 128-bit {count, status} word per tile (kernels/cuda/single_pass/
+    // tile_status.cuh); all zero.
+    let state_words = 2 + 2 * num_tiles;
+    let state_len = usize::try_from(state_words)
+        .map_err(|_| Error::invalid("n", format!("{n} items need too many tiles")))?;
+    let mut state = DeviceBuffer::<u64>::zeros(gpu, state_len)?;
+    let mut state_view = state.view_mut();
+    if state_view.device_ptr() % 16 != 0 {
+        // Allocations are 256-byte aligned; this guards the b128 accesses.
+        return Err(Error::invalid(
+            "tile state",
+            "16-byte status words need a 16-byte aligned allocation",
+        ));
+    }
     let mut args = KernelArgs::new();
     args.input(&selection.input());
     match selection {
@@ -115,25 +129,25 @@ pub(crate) fn run<T: Element>(
     }
     args.output(output)
         .scalar(n as u64)
-        .output(&mut tile_status.view_mut())
+        .output(&mut state_view)
         .scalar(num_tiles)
         .output(count_out);
     // SAFETY: the arguments match the entry's C parameters in order:
     // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
-    // u64* tile_status, u64 num_tiles, u64* count_out | const u64* total).
+    // u64* state, u64 num_tiles, u64* count_out | const u64* total).
     // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
-    // `tile_status` holds num_tiles + 1 zeroed words. Writes: out[i] for
-    // i < count (select; output holds ≥ n ≥ count, or exactly the count for
+    // `state` holds 2 + 2·num_tiles zeroed words, 16-byte aligned (checked).
+    // Writes: out[i] for i < count (select; output holds ≥ n ≥ count, or exactly the count for
     // owned results) or i < n (partition; output holds n), count_out[0]
     // (length 1). For a partition, count_out already holds the total, written
     // by the count pass earlier on the same stream.
     unsafe { gpu.launch(&kernel, config, &args) }
-    // tile_status drops here: freed stream-ordered after the kernel.
+    // state drops here: freed stream-ordered after the kernel.
 }
 
-/// Global bytes of the tile statuses at the default tuning (8 per tile,
-/// written and read once): about 0.2 % of the data for 4-byte items, left out
+/// Global bytes of the tile statuses at the default tuning (16 per tile,
+/// written and read once): about 0.4 % of the data for 4-byte items, left out
 /// of [`crate::bytes_moved`].
 pub fn status_bytes(n: usize, element_bytes: usize) -> u64 {
-    8 * Tuning::for_element_bytes(element_bytes).tiles(n as u64)
+    16 * Tuning::for_element_bytes(element_bytes).tiles(n as u64)
 }

@@ -24,7 +24,7 @@
 //! | in place | no |
 //! | deterministic | yes (integer scan) |
 //!
-//! Kernels: `kernels/cuda/compact_three_pass.cu`.
+//! Kernels: `kernels/cuda/compact/three_pass.cu`.
 
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};

@@ -22,7 +22,7 @@
 //!   passing a block barrier at each;
 //! - the grid is persistent, and each block loads its next tile's pair into
 //!   registers before scanning the current one (the pipelined tile loop of
-//!   `kernels/cuda/scan_recursive.cuh`).
+//!   `kernels/cuda/scan/recursive.cuh`).
 //!
 //! - work: ≈ 2n combines (work-efficient); steps: 2·log2 T levels per tile
 //!   behind 2·max(log2 B − 6, 0) + 2 block barriers, ⌈log_T n⌉ levels of

@@ -24,7 +24,7 @@
 //!   can differ from run to run. Use `ReduceThenScan` for bitwise-repeatable
 //!   float results.
 //!
-//! How it works (kernels/cuda/scan_lookback.cu, lookback.cuh): one block per
+//! How it works (kernels/cuda/scan/lookback.cu, single_pass/): one block per
 //! tile; the tile index comes from an atomic counter, so tiles are handed out
 //! in the order blocks start and the look-back only ever waits on resident
 //! blocks (no deadlock). Each tile publishes its aggregate, then one warp
@@ -39,7 +39,7 @@
 //! word, one per 8 or (the table's choice) 16 bytes of state, so fewer
 //! tiles share an L2 sector that their successors poll (0.855 → 0.915);
 //! eight-byte values use a fenced status/value protocol or one 128-bit
-//! word (see the header of lookback.cuh for why each is correct; a unit
+//! word (see the header of single_pass/tile_status.cuh for why each is correct; a unit
 //! test reads the SASS to check that each status load stays one access).
 //!
 //! Variants, as tuning data ([`LookbackTuning`]; every one a separate
@@ -353,7 +353,7 @@ impl LookbackTuning {
 /// (0.835–0.850).
 ///
 /// The delays (start before the first read, spin between re-reads; see
-/// lookback.cuh) are what moved the figures on 2026-11-23: polling warps
+/// single_pass/lookback.cuh) are what moved the figures on 2026-11-23: polling warps
 /// were contending for the status lines in L2. With them a 1-wide window
 /// beats the 4-wide one (i32 256 × 24: 0.852 against 0.901 ms). Shorter
 /// delays (900 / 400 ns) lose (0.885 ms).
@@ -530,7 +530,7 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
 }
 
 /// u64 words of the per-call tile state for `num_tiles` tiles: the counter
-/// and one padding word, then the status region (mirrors lookback.cuh:
+/// and one padding word, then the status region (mirrors single_pass/tile_status.cuh:
 /// one word per tile for 4-byte values, two with `Packed128` (the 16-byte
 /// stride); for 8-byte values split, ⌈tiles/2⌉
 /// words of u32 statuses, then the aggregate and prefix slots; packed in
@@ -581,10 +581,13 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleS
         EightByteStatus::Split => 0,
         EightByteStatus::Packed128 => 1,
     };
-    let source = ModuleSource::new(entry.clone())
-        .source(parprims_kernels::WARP)
-        .source(parprims_kernels::BLOCK)
-        .source(parprims_kernels::LOOKBACK)
+    // The single-pass headers (warp, block, tile state, look-back), then
+    // the scan's kernels.
+    let source = parprims_kernels::SINGLE_PASS
+        .iter()
+        .fold(ModuleSource::new(entry.clone()), |module, header| {
+            module.source(header)
+        })
         .source(parprims_kernels::SCAN_LOOKBACK)
         .operator::<T, O>(op, "op_t")
         .entry(
@@ -744,7 +747,7 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     // reads its tile before writing it). The grid has num_tiles real blocks,
     // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
     // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
-    // zeroed words for the tuning's status encoding, the layout lookback.cuh
+    // zeroed words for the tuning's status encoding, the layout tile_status.cuh
     // reads (16-byte aligned, checked above, for the 128-bit words). Vector
     // accesses only when vector_ok checked 16-byte alignment.
     unsafe { gpu.launch(&kernel, config, &args) }?;

@@ -36,7 +36,7 @@ use crate::tuning::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_MAX_THREADS, UNIFORM_ADD_
 /// A block-level scan kernel the driver can run: it scans tiles of
 /// `tile_items(block_threads)` elements with the entry signature
 /// `(const T* in, T* out, T* totals, u64 n, u32 exclusive, u32 has_seed, T seed)`
-/// (see `kernels/cuda/scan_recursive.cuh`).
+/// (see `kernels/cuda/scan/recursive.cuh`).
 pub(crate) trait BlockScan {
     /// Elements one block scans.
     fn tile_items(&self, block_threads: u32) -> u64;
@@ -47,7 +47,7 @@ pub(crate) trait BlockScan {
     /// The block-scan entry point in [`BlockScan::module`].
     fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String;
     /// Whether the kernel loops over tiles (the pipelined tile loop of
-    /// `scan_recursive.cuh`, on a persistent grid) rather than scanning the
+    /// `scan/recursive.cuh`, on a persistent grid) rather than scanning the
     /// one tile of its block index.
     fn loops_over_tiles(&self) -> bool;
 }
@@ -60,7 +60,7 @@ pub(crate) fn block_entry_params<T: Element>() -> String {
     )
 }
 
-/// Starts a module that uses `scan_recursive.cuh`: the operator functor
+/// Starts a module that uses `scan/recursive.cuh`: the operator functor
 /// `op_t`, the uniform-add constant, the shared header.
 pub(crate) fn recursive_module<T: Element, O: Operator<T>>(name: String, op: &O) -> ModuleSource {
     ModuleSource::new(name)

@@ -1,4 +1,4 @@
-// block.cuh — block-wide building blocks on top of warp.cuh, templated on
+// block/block_scan.cuh — block-wide building blocks on top of warp/warp_scan.cuh, templated on
 // T, Op and the block size. Used by the look-back scan, the deterministic
 // reduce-then-scan and the single-pass compaction.
 //
@@ -58,7 +58,7 @@ __device__ __forceinline__ void thread_scan_seeded(T (&items)[ITEMS], T seed, bo
 // ---------------------------------------------------------------------------
 // Block-wide exclusive scan of one value per thread.
 //
-//   Warp shuffle scans (warp.cuh), the warp totals through shared memory,
+//   Warp shuffle scans (warp/warp_scan.cuh), the warp totals through shared memory,
 //   then every thread folds the totals of the warps before it serially (at
 //   most 32 combines, broadcast reads, so no second barrier).
 //   work O(BLOCK_THREADS + WARPS²) combines, O(log 32 + WARPS) steps,

@@ -1,4 +1,4 @@
-// compact_count.cu — how many items a compaction keeps: count_if, the count
+// compact/count.cu — how many items a compaction keeps: count_if, the count
 // pass of a stable partition, and the size of an exact-length result.
 //
 // What it computes
@@ -45,7 +45,7 @@ __device__ __forceinline__ void compact_count(const T* __restrict__ in, const u8
         }
         kept += (u64)__popc(mask);
     }
-    const u64 block_kept = compact_block_sum_u64<BLOCK>(kept, s_scratch);
+    const u64 block_kept = block_reduce_commutative<u64, sum_op<u64>, BLOCK>(kept, s_scratch);
     if (threadIdx.x == 0 && block_kept != 0ull) {
         atomicAdd((unsigned long long*)count_out, (unsigned long long)block_kept);
     }

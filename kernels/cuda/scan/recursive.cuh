@@ -1,4 +1,4 @@
-// scan_recursive.cuh — pieces shared by the recursive ("scan, then propagate")
+// scan/recursive.cuh — pieces shared by the recursive ("scan, then propagate")
 // multi-block scans: Hillis–Steele and Blelloch (plain and padded).
 //
 // The recursive method, for n elements and tiles of `tile_items` elements:

@@ -1,4 +1,4 @@
-// compact_single_pass.cu — stream compaction in one kernel: select by flag
+// compact/single_pass.cu — stream compaction in one kernel: select by flag
 // bytes, select by predicate, and the scatter half of a stable partition.
 //
 // What it computes
@@ -10,23 +10,25 @@
 //              from device memory, written before by compact_count.cu.
 //
 // How (tiles of TILE = BLOCK·ITEMS items, taken in order from a counter)
-//   1. thread 0 takes the next tile index from an atomic counter (stored
-//      after the tile statuses), so tiles start in the order they are taken
+//   1. thread 0 takes the next tile index from the tile counter of the
+//      single-pass state (single_pass/tile_status.cuh), so tiles start in the order they are taken
 //      and the look-back below always waits on running blocks;
 //   2. each thread loads its ITEMS items (16-byte vectors, blocked or
-//      warp-striped, see compact_layout in compact.cuh) and their flags, or
+//      warp-striped, see compact_layout in compact/compact.cuh) and their flags, or
 //      evaluates the predicate, into a u32 keep mask in registers;
-//   3. a block scan of the kept counts gives each item its rank in the tile
-//      (barrier A);
+//   3. a block scan of the kept counts (block/block_scan.cuh) gives each
+//      item its rank in the tile (barrier A);
 //   4. thread 0 publishes the tile's count at once; every thread writes its
 //      kept items, compacted, to a shared staging array (partition: the
 //      rejected ones after them); then warp 0 obtains the tile's global
-//      offset by decoupled look-back over the per-tile counts (compact.cuh,
-//      DEPTH statuses per lane per round) while the other warps wait
-//      (barrier B);
+//      offset by decoupled look-back over the per-tile counts (u64 values in
+//      the single-pass tile state, STATUS8 = 1: one 128-bit {count, status}
+//      word per tile; single_pass/lookback.cuh, windows of 32·WIDTH tiles)
+//      while the other warps wait (barrier B);
 //   5. the block copies the staged run to global memory with consecutive
 //      threads writing consecutive addresses (coalesced).
-//   START_NS, SPIN_NS: the look-back's delays (compact.cuh), large grids only.
+//   START_NS, SPIN_NS: the look-back's delays (single_pass/lookback.cuh),
+//   large grids only.
 //   PERSISTENT = false: one tile per block, a grid of one block per tile.
 //   PERSISTENT = true: a grid of about as many blocks as are resident at
 //   once; each block loops over tiles and pipelines them: the index of the
@@ -44,9 +46,9 @@
 //
 // Cost (n items of s bytes, k kept)
 //   work O(n), steps O(ITEMS + log BLOCK) per tile plus the look-back (O(1)
-//   amortised windows of 32·DEPTH tiles);
+//   amortised windows of 32·WIDTH tiles);
 //   global bytes: select by flags  n·s + n + k·s; by predicate n·s + k·s;
-//   partition scatter n·s + n·s; plus 8 bytes of status per tile.
+//   partition scatter n·s + n·s; plus 16 bytes of status per tile.
 //   launches: 1 (after a memset of the tile statuses);
 //   barriers per tile: 2 (3 for the first tile of a block);
 //   shared memory per block: BLOCK·ITEMS·s bytes of staging + BLOCK/32·4 +
@@ -57,13 +59,15 @@
 //   Not in place (output must not overlap input). Deterministic: the result
 //   is fully defined by the input, whatever the tile order.
 
-template <typename T, int BLOCK, int ITEMS, bool STRIPED, int DEPTH, bool PERSISTENT, bool FLAGS,
-          bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0>
+template <typename T, int BLOCK, int ITEMS, bool STRIPED, int WIDTH, bool PERSISTENT, bool FLAGS,
+          bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0, int STATUS8 = 1>
 __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
                                                     const u8* __restrict__ flags, Pred pred,
-                                                    T* __restrict__ out, u64 n, u64* tile_status,
+                                                    T* __restrict__ out, u64 n, u64* state,
                                                     u64 num_tiles, u64* count_out,
                                                     const u64* partition_total) {
+    typedef sum_op<u64> Count;
+    typedef typename TileStatusFor<u64, STATUS8>::type Status;
     typedef compact_layout<T, ITEMS, STRIPED> L;
     typedef compact_ranks<T, BLOCK, ITEMS, STRIPED> R;
     constexpr u32 TILE = (u32)BLOCK * (u32)ITEMS;
@@ -72,13 +76,14 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
     __shared__ u64 s_prefix;
     __shared__ u32 s_warp_totals[BLOCK / 32];
     __shared__ __align__(16) T s_stage[TILE];
-    // The counter lives just after the statuses (zeroed with them).
-    unsigned long long* counter = (unsigned long long*)(tile_status + num_tiles);
+    // The single-pass state: the tile counter, then the tile statuses (all
+    // zeroed before the launch).
+    Status status(lookback_status_region(state), num_tiles);
 
     u64 claimed = 0;  // thread 0: the tile after next (PERSISTENT)
     if (threadIdx.x == 0) {
-        s_first_tile = atomicAdd(counter, 1ull);
-        if (PERSISTENT) claimed = atomicAdd(counter, 1ull);
+        s_first_tile = lookback_next_tile(state);
+        if (PERSISTENT) claimed = lookback_next_tile(state);
     }
     __syncthreads();
     // (Its own variable: thread 0 rewrites s_tile before barrier A, possibly
@@ -119,13 +124,13 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
         // at barrier A, and claim the one after it.
         if (PERSISTENT && threadIdx.x == 0) {
             s_tile = claimed;
-            claimed = atomicAdd(counter, 1ull);
+            claimed = lookback_next_tile(state);
         }
         u32 start[R::GROUPS];
         u32 tile_kept;
         R::rank(mask, s_warp_totals, start, &tile_kept);  // barrier A
         // Successors may already be looking back at this tile: publish first.
-        if (threadIdx.x == 0) compact_publish_aggregate(tile_status, tile, (u64)tile_kept);
+        if (threadIdx.x == 0) single_pass_publish_aggregate<u64, Status>(status, tile, (u64)tile_kept);
 
         // Stage this thread's items: kept ones at their rank; for a partition
         // the rejected ones after all kept ones of the tile, at their
@@ -159,8 +164,8 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
         }
 
         if (threadIdx.x < 32) {
-            const u64 prefix = compact_lookback<DEPTH, START_NS, SPIN_NS>(
-                tile_status, tile, (u64)tile_kept, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
+            const u64 prefix = single_pass_prefix<u64, Count, Status, WIDTH, SPIN_NS, START_NS>(
+                status, tile, (u64)tile_kept, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (lane == 0) s_prefix = prefix;
         }
         __syncthreads();  // barrier B

@@ -1,5 +1,5 @@
-// scan_hillis_steele.cu — block scan by Hillis–Steele steps in a double
-// buffer in shared memory; the recursive driver (scan_recursive.cuh,
+// scan/hillis_steele.cu — block scan by Hillis–Steele steps in a double
+// buffer in shared memory; the recursive driver (scan/recursive.cuh,
 // crates/scan/src/recursive.rs) turns it into a scan of any length.
 //
 // One block scans a tile of tile_items = blockDim.x · HS_ITEMS_PER_THREAD

@@ -1,6 +1,6 @@
-// scan_reduce_then_scan.cu — the run-to-run deterministic scan: reduce, then
+// scan/reduce_then_scan.cu — the run-to-run deterministic scan: reduce, then
 // scan, with a combination order fixed by the tile geometry alone. Needs
-// warp.cuh and block.cuh.
+// warp/warp_scan.cuh and block/block_scan.cuh.
 //
 // Driver (scan crate, reduce_then_scan.rs), for n items in tiles of TILE:
 //   pass 1  rts_reduce_tiles: tile t (= block t) reduces its items →

@@ -1,4 +1,4 @@
-// compact_three_pass.cu — the lab's compaction: map, exclusive scan, scatter.
+// compact/three_pass.cu — the lab's compaction: map, exclusive scan, scatter.
 //
 // What it computes (with the scan in between done by the scan crate)
 //   map:     marks[i] = 1 if flags[i] != 0 (or pred(in[i])), else 0;

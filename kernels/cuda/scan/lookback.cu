@@ -1,5 +1,6 @@
-// scan_lookback.cu — single-pass inclusive/exclusive scan with decoupled
-// look-back (Merrill & Garland 2016). Needs warp.cuh, block.cuh, lookback.cuh.
+// scan/lookback.cu — single-pass inclusive/exclusive scan with decoupled
+// look-back (Merrill & Garland 2016). Needs the single-pass headers: warp/warp_scan.cuh, block/block_scan.cuh,
+// single_pass/tile_status.cuh, single_pass/lookback.cuh.
 //
 // Computes out[i] = x_0 ⊕ … ⊕ x_i (inclusive) or
 // out[i] = initial ⊕ x_0 ⊕ … ⊕ x_{i-1} (exclusive) for any associative Op.
@@ -26,7 +27,7 @@
 // STATUS8 = status encoding (8-byte T: 0 split, 1 packed 128-bit; 4-byte T:
 // the packed 64-bit word at an 8- or 16-byte stride), SPIN_NS =
 // back-off while predecessors are unpublished, START_NS = one sleep before
-// the look-back's first read (both lookback.cuh, large grids only), STREAM =
+// the look-back's first read (both single_pass/lookback.cuh, large grids only), STREAM =
 // evict-first cache hints on the data (striped layout only); and two tile
 // layouts: scan_lookback_tile (shared-memory exchange, below) and
 // scan_lookback_tile_striped (registers only, further below).
@@ -44,7 +45,7 @@
 //   3. each thread reduces its ITEMS items; block exclusive scan of the thread
 //      totals gives thread prefixes and the tile aggregate.
 //   4. warp 0: tile 0 publishes PREFIX at once ((initial ⊕) aggregate); any
-//      other tile publishes AGGREGATE, looks back (lookback.cuh; on large
+//      other tile publishes AGGREGATE, looks back (single_pass/lookback.cuh; on large
 //      grids after a START_NS sleep, with SPIN_NS sleeps between re-reads), publishes
 //      PREFIX = exclusive prefix ⊕ aggregate; the exclusive prefix goes to
 //      shared memory; barrier.

@@ -1,58 +1,79 @@
-// lookback.cuh — the tile-status protocol of the single-pass decoupled
-// look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan with
-// Decoupled Look-back", NVR-2016-002), for any associative Op, any element
-// type of 4 or 8 bytes (scan values, u32/u64 counts for compaction).
+// single_pass/tile_status.cuh — the tile state of every single-pass
+// algorithm with decoupled look-back (Merrill & Garland, "Single-pass
+// Parallel Prefix Scan with Decoupled Look-back", NVR-2016-002): the tile
+// counter, the per-tile {status, value} words and how they are published
+// and read. Templated on the value type T (4 or 8 bytes), so the same
+// state carries a scan's running value, compaction's kept counts (u64),
+// and later a (flag, value) pair or radix digit counts. The look-back that
+// reads it is single_pass/lookback.cuh. (CUB's ScanTileState.)
 //
 // Tile t publishes its status and a value:
 //   TILE_INVALID   (0)  nothing yet (the state memory is zeroed per call);
 //   TILE_AGGREGATE (1)  value = the tile's own reduction;
 //   TILE_PREFIX    (2)  value = the inclusive prefix x_0 ⊕ … ⊕ (end of tile t).
-// A tile publishes AGGREGATE as soon as it has reduced its items, looks back
-// over its predecessors, then publishes PREFIX. Tile indices come from an
-// atomic counter (dynamic tile assignment), so tile t's predecessors all
-// belong to blocks that started earlier, are resident, and never wait on a
-// later tile: the look-back cannot deadlock.
+// A tile publishes AGGREGATE as soon as it has reduced its items (tile 0
+// publishes PREFIX at once), looks back over its predecessors, then
+// publishes PREFIX. Tile indices come from an atomic counter (dynamic tile
+// assignment), so tile t's predecessors all belong to blocks that started
+// earlier, are resident, and never wait on a later tile: the look-back
+// cannot deadlock.
 //
-// Three encodings, chosen by sizeof(T) (and STATUS8 for 8-byte T), each
-// correct by construction under the PTX memory model:
+// ONE status encoding per element width, the one the scan measured best
+// (H100, 2^28 elements; figures in docs/tuning.md), selected by STATUS8 = 1
+// (gpu_core::single_pass::StatusEncoding::Packed, every default policy):
 //
-// * 4-byte T — TileStatusPacked: ONE 64-bit word per tile, status in the
-//   high 32 bits, the value's bits in the low 32, written with one
+// * 4-byte T — TileStatusPacked<T, 2>: ONE 64-bit word per tile, status in
+//   the high 32 bits, the value's bits in the low 32, at a 16-byte stride
+//   (one tile per 16 bytes of state: half as many tiles share an L2 sector
+//   that successors poll as with an 8-byte stride), written with one
 //   st.relaxed.gpu.u64 and read with one ld.relaxed.gpu.u64. An aligned
 //   64-bit relaxed access is single-copy atomic ("morally strong" at gpu
 //   scope), so a reader sees a whole (status, value) pair as some writer
-//   stored it: no fence is needed, nothing else is published.
+//   stored it: no fence is needed, nothing else is published. (A 4-byte
+//   value widened into a 128-bit word was tried first: ptxas split its load
+//   into two 32-bit loads and the H100 returned torn pairs.)
 //
-// * 8-byte T — TileStatusSplit: a u32 status array and two value arrays,
-//   one for aggregates and one for inclusive prefixes (each slot written at
-//   most once per call). Writer: st.relaxed value → fence.acq_rel.gpu →
-//   st.relaxed status (a release pattern). Reader: ld.relaxed status →
-//   fence.acq_rel.gpu → ld.relaxed of the slot the status names (an acquire
-//   pattern). This is message passing with fences: if the reader observes
-//   the status, the writer's release pattern synchronises with the reader's
-//   acquire pattern, so the value store happens before the value load, and
-//   as the slot is written once the load returns exactly that value. Separate slots per status matter: with one value
-//   slot, a reader that saw AGGREGATE could read the later PREFIX value.
-//   (CUB uses one 16-byte {status, value} vector access here; the PTX model
-//   does not promise that vector accesses are single-copy atomic, so we do
-//   not rely on it.) All value/status accesses are ld/st.relaxed.gpu, never
-//   plain loads, so no stale L1 line can be read.
+// * 8-byte T — TileStatusPacked128: ONE 16-byte word per tile, the value's
+//   bits in the low 8 bytes and the status in the high 8, written with one
+//   st.relaxed.gpu.global.b128 and read with one ld.relaxed.gpu.global.b128
+//   (PTX ISA 8.3+, sm_70+). .b128 is a scalar type (unlike the .v2.u64
+//   vector access CUB uses, which the model splits into two 8-byte accesses
+//   in unspecified order), so an aligned relaxed .gpu access is one morally
+//   strong operation and a reader sees a whole (status, value) pair as one
+//   writer stored it. No fence on either side.
 //
-// State layout (u64 words; the host mirrors it in lookback.rs,
-// `tile_state_words`): word 0 = the tile counter, word 1 = padding (keeps
-// what follows 16-byte aligned), then the status region:
-//   packed: num_tiles words;
-//   split:  ⌈num_tiles / 2⌉ words of u32 statuses, num_tiles aggregate
-//           words, num_tiles prefix words;
-//   packed128: 2·num_tiles words (16-byte aligned: the region starts at
-//           byte 16 of an allocation aligned to at least 256 bytes);
-//   packed, 16-byte stride (4-byte values, STATUS8 = 1): 2·num_tiles words,
-//           the tile's word first, the second unused.
+// scan's and compaction's `status_loads_stay_single_accesses` tests read
+// the sm_90 SASS and check that every status load stays one 64- or 128-bit
+// access.
 //
-// Using it (one block per tile, as scan_lookback.cu does):
+// The measured alternatives stay selectable for tuning sweeps and the
+// protocol tests (STATUS8 = 0, StatusEncoding::Compact): 4-byte values in
+// the 64-bit word at an 8-byte stride (TileStatusPacked<T, 1>), and 8-byte
+// values split (TileStatusSplit): a u32 status array and two write-once
+// value arrays (aggregates, inclusive prefixes). Writer: st.relaxed value →
+// fence.acq_rel.gpu → st.relaxed status (a release pattern). Reader:
+// ld.relaxed status → fence.acq_rel.gpu → ld.relaxed of the slot the status
+// names (an acquire pattern): message passing with fences. Separate slots
+// per status matter: with one value slot, a reader that saw AGGREGATE could
+// read the later PREFIX value.
+//
+// State layout (u64 words; the host mirrors it in
+// gpu_core::single_pass::tile_state_words): word 0 = the tile counter,
+// word 1 = padding (keeps what follows 16-byte aligned), then the status
+// region:
+//   4-byte, packed (16-byte stride): 2·num_tiles words, the tile's word
+//           first, the second unused;
+//   8-byte, packed128: 2·num_tiles words (16-byte aligned: the region
+//           starts at byte 16 of an allocation aligned to at least 256
+//           bytes; the host checks the alignment);
+//   4-byte, 8-byte stride: num_tiles words;
+//   8-byte, split: ⌈num_tiles / 2⌉ words of u32 statuses, num_tiles
+//           aggregate words, num_tiles prefix words.
+//
+// Using it (one block per tile, as scan/lookback.cu does):
 //
 //   u64* state = ...;                          // tile_state_words() zeroed u64s
-//   typedef typename TileStatusFor<T>::type Status;
+//   typedef typename TileStatusFor<T, STATUS8>::type Status;
 //   __shared__ u64 tile_slot;
 //   if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
 //   __syncthreads();
@@ -72,34 +93,9 @@
 //       ... hand exclusive_prefix to the block through shared memory ...
 //   }
 //
-// * 8-byte T, alternative — TileStatusPacked128 (STATUS8 = 1): ONE 16-byte
-//   word per tile, the value's bits in the low 8 bytes and the status in the
-//   high 8, written with one st.relaxed.gpu.global.b128 and read with one
-//   ld.relaxed.gpu.global.b128 (PTX ISA 8.3+, sm_70+). The memory-model
-//   argument is the packed one above: .b128 is a scalar type (unlike the
-//   .v2.u64 vector access CUB uses, which the model splits into two 8-byte
-//   accesses in unspecified order), so an aligned relaxed .gpu access is one
-//   morally strong operation and a reader sees a whole (status, value) pair
-//   as one writer stored it. No fence on either side, one memory operation
-//   per publish and per inspected predecessor (the split encoding needs
-//   value store, fence, status store per publish and a fence per window).
-//
-// Window width: warp_lookback<..., WIDTH> inspects 32·WIDTH predecessors per
-// round (WIDTH consecutive tiles per lane, loads independent), so a tile far
-// from the nearest inclusive prefix needs WIDTH times fewer dependent rounds.
-// Delays (the idea CUB's tuned "delay constructors" use on sm_80/sm_90):
-// START_NS > 0 sleeps once, after the tile has published its AGGREGATE and
-// before the first read of a predecessor, so that the nearest predecessors
-// have had time to publish (ideally their PREFIX: one window, one round trip)
-// instead of being polled while still loading; SPIN_NS > 0 sleeps
-// __nanosleep(SPIN_NS) between re-reads of unpublished predecessors. Both
-// cut the polling traffic that hundreds of resident look-back warps aim at
-// the same few L2 lines, and both apply only when `delays` is true (the
-// kernels pass num_tiles >= LOOKBACK_DELAY_MIN_TILES: a small grid has few
-// tiles in flight, little contention, and would only lose latency).
-//
-// For compaction counts: T = u32 (packed word) or u64 (split), Op = a sum
-// functor; any Op with combine/identity works.
+// Compaction (compact/single_pass.cu) publishes its aggregate early, from
+// thread 0, and later calls single_pass_prefix (single_pass/lookback.cuh)
+// from warp 0, which looks back and publishes the inclusive prefix.
 #pragma once
 
 #define TILE_INVALID 0u
@@ -294,78 +290,3 @@ __device__ __forceinline__ u64 lookback_next_tile(u64* state) {
 // The status region: from word 2 of the state.
 __device__ __forceinline__ u64* lookback_status_region(u64* state) { return state + 2; }
 
-// The look-back, run by all 32 lanes of ONE warp of the block that owns
-// `tile` (tile >= 1). Returns, in every lane, the exclusive prefix of the
-// tile: x_0 ⊕ … ⊕ (end of tile − 1), i.e. the combination of everything the
-// predecessors published, in index order.
-//
-// Window: 32·WIDTH predecessors ending at window_end; lane L inspects the
-// WIDTH consecutive predecessors window_end − 32·WIDTH + 1 + L·WIDTH + j,
-// j = 0 … WIDTH−1, so lane 31's last one is the nearest. Lanes spin
-// (re-reading only their own unpublished words, with an optional
-// __nanosleep back-off) while any predecessor of the window is INVALID.
-// Each lane then folds its WIDTH values from its nearest PREFIX (if any) to
-// its end, in index order; __ballot_sync finds the nearest lane holding a
-// PREFIX; the lanes are folded from that lane to lane 31 in index order (a
-// segmented shuffle scan: aggregates after the prefix, never reordered), and
-// if no PREFIX was in the window the fold of the whole window is prepended
-// to the running value and the window moves 32·WIDTH tiles back.
-// Predecessor indices below 0 read as PREFIX with the identity; they are
-// never the nearest PREFIX once the window is complete, because tile 0
-// publishes PREFIX (never AGGREGATE) and sits above them (a lane holding
-// negative indices and real ones holds tile 0 too).
-//   Steps per window: WIDTH independent loads per lane (+ spins),
-//   WIDTH − 1 combines, 1 ballot, 5 shuffles.
-template <typename T, typename Op, typename Status, int WIDTH = 1, int SPIN_NS = 0,
-          int START_NS = 0>
-__device__ __forceinline__ T warp_lookback(const Status& status, u64 tile, bool delays = true) {
-    static_assert(WIDTH >= 1 && WIDTH <= 8, "WIDTH must be 1 to 8");
-    const int lane = warp_lane();
-    if (START_NS > 0 && delays) __nanosleep(START_NS);
-    T running = Op::identity();  // replaced by the first window's fold
-    bool have_running = false;
-    i64 window_end = (i64)tile - 1;
-    while (true) {
-        const i64 first = window_end - 32 * WIDTH + 1 + (i64)lane * WIDTH;
-        T value[WIDTH];
-        u32 state[WIDTH];
-        bool waiting = false;
-#pragma unroll
-        for (int j = 0; j < WIDTH; ++j) {
-            value[j] = Op::identity();
-            state[j] = TILE_PREFIX;
-            if (first + j >= 0) state[j] = status.read((u64)(first + j), value[j]);
-            waiting |= state[j] == TILE_INVALID;
-        }
-        while (__any_sync(PARPRIMS_FULL_WARP, waiting)) {
-            if (SPIN_NS > 0 && delays) __nanosleep(SPIN_NS);
-            waiting = false;
-#pragma unroll
-            for (int j = 0; j < WIDTH; ++j) {
-                if (state[j] == TILE_INVALID) state[j] = status.read((u64)(first + j), value[j]);
-                waiting |= state[j] == TILE_INVALID;
-            }
-        }
-        status.acquire();
-        // The lane's nearest PREFIX (highest j), or -1.
-        int prefix_j = -1;
-#pragma unroll
-        for (int j = 0; j < WIDTH; ++j) {
-            if (first + j >= 0) status.finish_read((u64)(first + j), state[j], value[j]);
-            if (state[j] == TILE_PREFIX) prefix_j = j;
-        }
-        // Fold value[max(prefix_j, 0) .. WIDTH−1] in index order.
-        T lane_value = value[0];
-#pragma unroll
-        for (int j = 1; j < WIDTH; ++j)
-            lane_value = j <= prefix_j ? value[j] : Op::combine(lane_value, value[j]);
-        const u32 prefix_lanes = __ballot_sync(PARPRIMS_FULL_WARP, prefix_j >= 0);
-        const int first_lane = prefix_lanes != 0u ? 31 - __clz(prefix_lanes) : 0;
-        const T folded = warp_inclusive_scan_from<T, Op>(lane_value, first_lane);
-        const T window_total = __shfl_sync(PARPRIMS_FULL_WARP, folded, 31);
-        running = have_running ? Op::combine(window_total, running) : window_total;
-        have_running = true;
-        if (prefix_lanes != 0u) return running;
-        window_end -= 32 * WIDTH;
-    }
-}

@@ -1,4 +1,4 @@
-// scan_hillis_steele_global.cu — Hillis–Steele scan with one launch per step,
+// scan/hillis_steele_global.cu — Hillis–Steele scan with one launch per step,
 // ping-ponging between two buffers in global memory (Hillis & Steele 1986).
 //
 // Inclusive scan of x[0 … n): for d = 1, 2, 4, … < n, one launch computes

@@ -1,6 +1,6 @@
-// scan_blelloch.cu — work-efficient block scan (Blelloch 1990): an up-sweep
+// scan/blelloch.cu — work-efficient block scan (Blelloch 1990): an up-sweep
 // (reduce) and a down-sweep over a balanced binary tree in shared memory, two
-// elements per thread; the recursive driver (scan_recursive.cuh,
+// elements per thread; the recursive driver (scan/recursive.cuh,
 // crates/scan/src/recursive.rs) turns it into a scan of any length.
 //
 // One block of B threads (B a power of two, 32 … 1024) scans a tile of
@@ -46,7 +46,7 @@
 //     one block);
 //   deterministic: yes (a fixed combination tree).
 //
-// Grid: persistent, with the pipelined tile loop of scan_recursive.cuh (each
+// Grid: persistent, with the pipelined tile loop of scan/recursive.cuh (each
 // block loads its next tile's pair into registers before scanning the
 // current one). Loads and stores: one two-element vector access per thread
 // (coalesced: a warp covers 64 consecutive elements) when the array is
