@@ -4,7 +4,7 @@
 //! Under compute-sanitizer's initcheck, with several instrumented processes
 //! sharing the GPU, its leak test has reported "uninitialized" reads of
 //! bytes that its kernels had written (the results were exact) and once
-//! failed with an illegal-address fault (docs/RELIABILITY.md, Run F). This
+//! failed with an illegal-address fault (see docs/RELIABILITY.md). This
 //! binary is the control for those runs: it keeps the same shape of work,
 //! 8 threads each on its own stream, each allocating stream-ordered from
 //! the device's pool, but runs nothing of the library beyond gpu-core:
