@@ -78,7 +78,7 @@ use support::{conv_options, gpu, same_bits, small_values};
 
 use std::sync::OnceLock;
 
-use compact::{CompactAlgorithm, CustomPredicate, Predicate, Schedule, Tuning};
+use compact::{CompactAlgorithm, CompactPolicy, CustomPredicate, Predicate, Schedule};
 use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
     Sum,
@@ -89,7 +89,7 @@ use linalg::{
     MatvecElement, MatvecTuning, Padding, Transpose, TransposeAlgorithm, TransposeTuning,
 };
 use parprims_testkit::rng::{random_flags, SplitMix64};
-use scan::{LookbackTuning, ScanAlgorithm, ScanKind, ScanOptions};
+use scan::{Policy, ScanAlgorithm, ScanKind, ScanOptions};
 
 // ---------------------------------------------------------------------------
 // Shared state and helpers.
@@ -162,8 +162,8 @@ fn assert_poisoned<T: DeviceType>(values: &[T], what: &str) {
 #[derive(Clone, Copy, Debug)]
 enum ScanRunner {
     Options(ScanOptions),
-    Lookback(LookbackTuning),
-    ReduceThenScan(LookbackTuning),
+    Lookback(Policy),
+    ReduceThenScan(Policy),
 }
 
 impl ScanRunner {
@@ -824,12 +824,12 @@ fn sanitizer_compact_tuned_candidates() {
 }
 
 fn tuned_candidate_cases<T: Element>(gpu: &Gpu) {
-    let candidates = Tuning::candidates(T::BYTES);
+    let candidates = compact::candidates(T::BYTES);
     assert!(!candidates.is_empty(), "{}-byte candidates", T::BYTES);
     let half = keeps_half::<T>();
     for tuning in candidates {
         let tile = tuning.tile_items() as usize;
-        let segment = 32 * tuning.items_per_thread as usize;
+        let segment = 32 * tuning.items_per_thread() as usize;
         let n = 3 * tile + segment + 5;
         let label = format!("{} tuned {} n={n}", T::SUFFIX, tuning.name());
         let host = compact_values::<T>(n + 1, &label);
@@ -896,12 +896,12 @@ fn sanitizer_compact_tuned_many_tiles() {
 fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
     let info = gpu.info();
     let half = keeps_half::<T>();
-    for (index, tuning) in Tuning::candidates(T::BYTES).iter().enumerate() {
+    for (index, tuning) in compact::candidates(T::BYTES).iter().enumerate() {
         let tile = tuning.tile_items() as usize;
-        let tiles = match tuning.schedule {
+        let tiles = match tuning.schedule() {
             Schedule::TilePerBlock => DELAY_TILES,
             Schedule::Persistent => {
-                let blocks_per_sm = (info.max_threads_per_sm / tuning.block_threads).max(1);
+                let blocks_per_sm = (info.max_threads_per_sm / tuning.block_threads()).max(1);
                 let most_resident = info.sm_count as usize * blocks_per_sm as usize;
                 most_resident.max(DELAY_TILES) + 1
             }

@@ -12,7 +12,8 @@ use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::modules::{
-    entry, module, module_key, PredicateSource, Tuning, COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD,
+    default_policy, entry, module, module_key, PredicateSource, COUNT_BLOCK_THREADS,
+    COUNT_ITEMS_PER_THREAD,
 };
 use crate::Selection;
 
@@ -33,7 +34,7 @@ pub(crate) fn count_into<T: Element>(
     let tile_items = COUNT_BLOCK_THREADS as u64 * COUNT_ITEMS_PER_THREAD as u64;
     let num_tiles = (n as u64).div_ceil(tile_items);
     let mut args = KernelArgs::new();
-    let default = Tuning::of::<T>();
+    let default = default_policy::<T>();
     let (predicate, entry_name) = match selection {
         Selection::Flags { flags, .. } => {
             args.input(flags);

@@ -11,7 +11,7 @@
 //! | [`partition`] | kept items in order, then rejected ones **also in order** | yes |
 //! | [`count_if`] | how many items a predicate keeps | yes |
 //! | [`select_flagged_into`], [`select_if_into`], [`partition_into`] | the same into a caller's buffer, the count left on the device | **no** |
-//! | [`select_flagged_into_tuned`], [`select_if_into_tuned`], [`partition_into_tuned`] | `SinglePass` with a candidate [`Tuning`] (for the tuning sweep) | **no** |
+//! | [`select_flagged_into_tuned`], [`select_if_into_tuned`], [`partition_into_tuned`] | `SinglePass` with a candidate [`Policy`] (for the tuning sweep) | **no** |
 //!
 //! CUB's `DevicePartition` writes the rejected items in reverse order; ours
 //! keep their input order.
@@ -59,8 +59,9 @@ pub use scan_bridge::ScanAlgorithm;
 
 pub use count::count_bytes_moved;
 pub use modules::{
-    kernel_catalog, validate_tuning, Arrangement, Schedule, Tuning, CANDIDATES_4, CANDIDATES_8,
-    SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, TUNING,
+    candidates, default_policy, default_policy_for, kernel_catalog, policy, select_if_policy,
+    select_if_policy_for, validate_tuning, CompactPolicy, Policy, Schedule, StatusEncoding,
+    TileLayout, CANDIDATES_4, CANDIDATES_8, SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, TUNING,
 };
 pub use predicate::{CustomPredicate, Predicate};
 pub use single_pass::status_bytes;
@@ -183,8 +184,8 @@ fn dispatch<T: Element>(
             // select_if has a table of its own (SELECT_IF_TUNING); select
             // by flags and partition use TUNING.
             let tuning = match selection {
-                Selection::Predicate { .. } if !partition => modules::Tuning::select_if_of::<T>(),
-                _ => modules::Tuning::of::<T>(),
+                Selection::Predicate { .. } if !partition => modules::select_if_policy::<T>(),
+                _ => modules::default_policy::<T>(),
             };
             single_pass::run(gpu, selection, output, count_out, partition, &tuning)
         }

@@ -5,185 +5,89 @@ use gpu_core::{Element, Error, ModuleSource, Result};
 
 use crate::predicate::{CustomPredicate, Predicate};
 
-/// How a thread's items sit in a single-pass tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Arrangement {
-    /// Thread t owns items t·ITEMS .. (t+1)·ITEMS: its flags are one or two
-    /// 16-byte vectors, but a warp's item loads are strided (each sector is
-    /// fetched by two load instructions).
-    Blocked,
-    /// Warp w owns 32·ITEMS consecutive items and lane l the 16-byte vectors
-    /// l, l+32, l+64, …: every load instruction reads 512 contiguous bytes.
-    WarpStriped,
+pub use gpu_core::single_pass::{Policy, Schedule, StatusEncoding, TileLayout};
+
+/// A single-pass compaction policy: `block_threads` × `items_per_thread` in
+/// `layout`, a look-back window of 32 × `lookback_width` tiles, `schedule`,
+/// and the status encoding every compaction default uses (u64 counts in one
+/// 128-bit word per tile). Unchecked, for `const` tables: see
+/// [`CompactPolicy::validate_compact`].
+pub const fn policy(
+    block_threads: u32,
+    items_per_thread: u32,
+    layout: TileLayout,
+    lookback_width: u32,
+    schedule: Schedule,
+) -> Policy {
+    Policy::shape(block_threads, items_per_thread)
+        .with_layout(layout)
+        .with_lookback_width(lookback_width)
+        .with_schedule(schedule)
+        .with_status(StatusEncoding::Packed128)
 }
 
-/// How single-pass tiles map to blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Schedule {
-    /// One block per tile (a grid of as many blocks as tiles).
-    TilePerBlock,
-    /// As many blocks as are resident at once, each looping over tiles taken
-    /// from the counter; the next tile's loads are issued before this
-    /// tile's look-back and write-out, and tile indices are claimed one
-    /// iteration ahead.
-    Persistent,
-}
-
-/// The single-pass kernel's shape: threads per block, items per thread,
-/// their arrangement, the look-back depth and the schedule.
-///
-/// The table [`TUNING`] gives the default per element size; the candidates
-/// ([`Tuning::candidates`]) are the variants the tuning sweep
-/// (`tests/compact_tuning.rs`) compares, each compiled as a module of its own
-/// and reachable through the `*_into_tuned` functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Tuning {
-    /// Threads per block (a multiple of 32, at most 1024).
-    pub block_threads: u32,
-    /// Items each thread owns (at most 32, the keep mask is a u32; a
-    /// multiple of 16 when blocked, of 16 / element bytes when striped).
-    pub items_per_thread: u32,
-    /// Blocked or warp-striped items.
-    pub arrangement: Arrangement,
-    /// Tile statuses each look-back lane reads per round trip (1, 2 or 4):
-    /// a window of 32 · depth tiles.
-    pub lookback_depth: u32,
-    /// One tile per block, or persistent pipelined blocks.
-    pub schedule: Schedule,
-    /// Register cap per thread handed to the compiler (`--maxrregcount`), so
-    /// more blocks fit on a multiprocessor; 0 leaves the choice to the
-    /// compiler.
-    pub max_registers: u32,
-    /// Look-back start delay: one `__nanosleep` before the first status
-    /// read (0: none). Grids of 512 tiles or more only.
-    pub start_delay_ns: u32,
-    /// Look-back spin delay between re-reads of an unpublished status (0:
-    /// growing sleeps of 16 … 256 ns). Grids of 512 tiles or more only.
-    pub spin_ns: u32,
-}
-
-/// The tuning table: (element bytes, tuning), the default of the single-pass
-/// kernel, set from two tuning sweeps (`tests/compact_tuning.rs`) on an
-/// NVIDIA H100 80GB HBM3, 2026-11-23, at 2^28 items (copy ceiling 2976 GB/s;
-/// logs in docs/results/tuning-2026-11-23/):
-///
-/// * 4-byte: 256 × 16 blocked, one status per look-back lane, one tile per
-///   block, look-back delays 3000 ns (start) / 1000 ns (spin):
-///   `select_flagged` i32 0.779 ms (0.810 of the ceiling) and
-///   `select_if(x > 0)` 0.676 ms (0.801), the only candidate over 0.80 for
-///   both (without delays: 0.942 / 0.823 ms). Warp-striped tiles are faster
-///   by predicate (0.657 ms) but 14 % slower by flags.
-/// * 8-byte: 256 × 16 warp-striped, one status per lane, delays 1170 / 360
-///   ns: `select_flagged` u64 1.309 ms (0.896), `select_if(x > 500)` 1.227 ms
-///   (0.881); 4 statuses per lane with the same delays 1.376 / 1.270 ms,
-///   without delays 1.570 / 1.399 ms.
-pub const TUNING: [(usize, Tuning); 2] = [
+/// The single-pass kernel's default policy per element size: (element
+/// bytes, policy), for `select_flagged` and `partition`. Measured on an
+/// H100 at 2^28 items (the sweep: `tests/compact_tuning.rs`; figures and the
+/// runners-up in `docs/tuning.md`).
+pub const TUNING: [(usize, Policy); 2] = [
     (
         4,
-        Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock)
-            .with_delays(3000, 1000),
+        policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
     ),
     (
         8,
-        Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
-            .with_delays(1170, 360),
+        policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
     ),
 ];
 
-/// The tuning of `select_if` (selection by a predicate, no flags array):
-/// (element bytes, tuning). Without the flags stream a tile's loads are
-/// fewer and its look-back dominates more; on the sweep (H100, 2026-11-23,
-/// 2^28 i32, `select_if(x > 0)`) 384 × 16 warp-striped tiles with delays
-/// 1125 / 415 ns took 0.661 ms (0.657 ms in the first sweep) against 0.676
-/// ms for the flags default, but 0.891 ms against 0.779 ms by flags: hence
-/// a table of its own. 8-byte items: the flags default was also the fastest
-/// by predicate. `partition` keeps [`TUNING`] (its scatter writes every item,
-/// the shape the flags table was chosen for; not swept on its own). A
-/// custom predicate is compiled at this tuning too.
-pub const SELECT_IF_TUNING: [(usize, Tuning); 2] = [
+/// The default policy of `select_if` (selection by a predicate, no flags
+/// array: warp-striped 4-byte tiles are faster there, slower by flags), per
+/// element size; a custom predicate is compiled at this policy too.
+/// `partition` keeps [`TUNING`]. Figures in `docs/tuning.md`.
+pub const SELECT_IF_TUNING: [(usize, Policy); 2] = [
     (
         4,
-        Tuning::new(384, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
-            .with_delays(1125, 415),
+        policy(384, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1125, 415),
     ),
     (
         8,
-        Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
-            .with_delays(1170, 360),
+        policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
     ),
 ];
 
-/// Variants compared by the tuning sweep for 4-byte items; the first is the
-/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-23, 2^28 i32,
-/// median ms for `select_flagged` (50 % flags) / `select_if(x > 0)`; "dS/P" =
-/// look-back start delay S ns, spin delay P ns:
-///
-/// | candidate | flagged | x > 0 |
-/// |---|---|---|
-/// | 256x16 blocked lb1 d3000/1000 (default) | **0.779** | 0.676 |
-/// | 256x16 blocked lb1, no delays (the 2026-11-22 default) | 0.944 | 0.821 |
-/// | 256x16 blocked lb1 d2000/800 | 0.787 | 0.692 |
-/// | 384x16 blocked lb1 d2000/800 | 0.797 | 0.681 |
-/// | 512x16 blocked lb1 d1125/415 | 0.808 | 0.672 |
-/// | 512x16 blocked lb1 d2000/800 | 0.812 | 0.677 |
-/// | 256x16 striped lb1 persistent | 2.795 | 2.337 |
-/// | 256x32 blocked lb1 d2000/800 | 0.865 | 0.691 |
-/// | 384x16 striped lb1 d1125/415 | 0.891 | **0.661** |
-/// | 384x16 blocked lb1 d1600/600 | 0.795 | 0.684 |
-/// | 384x16 blocked lb1 d1125/415 | 0.791 | 0.688 |
-///
-/// The first sweep of the day also had 256x16 blocked d1125/415 (0.783 /
-/// 0.690), d600/200 (0.838 / 0.738) and 128x16 striped lb4 ≤ 32 registers
-/// with and without delays (0.934 / 0.728, 1.022 / 0.821). Deeper look-back
-/// windows cost more than they save for 4-byte tiles, and the persistent
-/// schedule is 3–12× slower: a tile claimed ahead but not started publishes
-/// nothing until its block has finished the tile before it, so successors'
-/// look-backs stall on it and the blocks convoy.
-pub const CANDIDATES_4: [Tuning; 11] = [
-    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
-    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock),
-    Tuning::new(256, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    Tuning::new(512, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
-    Tuning::new(512, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::Persistent),
-    Tuning::new(256, 32, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    Tuning::new(384, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
-        .with_delays(1125, 415),
-    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1600, 600),
-    Tuning::new(384, 16, Arrangement::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
+/// The policies the tuning sweep compares for 4-byte items, the default
+/// first (measurements in `docs/tuning.md`: deeper windows and the
+/// persistent schedule lose).
+pub const CANDIDATES_4: [Policy; 11] = [
+    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
+    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock),
+    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    policy(512, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
+    policy(512, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    policy(256, 16, TileLayout::WarpStriped, 1, Schedule::Persistent),
+    policy(256, 32, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
+    policy(384, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1125, 415),
+    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1600, 600),
+    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
 ];
 
-/// Variants compared by the tuning sweep for 8-byte items; the first is the
-/// default. Measured on an NVIDIA H100 80GB HBM3, 2026-11-23, 2^28 u64,
-/// median ms for `select_flagged` (50 % flags) / `select_if(x > 500)`:
-///
-/// | candidate | flagged | x > 500 |
-/// |---|---|---|
-/// | 256x16 striped lb1 d1170/360 (default) | **1.309** | **1.227** |
-/// | 256x16 striped lb4, no delays (the 2026-11-22 default) | 1.570 | 1.399 |
-/// | 384x8 striped lb4 d1170/360 | 1.454 | 1.333 |
-/// | 256x16 striped lb4 d1170/360 | 1.376 | 1.270 |
-/// | 256x16 striped lb4 d2000/800 | 1.370 | 1.269 |
-/// | 256x16 blocked lb4 persistent | 8.502 | 9.829 |
-/// | 128x16 striped lb4 d1170/360 | 1.413 | 1.314 |
-pub const CANDIDATES_8: [Tuning; 7] = [
-    Tuning::new(256, 16, Arrangement::WarpStriped, 1, Schedule::TilePerBlock)
-        .with_delays(1170, 360),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock),
-    Tuning::new(384, 8, Arrangement::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
-        .with_delays(1170, 360),
-    Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
-        .with_delays(2000, 800),
-    Tuning::new(256, 16, Arrangement::Blocked, 4, Schedule::Persistent),
-    Tuning::new(128, 16, Arrangement::WarpStriped, 4, Schedule::TilePerBlock)
-        .with_delays(1170, 360),
+/// The policies the tuning sweep compares for 8-byte items, the default
+/// first (measurements in `docs/tuning.md`).
+pub const CANDIDATES_8: [Policy; 7] = [
+    policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
+    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock),
+    policy(384, 8, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
+    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
+    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(2000, 800),
+    policy(256, 16, TileLayout::Blocked, 4, Schedule::Persistent),
+    policy(128, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
 ];
 
-/// A tuning table's entry for `element_bytes` (its 4- or 8-byte row; any
-/// other size gets the 8-byte row).
-fn table_entry(table: &[(usize, Tuning); 2], element_bytes: usize) -> Tuning {
+/// A table's entry for `element_bytes` (its 4- or 8-byte row; any other
+/// size gets the 8-byte row).
+fn table_entry(table: &[(usize, Policy); 2], element_bytes: usize) -> Policy {
     table
         .iter()
         .find(|(bytes, _)| *bytes == element_bytes)
@@ -194,197 +98,126 @@ fn table_entry(table: &[(usize, Tuning); 2], element_bytes: usize) -> Tuning {
 /// gets without opting in).
 const STATIC_SHARED_LIMIT: usize = 48 * 1024;
 
-impl Tuning {
-    /// A tuning from its shape fields, without a register cap.
-    pub const fn new(
-        block_threads: u32,
-        items_per_thread: u32,
-        arrangement: Arrangement,
-        lookback_depth: u32,
-        schedule: Schedule,
-    ) -> Tuning {
-        Tuning {
-            block_threads,
-            items_per_thread,
-            arrangement,
-            lookback_depth,
-            schedule,
-            max_registers: 0,
-            start_delay_ns: 0,
-            spin_ns: 0,
-        }
-    }
+/// The default policy for an element of `element_bytes` bytes (4 or 8; any
+/// other size gets the 8-byte entry).
+pub fn default_policy_for(element_bytes: usize) -> Policy {
+    table_entry(&TUNING, element_bytes)
+}
 
-    /// The same tuning with look-back delays: `start` ns before the first
-    /// status read, `spin` ns between re-reads.
-    pub const fn with_delays(mut self, start: u32, spin: u32) -> Tuning {
-        self.start_delay_ns = start;
-        self.spin_ns = spin;
-        self
-    }
+/// The default policy for `T`.
+pub fn default_policy<T: Element>() -> Policy {
+    default_policy_for(T::BYTES)
+}
 
-    /// The same tuning with a register cap per thread.
-    pub const fn with_max_registers(mut self, max_registers: u32) -> Tuning {
-        self.max_registers = max_registers;
-        self
-    }
+/// The `select_if` policy ([`SELECT_IF_TUNING`]) for an element of
+/// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
+pub fn select_if_policy_for(element_bytes: usize) -> Policy {
+    table_entry(&SELECT_IF_TUNING, element_bytes)
+}
 
-    /// The tuning for an element of `element_bytes` bytes (4 or 8; any other
-    /// size gets the 8-byte entry).
-    pub fn for_element_bytes(element_bytes: usize) -> Tuning {
-        table_entry(&TUNING, element_bytes)
-    }
+/// The `select_if` policy for `T`.
+pub fn select_if_policy<T: Element>() -> Policy {
+    select_if_policy_for(T::BYTES)
+}
 
-    /// The tuning for `T`.
-    pub fn of<T: Element>() -> Tuning {
-        Self::for_element_bytes(T::BYTES)
+/// The sweep's policies for elements of `element_bytes` bytes (4-byte list
+/// for 4, 8-byte list otherwise).
+pub fn candidates(element_bytes: usize) -> &'static [Policy] {
+    if element_bytes == 4 {
+        &CANDIDATES_4
+    } else {
+        &CANDIDATES_8
     }
+}
 
-    /// The `select_if` tuning ([`SELECT_IF_TUNING`]) for an element of
-    /// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
-    pub fn select_if_for_element_bytes(element_bytes: usize) -> Tuning {
-        table_entry(&SELECT_IF_TUNING, element_bytes)
-    }
-
-    /// The `select_if` tuning for `T`.
-    pub fn select_if_of<T: Element>() -> Tuning {
-        Self::select_if_for_element_bytes(T::BYTES)
-    }
-
-    /// The sweep's variants for elements of `element_bytes` bytes (4-byte
-    /// list for 4, 8-byte list otherwise).
-    pub fn candidates(element_bytes: usize) -> &'static [Tuning] {
-        if element_bytes == 4 {
-            &CANDIDATES_4
-        } else {
-            &CANDIDATES_8
-        }
-    }
-
-    /// Items per tile (one block's share of the single-pass kernel at a time).
-    pub fn tile_items(&self) -> u64 {
-        self.block_threads as u64 * self.items_per_thread as u64
-    }
-
-    /// Tiles covering `n` items.
-    pub fn tiles(&self, n: u64) -> u64 {
-        n.div_ceil(self.tile_items())
-    }
-
+/// What compaction adds to [`Policy`]: its shared memory, its names, and its
+/// own constraints.
+pub trait CompactPolicy {
     /// Static shared memory of a single-pass block, bytes: the staging tile
     /// plus the warp totals and three 8-byte words.
-    pub fn shared_bytes(&self, element_bytes: usize) -> usize {
-        self.tile_items() as usize * element_bytes + 4 * (self.block_threads as usize / 32) + 24
+    fn shared_bytes(&self, element_bytes: usize) -> usize;
+    /// A short name for tables: `256x16/blocked/lb1/tile-per-block`.
+    fn name(&self) -> String;
+    /// An identifier for module names and keys, every field:
+    /// `b256x16_lb1_t`.
+    fn module_tag(&self) -> String;
+    /// [`Policy::validate`], plus whether the kernel template accepts this
+    /// shape for elements of `element_bytes` bytes (the static_asserts of
+    /// compact/compact.cuh, checked on the host): at most 32 items (the keep
+    /// mask is a u32), whole 16-byte flag vectors when blocked, at most 8
+    /// item vectors when striped, no cache hints, the staging within 48 KiB.
+    fn validate_compact(&self, element_bytes: usize) -> Result<()>;
+}
+
+impl CompactPolicy for Policy {
+    fn shared_bytes(&self, element_bytes: usize) -> usize {
+        self.tile_items() as usize * element_bytes + 4 * (self.block_threads() as usize / 32) + 24
     }
 
-    /// A short name for tables: `256x16/blocked/lb1/tile-per-block`.
-    pub fn name(&self) -> String {
-        let arrangement = match self.arrangement {
-            Arrangement::Blocked => "blocked",
-            Arrangement::WarpStriped => "striped",
+    fn name(&self) -> String {
+        let arrangement = match self.layout() {
+            TileLayout::Blocked => "blocked",
+            TileLayout::WarpStriped => "striped",
         };
-        let schedule = match self.schedule {
+        let schedule = match self.schedule() {
             Schedule::TilePerBlock => "tile-per-block",
             Schedule::Persistent => "persistent",
         };
-        let cap = if self.max_registers > 0 {
-            format!("/r{}", self.max_registers)
-        } else {
-            String::new()
-        };
-        let delays = self.delay_suffix('/');
         format!(
-            "{}x{}/{arrangement}/lb{}/{schedule}{cap}{delays}",
-            self.block_threads, self.items_per_thread, self.lookback_depth
+            "{}x{}/{arrangement}/lb{}/{schedule}{}",
+            self.block_threads(),
+            self.items_per_thread(),
+            self.lookback_width(),
+            extra_suffix(self, '/')
         )
     }
 
-    /// `{separator}d{start}s{spin}` when the tuning has look-back delays,
-    /// else nothing (shared by [`Tuning::name`] and the module tag).
-    fn delay_suffix(&self, separator: char) -> String {
-        if self.start_delay_ns > 0 || self.spin_ns > 0 {
-            format!("{separator}d{}s{}", self.start_delay_ns, self.spin_ns)
-        } else {
-            String::new()
-        }
-    }
-
-    /// An identifier for module names: `b256x16_lb1_t`.
-    pub(crate) fn tag(&self) -> String {
-        let arrangement = match self.arrangement {
-            Arrangement::Blocked => "b",
-            Arrangement::WarpStriped => "s",
+    fn module_tag(&self) -> String {
+        let arrangement = match self.layout() {
+            TileLayout::Blocked => "b",
+            TileLayout::WarpStriped => "s",
         };
-        let schedule = match self.schedule {
+        let schedule = match self.schedule() {
             Schedule::TilePerBlock => "t",
             Schedule::Persistent => "p",
         };
-        let cap = if self.max_registers > 0 {
-            format!("_r{}", self.max_registers)
-        } else {
-            String::new()
-        };
-        let delays = self.delay_suffix('_');
         format!(
-            "{arrangement}{}x{}_lb{}_{schedule}{cap}{delays}",
-            self.block_threads, self.items_per_thread, self.lookback_depth
+            "{arrangement}{}x{}_lb{}_{schedule}{}",
+            self.block_threads(),
+            self.items_per_thread(),
+            self.lookback_width(),
+            extra_suffix(self, '_')
         )
     }
 
-    /// Whether the kernel template accepts this shape for elements of
-    /// `element_bytes` bytes (the static_asserts of compact/compact.cuh, checked on
-    /// the host).
-    pub fn validate(&self, element_bytes: usize) -> Result<()> {
+    fn validate_compact(&self, element_bytes: usize) -> Result<()> {
+        self.validate(element_bytes)?;
         let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
-        if self.block_threads == 0 || self.block_threads % 32 != 0 || self.block_threads > 1024 {
-            return Err(Error::invalid(
-                "tuning",
-                format!(
-                    "block_threads {} is not a multiple of 32 in 32..=1024",
-                    self.block_threads
-                ),
-            ));
-        }
-        let items = self.items_per_thread;
-        let items_ok = match self.arrangement {
-            Arrangement::Blocked => items > 0 && items <= 32 && items % 16 == 0,
-            Arrangement::WarpStriped => {
-                items > 0 && items <= 32 && items % vector_items == 0 && items / vector_items <= 8
+        let items = self.items_per_thread();
+        let items_ok = match self.layout() {
+            TileLayout::Blocked => items <= 32 && items % 16 == 0,
+            TileLayout::WarpStriped => {
+                items <= 32 && items % vector_items == 0 && items / vector_items <= 8
             }
         };
         if !items_ok {
             return Err(Error::invalid(
-                "tuning",
+                "policy",
                 format!(
                     "{items} items per thread do not fit the {:?} layout for {element_bytes}-byte items",
-                    self.arrangement
+                    self.layout()
                 ),
             ));
         }
-        if !matches!(self.lookback_depth, 1 | 2 | 4) {
+        if self.streaming() {
             return Err(Error::invalid(
-                "tuning",
-                format!("look-back depth {} is not 1, 2 or 4", self.lookback_depth),
-            ));
-        }
-        if self.max_registers != 0 && !(24..=255).contains(&self.max_registers) {
-            return Err(Error::invalid(
-                "tuning",
-                format!("register cap {} is not 0 or 24..=255", self.max_registers),
-            ));
-        }
-        if self.start_delay_ns > 10_000 || self.spin_ns > 10_000 {
-            return Err(Error::invalid(
-                "tuning",
-                format!(
-                    "look-back delays {} / {} ns: at most 10000 each",
-                    self.start_delay_ns, self.spin_ns
-                ),
+                "streaming",
+                "compaction has no cache-hinted loads",
             ));
         }
         if self.shared_bytes(element_bytes) > STATIC_SHARED_LIMIT {
             return Err(Error::invalid(
-                "tuning",
+                "policy",
                 format!(
                     "{} bytes of staging exceed 48 KiB of static shared memory",
                     self.shared_bytes(element_bytes)
@@ -395,14 +228,35 @@ impl Tuning {
     }
 }
 
+/// The fields past shape, layout, width and schedule, for
+/// [`CompactPolicy::name`] and [`CompactPolicy::module_tag`]: a register
+/// limit, the look-back delays, the split status encoding.
+fn extra_suffix(policy: &Policy, separator: char) -> String {
+    let mut suffix = String::new();
+    if policy.min_blocks_per_sm() > 0 {
+        suffix.push_str(&format!("{separator}r{}", policy.min_blocks_per_sm()));
+    }
+    if policy.start_delay_ns() > 0 || policy.spin_ns() > 0 {
+        suffix.push_str(&format!(
+            "{separator}d{}s{}",
+            policy.start_delay_ns(),
+            policy.spin_ns()
+        ));
+    }
+    if policy.status() == StatusEncoding::Split {
+        suffix.push_str(&format!("{separator}split"));
+    }
+    suffix
+}
+
 /// A tuned call may only ask for a catalogued module: a default tuning (of
 /// the flags table or the `select_if` table) or one of the candidates for
 /// the element size.
-pub fn validate_tuning(element_bytes: usize, tuning: &Tuning) -> Result<()> {
-    tuning.validate(element_bytes)?;
-    if *tuning == Tuning::for_element_bytes(element_bytes)
-        || *tuning == Tuning::select_if_for_element_bytes(element_bytes)
-        || Tuning::candidates(element_bytes).contains(tuning)
+pub fn validate_tuning(element_bytes: usize, tuning: &Policy) -> Result<()> {
+    tuning.validate_compact(element_bytes)?;
+    if *tuning == default_policy_for(element_bytes)
+        || *tuning == select_if_policy_for(element_bytes)
+        || candidates(element_bytes).contains(tuning)
     {
         Ok(())
     } else {
@@ -514,28 +368,34 @@ fn headers(module: ModuleSource) -> ModuleSource {
 /// predicate, partition scatter) for `tuning`.
 fn add_single_pass<T: Element>(
     mut module: ModuleSource,
-    tuning: &Tuning,
+    tuning: &Policy,
     pred_type: &str,
     builtin: bool,
 ) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let pred = format!("{pred_type}(code, a, b)");
     let pred_params = format!("u32 code, {t} a, {t} b");
-    let striped = tuning.arrangement == Arrangement::WarpStriped;
-    let persistent = tuning.schedule == Schedule::Persistent;
+    let striped = tuning.layout() == TileLayout::WarpStriped;
+    let persistent = tuning.schedule() == Schedule::Persistent;
     let shape = format!(
         "{t}, {block}, {items}, {striped}, {depth}, {persistent}",
-        block = tuning.block_threads,
-        items = tuning.items_per_thread,
-        depth = tuning.lookback_depth,
+        block = tuning.block_threads(),
+        items = tuning.items_per_thread(),
+        depth = tuning.lookback_width(),
     );
-    let delays = format!("{}, {}", tuning.start_delay_ns, tuning.spin_ns);
+    // The look-back's delays and the tile status encoding (u64 counts).
+    let delays = format!(
+        "{}, {}, {}",
+        tuning.start_delay_ns(),
+        tuning.spin_ns(),
+        tuning.status().cuda_flag()
+    );
     // __launch_bounds__ would override --maxrregcount: a capped tuning
     // leaves it out (the cap then bounds registers on its own).
-    let bounds = if tuning.max_registers > 0 {
+    let bounds = if tuning.max_registers().is_some() {
         None
     } else {
-        Some(tuning.block_threads)
+        Some(tuning.block_threads())
     };
     if builtin {
         module = module.entry(
@@ -571,8 +431,8 @@ fn add_single_pass<T: Element>(
 /// module, [`module`], when `tuning` is the default): family, element type,
 /// every tuning field (the tag spells them all), and the predicate: built
 /// in, or a caller's by name and the fingerprint of its CUDA text.
-pub(crate) fn module_key<T: Element>(predicate: PredicateSource<'_, T>, tuning: &Tuning) -> String {
-    let family = if *tuning == Tuning::of::<T>() {
+pub(crate) fn module_key<T: Element>(predicate: PredicateSource<'_, T>, tuning: &Policy) -> String {
+    let family = if *tuning == default_policy::<T>() {
         "main"
     } else {
         "single_pass"
@@ -592,18 +452,18 @@ pub(crate) fn module_key<T: Element>(predicate: PredicateSource<'_, T>, tuning: 
     format!(
         "compact/{family}/{}/{}/{predicate}",
         T::SUFFIX,
-        tuning.tag()
+        tuning.module_tag()
     )
 }
 
 /// The name of the built-in module holding `tuning`'s single-pass entries:
 /// `compact_{type}` for the default tuning (the main module), else
 /// `compact_sp_{tag}_{type}` (the store's key is [`module_key`]).
-pub(crate) fn builtin_module_name<T: Element>(tuning: &Tuning) -> String {
-    if *tuning == Tuning::of::<T>() {
+pub(crate) fn builtin_module_name<T: Element>(tuning: &Policy) -> String {
+    if *tuning == default_policy::<T>() {
         format!("compact_{}", T::SUFFIX)
     } else {
-        format!("compact_sp_{}_{}", tuning.tag(), T::SUFFIX)
+        format!("compact_sp_{}_{}", tuning.module_tag(), T::SUFFIX)
     }
 }
 
@@ -612,9 +472,9 @@ pub(crate) fn builtin_module_name<T: Element>(tuning: &Tuning) -> String {
 /// holding only the single-pass entries for the built-in predicates and flags.
 pub(crate) fn single_pass_module<T: Element>(
     predicate: PredicateSource<'_, T>,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> ModuleSource {
-    if *tuning == Tuning::of::<T>() {
+    if *tuning == default_policy::<T>() {
         return module::<T>(predicate);
     }
     let (pred_type, support) = predicate_parts::<T>(predicate);
@@ -624,7 +484,7 @@ pub(crate) fn single_pass_module<T: Element>(
         PredicateSource::Custom(custom) => {
             format!(
                 "compact_sp_{}_custom_{}_{}",
-                tuning.tag(),
+                tuning.module_tag(),
                 custom.name(),
                 T::SUFFIX
             )
@@ -633,8 +493,8 @@ pub(crate) fn single_pass_module<T: Element>(
     let mut module = headers(ModuleSource::new(name))
         .source(&support)
         .source(parprims_kernels::COMPACT_SINGLE_PASS);
-    if tuning.max_registers > 0 {
-        module = module.option(format!("--maxrregcount={}", tuning.max_registers));
+    if let Some(registers) = tuning.max_registers() {
+        module = module.option(format!("--maxrregcount={registers}"));
     }
     add_single_pass::<T>(module, tuning, &pred_type, builtin)
 }
@@ -644,7 +504,7 @@ pub(crate) fn single_pass_module<T: Element>(
 /// only the predicate ones.
 pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSource {
     let t = T::CUDA_TYPE;
-    let tuning = Tuning::of::<T>();
+    let tuning = default_policy::<T>();
     let (count_block, count_items) = (COUNT_BLOCK_THREADS, COUNT_ITEMS_PER_THREAD);
     let name = match predicate {
         PredicateSource::Builtin => builtin_module_name::<T>(&tuning),
@@ -664,8 +524,8 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
 
     // Single pass. (A register cap in the default tuning would apply to the
     // whole module: count and three-pass kernels too.)
-    if tuning.max_registers > 0 {
-        module = module.option(format!("--maxrregcount={}", tuning.max_registers));
+    if let Some(registers) = tuning.max_registers() {
+        module = module.option(format!("--maxrregcount={registers}"));
     }
     module = add_single_pass::<T>(module, &tuning, &pred_type, builtin);
     let bounds = Some(count_block);
@@ -752,14 +612,14 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
         module::<T>(PredicateSource::Builtin),
         module::<T>(PredicateSource::Custom(&custom)),
     ];
-    let default = Tuning::of::<T>();
-    for tuning in Tuning::candidates(T::BYTES) {
+    let default = default_policy::<T>();
+    for tuning in candidates(T::BYTES) {
         if *tuning != default {
             modules.push(single_pass_module::<T>(PredicateSource::Builtin, tuning));
         }
     }
     // A caller's predicate is compiled at the select_if tuning as well.
-    let select_if = Tuning::select_if_of::<T>();
+    let select_if = select_if_policy::<T>();
     if select_if != default {
         modules.push(single_pass_module::<T>(
             PredicateSource::Custom(&custom),
@@ -796,15 +656,15 @@ mod tests {
     #[test]
     fn tuning_tiles_cover_every_item() {
         for (bytes, tuning) in TUNING {
-            assert_eq!(Tuning::for_element_bytes(bytes), tuning);
+            assert_eq!(default_policy_for(bytes), tuning);
             tuning
-                .validate(bytes)
+                .validate_compact(bytes)
                 .expect("the default is a valid shape");
             validate_tuning(bytes, &tuning).expect("the default is always allowed");
             // The sweep measures the default against the candidates.
-            assert_eq!(Tuning::candidates(bytes)[0], tuning);
+            assert_eq!(candidates(bytes)[0], tuning);
         }
-        let t = Tuning::of::<i32>();
+        let t = default_policy::<i32>();
         assert_eq!(t.tiles(0), 0);
         assert_eq!(t.tiles(1), 1);
         assert_eq!(t.tiles(t.tile_items()), 1);
@@ -818,23 +678,23 @@ mod tests {
     #[test]
     fn select_if_tuning_is_a_catalogued_candidate() {
         for (bytes, tuning) in SELECT_IF_TUNING {
-            assert_eq!(Tuning::select_if_for_element_bytes(bytes), tuning);
+            assert_eq!(select_if_policy_for(bytes), tuning);
             // Measured against the others by the sweep, and compiled in the
             // catalogue as a candidate module.
-            assert!(Tuning::candidates(bytes).contains(&tuning));
+            assert!(candidates(bytes).contains(&tuning));
             validate_tuning(bytes, &tuning).expect("allowed");
         }
         assert_eq!(
-            Tuning::select_if_of::<i32>().name(),
+            select_if_policy::<i32>().name(),
             "384x16/striped/lb1/tile-per-block/d1125s415"
         );
-        assert_eq!(Tuning::select_if_of::<u64>(), Tuning::of::<u64>());
+        assert_eq!(select_if_policy::<u64>(), default_policy::<u64>());
         // The built-in select_if of 4-byte types resolves to the candidate's
         // module; a caller's predicate gets a module of its own.
-        let t = Tuning::select_if_of::<f32>();
+        let t = select_if_policy::<f32>();
         assert_eq!(
             single_pass_module::<f32>(PredicateSource::Builtin, &t).name(),
-            format!("compact_sp_{}_f32", t.tag())
+            format!("compact_sp_{}_f32", t.module_tag())
         );
         let custom = catalog_custom::<f32>();
         let names: Vec<String> = kernel_catalog()
@@ -850,16 +710,16 @@ mod tests {
     #[test]
     fn candidates_are_valid_distinct_and_named_apart() {
         for bytes in [4usize, 8] {
-            let candidates = Tuning::candidates(bytes);
+            let candidates = candidates(bytes);
             for tuning in candidates {
                 tuning
-                    .validate(bytes)
+                    .validate_compact(bytes)
                     .expect("every candidate is a valid shape");
                 validate_tuning(bytes, tuning).expect("every candidate is allowed");
                 // Staging within the 48 KiB of static shared memory.
                 assert!(tuning.shared_bytes(bytes) <= 48 * 1024);
             }
-            let mut tags: Vec<String> = candidates.iter().map(|t| t.tag()).collect();
+            let mut tags: Vec<String> = candidates.iter().map(|t| t.module_tag()).collect();
             let mut names: Vec<String> = candidates.iter().map(|t| t.name()).collect();
             tags.sort();
             tags.dedup();
@@ -872,45 +732,42 @@ mod tests {
             CANDIDATES_4[0].name(),
             "256x16/blocked/lb1/tile-per-block/d3000s1000"
         );
-        assert_eq!(CANDIDATES_4[6].tag(), "s256x16_lb1_p");
-        assert_eq!(CANDIDATES_4[0].tag(), "b256x16_lb1_t_d3000s1000");
+        assert_eq!(CANDIDATES_4[6].module_tag(), "s256x16_lb1_p");
+        assert_eq!(CANDIDATES_4[0].module_tag(), "b256x16_lb1_t_d3000s1000");
     }
 
     #[test]
     fn bad_tunings_are_refused() {
-        let ok = Tuning::new(256, 16, Arrangement::WarpStriped, 4, Schedule::Persistent);
-        assert!(ok.validate(4).is_ok());
-        let with = |f: &dyn Fn(&mut Tuning)| {
-            let mut t = ok;
-            f(&mut t);
-            t
+        use TileLayout::{Blocked, WarpStriped};
+        // The same checks as before the policy became one type: each case
+        // changes one field of a valid striped, persistent 256 × 16 × lb4.
+        let with = |block: u32, items: u32, layout: TileLayout, width: u32| {
+            policy(block, items, layout, width, Schedule::Persistent)
         };
-        assert!(with(&|t| t.block_threads = 100).validate(4).is_err());
-        assert!(with(&|t| t.block_threads = 0).validate(4).is_err());
-        assert!(with(&|t| t.block_threads = 2048).validate(4).is_err());
-        assert!(with(&|t| t.items_per_thread = 0).validate(4).is_err());
-        assert!(with(&|t| t.items_per_thread = 6).validate(4).is_err());
-        assert!(with(&|t| t.items_per_thread = 33).validate(4).is_err());
-        assert!(with(&|t| t.items_per_thread = 8).validate(4).is_ok());
-        assert!(with(&|t| t.items_per_thread = 6).validate(8).is_ok());
+        let ok = with(256, 16, WarpStriped, 4);
+        assert!(ok.validate_compact(4).is_ok());
+        assert!(with(100, 16, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(0, 16, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(2048, 16, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(256, 0, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(256, 6, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(256, 33, WarpStriped, 4).validate_compact(4).is_err());
+        assert!(with(256, 8, WarpStriped, 4).validate_compact(4).is_ok());
+        assert!(with(256, 6, WarpStriped, 4).validate_compact(8).is_ok());
         // 8-byte striped: at most 8 vectors of 2 items.
-        assert!(with(&|t| t.items_per_thread = 32).validate(8).is_err());
+        assert!(with(256, 32, WarpStriped, 4).validate_compact(8).is_err());
         // Blocked needs whole 16-byte flag vectors.
-        let blocked = with(&|t| t.arrangement = Arrangement::Blocked);
-        assert!(blocked.validate(4).is_ok());
-        assert!(with(&|t| {
-            t.arrangement = Arrangement::Blocked;
-            t.items_per_thread = 8
-        })
-        .validate(4)
-        .is_err());
-        assert!(with(&|t| t.lookback_depth = 3).validate(4).is_err());
-        assert!(with(&|t| t.lookback_depth = 0).validate(4).is_err());
+        assert!(with(256, 16, Blocked, 4).validate_compact(4).is_ok());
+        assert!(with(256, 8, Blocked, 4).validate_compact(4).is_err());
+        assert!(with(256, 16, WarpStriped, 3).validate_compact(4).is_err());
+        assert!(with(256, 16, WarpStriped, 0).validate_compact(4).is_err());
         // 1024 × 16 × 4 bytes of staging: too much static shared memory.
-        assert!(with(&|t| t.block_threads = 1024).validate(4).is_err());
+        assert!(with(1024, 16, WarpStriped, 4).validate_compact(4).is_err());
+        // No cache-hinted loads in compaction: refused, not dropped.
+        assert!(ok.with_streaming(true).validate_compact(4).is_err());
         // Valid shapes outside the catalogue are refused by validate_tuning.
-        let uncatalogued = with(&|t| t.block_threads = 64);
-        assert!(uncatalogued.validate(4).is_ok());
+        let uncatalogued = with(64, 16, WarpStriped, 4);
+        assert!(uncatalogued.validate_compact(4).is_ok());
         assert!(validate_tuning(4, &uncatalogued).is_err());
     }
 
@@ -941,7 +798,7 @@ mod tests {
             .contains("compact_single_pass<i32, 256, 16, true, 1, true, true, false"));
         // The default tuning resolves to the main module.
         assert_eq!(
-            single_pass_module::<i32>(PredicateSource::Builtin, &Tuning::of::<i32>()).name(),
+            single_pass_module::<i32>(PredicateSource::Builtin, &default_policy::<i32>()).name(),
             "compact_i32"
         );
         let builtin = module::<f64>(PredicateSource::Builtin);
@@ -985,14 +842,14 @@ mod tests {
             module::<f32>(PredicateSource::Custom(&catalog_custom::<f32>())),
         ];
         for bytes in [4usize, 8] {
-            for tuning in Tuning::candidates(bytes) {
+            for tuning in candidates(bytes) {
                 let shape = (
                     bytes,
-                    tuning.arrangement,
-                    tuning.lookback_depth,
-                    tuning.schedule,
-                    tuning.spin_ns > 0,
-                    tuning.start_delay_ns > 0,
+                    tuning.layout(),
+                    tuning.lookback_width(),
+                    tuning.schedule(),
+                    tuning.spin_ns() > 0,
+                    tuning.start_delay_ns() > 0,
                 );
                 if !seen.insert(shape) {
                     continue;

@@ -9,7 +9,7 @@
 //! `kernels/cuda/single_pass/`), stage the kept items compacted in shared memory and write
 //! them out coalesced. With the persistent schedule each block loops over
 //! tiles and issues the next tile's loads before this tile's look-back.
-//! The shape is a [`Tuning`]: the default from the table, or a catalogued
+//! The shape is a [`Policy`]: the default from the table, or a catalogued
 //! candidate through the `*_into_tuned` functions. Kernel:
 //! `kernels/cuda/compact/single_pass.cu`.
 //!
@@ -21,7 +21,7 @@
 //! | bytes (select by predicate) | n·s + k·s, plus 16 per tile |
 //! | bytes (partition) | count pass n·s, then n·s + n·s |
 //! | launches | memset of statuses + 1 (partition: + fill + count pass) |
-//! | shared memory per block | block·items·s bytes of staging + block/8 + 24 bytes (static; [`Tuning::shared_bytes`]) |
+//! | shared memory per block | block·items·s bytes of staging + block/8 + 24 bytes (static; [`Policy::shared_bytes`]) |
 //! | bank conflicts | blocked: a few ways on the staging stores; striped: hardly any; none on staging loads |
 //! | in place | no |
 //! | deterministic | yes (integer offsets; the output is the same whatever the timing) |
@@ -33,10 +33,13 @@
 //! temporary.
 
 use gpu_core::launch::{grid_1d, LaunchConfig};
-use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Error, Gpu, KernelArgs, Result};
+use gpu_core::single_pass::{alloc_tile_state, tile_state_words};
+use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
-use crate::modules::{entry, module_key, single_pass_module, PredicateSource, Schedule, Tuning};
+use crate::modules::{
+    default_policy_for, entry, module_key, single_pass_module, Policy, PredicateSource, Schedule,
+};
 use crate::Selection;
 
 /// Runs the select (`partition == false`) or the partition scatter with
@@ -50,7 +53,7 @@ pub(crate) fn run<T: Element>(
     output: &mut DeviceViewMut<'_, T>,
     count_out: &mut DeviceViewMut<'_, u64>,
     partition: bool,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> Result<()> {
     let n = selection.len();
     let num_tiles = tuning.tiles(n as u64);
@@ -67,23 +70,29 @@ pub(crate) fn run<T: Element>(
             },
         ),
     };
-    let persistent = tuning.schedule == Schedule::Persistent;
+    let persistent = tuning.schedule() == Schedule::Persistent;
     let kernel = gpu.stored_kernel(&module_key::<T>(predicate, tuning), &entry_name, || {
         single_pass_module::<T>(predicate, tuning)
     })?;
     // Asked of the driver once per kernel and shape, then remembered.
     let resident = if persistent {
-        kernel.resident_blocks_per_sm(tuning.block_threads, 0)?
+        kernel.resident_blocks_per_sm(tuning.block_threads(), 0)?
     } else {
         0
     };
-    let config = match tuning.schedule {
+    let config = match tuning.schedule() {
         // One block per tile. Blocks draw tile numbers from the counter in
         // the order they start, so a grid spilled into y (more than 2^31 − 1
         // tiles) works the same; surplus blocks draw numbers ≥ num_tiles and
         // exit.
         Schedule::TilePerBlock => {
-            grid_1d(n as u64, tuning.block_threads, tuning.items_per_thread, 0)?.0
+            grid_1d(
+                n as u64,
+                tuning.block_threads(),
+                tuning.items_per_thread(),
+                0,
+            )?
+            .0
         }
         // As many blocks as fit on the device at once (never more than
         // there are tiles); each loops over tiles drawn from the counter.
@@ -93,7 +102,7 @@ pub(crate) fn run<T: Element>(
                 .max(1);
             LaunchConfig {
                 grid: (blocks as u32, 1, 1),
-                block: (tuning.block_threads, 1, 1),
+                block: (tuning.block_threads(), 1, 1),
                 shared_bytes: 0,
             }
         }
@@ -101,21 +110,11 @@ pub(crate) fn run<T: Element>(
     if partition {
         count_into(gpu, selection, count_out)?;
     }
-    // The single-pass state: the tile counter and a padding word, then one
-    // 128-bit {count, status} word per tile (kernels/cuda/single_pass/
-    // tile_status.cuh); all zero.
-    let state_words = 2 + 2 * num_tiles;
-    let state_len = usize::try_from(state_words)
-        .map_err(|_| Error::invalid("n", format!("{n} items need too many tiles")))?;
-    let mut state = DeviceBuffer::<u64>::zeros(gpu, state_len)?;
+    // The single-pass state (gpu_core::single_pass): the tile counter and a
+    // padding word, then the statuses of u64 counts (one 128-bit word per
+    // tile with the default encoding); zeroed, alignment checked.
+    let mut state = alloc_tile_state(gpu, num_tiles, 8, tuning.status())?;
     let mut state_view = state.view_mut();
-    if state_view.device_ptr() % 16 != 0 {
-        // Allocations are 256-byte aligned; this guards the b128 accesses.
-        return Err(Error::invalid(
-            "tile state",
-            "16-byte status words need a 16-byte aligned allocation",
-        ));
-    }
     let mut args = KernelArgs::new();
     args.input(&selection.input());
     match selection {
@@ -136,7 +135,8 @@ pub(crate) fn run<T: Element>(
     // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
     // u64* state, u64 num_tiles, u64* count_out | const u64* total).
     // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
-    // `state` holds 2 + 2·num_tiles zeroed words, 16-byte aligned (checked).
+    // `state` holds tile_state_words(num_tiles, 8, status) zeroed words,
+    // 16-byte aligned (checked), the layout single_pass/tile_status.cuh reads.
     // Writes: out[i] for i < count (select; output holds ≥ n ≥ count, or exactly the count for
     // owned results) or i < n (partition; output holds n), count_out[0]
     // (length 1). For a partition, count_out already holds the total, written
@@ -145,9 +145,11 @@ pub(crate) fn run<T: Element>(
     // state drops here: freed stream-ordered after the kernel.
 }
 
-/// Global bytes of the tile statuses at the default tuning (16 per tile,
+/// Global bytes of the tile statuses at the default policy (16 per tile,
 /// written and read once): about 0.4 % of the data for 4-byte items, left out
 /// of [`crate::bytes_moved`].
 pub fn status_bytes(n: usize, element_bytes: usize) -> u64 {
-    16 * Tuning::for_element_bytes(element_bytes).tiles(n as u64)
+    let policy = default_policy_for(element_bytes);
+    let words = tile_state_words(policy.tiles(n as u64), 8, policy.status());
+    8 * (words - gpu_core::single_pass::STATE_HEADER_WORDS)
 }

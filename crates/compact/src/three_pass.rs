@@ -32,7 +32,7 @@ use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
 use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
 
 use crate::modules::{
-    entry, module, module_key, PredicateSource, Tuning, THREE_PASS_BLOCK_THREADS,
+    default_policy, entry, module, module_key, PredicateSource, THREE_PASS_BLOCK_THREADS,
 };
 use crate::Selection;
 
@@ -88,7 +88,7 @@ fn run_with<T: Element, C: Element>(
         Selection::Flags { .. } => PredicateSource::Builtin,
         Selection::Predicate { predicate, .. } => PredicateSource::of(predicate),
     };
-    let default = Tuning::of::<T>();
+    let default = default_policy::<T>();
     let map_entry = match selection {
         Selection::Flags { .. } => entry::map_flags::<T, C>(),
         Selection::Predicate { .. } => entry::map_if::<T, C>(),

@@ -1,16 +1,16 @@
-//! `SinglePass` with an explicit [`Tuning`]: the entry points the tuning
+//! `SinglePass` with an explicit [`Policy`]: the entry points the tuning
 //! sweep (`tests/compact_tuning.rs`) uses to compare the candidate kernel
 //! shapes in one process. Same contracts as the `*_into` functions of the
 //! crate root (enqueued, no host synchronisation, count left on the device,
 //! every argument checked before anything is written), plus: the tuning must
-//! be the default or one of [`Tuning::candidates`] for the element size
+//! be the default or one of [`Policy::candidates`] for the element size
 //! (only catalogued modules are compiled), and the predicate must be a
 //! built-in one (a caller's expression is compiled at the default tuning
 //! only).
 
 use gpu_core::{DeviceView, DeviceViewMut, Element, Error, Gpu, Result};
 
-use crate::modules::{validate_tuning, Tuning};
+use crate::modules::{validate_tuning, Policy};
 use crate::predicate::Predicate;
 use crate::validate::{validate_partition_into, validate_select_into};
 use crate::{single_pass, Selection};
@@ -31,7 +31,7 @@ fn run<T: Element>(
     output: &mut DeviceViewMut<'_, T>,
     count_out: &mut DeviceViewMut<'_, u64>,
     partition: bool,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> Result<()> {
     if selection.len() == 0 {
         return count_out.fill(gpu, 0);
@@ -47,7 +47,7 @@ pub fn select_flagged_into_tuned<T: Element>(
     flags: DeviceView<'_, u8>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> Result<()> {
     validate_select_into(
         (input.device_ptr(), input.len(), T::BYTES),
@@ -74,7 +74,7 @@ pub fn select_if_into_tuned<T: Element>(
     predicate: &Predicate<T>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> Result<()> {
     validate_select_into(
         (input.device_ptr(), input.len(), T::BYTES),
@@ -103,7 +103,7 @@ pub fn partition_into_tuned<T: Element>(
     predicate: &Predicate<T>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> Result<()> {
     validate_partition_into(
         (input.device_ptr(), input.len(), T::BYTES),

@@ -1,5 +1,5 @@
 //! The single-pass tuning sweep at the headline size (issue 4): every
-//! candidate [`Tuning`] for `select_flagged` (50 % random byte flags) and
+//! candidate [`Policy`] for `select_flagged` (50 % random byte flags) and
 //! `select_if(x > 0)` on 2^28 `i32`, then `select_if(x > 0)` on 2^28 `f32`
 //! (the persistent candidates and the default) and both on 2^28 `u64` (every
 //! 8-byte candidate). Each variant is first checked exactly against the CPU
@@ -16,7 +16,8 @@
 //! device memory).
 
 use compact::{
-    bytes_moved, cpu, select_flagged_into_tuned, select_if_into_tuned, Predicate, Schedule, Tuning,
+    bytes_moved, candidates, cpu, default_policy, select_flagged_into_tuned, select_if_into_tuned,
+    select_if_policy, CompactPolicy, Policy, Predicate, Schedule,
 };
 use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
@@ -50,7 +51,7 @@ struct Case<'a, T: Element> {
 fn run_once<T: Element>(
     gpu: &Gpu,
     case: &Case<'_, T>,
-    tuning: &Tuning,
+    tuning: &Policy,
     output: &mut DeviceBuffer<T>,
     count: &mut DeviceBuffer<u64>,
 ) -> gpu_core::Result<()> {
@@ -79,7 +80,7 @@ fn measure<T: Element>(
     gpu: &Gpu,
     ceiling: &CopyCeiling,
     case: &Case<'_, T>,
-    tuning: &Tuning,
+    tuning: &Policy,
 ) -> f64 {
     let n = case.input.len();
     let ctx = format!("{} {} {}", case.label, T::SUFFIX, tuning.name());
@@ -143,8 +144,8 @@ fn measure<T: Element>(
     timing.median_ms
 }
 
-fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunings: &[Tuning]) {
-    let mut best: Option<(f64, Tuning)> = None;
+fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunings: &[Policy]) {
+    let mut best: Option<(f64, Policy)> = None;
     for tuning in tunings {
         let ms = measure(gpu, ceiling, case, tuning);
         if best.map_or(true, |(b, _)| ms < b) {
@@ -154,9 +155,9 @@ fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunin
     if let Some((ms, tuning)) = best {
         // select_if has a table of its own.
         let default = if case.flags.is_some() {
-            Tuning::of::<T>()
+            default_policy::<T>()
         } else {
-            Tuning::select_if_of::<T>()
+            select_if_policy::<T>()
         };
         println!(
             "best {} {}: {} at {ms:.4} ms (default {})",
@@ -197,7 +198,7 @@ fn single_pass_tuning_sweep_at_2_28() {
             predicate: predicate.clone(),
             expected: &by_flags,
         };
-        sweep(&gpu, &ceiling, &flagged, Tuning::candidates(4));
+        sweep(&gpu, &ceiling, &flagged, candidates(4));
         let positive = Case {
             label: "select_if(x>0)",
             input: &input,
@@ -205,7 +206,7 @@ fn single_pass_tuning_sweep_at_2_28() {
             predicate,
             expected: &by_predicate,
         };
-        sweep(&gpu, &ceiling, &positive, Tuning::candidates(4));
+        sweep(&gpu, &ceiling, &positive, candidates(4));
     }
 
     // f32: the two defaults and the persistent candidates, by x > 0.
@@ -222,13 +223,11 @@ fn single_pass_tuning_sweep_at_2_28() {
             predicate,
             expected: &expected,
         };
-        let tunings: Vec<Tuning> = Tuning::candidates(4)
+        let tunings: Vec<Policy> = candidates(4)
             .iter()
             .enumerate()
             .filter(|(i, t)| {
-                *i == 0
-                    || **t == Tuning::select_if_of::<f32>()
-                    || t.schedule == Schedule::Persistent
+                *i == 0 || **t == select_if_policy::<f32>() || t.schedule() == Schedule::Persistent
             })
             .map(|(_, t)| *t)
             .collect();
@@ -250,7 +249,7 @@ fn single_pass_tuning_sweep_at_2_28() {
             predicate: predicate.clone(),
             expected: &by_flags,
         };
-        sweep(&gpu, &ceiling, &flagged, Tuning::candidates(8));
+        sweep(&gpu, &ceiling, &flagged, candidates(8));
         let above = Case {
             label: "select_if(x>500)",
             input: &input,
@@ -258,6 +257,6 @@ fn single_pass_tuning_sweep_at_2_28() {
             predicate,
             expected: &by_predicate,
         };
-        sweep(&gpu, &ceiling, &above, Tuning::candidates(8));
+        sweep(&gpu, &ceiling, &above, candidates(8));
     }
 }

@@ -1,7 +1,7 @@
 //! CPU-only tests (run in CI): the references agree with each other and
 //! with the definitions, argument validation, byte counts, tuning.
 
-use compact::{cpu, CompactAlgorithm, CustomPredicate, Predicate, Tuning};
+use compact::{cpu, default_policy, CompactAlgorithm, CustomPredicate, Predicate};
 use gpu_core::Error;
 use proptest::prelude::*;
 
@@ -142,7 +142,7 @@ fn bytes_and_tuning() {
     let n = 1usize << 28;
     assert_eq!(compact::bytes_moved(n, n / 2, 4, true), 7 * n as u64);
     assert_eq!(compact::bytes_moved(n, n / 2, 4, false), 6 * n as u64);
-    let t = Tuning::of::<f64>();
+    let t = default_policy::<f64>();
     assert_eq!(t.tile_items(), 4096);
     assert_eq!(
         compact::map_scatter_bytes_moved(100, 50, 4, true, false),

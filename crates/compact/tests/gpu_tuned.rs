@@ -1,4 +1,4 @@
-//! GPU tests of every candidate single-pass [`Tuning`] (blocked and
+//! GPU tests of every candidate single-pass [`Policy`] (blocked and
 //! warp-striped layouts, look-back depths 1 and 4, one tile per block and
 //! persistent pipelined blocks, register caps) through the `*_into_tuned`
 //! functions, against the CPU references: lengths at the edges of a warp's
@@ -13,8 +13,8 @@
 //! `cargo test -p parprims-compact --test gpu_tuned -- --include-ignored`.
 
 use compact::{
-    cpu, partition_into_tuned, select_flagged_into_tuned, select_if_into_tuned, Arrangement,
-    CustomPredicate, Predicate, Schedule, Tuning,
+    candidates, cpu, default_policy, partition_into_tuned, policy, select_flagged_into_tuned,
+    select_if_into_tuned, CompactPolicy, CustomPredicate, Policy, Predicate, Schedule, TileLayout,
 };
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Element, Error, Gpu};
 use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
@@ -42,10 +42,10 @@ fn all_poison<T: DeviceType>(values: &[T]) -> bool {
 
 /// Lengths around the tuning's warp segment and tile, and past a window of
 /// 32 · depth tiles.
-fn lengths(tuning: &Tuning) -> Vec<usize> {
+fn lengths(tuning: &Policy) -> Vec<usize> {
     let tile = tuning.tile_items() as usize;
-    let segment = 32 * tuning.items_per_thread as usize;
-    let window = 32 * tuning.lookback_depth as usize;
+    let segment = 32 * tuning.items_per_thread() as usize;
+    let window = 32 * tuning.lookback_width() as usize;
     let mut lengths = vec![
         0,
         1,
@@ -66,7 +66,7 @@ fn lengths(tuning: &Tuning) -> Vec<usize> {
 
 fn check_flagged<T: Element>(
     gpu: &Gpu,
-    tuning: &Tuning,
+    tuning: &Policy,
     input: DeviceView<'_, T>,
     flags: DeviceView<'_, u8>,
     expected: &[T],
@@ -89,7 +89,7 @@ fn check_flagged<T: Element>(
 
 fn check_predicate<T: Element>(
     gpu: &Gpu,
-    tuning: &Tuning,
+    tuning: &Policy,
     input: DeviceView<'_, T>,
     host_input: &[T],
     predicate: &Predicate<T>,
@@ -148,7 +148,7 @@ fn every_candidate<T: Element>(element_bytes: usize) {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
     let mut rng = SplitMix64::new(seed);
-    for tuning in Tuning::candidates(element_bytes) {
+    for tuning in candidates(element_bytes) {
         for n in lengths(tuning) {
             for density in [0.0, 0.01, 0.5, 1.0, rng.next_f64()] {
                 let case_seed = rng.next_u64() | 1;
@@ -209,8 +209,8 @@ fn unaligned_views_and_nan_take_the_scalar_paths() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let seed = fresh_seed();
     for bytes in [4usize, 8] {
-        for tuning in Tuning::candidates(bytes) {
-            let n = 2 * tuning.tile_items() as usize + 32 * tuning.items_per_thread as usize + 3;
+        for tuning in candidates(bytes) {
+            let n = 2 * tuning.tile_items() as usize + 32 * tuning.items_per_thread() as usize + 3;
             let flags = random_flags(n + 1, seed ^ 1, 0.5);
             let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect("upload");
             let flags_view = d_flags.slice(1..).expect("in range");
@@ -263,9 +263,9 @@ fn persistent_lookback_stress_many_tiles_repeated() {
         let flags = random_flags(n, seed ^ round as u64, density);
         let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect("upload");
         let expected = cpu::select_flagged(&input, &flags).expect("lengths");
-        for tuning in Tuning::candidates(4)
+        for tuning in candidates(4)
             .iter()
-            .filter(|t| t.schedule == Schedule::Persistent)
+            .filter(|t| t.schedule() == Schedule::Persistent)
         {
             let ctx = format!("stress {} density={density}", tuning.name());
             for _ in 0..2 {
@@ -282,7 +282,7 @@ fn persistent_lookback_stress_many_tiles_repeated() {
     }
     let wide: Vec<f64> = random_vec(n, seed ^ 77, 0.0, 1000.0);
     let d_wide = DeviceBuffer::from_host(&gpu, &wide).expect("upload");
-    for tuning in Tuning::candidates(8) {
+    for tuning in candidates(8) {
         check_predicate(
             &gpu,
             tuning,
@@ -307,9 +307,9 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
     let d_flags = DeviceBuffer::from_host(&gpu, &vec![1u8; n]).expect("upload");
     let mut out = DeviceBuffer::<i32>::poisoned(&gpu, n).expect("alloc");
     let mut count = DeviceBuffer::<u64>::poisoned(&gpu, 1).expect("alloc");
-    let good = Tuning::candidates(4)[6];
+    let good = candidates(4)[6];
     // Not a catalogued candidate.
-    let stray = Tuning::new(64, 16, Arrangement::WarpStriped, 2, Schedule::Persistent);
+    let stray = policy(64, 16, TileLayout::WarpStriped, 2, Schedule::Persistent);
     let e = select_flagged_into_tuned(
         &gpu,
         d_input.view(),
@@ -324,7 +324,7 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
         "{e}"
     );
     // An 8-byte candidate for 4-byte items, and an invalid shape.
-    let eight = Tuning::candidates(8)[2];
+    let eight = candidates(8)[2];
     assert!(select_if_into_tuned(
         &gpu,
         d_input.view(),
@@ -390,7 +390,7 @@ fn kernels_are_kept_per_context() {
     let run = |gpu: &Gpu, label: &str| {
         let d_input = DeviceBuffer::from_host(gpu, &input).expect("upload");
         let d_flags = DeviceBuffer::from_host(gpu, &flags).expect("upload");
-        for tuning in [Tuning::of::<i32>(), Tuning::candidates(4)[6]] {
+        for tuning in [default_policy::<i32>(), candidates(4)[6]] {
             let ctx = format!("{label} {}", tuning.name());
             check_flagged(
                 gpu,

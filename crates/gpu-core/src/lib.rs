@@ -43,6 +43,7 @@ pub mod kernel;
 pub mod launch;
 mod op;
 mod scratch;
+pub mod single_pass;
 mod timer;
 
 pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};

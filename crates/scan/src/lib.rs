@@ -54,7 +54,7 @@ pub mod tuning;
 #[doc(hidden)]
 pub use lookback::{
     lookback_candidates, lookback_module, protocol_test_variants, scan_lookback_tuned,
-    EightByteStatus, LookbackTuning, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING,
+    LookbackPolicy, Policy, StatusEncoding, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING,
 };
 #[doc(hidden)]
 pub use reduce_then_scan::reduce_then_scan_tuned;

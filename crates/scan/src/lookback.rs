@@ -10,7 +10,7 @@
 //!   the tile state ([`lookback_bytes_moved`]): the memcpy lower bound.
 //! - **Launches** one kernel, after one memset of the per-call tile state
 //!   (tile counter + status words, one small allocation, both stream-ordered).
-//! - **Shared memory** per block: [`TileLayout::Exchange`], the
+//! - **Shared memory** per block: [`TileLayout::Blocked`], the
 //!   striped↔blocked exchange, (tile + tile / (128 / size)) · size bytes
 //!   (≈ 17 KB for 256 × 16 four-byte items), padded so both access patterns
 //!   are free of bank conflicts, plus one word per warp;
@@ -42,7 +42,7 @@
 //! word (see the header of single_pass/tile_status.cuh for why each is correct; a unit
 //! test reads the SASS to check that each status load stays one access).
 //!
-//! Variants, as tuning data ([`LookbackTuning`]; every one a separate
+//! Variants, as tuning data ([`Policy`]; every one a separate
 //! kernel entry so a sweep compares them in one process): the tile layout
 //! (shared-memory exchange, or vectorised warp-striped registers with no
 //! exchange and three barriers per tile), the look-back window width (32 ×
@@ -51,268 +51,64 @@
 //! evict-first cache hints. [`lookback_candidates`] lists what `tests/lookback_tuning.rs`
 //! measures; [`LOOKBACK_TUNING`] holds the chosen one per element size.
 
-use gpu_core::launch::{check_block_threads, grid_1d};
+use gpu_core::launch::grid_1d;
 use gpu_core::{
-    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource,
-    Operator, Result,
+    DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource, Operator,
+    Result,
 };
 
 use crate::kind::ScanKind;
 
-/// How a tile sits in registers between its global load and store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TileLayout {
-    /// Striped, coalesced (16-byte) loads and stores, transposed to and
-    /// from a blocked arrangement (each thread `ITEMS` consecutive items)
-    /// through padded shared memory: `scan_lookback_tile`.
-    Exchange,
-    /// Vectorised warp-striped registers, no shared-memory exchange: each
-    /// warp owns `32·ITEMS` consecutive items, lane `l` holds 16-byte group
-    /// `k` at warp offset `(32k + l)` vectors, scanned in that order with one
-    /// warp shuffle scan per group: `scan_lookback_tile_striped`.
-    WarpStriped,
-}
-
-/// How a tile publishes its look-back status and value. The name says
-/// what it chooses for 8-byte values; 4-byte values always travel in one
-/// packed 64-bit `{status, value}` word, one per 8 bytes of state with
-/// `Split` and one per 16 bytes with `Packed128` (fewer tiles per L2 sector).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EightByteStatus {
-    /// A status array plus write-once aggregate and prefix slots, ordered
-    /// with `fence.acq_rel.gpu` (two fences per tile, one per window read).
-    Split,
-    /// One 16-byte `{value, status}` word per tile, one `st/ld.relaxed.gpu.b128`
-    /// each (PTX ISA 8.3+): no fences. For 4-byte values: the packed 64-bit
-    /// word at a 16-byte stride (a 4-byte value widened into the 128-bit
-    /// word was tried first: ptxas split its load into two 32-bit loads and
-    /// the H100 returned torn pairs).
-    Packed128,
-}
-
-/// Shape and variant of one tile-per-block scan kernel (the look-back scan
-/// uses every field; reduce-then-scan only the shape).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LookbackTuning {
-    /// Threads per block: a multiple of 32, 32 to 1024.
-    pub block_threads: u32,
-    /// Items each thread holds in registers, 1 to 64 (past about 48 for
-    /// 4-byte and 24 for 8-byte values the registers spill).
-    pub items_per_thread: u32,
-    /// Register arrangement of the tile.
-    pub layout: TileLayout,
-    /// Predecessors each lane inspects per look-back round (1, 2, 4 or 8):
-    /// one round covers `32 × lookback_width` tiles.
-    pub lookback_width: u32,
-    /// Status encoding ([`EightByteStatus`]: for 4-byte values, `Split` is
-    /// the packed 64-bit word).
-    pub status8: EightByteStatus,
-    /// Blocks per SM the register allocation must allow (0: no limit):
-    /// compiled with `--maxrregcount = 65536 / (blocks × threads)` rounded
-    /// down to a multiple of 8 and without `__launch_bounds__` (which
-    /// would override it).
-    pub min_blocks_per_sm: u32,
-    /// `__nanosleep` back-off between re-reads of unpublished predecessors
-    /// (0: spin without sleeping). Applied on grids of 512 tiles or more.
-    pub spin_ns: u32,
-    /// One `__nanosleep` after publishing the tile's aggregate, before the
-    /// look-back's first read (0: none), so that the nearest predecessors
-    /// are likely to have published their inclusive prefixes and fewer
-    /// polls reach the hot status lines in L2. Applied on grids of 512
-    /// tiles or more.
-    pub start_delay_ns: u32,
-    /// Evict-first (`.cs`) cache hints on the data's 16-byte loads and
-    /// stores (warp-striped layout only; validate refuses it otherwise).
-    pub streaming: bool,
-}
+use gpu_core::single_pass::{alloc_tile_state, tile_state_words, Schedule};
+pub use gpu_core::single_pass::{Policy, StatusEncoding, TileLayout};
 
 /// Static shared memory a kernel may use without opting in.
 const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
 
-impl LookbackTuning {
-    /// The original kernel with a given shape: shared-memory exchange, one
-    /// predecessor per lane per round, split 8-byte status, no register
-    /// limit, no back-off.
-    pub const fn shape(block_threads: u32, items_per_thread: u32) -> Self {
-        LookbackTuning {
-            block_threads,
-            items_per_thread,
-            layout: TileLayout::Exchange,
-            lookback_width: 1,
-            status8: EightByteStatus::Split,
-            min_blocks_per_sm: 0,
-            spin_ns: 0,
-            start_delay_ns: 0,
-            streaming: false,
-        }
-    }
-
-    /// With or without evict-first cache hints.
-    pub const fn with_streaming(mut self, streaming: bool) -> Self {
-        self.streaming = streaming;
-        self
-    }
-
-    /// With another layout.
-    pub const fn with_layout(mut self, layout: TileLayout) -> Self {
-        self.layout = layout;
-        self
-    }
-
-    /// With another look-back width.
-    pub const fn with_lookback_width(mut self, width: u32) -> Self {
-        self.lookback_width = width;
-        self
-    }
-
-    /// With another 8-byte status encoding.
-    pub const fn with_status8(mut self, status8: EightByteStatus) -> Self {
-        self.status8 = status8;
-        self
-    }
-
-    /// With a register limit for `blocks` resident blocks per SM.
-    pub const fn with_min_blocks_per_sm(mut self, blocks: u32) -> Self {
-        self.min_blocks_per_sm = blocks;
-        self
-    }
-
-    /// With a spin back-off.
-    pub const fn with_spin_ns(mut self, spin_ns: u32) -> Self {
-        self.spin_ns = spin_ns;
-        self
-    }
-
-    /// With a sleep before the look-back's first read.
-    pub const fn with_start_delay_ns(mut self, start_delay_ns: u32) -> Self {
-        self.start_delay_ns = start_delay_ns;
-        self
-    }
-
-    /// With both look-back delays: `start` before the first read, `spin`
-    /// between re-reads.
-    pub const fn with_delays(self, start: u32, spin: u32) -> Self {
-        self.with_start_delay_ns(start).with_spin_ns(spin)
-    }
-
-    /// Items per tile (= per block).
-    pub fn tile_items(self) -> u64 {
-        self.block_threads as u64 * self.items_per_thread as u64
-    }
-
-    /// Shared memory per block for `element_bytes`-byte elements. Exchange:
+/// What the look-back scan adds to [`Policy`]: its shared memory and its
+/// own constraints. (The layouts: [`TileLayout::Blocked`] is striped
+/// coalesced 16-byte loads and stores transposed to and from a blocked
+/// arrangement through padded shared memory, `scan_lookback_tile`;
+/// [`TileLayout::WarpStriped`] keeps vectorised warp-striped registers with
+/// no exchange and one warp shuffle scan per 16-byte group,
+/// `scan_lookback_tile_striped`.)
+pub trait LookbackPolicy {
+    /// Shared memory per block for `element_bytes`-byte elements. Blocked:
     /// the padded exchange (one element of padding per 128 bytes), the warp
     /// totals, and a few words of tile bookkeeping. WarpStriped: the warp
     /// totals and the bookkeeping only.
-    pub fn shared_bytes(self, element_bytes: u64) -> u64 {
+    fn shared_bytes(&self, element_bytes: u64) -> u64;
+    /// [`Policy::validate`], plus what the look-back scan needs: one tile
+    /// per block, cache hints only with the warp-striped layout, and the
+    /// tile's shared memory within the 48 KiB a block gets without opting
+    /// in. A typed error, never a panic.
+    fn validate_lookback(&self, element_bytes: usize) -> Result<()>;
+}
+
+impl LookbackPolicy for Policy {
+    fn shared_bytes(&self, element_bytes: u64) -> u64 {
         let tile = self.tile_items();
-        let exchange = match self.layout {
-            TileLayout::Exchange => tile + tile / (128 / element_bytes),
+        let exchange = match self.layout() {
+            TileLayout::Blocked => tile + tile / (128 / element_bytes),
             TileLayout::WarpStriped => 0,
         };
-        let warps = self.block_threads as u64 / 32;
+        let warps = self.block_threads() as u64 / 32;
         (exchange + warps + 1) * element_bytes + 16
     }
 
-    /// The `--maxrregcount` that `min_blocks_per_sm` implies (65,536
-    /// registers per SM on every architecture we compile for), if any.
-    pub fn max_registers(self) -> Option<u32> {
-        if self.min_blocks_per_sm == 0 {
-            return None;
-        }
-        let per_thread = 65_536 / (self.min_blocks_per_sm as u64 * self.block_threads as u64);
-        Some((per_thread.min(255) as u32) & !7)
-    }
-
-    /// Suffix of the entry name for the non-default variant fields (empty
-    /// for [`LookbackTuning::shape`]).
-    fn variant_suffix(self) -> String {
-        let mut suffix = String::new();
-        if self.layout == TileLayout::WarpStriped {
-            suffix.push_str("_ws");
-        }
-        if self.lookback_width != 1 {
-            suffix.push_str(&format!("_w{}", self.lookback_width));
-        }
-        if self.status8 == EightByteStatus::Packed128 {
-            suffix.push_str("_p128");
-        }
-        if self.min_blocks_per_sm != 0 {
-            suffix.push_str(&format!("_r{}", self.min_blocks_per_sm));
-        }
-        if self.spin_ns != 0 {
-            suffix.push_str(&format!("_ns{}", self.spin_ns));
-        }
-        if self.start_delay_ns != 0 {
-            suffix.push_str(&format!("_d{}", self.start_delay_ns));
-        }
-        if self.streaming {
-            suffix.push_str("_cs");
-        }
-        suffix
-    }
-
-    /// A short human-readable name: `256x16`, `512x16 ws w4 r4`.
-    pub fn label(self) -> String {
-        format!(
-            "{}x{}{}",
-            self.block_threads,
-            self.items_per_thread,
-            self.variant_suffix().replace('_', " ")
-        )
-    }
-
-    /// Checks the shape for `element_bytes`-byte elements (4 or 8).
-    pub fn validate(self, element_bytes: usize) -> Result<()> {
-        check_block_threads(self.block_threads, false)?;
-        if !(1..=64).contains(&self.items_per_thread) {
+    fn validate_lookback(&self, element_bytes: usize) -> Result<()> {
+        self.validate(element_bytes)?;
+        if self.schedule() != Schedule::TilePerBlock {
             return Err(Error::invalid(
-                "items_per_thread",
-                format!("{}: must be 1 to 64", self.items_per_thread),
+                "schedule",
+                "the look-back scan runs one tile per block",
             ));
         }
-        if element_bytes != 4 && element_bytes != 8 {
-            return Err(Error::Unsupported(format!(
-                "look-back tile state for {element_bytes}-byte elements (4 or 8 only)"
-            )));
-        }
-        if ![1, 2, 4, 8].contains(&self.lookback_width) {
-            return Err(Error::invalid(
-                "lookback_width",
-                format!("{}: must be 1, 2, 4 or 8", self.lookback_width),
-            ));
-        }
-        if self.spin_ns > 10_000 {
-            return Err(Error::invalid(
-                "spin_ns",
-                format!("{}: at most 10000", self.spin_ns),
-            ));
-        }
-        if self.start_delay_ns > 10_000 {
-            return Err(Error::invalid(
-                "start_delay_ns",
-                format!("{}: at most 10000", self.start_delay_ns),
-            ));
-        }
-        if self.streaming && self.layout != TileLayout::WarpStriped {
+        if self.streaming() && self.layout() != TileLayout::WarpStriped {
             return Err(Error::invalid(
                 "streaming",
                 "cache hints are implemented for the warp-striped layout only",
             ));
-        }
-        if self.min_blocks_per_sm != 0 {
-            let threads = self.min_blocks_per_sm as u64 * self.block_threads as u64;
-            // 2048 resident threads per SM (sm_80, sm_90); at least 24
-            // registers per thread so the kernel can hold its indices.
-            if threads > 2048 || self.max_registers().unwrap_or(0) < 24 {
-                return Err(Error::invalid(
-                    "min_blocks_per_sm",
-                    format!(
-                        "{} blocks of {} threads do not fit one SM",
-                        self.min_blocks_per_sm, self.block_threads
-                    ),
-                ));
-            }
         }
         let shared = self.shared_bytes(element_bytes as u64);
         if shared > STATIC_SHARED_LIMIT {
@@ -320,7 +116,8 @@ impl LookbackTuning {
                 "items_per_thread",
                 format!(
                     "{}×{} tile needs {shared} bytes of shared memory (at most {STATIC_SHARED_LIMIT})",
-                    self.block_threads, self.items_per_thread
+                    self.block_threads(),
+                    self.items_per_thread()
                 ),
             ));
         }
@@ -361,19 +158,19 @@ impl LookbackTuning {
 /// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 72
 /// registers → 3 blocks of 256 per SM; 8-byte 80 registers → 3 blocks of 224
 /// per SM; no local memory, shared memory only the warp totals.
-pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
+pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
     (
         4,
-        LookbackTuning::shape(256, 32)
+        Policy::shape(256, 32)
             .with_layout(TileLayout::WarpStriped)
-            .with_status8(EightByteStatus::Packed128)
+            .with_status(StatusEncoding::Packed128)
             .with_delays(1245, 648),
     ),
     (
         8,
-        LookbackTuning::shape(224, 24)
+        Policy::shape(224, 24)
             .with_layout(TileLayout::WarpStriped)
-            .with_status8(EightByteStatus::Packed128)
+            .with_status(StatusEncoding::Packed128)
             .with_delays(1290, 632),
     ),
 ];
@@ -382,20 +179,20 @@ pub const LOOKBACK_TUNING: [(usize, LookbackTuning); 2] = [
 /// `element_bytes`-byte elements, the table's entry first. Every one is
 /// exact (the sweep checks it against the CPU) and compiled by the unit
 /// tests for sm_80 and sm_90.
-pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
-    use EightByteStatus::Packed128;
+pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
+    use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
     let table = lookback_tuning(element_bytes);
     let mut candidates = vec![table];
     let striped = |block_threads, items| {
-        LookbackTuning::shape(block_threads, items)
+        Policy::shape(block_threads, items)
             .with_layout(WarpStriped)
             .with_lookback_width(4)
     };
     // Warp-striped with a 1-wide window and the look-back delays: the shape
     // of both table entries since the 2026-11-23 sweeps.
     let delayed = |block_threads, items, start, spin| {
-        LookbackTuning::shape(block_threads, items)
+        Policy::shape(block_threads, items)
             .with_layout(WarpStriped)
             .with_delays(start, spin)
     };
@@ -403,11 +200,11 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
     // shapes, window widths and delays (start before the first read, spin
     // between re-reads; CUB's sm_90 tunings use 1,245 / 648 ns for 4-byte and
     // 1,290 / 632 ns for 8-byte sums, a starting point for ours).
-    let others: Vec<LookbackTuning> = if element_bytes == 4 {
+    let others: Vec<Policy> = if element_bytes == 4 {
         vec![
             striped(256, 24),
-            LookbackTuning::shape(512, 16).with_delays(1245, 648),
-            LookbackTuning::shape(512, 16).with_delays(2000, 1000),
+            Policy::shape(512, 16).with_delays(1245, 648),
+            Policy::shape(512, 16).with_delays(2000, 1000),
             delayed(256, 24, 1245, 648),
             delayed(256, 24, 2000, 1000),
             delayed(128, 24, 2000, 1000),
@@ -430,42 +227,42 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
             // equal tile bytes (256 × 32 i32 against 256 × 16 u64, both 96 KB
             // resident per SM) u64 ran at 0.916 of the ceiling and i32 at
             // 0.864: the status word is the remaining difference.
-            delayed(128, 24, 1245, 648).with_status8(Packed128),
+            delayed(128, 24, 1245, 648).with_status(Packed128),
             delayed(128, 24, 1245, 648)
-                .with_status8(Packed128)
+                .with_status(Packed128)
                 .with_streaming(true),
-            delayed(128, 24, 1290, 632).with_status8(Packed128),
+            delayed(128, 24, 1290, 632).with_status(Packed128),
             // The previous table entry (128 × 24, 8-byte stride), and the
             // neighbours of the new one (256 × 32 ws p128, 0.910).
             delayed(128, 24, 1245, 648),
             delayed(256, 32, 1245, 648)
-                .with_status8(Packed128)
+                .with_status(Packed128)
                 .with_streaming(true),
-            delayed(256, 32, 2000, 1000).with_status8(Packed128),
-            delayed(256, 32, 900, 400).with_status8(Packed128),
-            delayed(128, 32, 1245, 648).with_status8(Packed128),
-            delayed(192, 32, 1245, 648).with_status8(Packed128),
-            delayed(256, 24, 1245, 648).with_status8(Packed128),
-            delayed(256, 40, 1245, 648).with_status8(Packed128),
-            delayed(384, 24, 1245, 648).with_status8(Packed128),
+            delayed(256, 32, 2000, 1000).with_status(Packed128),
+            delayed(256, 32, 900, 400).with_status(Packed128),
+            delayed(128, 32, 1245, 648).with_status(Packed128),
+            delayed(192, 32, 1245, 648).with_status(Packed128),
+            delayed(256, 24, 1245, 648).with_status(Packed128),
+            delayed(256, 40, 1245, 648).with_status(Packed128),
+            delayed(384, 24, 1245, 648).with_status(Packed128),
         ]
     } else {
         vec![
-            LookbackTuning::shape(512, 8).with_status8(Packed128),
+            Policy::shape(512, 8).with_status(Packed128),
             striped(224, 24)
-                .with_status8(Packed128)
+                .with_status(Packed128)
                 .with_delays(1290, 632),
-            LookbackTuning::shape(256, 12)
-                .with_status8(Packed128)
+            Policy::shape(256, 12)
+                .with_status(Packed128)
                 .with_delays(1290, 632),
-            LookbackTuning::shape(256, 12)
-                .with_status8(Packed128)
+            Policy::shape(256, 12)
+                .with_status(Packed128)
                 .with_delays(2000, 1000),
-            delayed(128, 16, 1290, 632).with_status8(Packed128),
-            delayed(128, 24, 1290, 632).with_status8(Packed128),
-            delayed(256, 16, 1290, 632).with_status8(Packed128),
+            delayed(128, 16, 1290, 632).with_status(Packed128),
+            delayed(128, 24, 1290, 632).with_status(Packed128),
+            delayed(256, 16, 1290, 632).with_status(Packed128),
             striped(224, 24)
-                .with_status8(Packed128)
+                .with_status(Packed128)
                 .with_delays(2000, 1000),
         ]
     };
@@ -480,38 +277,38 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<LookbackTuning> {
 /// The shape the protocol tests use: one warp, one item per thread, so a
 /// million elements make tens of thousands of tiles in flight and every
 /// block looks back through many windows.
-pub const PROTOCOL_TEST_TUNING: LookbackTuning = LookbackTuning::shape(32, 1);
+pub const PROTOCOL_TEST_TUNING: Policy = Policy::shape(32, 1);
 
 /// The protocol tests' tiny tiles in every variant of the look-back itself
 /// (layout, window width, 8-byte status, back-off, start delay), plus tiles of 32 × 4 and
 /// 64 × 8 items so the warp-striped layout's vector path runs too (the
 /// latter with the streaming cache hints). Every
 /// shape keeps tiles tiny, so hundreds of thousands are in flight.
-pub fn protocol_test_variants() -> Vec<LookbackTuning> {
-    use EightByteStatus::Packed128;
+pub fn protocol_test_variants() -> Vec<Policy> {
+    use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
     let tiny = PROTOCOL_TEST_TUNING;
     vec![
         tiny,
         tiny.with_lookback_width(4),
-        tiny.with_status8(Packed128),
-        tiny.with_status8(Packed128).with_lookback_width(2),
+        tiny.with_status(Packed128),
+        tiny.with_status(Packed128).with_lookback_width(2),
         tiny.with_layout(WarpStriped),
         tiny.with_layout(WarpStriped)
-            .with_status8(Packed128)
+            .with_status(Packed128)
             .with_lookback_width(8)
             .with_spin_ns(32),
-        LookbackTuning::shape(32, 4)
+        Policy::shape(32, 4)
             .with_layout(WarpStriped)
             .with_lookback_width(4),
-        LookbackTuning::shape(64, 8)
+        Policy::shape(64, 8)
             .with_layout(WarpStriped)
-            .with_status8(Packed128)
+            .with_status(Packed128)
             .with_lookback_width(4)
             .with_streaming(true),
         // The look-back delays (start and spin), active on these grids.
         tiny.with_layout(WarpStriped)
-            .with_status8(Packed128)
+            .with_status(Packed128)
             .with_lookback_width(4)
             .with_delays(300, 100),
         tiny.with_delays(200, 50),
@@ -519,7 +316,7 @@ pub fn protocol_test_variants() -> Vec<LookbackTuning> {
 }
 
 /// The table's shape for `element_bytes`-byte elements.
-pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
+pub fn lookback_tuning(element_bytes: usize) -> Policy {
     LOOKBACK_TUNING
         .iter()
         .find(|(bytes, _)| *bytes == element_bytes)
@@ -527,21 +324,6 @@ pub fn lookback_tuning(element_bytes: usize) -> LookbackTuning {
         // Every Element is 4 or 8 bytes; an unknown size gets the 8-byte
         // shape, which validate() then refuses with a typed error.
         .unwrap_or(LOOKBACK_TUNING[1].1)
-}
-
-/// u64 words of the per-call tile state for `num_tiles` tiles: the counter
-/// and one padding word, then the status region (mirrors single_pass/tile_status.cuh:
-/// one word per tile for 4-byte values, two with `Packed128` (the 16-byte
-/// stride); for 8-byte values split, ⌈tiles/2⌉
-/// words of u32 statuses, then the aggregate and prefix slots; packed in
-/// 128 bits, two words per tile).
-pub fn tile_state_words(num_tiles: u64, element_bytes: usize, status8: EightByteStatus) -> u64 {
-    let region = match (element_bytes, status8) {
-        (4, EightByteStatus::Split) => num_tiles,
-        (_, EightByteStatus::Split) => num_tiles.div_ceil(2) + 2 * num_tiles,
-        (_, EightByteStatus::Packed128) => 2 * num_tiles,
-    };
-    2 + region
 }
 
 /// Bytes the look-back scan moves for `n` elements of `element_bytes`
@@ -553,33 +335,33 @@ pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     }
     let tuning = lookback_tuning(element_bytes as usize);
     let tiles = n.div_ceil(tuning.tile_items());
-    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize, tuning.status8)
+    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize, tuning.status())
 }
 
-fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> String {
+fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> String {
     format!(
         "scan_lookback_{}_{}_{}x{}{}",
         T::SUFFIX,
         op.name(),
-        tuning.block_threads,
-        tuning.items_per_thread,
+        tuning.block_threads(),
+        tuning.items_per_thread(),
         tuning.variant_suffix()
     )
 }
 
-fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
+fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let entry = entry_name::<T, O>(op, tuning);
-    let (function, stream) = match tuning.layout {
-        TileLayout::Exchange => ("scan_lookback_tile", String::new()),
+    let (function, stream) = match tuning.layout() {
+        TileLayout::Blocked => ("scan_lookback_tile", String::new()),
         TileLayout::WarpStriped => (
             "scan_lookback_tile_striped",
-            format!(", {}", tuning.streaming as u32),
+            format!(", {}", tuning.streaming() as u32),
         ),
     };
-    let status8 = match tuning.status8 {
-        EightByteStatus::Split => 0,
-        EightByteStatus::Packed128 => 1,
+    let status8 = match tuning.status() {
+        StatusEncoding::Split => 0,
+        StatusEncoding::Packed128 => 1,
     };
     // The single-pass headers (warp, block, tile state, look-back), then
     // the scan's kernels.
@@ -599,17 +381,17 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleS
             &format!(
                 "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
                  state, n, num_tiles, exclusive, initial, vector_ok)",
-                b = tuning.block_threads,
-                i = tuning.items_per_thread,
-                w = tuning.lookback_width,
-                ns = tuning.spin_ns,
-                start = tuning.start_delay_ns,
+                b = tuning.block_threads(),
+                i = tuning.items_per_thread(),
+                w = tuning.lookback_width(),
+                ns = tuning.spin_ns(),
+                start = tuning.start_delay_ns(),
             ),
             // __launch_bounds__ would override --maxrregcount, so a
             // register-limited variant goes without it.
             match tuning.max_registers() {
                 Some(_) => None,
-                None => Some(tuning.block_threads),
+                None => Some(tuning.block_threads()),
             },
         );
     match tuning.max_registers() {
@@ -623,7 +405,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleS
 #[doc(hidden)]
 pub fn lookback_module<T: Element, O: Operator<T>>(
     op: &O,
-    tuning: LookbackTuning,
+    tuning: Policy,
 ) -> (ModuleSource, String) {
     (module::<T, O>(op, tuning), entry_name::<T, O>(op, tuning))
 }
@@ -635,7 +417,7 @@ pub fn lookback_module<T: Element, O: Operator<T>>(
 fn lookback_kernel<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     op: &O,
-    tuning: LookbackTuning,
+    tuning: Policy,
 ) -> Result<Kernel> {
     let entry = entry_name::<T, O>(op, tuning);
     let key = format!("scan/lookback/{entry}/{}", crate::operator_key::<T, O>(op));
@@ -663,12 +445,7 @@ pub(crate) fn kind_arguments<T: Element, O: Operator<T>>(op: &O, kind: ScanKind<
 /// 16-byte aligned and every tile a whole number of 16-byte vectors (each
 /// tile then starts aligned too). A view may start at any element; a
 /// misaligned one takes the element-wise path.
-pub(crate) fn vector_ok(
-    in_ptr: u64,
-    out_ptr: u64,
-    tuning: LookbackTuning,
-    element_bytes: usize,
-) -> bool {
+pub(crate) fn vector_ok(in_ptr: u64, out_ptr: u64, tuning: Policy, element_bytes: usize) -> bool {
     in_ptr % 16 == 0 && out_ptr % 16 == 0 && (tuning.tile_items() * element_bytes as u64) % 16 == 0
 }
 
@@ -696,9 +473,9 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     mut output: DeviceViewMut<'_, T>,
     op: &O,
     kind: ScanKind<T>,
-    tuning: LookbackTuning,
+    tuning: Policy,
 ) -> Result<()> {
-    tuning.validate(T::BYTES)?;
+    tuning.validate_lookback(T::BYTES)?;
     if let Some(input) = &input {
         Error::check_len("scan input", output.len(), input.len())?;
     }
@@ -708,7 +485,7 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     }
     // One block per tile; the grid spills into y past 2^31 − 1 tiles, and
     // the kernel takes its tile index from the counter, not from blockIdx.
-    let (config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let (config, num_tiles) = grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
     let kernel = lookback_kernel::<T, O>(gpu, op, tuning)?;
 
     let out_ptr = output.device_ptr();
@@ -718,18 +495,9 @@ pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
 
     // Tile counter + statuses, zeroed (stream-ordered) before the launch and
     // freed stream-ordered when `state` drops after it.
-    let state_words = tile_state_words(num_tiles, T::BYTES, tuning.status8);
-    let state_len = usize::try_from(state_words)
-        .map_err(|_| Error::invalid("n", format!("{n} elements need too many tiles")))?;
-    let mut state = DeviceBuffer::<u64>::zeros(gpu, state_len)?;
+    // (alloc_tile_state checks the 16-byte alignment the b128 accesses need.)
+    let mut state = alloc_tile_state(gpu, num_tiles, T::BYTES, tuning.status())?;
     let mut state_view = state.view_mut();
-    if tuning.status8 == EightByteStatus::Packed128 && state_view.device_ptr() % 16 != 0 {
-        // Allocations are 256-byte aligned; this guards the b128 accesses.
-        return Err(Error::invalid(
-            "tile state",
-            "16-byte status words need a 16-byte aligned allocation",
-        ));
-    }
 
     let mut args = KernelArgs::new();
     args.scalar(in_ptr)
@@ -763,53 +531,55 @@ mod tests {
     fn table_covers_every_element_size_and_is_valid() {
         for bytes in [4usize, 8] {
             let tuning = lookback_tuning(bytes);
-            tuning.validate(bytes).expect("table entries are valid");
+            tuning
+                .validate_lookback(bytes)
+                .expect("table entries are valid");
         }
         // 32 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
         assert_eq!(lookback_tuning(4).tile_items() * 4, 32 * 1024);
         assert_eq!(lookback_tuning(8).tile_items() * 8, 42 * 1024);
-        PROTOCOL_TEST_TUNING.validate(4).unwrap();
-        PROTOCOL_TEST_TUNING.validate(8).unwrap();
+        PROTOCOL_TEST_TUNING.validate_lookback(4).unwrap();
+        PROTOCOL_TEST_TUNING.validate_lookback(8).unwrap();
     }
 
     #[test]
     fn shared_memory_and_shapes_are_checked() {
-        let too_big = LookbackTuning::shape(1024, 32);
-        assert!(too_big.validate(4).is_err());
+        let too_big = Policy::shape(1024, 32);
+        assert!(too_big.validate_lookback(4).is_err());
         // Without the exchange the same shape needs almost no shared memory.
         too_big
             .with_layout(TileLayout::WarpStriped)
-            .validate(4)
+            .validate_lookback(4)
             .unwrap();
-        let odd = LookbackTuning::shape(100, 4);
-        assert!(odd.validate(4).is_err());
-        let none = LookbackTuning::shape(64, 0);
-        assert!(none.validate(4).is_err());
-        let fine = LookbackTuning::shape(512, 16);
-        assert!(fine.with_lookback_width(3).validate(4).is_err());
-        assert!(fine.with_lookback_width(16).validate(4).is_err());
-        assert!(fine.with_spin_ns(20_000).validate(4).is_err());
-        assert!(fine.with_streaming(true).validate(4).is_err());
+        let odd = Policy::shape(100, 4);
+        assert!(odd.validate_lookback(4).is_err());
+        let none = Policy::shape(64, 0);
+        assert!(none.validate_lookback(4).is_err());
+        let fine = Policy::shape(512, 16);
+        assert!(fine.with_lookback_width(3).validate_lookback(4).is_err());
+        assert!(fine.with_lookback_width(16).validate_lookback(4).is_err());
+        assert!(fine.with_spin_ns(20_000).validate_lookback(4).is_err());
+        assert!(fine.with_streaming(true).validate_lookback(4).is_err());
         fine.with_layout(TileLayout::WarpStriped)
             .with_streaming(true)
-            .validate(4)
+            .validate_lookback(4)
             .unwrap();
         // 512 × 4 = 2048 threads fit one SM, 512 × 5 do not.
-        fine.with_min_blocks_per_sm(4).validate(4).unwrap();
-        assert!(fine.with_min_blocks_per_sm(5).validate(4).is_err());
+        fine.with_min_blocks_per_sm(4).validate_lookback(4).unwrap();
+        assert!(fine.with_min_blocks_per_sm(5).validate_lookback(4).is_err());
         // 8192 items · 4 B + padding = 33 KB: fits.
-        fine.validate(4).unwrap();
-        assert!(fine.validate(2).is_err());
+        fine.validate_lookback(4).unwrap();
+        assert!(fine.validate_lookback(2).is_err());
         // 256 × 16 × 4: exchange 4096 + 128 padding elements, 8 warp totals.
         assert_eq!(
-            LookbackTuning::shape(256, 16).shared_bytes(4),
+            Policy::shape(256, 16).shared_bytes(4),
             (4096 + 128 + 8 + 1) * 4 + 16
         );
     }
 
     #[test]
     fn tile_state_layout_matches_the_header() {
-        use EightByteStatus::{Packed128, Split};
+        use StatusEncoding::{Packed128, Split};
         assert_eq!(tile_state_words(1, 4, Split), 3);
         assert_eq!(tile_state_words(65_536, 4, Split), 65_538);
         // 4-byte values at the 16-byte stride: two words per tile.
@@ -832,7 +602,7 @@ mod tests {
             let candidates = lookback_candidates(bytes);
             assert_eq!(candidates[0], lookback_tuning(bytes), "table entry first");
             for tuning in candidates {
-                tuning.validate(bytes).unwrap();
+                tuning.validate_lookback(bytes).unwrap();
                 let name = if bytes == 4 {
                     entry_name::<i32, _>(&Sum, tuning)
                 } else {
@@ -842,11 +612,11 @@ mod tests {
             }
         }
         for tuning in protocol_test_variants() {
-            tuning.validate(4).unwrap();
-            tuning.validate(8).unwrap();
+            tuning.validate_lookback(4).unwrap();
+            tuning.validate_lookback(8).unwrap();
             assert!(names.insert(entry_name::<i32, _>(&Sum, tuning)));
         }
-        let striped = LookbackTuning::shape(256, 16)
+        let striped = Policy::shape(256, 16)
             .with_layout(TileLayout::WarpStriped)
             .with_lookback_width(4)
             .with_min_blocks_per_sm(8);
@@ -857,12 +627,12 @@ mod tests {
         assert_eq!(striped.label(), "256x16 ws w4 r8");
         assert_eq!(striped.max_registers(), Some(32));
         assert_eq!(
-            LookbackTuning::shape(256, 8)
+            Policy::shape(256, 8)
                 .with_min_blocks_per_sm(6)
                 .max_registers(),
             Some(40)
         );
-        assert_eq!(LookbackTuning::shape(256, 8).max_registers(), None);
+        assert_eq!(Policy::shape(256, 8).max_registers(), None);
         let (source, entry) = lookback_module::<i32, _>(&Sum, striped);
         assert_eq!(source.options(), ["--maxrregcount=32"]);
         assert_eq!(source.entries(), [entry]);
@@ -898,7 +668,7 @@ mod tests {
         // Any valid shape (a multiple of 32 threads) makes whole-vector
         // tiles; a shape whose ITEMS is not a multiple of the vector width
         // takes the element-wise path inside the kernel (compile-time).
-        let odd_tile = LookbackTuning::shape(32, 3);
+        let odd_tile = Policy::shape(32, 3);
         assert!(vector_ok(0x1000, 0x2000, odd_tile, 4));
         assert!(!vector_ok(0x1000, 0x2004, odd_tile, 8));
     }
@@ -931,18 +701,18 @@ mod tests {
         use parprims_testkit::testing::{sass_opcodes, sm90_sass};
         // One tuning per code shape of the look-back (tile shapes and delay
         // values do not change how the status is read).
-        let distinct = |tunings: Vec<LookbackTuning>| {
+        let distinct = |tunings: Vec<Policy>| {
             let mut seen = std::collections::HashSet::new();
             tunings
                 .into_iter()
                 .filter(|t| {
                     seen.insert((
-                        t.layout,
-                        t.lookback_width,
-                        t.status8,
-                        t.streaming,
-                        t.spin_ns > 0,
-                        t.start_delay_ns > 0,
+                        t.layout(),
+                        t.lookback_width(),
+                        t.status(),
+                        t.streaming(),
+                        t.spin_ns() > 0,
+                        t.start_delay_ns() > 0,
                     ))
                 })
                 .collect::<Vec<_>>()
@@ -957,7 +727,7 @@ mod tests {
         }
         let mut eight = lookback_candidates(8);
         eight.extend(protocol_test_variants());
-        eight.retain(|t| t.status8 == EightByteStatus::Packed128);
+        eight.retain(|t| t.status() == StatusEncoding::Packed128);
         for tuning in distinct(eight) {
             cases.push((module::<u64, _>(&Sum, tuning), ".128"));
             cases.push((module::<f64, _>(&Max, tuning), ".128"));

@@ -32,18 +32,18 @@ use gpu_core::{
 };
 
 use crate::kind::ScanKind;
-use crate::lookback::{kind_arguments, vector_ok, LookbackTuning, PROTOCOL_TEST_TUNING};
+use crate::lookback::{kind_arguments, vector_ok, LookbackPolicy, Policy, PROTOCOL_TEST_TUNING};
 
 /// The tile shape of reduce-then-scan for `element_bytes`-byte elements
 /// (shared-memory exchange; the look-back fields do not apply): 256 × 16
 /// four-byte items, 256 × 8 eight-byte items, 16 KiB of data per tile.
 /// Measured on the H100 (parprims bench, 2026-11-22, NVIDIA H100 80GB HBM3):
 /// 2^28 i32 in 1.069 ms, 1.01 of the copy ceiling counting its 12n bytes.
-pub fn reduce_then_scan_tuning(element_bytes: usize) -> LookbackTuning {
+pub fn reduce_then_scan_tuning(element_bytes: usize) -> Policy {
     if element_bytes == 4 {
-        LookbackTuning::shape(256, 16)
+        Policy::shape(256, 16)
     } else {
-        LookbackTuning::shape(256, 8)
+        Policy::shape(256, 8)
     }
 }
 
@@ -66,21 +66,21 @@ pub(crate) fn reduce_then_scan_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     bytes
 }
 
-fn entry_names<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> (String, String) {
+fn entry_names<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> (String, String) {
     let shape = format!(
         "{}_{}_{}x{}",
         T::SUFFIX,
         op.name(),
-        tuning.block_threads,
-        tuning.items_per_thread
+        tuning.block_threads(),
+        tuning.items_per_thread()
     );
     (format!("rts_reduce_{shape}"), format!("rts_scan_{shape}"))
 }
 
-fn module<T: Element, O: Operator<T>>(op: &O, tuning: LookbackTuning) -> ModuleSource {
+fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let (reduce, scan) = entry_names::<T, O>(op, tuning);
-    let (b, i) = (tuning.block_threads, tuning.items_per_thread);
+    let (b, i) = (tuning.block_threads(), tuning.items_per_thread());
     ModuleSource::new(format!(
         "scan_reduce_then_scan_{}_{}_{b}x{i}",
         T::SUFFIX,
@@ -148,12 +148,22 @@ pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
     output: DeviceViewMut<'_, T>,
     op: &O,
     kind: ScanKind<T>,
-    tuning: LookbackTuning,
+    tuning: Policy,
 ) -> Result<()> {
     // Only the shape applies: these kernels always use the shared-memory
-    // exchange and have no look-back.
-    let tuning = LookbackTuning::shape(tuning.block_threads, tuning.items_per_thread);
-    tuning.validate(T::BYTES)?;
+    // exchange and have no look-back. Any other field given is refused, not
+    // dropped.
+    if tuning != Policy::shape(tuning.block_threads(), tuning.items_per_thread()) {
+        return Err(Error::invalid(
+            "policy",
+            format!(
+                "reduce-then-scan takes only a tile shape (block threads × items per thread); \
+                 {} sets look-back fields",
+                tuning.label()
+            ),
+        ));
+    }
+    tuning.validate_lookback(T::BYTES)?;
     if let Some(input) = &input {
         Error::check_len("scan input", output.len(), input.len())?;
     }
@@ -162,13 +172,13 @@ pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
         return Ok(());
     }
     // Geometry of the first level, checked before anything is allocated.
-    grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
     let (reduce_entry, scan_entry) = entry_names::<T, O>(op, tuning);
     // The module depends on the type, the operator and the tile shape only.
     let key = format!(
         "scan/reduce_then_scan/{}x{}/{}",
-        tuning.block_threads,
-        tuning.items_per_thread,
+        tuning.block_threads(),
+        tuning.items_per_thread(),
         crate::operator_key::<T, O>(op)
     );
     let build = || module::<T, O>(op, tuning);
@@ -190,7 +200,7 @@ pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
 struct Kernels {
     reduce: Kernel,
     scan: Kernel,
-    tuning: LookbackTuning,
+    tuning: Policy,
 }
 
 /// One level: reduce tiles, scan their totals recursively, rescan tiles.
@@ -210,7 +220,7 @@ unsafe fn scan_level<T: Element>(
     let tuning = kernels.tuning;
     // One block per tile; the grid spills into y past 2^31 − 1 tiles and
     // the kernels guard surplus blocks with linear_block_index().
-    let (config, num_tiles) = grid_1d(n, tuning.block_threads, tuning.items_per_thread, 0)?;
+    let (config, num_tiles) = grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
     let vectors = vector_ok(in_ptr, out_ptr, tuning, T::BYTES) as u32;
     let totals = if num_tiles > 1 {
         let len = usize::try_from(num_tiles)

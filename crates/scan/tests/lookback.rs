@@ -16,7 +16,7 @@ use gpu_core::{
 };
 use lookback_support::*;
 use scan::{
-    EightByteStatus, LookbackTuning, ScanAlgorithm, ScanKind, TileLayout, LOOKBACK_TUNING,
+    Policy, ScanAlgorithm, ScanKind, StatusEncoding, TileLayout, LOOKBACK_TUNING,
     PROTOCOL_TEST_TUNING,
 };
 
@@ -426,12 +426,12 @@ fn other_tile_shapes() {
     // element-wise path even when aligned; 512 × 8: a larger block.
     // The same shapes in the warp-striped layout (3 items: scalar groups).
     let shapes = [
-        LookbackTuning::shape(64, 3),
-        LookbackTuning::shape(512, 8),
-        LookbackTuning::shape(64, 3).with_layout(TileLayout::WarpStriped),
-        LookbackTuning::shape(512, 8)
+        Policy::shape(64, 3),
+        Policy::shape(512, 8),
+        Policy::shape(64, 3).with_layout(TileLayout::WarpStriped),
+        Policy::shape(512, 8)
             .with_layout(TileLayout::WarpStriped)
-            .with_status8(EightByteStatus::Packed128)
+            .with_status(StatusEncoding::Packed128)
             .with_lookback_width(4),
     ];
     for tuning in shapes {
@@ -526,7 +526,7 @@ fn empty_input_and_bad_arguments_write_nothing() {
     )
     .expect_err("length mismatch");
     assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
-    let bad = LookbackTuning::shape(48, 4);
+    let bad = Policy::shape(48, 4);
     let err = scan::scan_lookback_tuned(
         &gpu,
         Some(input.view()),

@@ -17,9 +17,9 @@ use std::cell::RefCell;
 use gpu_core::{DeviceBuffer, Element, Gpu, Sum};
 use lookback_support::*;
 use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
-use scan::{LookbackTuning, ScanKind, LOOKBACK_TUNING};
+use scan::{Policy, ScanKind, LOOKBACK_TUNING};
 
-fn sweep<T: Element>(gpu: &Gpu, candidates: &[LookbackTuning], ceiling_gbps: f64)
+fn sweep<T: Element>(gpu: &Gpu, candidates: &[Policy], ceiling_gbps: f64)
 where
     Sum: gpu_core::Operator<T>,
 {
@@ -53,7 +53,7 @@ where
         let kernel = gpu.kernel(&source, &entry).expect("kernel");
         let registers = kernel.registers().unwrap_or(-1);
         let resident = kernel
-            .resident_blocks_per_sm(tuning.block_threads, 0)
+            .resident_blocks_per_sm(tuning.block_threads(), 0)
             .unwrap_or(0);
         let timing = time_device(
             gpu,
@@ -101,7 +101,7 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
     sweep::<i32>(&gpu, &four_byte, ceiling.gbps);
     // f32 and i64: the table and a few candidates (the same kernels as i32
     // and u64 up to the element type).
-    let some = |all: &[LookbackTuning], labels: &[&str]| -> Vec<LookbackTuning> {
+    let some = |all: &[Policy], labels: &[&str]| -> Vec<Policy> {
         all.iter()
             .enumerate()
             .filter(|(i, t)| *i == 0 || labels.contains(&t.label().as_str()))

@@ -14,12 +14,12 @@ mod lookback_support;
 use gpu_core::{DeviceBuffer, Element, Gpu, Max, Operator, Sum};
 use lookback_support::*;
 use parprims_testkit::testing::scaled;
-use scan::{LookbackTuning, ScanKind};
+use scan::{Policy, ScanKind};
 
 /// Elements for a protocol run: about 200 000 tiles of the tiny shapes,
 /// at most 2^23 + 5 elements for the larger ones (still 16 000+ tiles).
 /// At the quick scale (`parprims_testkit::testing`) 15 000 tiles and 2^19 + 5.
-fn protocol_length(tuning: LookbackTuning) -> usize {
+fn protocol_length(tuning: Policy) -> usize {
     let tile = tuning.tile_items() as usize;
     let (tiles, cap) = scaled((200_000, (1 << 23) + 5), (15_000, (1 << 19) + 5));
     (tile * tiles).min(cap) + 7
@@ -34,7 +34,7 @@ fn repetitions(full: usize) -> usize {
 /// every run against the CPU reference.
 fn repeated<T: Element, O: Operator<T>>(
     gpu: &Gpu,
-    tuning: LookbackTuning,
+    tuning: Policy,
     host: &[T],
     op: &O,
     kind: ScanKind<T>,

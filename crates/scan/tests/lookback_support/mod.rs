@@ -5,7 +5,7 @@
 
 use gpu_core::{CustomOp, DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Operator};
 use parprims_testkit::rng::random_vec;
-use scan::{LookbackTuning, ScanAlgorithm, ScanKind, ScanOptions};
+use scan::{Policy, ScanAlgorithm, ScanKind, ScanOptions};
 
 /// The device, or a panic saying a GPU is needed.
 pub fn gpu() -> Gpu {
@@ -104,9 +104,9 @@ pub enum Runner {
     /// The public API (`scan_into` / `scan_in_place`) with an algorithm.
     Public(ScanAlgorithm),
     /// The look-back kernel with an explicit tile shape.
-    Lookback(LookbackTuning),
+    Lookback(Policy),
     /// Reduce-then-scan with an explicit tile shape.
-    ReduceThenScan(LookbackTuning),
+    ReduceThenScan(Policy),
 }
 
 impl Runner {

@@ -1,0 +1,454 @@
+//! The host side of the single-pass machinery (`kernels/cuda/single_pass/`):
+//! the tile state (its size, layout and status encodings) and the
+//! [`Policy`] of a single-pass kernel, shared by every primitive built on the
+//! decoupled look-back (scan, compaction; later run-length encoding,
+//! partition, radix sort), as CUB's `ScanTileState` and `AgentScanPolicy`
+//! are.
+//!
+//! | piece | CUDA | here |
+//! |---|---|---|
+//! | tile counter + per-tile {status, value} words | `single_pass/tile_status.cuh` | [`tile_state_words`], [`alloc_tile_state`], [`StatusEncoding`] |
+//! | the look-back over them | `single_pass/lookback.cuh` | [`Policy::lookback_width`], the delays |
+//! | the kernel's shape | the algorithm's template arguments | [`Policy`] |
+//!
+//! A policy is data: build one with [`Policy::new`] (validated) or the
+//! `const` builders (for tables; every table entry is checked by its crate's
+//! tests), then [`Policy::validate`] it for an element width. Each algorithm
+//! adds its own constraints (the scan refuses the persistent schedule,
+//! compaction the streaming hints) and keeps its defaults per element width;
+//! the measurements behind them are in `docs/tuning.md`.
+
+use crate::buffer::DeviceBuffer;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+/// How tiles publish their status and value (see the header of
+/// `kernels/cuda/single_pass/tile_status.cuh` for why each is correct).
+///
+/// One encoding per element width is the default of every policy:
+/// [`StatusEncoding::Packed128`], what the scan measured best. The other is
+/// kept for tuning sweeps and the protocol tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatusEncoding {
+    /// One status word per 16 bytes of state: 4-byte values packed with
+    /// their status in a 64-bit word at a 16-byte stride; 8-byte values
+    /// packed in one 128-bit word (`st/ld.relaxed.gpu.b128`, PTX ISA 8.3+).
+    /// One memory access per publish and per inspected predecessor, no fence.
+    Packed128,
+    /// 4-byte values packed in a 64-bit word at an 8-byte stride; 8-byte
+    /// values split into a status array and write-once value slots ordered
+    /// by `fence.acq_rel.gpu` (two fences per tile, one per window read).
+    Split,
+}
+
+impl StatusEncoding {
+    /// The kernels' `STATUS8` template argument.
+    pub fn cuda_flag(self) -> u32 {
+        match self {
+            StatusEncoding::Split => 0,
+            StatusEncoding::Packed128 => 1,
+        }
+    }
+}
+
+/// Words before the status region: the tile counter and one padding word
+/// (keeps the region 16-byte aligned).
+pub const STATE_HEADER_WORDS: u64 = 2;
+
+/// u64 words of the tile state for `num_tiles` tiles of `element_bytes`-byte
+/// values (mirrors `tile_status.cuh`): the header, then one word per tile
+/// (4-byte, split), two (packed 128, either width), or ⌈tiles/2⌉ words of
+/// u32 statuses plus an aggregate and a prefix word per tile (8-byte, split).
+pub fn tile_state_words(num_tiles: u64, element_bytes: usize, encoding: StatusEncoding) -> u64 {
+    let region = match (element_bytes, encoding) {
+        (4, StatusEncoding::Split) => num_tiles,
+        (_, StatusEncoding::Split) => num_tiles.div_ceil(2) + 2 * num_tiles,
+        (_, StatusEncoding::Packed128) => 2 * num_tiles,
+    };
+    STATE_HEADER_WORDS + region
+}
+
+/// Checks that a tile state at `address` suits `encoding`: the 128-bit
+/// words need 16-byte alignment (allocations are 256-byte aligned, so this
+/// guards against a caller's offset view).
+pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<()> {
+    if encoding == StatusEncoding::Packed128 && address % 16 != 0 {
+        return Err(Error::invalid(
+            "tile state",
+            "16-byte status words need a 16-byte aligned allocation",
+        ));
+    }
+    Ok(())
+}
+
+/// A zeroed tile state for `num_tiles` tiles (zeroed stream-ordered on
+/// `gpu`'s stream; freed stream-ordered when dropped after the launch).
+pub fn alloc_tile_state(
+    gpu: &Gpu,
+    num_tiles: u64,
+    element_bytes: usize,
+    encoding: StatusEncoding,
+) -> Result<DeviceBuffer<u64>> {
+    let words = tile_state_words(num_tiles, element_bytes, encoding);
+    let len = usize::try_from(words)
+        .map_err(|_| Error::invalid("n", format!("{num_tiles} tiles need too much tile state")))?;
+    let state = DeviceBuffer::<u64>::zeros(gpu, len)?;
+    check_state_alignment(state.view().device_ptr(), encoding)?;
+    Ok(state)
+}
+
+/// How a thread's items sit in a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileLayout {
+    /// Thread t owns items t·ITEMS .. (t+1)·ITEMS. The scan gets there with
+    /// striped coalesced loads and a padded shared-memory exchange;
+    /// compaction loads the thread's 16-byte vectors directly.
+    Blocked,
+    /// Warp w owns 32·ITEMS consecutive items and lane l the 16-byte vectors
+    /// l, l+32, l+64, …: every load instruction reads 512 contiguous bytes,
+    /// no exchange.
+    WarpStriped,
+}
+
+/// How tiles map to blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// One block per tile, a grid of as many blocks as tiles.
+    TilePerBlock,
+    /// About as many blocks as are resident at once, each looping over
+    /// tiles taken from the counter, the next tile's loads issued before
+    /// this tile's look-back.
+    Persistent,
+}
+
+/// The shape and variant of one single-pass kernel: every field is a
+/// template argument or compile option, so every policy is a kernel of its
+/// own (its crate names the module after all of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Policy {
+    block_threads: u32,
+    items_per_thread: u32,
+    layout: TileLayout,
+    lookback_width: u32,
+    status: StatusEncoding,
+    schedule: Schedule,
+    min_blocks_per_sm: u32,
+    spin_ns: u32,
+    start_delay_ns: u32,
+    streaming: bool,
+}
+
+/// Largest look-back delay, start or spin, in ns.
+pub const MAX_DELAY_NS: u32 = 10_000;
+
+/// Resident threads per multiprocessor (sm_80, sm_90).
+const SM_THREADS: u64 = 2048;
+
+impl Policy {
+    /// A policy of `block_threads` × `items_per_thread`, checked (block a
+    /// multiple of 32 from 32 to 1024, 1 to 64 items); every other field at
+    /// its plain value (see [`Policy::shape`]).
+    pub fn new(block_threads: u32, items_per_thread: u32) -> Result<Policy> {
+        let policy = Policy::shape(block_threads, items_per_thread);
+        policy.check_shape()?;
+        Ok(policy)
+    }
+
+    /// A policy of this shape, unchecked (for `const` tables): blocked
+    /// layout, one predecessor per lane per look-back round, the split
+    /// status encoding, one tile per block, no register limit, no delays,
+    /// no cache hints. Use [`Policy::validate`] before launching.
+    pub const fn shape(block_threads: u32, items_per_thread: u32) -> Policy {
+        Policy {
+            block_threads,
+            items_per_thread,
+            layout: TileLayout::Blocked,
+            lookback_width: 1,
+            status: StatusEncoding::Split,
+            schedule: Schedule::TilePerBlock,
+            min_blocks_per_sm: 0,
+            spin_ns: 0,
+            start_delay_ns: 0,
+            streaming: false,
+        }
+    }
+
+    /// With another layout.
+    pub const fn with_layout(mut self, layout: TileLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+    /// With another look-back width: predecessors each lane inspects per
+    /// round (a window of 32 × width tiles).
+    pub const fn with_lookback_width(mut self, width: u32) -> Self {
+        self.lookback_width = width;
+        self
+    }
+    /// With another status encoding.
+    pub const fn with_status(mut self, status: StatusEncoding) -> Self {
+        self.status = status;
+        self
+    }
+    /// With another schedule.
+    pub const fn with_schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = schedule;
+        self
+    }
+    /// With a register limit for `blocks` resident blocks per SM.
+    pub const fn with_min_blocks_per_sm(mut self, blocks: u32) -> Self {
+        self.min_blocks_per_sm = blocks;
+        self
+    }
+    /// With a sleep between re-reads of unpublished predecessors.
+    pub const fn with_spin_ns(mut self, spin_ns: u32) -> Self {
+        self.spin_ns = spin_ns;
+        self
+    }
+    /// With a sleep before the look-back's first read.
+    pub const fn with_start_delay_ns(mut self, start_delay_ns: u32) -> Self {
+        self.start_delay_ns = start_delay_ns;
+        self
+    }
+    /// With both look-back delays: `start` before the first read, `spin`
+    /// between re-reads.
+    pub const fn with_delays(self, start: u32, spin: u32) -> Self {
+        self.with_start_delay_ns(start).with_spin_ns(spin)
+    }
+    /// With or without evict-first (`.cs`) cache hints on the data's loads
+    /// and stores.
+    pub const fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Threads per block: a multiple of 32, 32 to 1024.
+    pub fn block_threads(&self) -> u32 {
+        self.block_threads
+    }
+    /// Items each thread holds in registers.
+    pub fn items_per_thread(&self) -> u32 {
+        self.items_per_thread
+    }
+    /// The register arrangement of a tile.
+    pub fn layout(&self) -> TileLayout {
+        self.layout
+    }
+    /// Predecessors each look-back lane inspects per round (1, 2, 4 or 8).
+    pub fn lookback_width(&self) -> u32 {
+        self.lookback_width
+    }
+    /// The tile status encoding.
+    pub fn status(&self) -> StatusEncoding {
+        self.status
+    }
+    /// One tile per block, or persistent blocks.
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+    /// Blocks per SM the register allocation must allow (0: no limit).
+    pub fn min_blocks_per_sm(&self) -> u32 {
+        self.min_blocks_per_sm
+    }
+    /// `__nanosleep` between re-reads of unpublished predecessors (0: none).
+    /// Applied on grids of 512 tiles or more.
+    pub fn spin_ns(&self) -> u32 {
+        self.spin_ns
+    }
+    /// One `__nanosleep` after publishing the aggregate, before the
+    /// look-back's first read (0: none). Applied on grids of 512 tiles or
+    /// more.
+    pub fn start_delay_ns(&self) -> u32 {
+        self.start_delay_ns
+    }
+    /// Evict-first cache hints on the data.
+    pub fn streaming(&self) -> bool {
+        self.streaming
+    }
+
+    /// Items per tile (= per block at a time).
+    pub fn tile_items(&self) -> u64 {
+        self.block_threads as u64 * self.items_per_thread as u64
+    }
+
+    /// Tiles covering `n` items.
+    pub fn tiles(&self, n: u64) -> u64 {
+        n.div_ceil(self.tile_items())
+    }
+
+    /// The `--maxrregcount` that `min_blocks_per_sm` implies (65,536
+    /// registers per SM on every architecture we compile for, rounded down
+    /// to a multiple of 8), if any. A kernel compiled with it goes without
+    /// `__launch_bounds__` (which would override it).
+    pub fn max_registers(&self) -> Option<u32> {
+        if self.min_blocks_per_sm == 0 {
+            return None;
+        }
+        let per_thread = 65_536 / (self.min_blocks_per_sm as u64 * self.block_threads as u64);
+        Some((per_thread.min(255) as u32) & !7)
+    }
+
+    fn check_shape(&self) -> Result<()> {
+        crate::launch::check_block_threads(self.block_threads, false)?;
+        if !(1..=64).contains(&self.items_per_thread) {
+            return Err(Error::invalid(
+                "items_per_thread",
+                format!("{}: must be 1 to 64", self.items_per_thread),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks what every single-pass kernel needs, for values of
+    /// `element_bytes` bytes (4 or 8): the shape, the window width (1, 2,
+    /// 4 or 8), delays of at most [`MAX_DELAY_NS`], and a register limit
+    /// that leaves at least 24 registers and fits one SM. The algorithm
+    /// checks its own constraints on top.
+    pub fn validate(&self, element_bytes: usize) -> Result<()> {
+        self.check_shape()?;
+        if element_bytes != 4 && element_bytes != 8 {
+            return Err(Error::Unsupported(format!(
+                "single-pass tile state for {element_bytes}-byte values (4 or 8 only)"
+            )));
+        }
+        if ![1, 2, 4, 8].contains(&self.lookback_width) {
+            return Err(Error::invalid(
+                "lookback_width",
+                format!("{}: must be 1, 2, 4 or 8", self.lookback_width),
+            ));
+        }
+        if self.spin_ns > MAX_DELAY_NS {
+            return Err(Error::invalid(
+                "spin_ns",
+                format!("{}: at most {MAX_DELAY_NS}", self.spin_ns),
+            ));
+        }
+        if self.start_delay_ns > MAX_DELAY_NS {
+            return Err(Error::invalid(
+                "start_delay_ns",
+                format!("{}: at most {MAX_DELAY_NS}", self.start_delay_ns),
+            ));
+        }
+        if self.min_blocks_per_sm != 0 {
+            let threads = self.min_blocks_per_sm as u64 * self.block_threads as u64;
+            if threads > SM_THREADS || self.max_registers().unwrap_or(0) < 24 {
+                return Err(Error::invalid(
+                    "min_blocks_per_sm",
+                    format!(
+                        "{} blocks of {} threads do not fit one SM",
+                        self.min_blocks_per_sm, self.block_threads
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A short, unique identifier of every field, for module keys and entry
+    /// names: `256x16` for [`Policy::shape`], then `_ws` (warp-striped),
+    /// `_w{width}`, `_p128`, `_persistent`, `_r{blocks}`, `_ns{spin}`,
+    /// `_d{start}`, `_cs` (streaming) for the fields that differ from it.
+    pub fn tag(&self) -> String {
+        format!(
+            "{}x{}{}",
+            self.block_threads,
+            self.items_per_thread,
+            self.variant_suffix()
+        )
+    }
+
+    /// The non-default fields of [`Policy::tag`] (empty for a plain shape).
+    pub fn variant_suffix(&self) -> String {
+        let mut suffix = String::new();
+        if self.layout == TileLayout::WarpStriped {
+            suffix.push_str("_ws");
+        }
+        if self.lookback_width != 1 {
+            suffix.push_str(&format!("_w{}", self.lookback_width));
+        }
+        if self.status == StatusEncoding::Packed128 {
+            suffix.push_str("_p128");
+        }
+        if self.schedule == Schedule::Persistent {
+            suffix.push_str("_persistent");
+        }
+        if self.min_blocks_per_sm != 0 {
+            suffix.push_str(&format!("_r{}", self.min_blocks_per_sm));
+        }
+        if self.spin_ns != 0 {
+            suffix.push_str(&format!("_ns{}", self.spin_ns));
+        }
+        if self.start_delay_ns != 0 {
+            suffix.push_str(&format!("_d{}", self.start_delay_ns));
+        }
+        if self.streaming {
+            suffix.push_str("_cs");
+        }
+        suffix
+    }
+
+    /// A short human-readable name: `256x16`, `512x16 ws w4 r4`.
+    pub fn label(&self) -> String {
+        self.tag().replace('_', " ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_sizes_follow_the_header() {
+        use StatusEncoding::{Packed128, Split};
+        assert_eq!(tile_state_words(1, 4, Split), 3);
+        assert_eq!(tile_state_words(65_536, 4, Packed128), 2 + 131_072);
+        assert_eq!(tile_state_words(5, 8, Split), 2 + 3 + 10);
+        assert_eq!(tile_state_words(5, 8, Packed128), 2 + 10);
+        assert!(check_state_alignment(0x1000, Packed128).is_ok());
+        assert!(check_state_alignment(0x1008, Packed128).is_err());
+        assert!(check_state_alignment(0x1008, Split).is_ok());
+        assert_eq!(Packed128.cuda_flag(), 1);
+        assert_eq!(Split.cuda_flag(), 0);
+    }
+
+    #[test]
+    fn the_constructor_and_validate_refuse_bad_values() {
+        assert!(Policy::new(256, 16).is_ok());
+        for (b, i) in [(0, 4), (100, 4), (2048, 4), (64, 0), (64, 65)] {
+            assert!(matches!(
+                Policy::new(b, i),
+                Err(Error::InvalidArgument { .. })
+            ));
+        }
+        let fine = Policy::shape(512, 16);
+        fine.validate(4).unwrap();
+        assert!(fine.validate(2).is_err());
+        assert!(fine.with_lookback_width(3).validate(4).is_err());
+        assert!(fine.with_spin_ns(20_000).validate(4).is_err());
+        assert!(fine.with_start_delay_ns(20_000).validate(8).is_err());
+        fine.with_min_blocks_per_sm(4).validate(4).unwrap();
+        assert!(fine.with_min_blocks_per_sm(5).validate(4).is_err());
+        assert_eq!(
+            Policy::shape(256, 8)
+                .with_min_blocks_per_sm(6)
+                .max_registers(),
+            Some(40)
+        );
+    }
+
+    #[test]
+    fn tags_name_every_field() {
+        let p = Policy::shape(256, 16)
+            .with_layout(TileLayout::WarpStriped)
+            .with_lookback_width(4)
+            .with_min_blocks_per_sm(8);
+        assert_eq!(p.tag(), "256x16_ws_w4_r8");
+        assert_eq!(p.label(), "256x16 ws w4 r8");
+        assert_eq!(Policy::shape(32, 1).tag(), "32x1");
+        let all = p
+            .with_status(StatusEncoding::Packed128)
+            .with_schedule(Schedule::Persistent)
+            .with_delays(3, 2)
+            .with_streaming(true);
+        assert_eq!(all.tag(), "256x16_ws_w4_p128_persistent_r8_ns2_d3_cs");
+    }
+}
