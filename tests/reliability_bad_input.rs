@@ -9,7 +9,7 @@
 //!
 //! - it must not panic;
 //! - if the host-side validation function (`scan::validate`,
-//!   `compact::validate_*`, `linalg::check_*` / `validate_conv`) refuses the
+//!   `compact::validate::validate_*`, `linalg::check_*` / `validate_conv`) refuses the
 //!   arguments, the call must return an error of the **same variant**; a
 //!   custom operator or predicate that does not compile must give
 //!   `Error::Compile`; otherwise the call must succeed;
@@ -28,7 +28,7 @@
 //!
 //! Buffers that overlap cannot be built from safe views, so overlap is
 //! covered through the pure address checks (`scan::check_aliasing`,
-//! `compact::validate_disjoint` and the `_into` validators) here, on the CPU.
+//! `compact::validate::validate_disjoint` and the `_into` validators) here, on the CPU.
 //!
 //! Case counts come from proptest's default configuration, so
 //! `PROPTEST_CASES` sets them (the sanitizer script uses 4).
@@ -399,7 +399,7 @@ fn compact_case(
     match entry {
         0..=3 => {
             let prediction = match entry {
-                0 => compact::validate_flags(n, flags_len).err(),
+                0 => compact::validate::validate_flags(n, flags_len).err(),
                 _ => None,
             };
             match entry {
@@ -450,25 +450,27 @@ fn compact_case(
         }
         _ => {
             let prediction = match entry {
-                4 => compact::validate_count_out(count_len).err(),
-                5 => compact::validate_select_into(
+                4 => compact::validate::validate_count_out(count_len).err(),
+                5 => compact::validate::validate_select_into(
                     (ip, n, 4),
                     Some((fp, flags_len)),
                     (op, out_len, 4),
                     (cp, count_len),
                 )
                 .err(),
-                6 => compact::validate_select_into(
+                6 => compact::validate::validate_select_into(
                     (ip, n, 4),
                     None,
                     (op, out_len, 4),
                     (cp, count_len),
                 )
                 .err(),
-                _ => {
-                    compact::validate_partition_into((ip, n, 4), (op, out_len, 4), (cp, count_len))
-                        .err()
-                }
+                _ => compact::validate::validate_partition_into(
+                    (ip, n, 4),
+                    (op, out_len, 4),
+                    (cp, count_len),
+                )
+                .err(),
             };
             let result = no_panic(&what, || match entry {
                 4 => compact::count_if_into(gpu, input.view(), predicate, count.view_mut()),
@@ -1085,13 +1087,13 @@ proptest! {
     ) {
         let [ip, fp, op, cp] = ptrs;
         let select = no_panic("validate_select_into", || {
-            compact::validate_select_into((ip, n, element_bytes), Some((fp, flags_len)), (op, out_len, element_bytes), (cp, count_len))
+            compact::validate::validate_select_into((ip, n, element_bytes), Some((fp, flags_len)), (op, out_len, element_bytes), (cp, count_len))
         })?;
         if flags_len != n || out_len < n || count_len != 1 {
             prop_assert!(select.is_err());
         }
         let partition = no_panic("validate_partition_into", || {
-            compact::validate_partition_into((ip, n, element_bytes), (op, out_len, element_bytes), (cp, count_len))
+            compact::validate::validate_partition_into((ip, n, element_bytes), (op, out_len, element_bytes), (cp, count_len))
         })?;
         if out_len != n || count_len != 1 {
             prop_assert!(partition.is_err());
@@ -1101,9 +1103,9 @@ proptest! {
                 prop_assert!(is_typed(&e), "{:?}", e);
             }
         }
-        prop_assert_eq!(compact::validate_flags(n, flags_len).is_ok(), n == flags_len);
-        prop_assert_eq!(compact::validate_count_out(count_len).is_ok(), count_len == 1);
-        prop_assert_eq!(compact::validate_select_output(n, out_len).is_ok(), out_len >= n);
+        prop_assert_eq!(compact::validate::validate_flags(n, flags_len).is_ok(), n == flags_len);
+        prop_assert_eq!(compact::validate::validate_count_out(count_len).is_ok(), count_len == 1);
+        prop_assert_eq!(compact::validate::validate_select_output(n, out_len).is_ok(), out_len >= n);
     }
 
     #[test]

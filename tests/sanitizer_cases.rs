@@ -78,7 +78,8 @@ use support::{conv_options, gpu, same_bits, small_values};
 
 use std::sync::OnceLock;
 
-use compact::{CompactAlgorithm, CompactPolicy, CustomPredicate, Predicate, Schedule};
+use compact::policy::{CompactPolicy, Schedule};
+use compact::{CompactAlgorithm, CompactOptions, CustomPredicate, Predicate};
 use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
     Sum,
@@ -89,7 +90,8 @@ use linalg::{
     MatvecElement, MatvecTuning, Padding, Transpose, TransposeAlgorithm, TransposeTuning,
 };
 use parprims_testkit::rng::{random_flags, SplitMix64};
-use scan::{Policy, ScanAlgorithm, ScanKind, ScanOptions};
+use scan::policy::Policy;
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 // ---------------------------------------------------------------------------
 // Shared state and helpers.
@@ -182,12 +184,14 @@ impl ScanRunner {
                 Some(input) => scan::scan_into(gpu, input, output, op, kind, &options),
                 None => scan::scan_in_place(gpu, output, op, kind, &options),
             },
-            ScanRunner::Lookback(tuning) => {
-                scan::scan_lookback_tuned(gpu, input, output, op, kind, tuning)
-            }
-            ScanRunner::ReduceThenScan(tuning) => {
-                scan::reduce_then_scan_tuned(gpu, input, output, op, kind, tuning)
-            }
+            ScanRunner::Lookback(tuning) => ScanRunner::Options(
+                ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
+            )
+            .run(gpu, input, output, op, kind),
+            ScanRunner::ReduceThenScan(tuning) => ScanRunner::Options(
+                ScanOptions::new(ScanAlgorithm::ReduceThenScan).with_policy(tuning),
+            )
+            .run(gpu, input, output, op, kind),
         }
     }
 
@@ -440,7 +444,7 @@ fn sanitizer_scan_single_pass_and_reduce_then_scan() {
         Placement::OutOfPlace,
     );
 
-    let tiny_tiles = ScanRunner::ReduceThenScan(scan::PROTOCOL_TEST_TUNING);
+    let tiny_tiles = ScanRunner::ReduceThenScan(scan::policy::PROTOCOL_TEST_TUNING);
     let n = 32 * 32 * 32 + 5;
     let i32s = wide_values::<i32>(n, seed_for("reduce-then-scan tiny tiles i32"));
     check_scan(
@@ -468,7 +472,7 @@ fn sanitizer_scan_single_pass_and_reduce_then_scan() {
 /// look-back delays apply, and past the widest window (8 × 32 tiles).
 const PROTOCOL_TILES: usize = 600;
 
-/// Every look-back protocol variant (`scan::protocol_test_variants`: tile
+/// Every look-back protocol variant (`scan::policy::protocol_test_variants`: tile
 /// layouts, window widths, 8-byte status encodings, back-off and start
 /// delays, streaming hints) at 600 tiles and a partial one, for a 4-byte
 /// (i32) and an 8-byte (u64) sum; the kind and placement rotate over the
@@ -482,7 +486,10 @@ fn sanitizer_scan_lookback_protocol_variants() {
         Placement::InPlace,
         Placement::Misaligned,
     ];
-    for (index, tuning) in scan::protocol_test_variants().into_iter().enumerate() {
+    for (index, tuning) in scan::policy::protocol_test_variants()
+        .into_iter()
+        .enumerate()
+    {
         let runner = ScanRunner::Lookback(tuning);
         let n = PROTOCOL_TILES * tuning.tile_items() as usize + 7;
         let label = format!("protocol {} n={n}", tuning.label());
@@ -824,7 +831,7 @@ fn sanitizer_compact_tuned_candidates() {
 }
 
 fn tuned_candidate_cases<T: Element>(gpu: &Gpu) {
-    let candidates = compact::candidates(T::BYTES);
+    let candidates = compact::policy::candidates(T::BYTES);
     assert!(!candidates.is_empty(), "{}-byte candidates", T::BYTES);
     let half = keeps_half::<T>();
     for tuning in candidates {
@@ -843,33 +850,54 @@ fn tuned_candidate_cases<T: Element>(gpu: &Gpu) {
             compact::cpu::select_flagged(host_input, &flags).expect("flags match the input");
         let device_flags = DeviceBuffer::from_host(gpu, &flags).expect("flags upload");
         check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_flagged_into_tuned(
+            compact::select_flagged_into(
                 gpu,
                 input,
                 device_flags.view(),
                 output,
                 count,
-                tuning,
+                CompactOptions::single_pass(*tuning),
             )
         });
 
         let what = format!("select_if_into_tuned {label}");
         let expected = compact::cpu::select_if(host_input, &half);
         check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_if_into_tuned(gpu, input, &half, output, count, tuning)
+            compact::select_if_into(
+                gpu,
+                input,
+                &half,
+                output,
+                count,
+                CompactOptions::single_pass(*tuning),
+            )
         });
 
         let what = format!("partition_into_tuned {label}");
         let (expected, expected_count) = compact::cpu::partition(host_input, &half);
         check_partition_into(gpu, &expected, expected_count, &what, |output, count| {
-            compact::partition_into_tuned(gpu, input, &half, output, count, tuning)
+            compact::partition_into(
+                gpu,
+                input,
+                &half,
+                output,
+                count,
+                CompactOptions::single_pass(*tuning),
+            )
         });
 
         let what = format!("select_if_into_tuned unaligned {label}");
         let unaligned = data.slice(1..).expect("the last n elements");
         let expected = compact::cpu::select_if(&host[1..], &half);
         check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_if_into_tuned(gpu, unaligned, &half, output, count, tuning)
+            compact::select_if_into(
+                gpu,
+                unaligned,
+                &half,
+                output,
+                count,
+                CompactOptions::single_pass(*tuning),
+            )
         });
     }
 }
@@ -896,7 +924,7 @@ fn sanitizer_compact_tuned_many_tiles() {
 fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
     let info = gpu.info();
     let half = keeps_half::<T>();
-    for (index, tuning) in compact::candidates(T::BYTES).iter().enumerate() {
+    for (index, tuning) in compact::policy::candidates(T::BYTES).iter().enumerate() {
         let tile = tuning.tile_items() as usize;
         let tiles = match tuning.schedule() {
             Schedule::TilePerBlock => DELAY_TILES,
@@ -919,13 +947,13 @@ fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
                     compact::cpu::select_flagged(&host, &flags).expect("flags match the input");
                 let device_flags = DeviceBuffer::from_host(gpu, &flags).expect("flags upload");
                 check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-                    compact::select_flagged_into_tuned(
+                    compact::select_flagged_into(
                         gpu,
                         input,
                         device_flags.view(),
                         output,
                         count,
-                        tuning,
+                        CompactOptions::single_pass(*tuning),
                     )
                 });
             }
@@ -933,14 +961,28 @@ fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
                 let what = format!("select_if_into_tuned {label}");
                 let expected = compact::cpu::select_if(&host, &half);
                 check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-                    compact::select_if_into_tuned(gpu, input, &half, output, count, tuning)
+                    compact::select_if_into(
+                        gpu,
+                        input,
+                        &half,
+                        output,
+                        count,
+                        CompactOptions::single_pass(*tuning),
+                    )
                 });
             }
             _ => {
                 let what = format!("partition_into_tuned {label}");
                 let (expected, expected_count) = compact::cpu::partition(&host, &half);
                 check_partition_into(gpu, &expected, expected_count, &what, |output, count| {
-                    compact::partition_into_tuned(gpu, input, &half, output, count, tuning)
+                    compact::partition_into(
+                        gpu,
+                        input,
+                        &half,
+                        output,
+                        count,
+                        CompactOptions::single_pass(*tuning),
+                    )
                 });
             }
         }

@@ -11,7 +11,6 @@
 //! | [`partition`] | kept items in order, then rejected ones **also in order** | yes |
 //! | [`count_if`] | how many items a predicate keeps | yes |
 //! | [`select_flagged_into`], [`select_if_into`], [`partition_into`] | the same into a caller's buffer, the count left on the device | **no** |
-//! | [`select_flagged_into_tuned`], [`select_if_into_tuned`], [`partition_into_tuned`] | `SinglePass` with a candidate [`Policy`] (for the tuning sweep) | **no** |
 //!
 //! CUB's `DevicePartition` writes the rejected items in reverse order; ours
 //! keep their input order.
@@ -21,10 +20,14 @@
 //! | `SinglePass` (default) | one kernel: keep masks in registers, block scan of popcounts, decoupled look-back over tile counts, staged coalesced writes | n·s + n + k·s |
 //! | `ThreePass { scan }` | map to 0/1 marks, exclusive scan (any [`ScanAlgorithm`]), scatter: the lab's method | n + 3n·c + n·s + k·s + the scan's (c = 4, or 8 past 2^32 items) |
 //!
-//! `SinglePass`'s kernel shape comes from a table per element size:
-//! [`TUNING`] for `select_flagged` and `partition`, [`SELECT_IF_TUNING`] for
-//! `select_if` (without a flags array, warp-striped tiles are faster for
-//! 4-byte items; see `docs/compact.md`).
+//! Every operation takes [`CompactOptions`]: an algorithm and optionally a
+//! single-pass [`policy::Policy`] (a bare [`CompactAlgorithm`] converts).
+//! Without one, `SinglePass`'s kernel shape comes from a table per element
+//! size: [`policy::TUNING`] for `select_flagged` and `partition`,
+//! [`policy::SELECT_IF_TUNING`] for `select_if`. A policy given is used, or
+//! refused with a typed error, never dropped; the knobs and the tuning
+//! sweep's candidates are in [`policy`], the measurements in
+//! `docs/tuning.md`. Argument checks as pure functions are in [`validate`].
 //!
 //! Every element type (`i32 u32 i64 u64 f32 f64`), any length (64-bit
 //! indices and counts), n = 0 and all-rejected give an empty result.
@@ -47,29 +50,26 @@
 mod count;
 pub mod cpu;
 mod modules;
+pub mod policy;
 mod predicate;
 mod scan_bridge;
 mod single_pass;
 mod three_pass;
-mod tuned;
-mod validate;
+pub mod validate;
 
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
 pub use scan_bridge::ScanAlgorithm;
 
 pub use count::count_bytes_moved;
-pub use modules::{
-    candidates, default_policy, default_policy_for, kernel_catalog, policy, select_if_policy,
-    select_if_policy_for, validate_tuning, CompactPolicy, Policy, Schedule, StatusEncoding,
-    TileLayout, CANDIDATES_4, CANDIDATES_8, SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, TUNING,
-};
+pub use modules::kernel_catalog;
 pub use predicate::{CustomPredicate, Predicate};
 pub use single_pass::status_bytes;
 pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
-pub use tuned::{partition_into_tuned, select_flagged_into_tuned, select_if_into_tuned};
-pub use validate::{
+
+use gpu_core::Error;
+use validate::{
     validate_count_out, validate_disjoint, validate_flags, validate_partition_into,
-    validate_partition_output, validate_select_into, validate_select_output,
+    validate_select_into,
 };
 
 /// How a compaction finds each kept item's output position.
@@ -108,6 +108,48 @@ impl CompactAlgorithm {
             CompactAlgorithm::ThreePass { scan } => format!("three-pass/{}", scan.name()),
             CompactAlgorithm::SinglePass => "single-pass".to_owned(),
         }
+    }
+}
+
+/// How to compact: the algorithm and, optionally, a single-pass policy.
+/// Every operation takes `impl Into<CompactOptions>`, so a bare
+/// [`CompactAlgorithm`] works too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// Which algorithm (`SinglePass` by default).
+    pub algorithm: CompactAlgorithm,
+    /// The `SinglePass` kernel's policy: `None` for the table's (by element
+    /// size and operation). One given must be the default or one of the
+    /// sweep's candidates ([`policy::validate_tuning`]: only catalogued
+    /// modules are compiled) and the predicate a built-in one; refused for
+    /// `ThreePass`, whose scan keeps its own policy.
+    pub policy: Option<policy::Policy>,
+}
+
+impl CompactOptions {
+    /// Options for `algorithm` with its default policy.
+    pub fn new(algorithm: CompactAlgorithm) -> Self {
+        CompactOptions {
+            algorithm,
+            policy: None,
+        }
+    }
+
+    /// `SinglePass` with `policy`.
+    pub fn single_pass(policy: policy::Policy) -> Self {
+        CompactOptions::new(CompactAlgorithm::SinglePass).with_policy(policy)
+    }
+
+    /// The same options with `policy`.
+    pub fn with_policy(mut self, policy: policy::Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+}
+
+impl From<CompactAlgorithm> for CompactOptions {
+    fn from(algorithm: CompactAlgorithm) -> Self {
+        CompactOptions::new(algorithm)
     }
 }
 
@@ -167,27 +209,56 @@ pub fn partition_bytes_moved(n: usize, element_bytes: usize) -> u64 {
     (3 * n * element_bytes) as u64
 }
 
+/// Checks a policy given in `options` for `T` and `selection`, before
+/// anything is allocated, compiled or launched.
+fn check_options<T: Element>(selection: &Selection<'_, T>, options: &CompactOptions) -> Result<()> {
+    let Some(policy) = options.policy else {
+        return Ok(());
+    };
+    match options.algorithm {
+        CompactAlgorithm::ThreePass { .. } => Err(Error::invalid(
+            "policy",
+            "a single-pass policy applies to CompactAlgorithm::SinglePass only",
+        )),
+        CompactAlgorithm::SinglePass => {
+            modules::validate_tuning(T::BYTES, &policy)?;
+            if let Selection::Predicate { predicate, .. } = selection {
+                if predicate.custom().is_some() {
+                    return Err(Error::invalid(
+                        "predicate",
+                        "a policy takes built-in predicates; a custom one runs at the default policy",
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The one dispatch: maps the algorithm and its policy (given, or the
+/// table's) to kernels and grids. Arguments and options are validated.
 fn dispatch<T: Element>(
     gpu: &Gpu,
     selection: &Selection<'_, T>,
     output: &mut DeviceViewMut<'_, T>,
     count_out: &mut DeviceViewMut<'_, u64>,
     partition: bool,
-    algorithm: CompactAlgorithm,
+    options: CompactOptions,
 ) -> Result<()> {
+    check_options(selection, &options)?;
     if selection.len() == 0 {
         // Nothing to compile or launch; the count is 0.
         return count_out.fill(gpu, 0);
     }
-    match algorithm {
+    match options.algorithm {
         CompactAlgorithm::SinglePass => {
             // select_if has a table of its own (SELECT_IF_TUNING); select
             // by flags and partition use TUNING.
-            let tuning = match selection {
+            let policy = options.policy.unwrap_or_else(|| match selection {
                 Selection::Predicate { .. } if !partition => modules::select_if_policy::<T>(),
                 _ => modules::default_policy::<T>(),
-            };
-            single_pass::run(gpu, selection, output, count_out, partition, &tuning)
+            });
+            single_pass::run(gpu, selection, output, count_out, partition, &policy)
         }
         CompactAlgorithm::ThreePass { scan } => {
             three_pass::run(gpu, selection, output, count_out, partition, scan)
@@ -198,8 +269,9 @@ fn dispatch<T: Element>(
 fn select_owned<T: Element>(
     gpu: &Gpu,
     selection: &Selection<'_, T>,
-    algorithm: CompactAlgorithm,
+    options: CompactOptions,
 ) -> Result<Compacted<T>> {
+    check_options(selection, &options)?;
     let mut count_buffer = DeviceBuffer::<u64>::zeros(gpu, 1)?;
     if selection.len() == 0 {
         // SAFETY: zero elements: nothing to initialise.
@@ -219,7 +291,7 @@ fn select_owned<T: Element>(
             &mut items.view_mut(),
             &mut count_buffer.view_mut(),
             false,
-            algorithm,
+            options,
         )?;
     }
     Ok(Compacted { items, count })
@@ -235,10 +307,10 @@ pub fn select_flagged<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     flags: DeviceView<'_, u8>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<Compacted<T>> {
     validate_flags(input.len(), flags.len())?;
-    select_owned(gpu, &Selection::Flags { input, flags }, algorithm)
+    select_owned(gpu, &Selection::Flags { input, flags }, options.into())
 }
 
 /// Keeps the items for which `predicate` holds, in order, into a new buffer
@@ -250,9 +322,13 @@ pub fn select_if<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     predicate: &Predicate<T>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<Compacted<T>> {
-    select_owned(gpu, &Selection::Predicate { input, predicate }, algorithm)
+    select_owned(
+        gpu,
+        &Selection::Predicate { input, predicate },
+        options.into(),
+    )
 }
 
 /// Stable partition into a new buffer of `input.len()` items: those for which
@@ -264,7 +340,7 @@ pub fn partition<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     predicate: &Predicate<T>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<(DeviceBuffer<T>, usize)> {
     // SAFETY: a partition writes every one of the n elements.
     let mut output = unsafe { DeviceBuffer::<T>::uninit(gpu, input.len())? };
@@ -275,7 +351,7 @@ pub fn partition<T: Element>(
         predicate,
         output.view_mut(),
         count_buffer.view_mut(),
-        algorithm,
+        options,
     )?;
     let count = count_buffer.to_host(gpu)?[0] as usize;
     Ok((output, count))
@@ -335,7 +411,7 @@ pub fn select_flagged_into<T: Element>(
     flags: DeviceView<'_, u8>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<()> {
     validate_select_into(
         (input.device_ptr(), input.len(), T::BYTES),
@@ -349,7 +425,7 @@ pub fn select_flagged_into<T: Element>(
         &mut output,
         &mut count_out,
         false,
-        algorithm,
+        options.into(),
     )
 }
 
@@ -361,7 +437,7 @@ pub fn select_if_into<T: Element>(
     predicate: &Predicate<T>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<()> {
     validate_select_into(
         (input.device_ptr(), input.len(), T::BYTES),
@@ -375,7 +451,7 @@ pub fn select_if_into<T: Element>(
         &mut output,
         &mut count_out,
         false,
-        algorithm,
+        options.into(),
     )
 }
 
@@ -387,7 +463,7 @@ pub fn partition_into<T: Element>(
     predicate: &Predicate<T>,
     mut output: DeviceViewMut<'_, T>,
     mut count_out: DeviceViewMut<'_, u64>,
-    algorithm: CompactAlgorithm,
+    options: impl Into<CompactOptions>,
 ) -> Result<()> {
     validate_partition_into(
         (input.device_ptr(), input.len(), T::BYTES),
@@ -400,7 +476,7 @@ pub fn partition_into<T: Element>(
         &mut output,
         &mut count_out,
         true,
-        algorithm,
+        options.into(),
     )
 }
 

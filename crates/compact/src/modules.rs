@@ -249,7 +249,7 @@ fn extra_suffix(policy: &Policy, separator: char) -> String {
     suffix
 }
 
-/// A tuned call may only ask for a catalogued module: a default tuning (of
+/// A call with a policy may only ask for a catalogued module: a default tuning (of
 /// the flags table or the `select_if` table) or one of the candidates for
 /// the element size.
 pub fn validate_tuning(element_bytes: usize, tuning: &Policy) -> Result<()> {
@@ -634,8 +634,8 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
 /// map/scatter with u32 and u64 marks), a custom-predicate module (the
 /// template every caller's expression is compiled into, with an example
 /// expression), one single-pass module per candidate tuning other than
-/// the default (built-in predicates and flags; what the `*_into_tuned`
-/// functions use, and the built-in `select_if` where its tuning differs),
+/// the default (built-in predicates and flags; what a policy given in
+/// `CompactOptions` uses, and the built-in `select_if` where its tuning differs),
 /// and, where the `select_if` tuning differs from the default, the
 /// custom-predicate single-pass module at that tuning.
 pub fn kernel_catalog() -> Vec<ModuleSource> {

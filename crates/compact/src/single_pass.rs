@@ -10,7 +10,7 @@
 //! them out coalesced. With the persistent schedule each block loops over
 //! tiles and issues the next tile's loads before this tile's look-back.
 //! The shape is a [`Policy`]: the default from the table, or a catalogued
-//! candidate through the `*_into_tuned` functions. Kernel:
+//! candidate given in `CompactOptions`. Kernel:
 //! `kernels/cuda/compact/single_pass.cu`.
 //!
 //! | | |

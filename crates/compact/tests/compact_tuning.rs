@@ -15,10 +15,10 @@
 //! (about a minute on an H100, NVRTC compiles included; needs ~8 GB of
 //! device memory).
 
-use compact::{
-    bytes_moved, candidates, cpu, default_policy, select_flagged_into_tuned, select_if_into_tuned,
-    select_if_policy, CompactPolicy, Policy, Predicate, Schedule,
+use compact::policy::{
+    candidates, default_policy, select_if_policy, CompactPolicy, Policy, Schedule,
 };
+use compact::{bytes_moved, cpu, select_flagged_into, select_if_into, CompactOptions, Predicate};
 use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
 use parprims_testkit::rng::{random_flags, random_vec};
@@ -56,21 +56,21 @@ fn run_once<T: Element>(
     count: &mut DeviceBuffer<u64>,
 ) -> gpu_core::Result<()> {
     match case.flags {
-        Some(flags) => select_flagged_into_tuned(
+        Some(flags) => select_flagged_into(
             gpu,
             case.input.view(),
             flags.view(),
             output.view_mut(),
             count.view_mut(),
-            tuning,
+            CompactOptions::single_pass(*tuning),
         ),
-        None => select_if_into_tuned(
+        None => select_if_into(
             gpu,
             case.input.view(),
             &case.predicate,
             output.view_mut(),
             count.view_mut(),
-            tuning,
+            CompactOptions::single_pass(*tuning),
         ),
     }
 }

@@ -1,7 +1,8 @@
 //! CPU-only tests (run in CI): the references agree with each other and
 //! with the definitions, argument validation, byte counts, tuning.
 
-use compact::{cpu, default_policy, CompactAlgorithm, CustomPredicate, Predicate};
+use compact::policy::default_policy;
+use compact::{cpu, CompactAlgorithm, CustomPredicate, Predicate};
 use gpu_core::Error;
 use proptest::prelude::*;
 
@@ -106,7 +107,7 @@ fn empty_inputs() {
 
 #[test]
 fn validation_without_a_gpu() {
-    use compact::{validate_partition_into, validate_select_into};
+    use compact::validate::{validate_partition_into, validate_select_into};
     // Flags shorter than the input.
     assert!(matches!(
         validate_select_into(

@@ -1,7 +1,7 @@
 //! GPU tests of every candidate single-pass [`Policy`] (blocked and
 //! warp-striped layouts, look-back depths 1 and 4, one tile per block and
-//! persistent pipelined blocks, register caps) through the `*_into_tuned`
-//! functions, against the CPU references: lengths at the edges of a warp's
+//! persistent pipelined blocks, register caps) through the `*_into`
+//! functions with `CompactOptions::single_pass(policy)`, against the CPU references: lengths at the edges of a warp's
 //! segment and of a tile (striped partial tiles leave whole warps empty),
 //! past one 128-tile look-back window, densities 0 %, 1 %, 50 %, 100 % and a
 //! random one, select by flags, select by predicate and stable partition,
@@ -12,9 +12,12 @@
 //! Run on a GPU machine with
 //! `cargo test -p parprims-compact --test gpu_tuned -- --include-ignored`.
 
+use compact::policy::{
+    candidates, default_policy, policy, CompactPolicy, Policy, Schedule, TileLayout,
+};
 use compact::{
-    candidates, cpu, default_policy, partition_into_tuned, policy, select_flagged_into_tuned,
-    select_if_into_tuned, CompactPolicy, CustomPredicate, Policy, Predicate, Schedule, TileLayout,
+    cpu, partition_into, select_flagged_into, select_if_into, CompactOptions, CustomPredicate,
+    Predicate,
 };
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Element, Error, Gpu};
 use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
@@ -75,8 +78,15 @@ fn check_flagged<T: Element>(
     let n = input.len();
     let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 7).expect(ctx);
     let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    select_flagged_into_tuned(gpu, input, flags, out.view_mut(), count.view_mut(), tuning)
-        .expect(ctx);
+    select_flagged_into(
+        gpu,
+        input,
+        flags,
+        out.view_mut(),
+        count.view_mut(),
+        CompactOptions::single_pass(*tuning),
+    )
+    .expect(ctx);
     let kept = count.to_host(gpu).expect(ctx)[0] as usize;
     assert_eq!(kept, expected.len(), "{ctx}: select_flagged count");
     let host = out.to_host(gpu).expect(ctx);
@@ -99,13 +109,13 @@ fn check_predicate<T: Element>(
     let expected = cpu::select_if(host_input, predicate);
     let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 3).expect(ctx);
     let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    select_if_into_tuned(
+    select_if_into(
         gpu,
         input,
         predicate,
         out.view_mut(),
         count.view_mut(),
-        tuning,
+        CompactOptions::single_pass(*tuning),
     )
     .expect(ctx);
     let kept = count.to_host(gpu).expect(ctx)[0] as usize;
@@ -123,13 +133,13 @@ fn check_predicate<T: Element>(
     let (expected_partition, expected_count) = cpu::partition(host_input, predicate);
     let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect(ctx);
     let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    partition_into_tuned(
+    partition_into(
         gpu,
         input,
         predicate,
         out.view_mut(),
         count.view_mut(),
-        tuning,
+        CompactOptions::single_pass(*tuning),
     )
     .expect(ctx);
     assert_eq!(
@@ -310,13 +320,13 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
     let good = candidates(4)[6];
     // Not a catalogued candidate.
     let stray = policy(64, 16, TileLayout::WarpStriped, 2, Schedule::Persistent);
-    let e = select_flagged_into_tuned(
+    let e = select_flagged_into(
         &gpu,
         d_input.view(),
         d_flags.view(),
         out.view_mut(),
         count.view_mut(),
-        &stray,
+        CompactOptions::single_pass(stray),
     )
     .unwrap_err();
     assert!(
@@ -325,26 +335,26 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
     );
     // An 8-byte candidate for 4-byte items, and an invalid shape.
     let eight = candidates(8)[2];
-    assert!(select_if_into_tuned(
+    assert!(select_if_into(
         &gpu,
         d_input.view(),
         &Predicate::Gt(3),
         out.view_mut(),
         count.view_mut(),
-        &eight,
+        CompactOptions::single_pass(eight),
     )
     .is_err());
     // A custom predicate.
     let custom = Predicate::Custom(
         CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0).expect("valid"),
     );
-    let e = partition_into_tuned(
+    let e = partition_into(
         &gpu,
         d_input.view(),
         &custom,
         out.view_mut(),
         count.view_mut(),
-        &good,
+        CompactOptions::single_pass(good),
     )
     .unwrap_err();
     assert!(
@@ -359,13 +369,13 @@ fn tuned_entry_points_refuse_bad_arguments_and_write_nothing() {
     );
     // A short output.
     let mut short = DeviceBuffer::<i32>::poisoned(&gpu, n - 1).expect("alloc");
-    assert!(select_flagged_into_tuned(
+    assert!(select_flagged_into(
         &gpu,
         d_input.view(),
         d_flags.view(),
         short.view_mut(),
         count.view_mut(),
-        &good,
+        CompactOptions::single_pass(good),
     )
     .is_err());
     assert!(all_poison(&out.to_host(&gpu).expect("download")));

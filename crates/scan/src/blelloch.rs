@@ -42,8 +42,8 @@
 
 use gpu_core::{Element, ModuleSource, Operator};
 
+use crate::policy::{BLELLOCH_ITEMS_PER_THREAD, LOG_NUM_BANKS};
 use crate::recursive::{block_entry_params, recursive_module, BlockScan};
-use crate::tuning::{BLELLOCH_ITEMS_PER_THREAD, LOG_NUM_BANKS};
 
 /// Tile size of both Blelloch variants.
 pub(crate) fn blelloch_tile_items(block_threads: u32) -> u64 {
@@ -67,7 +67,7 @@ pub(crate) fn blelloch_module<T: Element, O: Operator<T>>(
                 "blelloch_block<{t}, op_t, {padded}>(in, out, totals, n, exclusive, has_seed, seed)",
                 t = T::CUDA_TYPE
             ),
-            Some(crate::tuning::MAX_BLOCK_THREADS),
+            Some(crate::policy::MAX_BLOCK_THREADS),
         )
 }
 

@@ -24,8 +24,8 @@
 use gpu_core::{Element, ModuleSource, Operator};
 
 use crate::blelloch::{blelloch_entry, blelloch_module, blelloch_tile_items};
+use crate::policy::LOG_NUM_BANKS;
 use crate::recursive::BlockScan;
-use crate::tuning::LOG_NUM_BANKS;
 
 /// The padded Blelloch block scan, for the recursive driver.
 #[derive(Clone, Copy, Debug)]

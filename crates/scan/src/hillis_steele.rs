@@ -5,7 +5,7 @@
 //! threads scans a tile of T = 4B elements (thread t owns positions t + k·B,
 //! k < 4, so loads and stores are coalesced; four per thread because the
 //! scan is bound by instruction issue and each step's barrier and loop cost
-//! is per thread, see [`crate::tuning::HILLIS_STEELE_ITEMS_PER_THREAD`]) in
+//! is per thread, see [`crate::policy::HILLIS_STEELE_ITEMS_PER_THREAD`]) in
 //! ⌈log2 T⌉ steps
 //! `v[p] = buf[p − d] ⊕ v[p]`, reading one shared buffer and writing the
 //! other, one barrier per step. The driver (`recursive.rs`) scans the tile
@@ -28,8 +28,8 @@
 
 use gpu_core::{Element, ModuleSource, Operator};
 
+use crate::policy::HILLIS_STEELE_ITEMS_PER_THREAD;
 use crate::recursive::{block_entry_params, recursive_module, BlockScan};
-use crate::tuning::HILLIS_STEELE_ITEMS_PER_THREAD;
 
 /// The Hillis–Steele block scan, for the recursive driver.
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +59,7 @@ impl BlockScan for HillisSteele {
                 "hillis_steele_block<{t}, op_t>(in, out, totals, n, exclusive, has_seed, seed)",
                 t = T::CUDA_TYPE
             ),
-            Some(crate::tuning::MAX_BLOCK_THREADS),
+            Some(crate::policy::MAX_BLOCK_THREADS),
         )
     }
 

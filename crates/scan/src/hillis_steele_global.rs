@@ -97,13 +97,13 @@ pub(crate) fn module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
         step_entry::<T, O>(op),
         &format!("const {t}* in, {t}* out, u64 n, u64 d"),
         &format!("hs_global_step<{t}, op_t>(in, out, n, d)"),
-        Some(crate::tuning::MAX_BLOCK_THREADS),
+        Some(crate::policy::MAX_BLOCK_THREADS),
     )
     .entry(
         shift_entry::<T, O>(op),
         &format!("const {t}* in, {t}* out, u64 n, {t} initial"),
         &format!("hs_global_shift<{t}>(in, out, n, initial)"),
-        Some(crate::tuning::MAX_BLOCK_THREADS),
+        Some(crate::policy::MAX_BLOCK_THREADS),
     )
 }
 

@@ -32,6 +32,13 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`ScanOptions`] carry an algorithm and optionally its policy (a block
+//! size for the teaching variants, a single-pass [`policy::Policy`] for the
+//! look-back and reduce-then-scan); one `dispatch` turns them into kernels
+//! and grids, and a value given is used or refused, never dropped. The
+//! knobs, tables and the sweep's candidates are in [`policy`]; the
+//! measurements behind the defaults in `docs/tuning.md`.
+//!
 //! Integers wrap exactly like the CPU reference ([`cpu`]). Custom operators
 //! ([`gpu_core::CustomOp`]) go through the same path; CUDA that does not
 //! compile is reported as [`gpu_core::Error::Compile`] with NVRTC's log, and
@@ -47,17 +54,9 @@ mod hillis_steele;
 mod hillis_steele_global;
 mod kind;
 mod lookback;
+pub mod policy;
 mod recursive;
 mod reduce_then_scan;
-pub mod tuning;
-
-#[doc(hidden)]
-pub use lookback::{
-    lookback_candidates, lookback_module, protocol_test_variants, scan_lookback_tuned,
-    LookbackPolicy, Policy, StatusEncoding, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING,
-};
-#[doc(hidden)]
-pub use reduce_then_scan::reduce_then_scan_tuned;
 
 pub use algorithm::ScanAlgorithm;
 pub use kind::ScanKind;
@@ -70,43 +69,61 @@ use gpu_core::{
 
 use crate::recursive::BlockScan;
 
-/// How to scan: the algorithm and, for the teaching variants, the block size.
+/// How to scan: the algorithm and, optionally, its policy: a block size
+/// for the teaching variants, a single-pass [`policy::Policy`] for
+/// `DecoupledLookback` (= `Auto`) and `ReduceThenScan`. Nothing given means
+/// the algorithm's default ([`policy`]); anything given is used, or refused
+/// with [`Error::InvalidArgument`] by [`validate`], never dropped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScanOptions {
     /// Which algorithm ([`ScanAlgorithm::Auto`] by default).
     pub algorithm: ScanAlgorithm,
     /// Threads per block for the teaching variants (32 to 1024, a multiple
     /// of 32; a power of two for the Blelloch variants). `None`:
-    /// [`tuning::DEFAULT_BLOCK_THREADS`]. Must be `None` for
-    /// `DecoupledLookback`, `ReduceThenScan` and `Auto`, which use their own
-    /// tuning tables ([`ScanAlgorithm::takes_block_threads`]).
+    /// [`policy::DEFAULT_BLOCK_THREADS`]. Refused for `DecoupledLookback`,
+    /// `ReduceThenScan` and `Auto`, whose block size is part of their
+    /// [`ScanOptions::policy`] ([`ScanAlgorithm::takes_block_threads`]).
     pub block_threads: Option<u32>,
+    /// The single-pass policy of `DecoupledLookback` (= `Auto`; every field)
+    /// or `ReduceThenScan` (the tile shape only). `None`: the table's policy
+    /// for the element size. Refused for the teaching variants.
+    pub policy: Option<policy::Policy>,
 }
 
 impl ScanOptions {
-    /// Options for `algorithm` with its default block size.
+    /// Options for `algorithm` with its default policy.
     pub fn new(algorithm: ScanAlgorithm) -> Self {
         ScanOptions {
             algorithm,
             block_threads: None,
+            policy: None,
         }
     }
 
-    /// The same options with `block_threads` threads per block.
+    /// The same options with `block_threads` threads per block (teaching
+    /// variants).
     pub fn with_block_threads(mut self, block_threads: u32) -> Self {
         self.block_threads = Some(block_threads);
         self
     }
 
+    /// The same options with a single-pass `policy` (`DecoupledLookback`,
+    /// `Auto`, `ReduceThenScan`).
+    pub fn with_policy(mut self, policy: policy::Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
     /// The block size a teaching variant runs with.
     pub fn effective_block_threads(&self) -> u32 {
-        self.block_threads.unwrap_or(tuning::DEFAULT_BLOCK_THREADS)
+        self.block_threads.unwrap_or(policy::DEFAULT_BLOCK_THREADS)
     }
 }
 
 /// Checks a scan's arguments without a GPU: equal input and output lengths,
-/// and a block size the algorithm accepts. Every entry point calls it before
-/// touching the device.
+/// a block size or a policy the algorithm accepts (the element-size checks
+/// of a policy follow in dispatch, still before anything touches the
+/// device). Every entry point calls it first.
 pub fn validate(input_len: usize, output_len: usize, options: &ScanOptions) -> Result<()> {
     Error::check_len("scan output", input_len, output_len)?;
     validate_options(options)
@@ -115,15 +132,33 @@ pub fn validate(input_len: usize, output_len: usize, options: &ScanOptions) -> R
 fn validate_options(options: &ScanOptions) -> Result<()> {
     let algorithm = options.algorithm;
     match options.block_threads {
-        None => Ok(()),
-        Some(_) if !algorithm.takes_block_threads() => Err(Error::invalid(
-            "block_threads",
-            format!(
-                "{algorithm} uses its own tuning table; a block size applies only to {}",
-                ScanAlgorithm::TEACHING.map(|a| a.name()).join(", ")
-            ),
+        None => {}
+        Some(_) if !algorithm.takes_block_threads() => {
+            return Err(Error::invalid(
+                "block_threads",
+                format!(
+                    "{algorithm} takes its block size in its policy (ScanOptions::with_policy); \
+                     a block size alone applies only to {}",
+                    ScanAlgorithm::TEACHING.map(|a| a.name()).join(", ")
+                ),
+            ))
+        }
+        Some(threads) => check_block_threads(threads, algorithm.needs_power_of_two_block())?,
+    }
+    match (options.policy, algorithm.resolve()) {
+        (None, _) => Ok(()),
+        (Some(_), a) if a.takes_block_threads() => Err(Error::invalid(
+            "policy",
+            format!("{algorithm} takes a block size (ScanOptions::with_block_threads), not a single-pass policy"),
         )),
-        Some(threads) => check_block_threads(threads, algorithm.needs_power_of_two_block()),
+        (Some(p), a) => {
+            if a == ScanAlgorithm::ReduceThenScan {
+                reduce_then_scan::check_shape_only(&p)?;
+            }
+            // What does not depend on the element size (4 passes the width
+            // check); the look-back's own checks follow in dispatch.
+            p.validate(4)
+        }
     }
 }
 
@@ -256,8 +291,9 @@ pub fn exclusive<T: Element, O: Operator<T>>(
     scan(gpu, input, op, kind, &ScanOptions::default())
 }
 
-/// Runs the chosen algorithm. Arguments are validated; `input` `None` means
-/// in place. n = 0 launches nothing.
+/// The one dispatch: maps the algorithm and its policy (given, or the
+/// default) to kernels and grids. Arguments are validated; `input` `None`
+/// means in place. n = 0 launches nothing.
 fn dispatch<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: Option<DeviceView<'_, T>>,
@@ -302,10 +338,16 @@ fn dispatch<T: Element, O: Operator<T>>(
             kind,
         ),
         ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
-            lookback::scan_lookback(gpu, input, output, op, kind)
+            let policy = options
+                .policy
+                .unwrap_or_else(|| lookback::lookback_policy(T::BYTES));
+            lookback::scan_lookback_tuned(gpu, input, output, op, kind, policy)
         }
         ScanAlgorithm::ReduceThenScan => {
-            reduce_then_scan::reduce_then_scan(gpu, input, output, op, kind)
+            let policy = options
+                .policy
+                .unwrap_or_else(|| reduce_then_scan::reduce_then_scan_policy(T::BYTES));
+            reduce_then_scan::reduce_then_scan_tuned(gpu, input, output, op, kind, policy)
         }
     }
 }
@@ -407,6 +449,47 @@ mod tests {
             assert!(validate(5, 5, &ScanOptions::new(a)).is_ok());
             assert!(validate(5, 5, &teaching(a, 256)).is_err());
         }
+    }
+
+    #[test]
+    fn policies_are_used_or_refused() {
+        use policy::{Policy, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+        let with = |a, p| ScanOptions::new(a).with_policy(p);
+        for (_, table) in LOOKBACK_TUNING {
+            for a in [ScanAlgorithm::DecoupledLookback, ScanAlgorithm::Auto] {
+                assert!(validate(5, 5, &with(a, table)).is_ok());
+            }
+            // A look-back policy sets look-back fields: refused by
+            // reduce-then-scan, which takes a tile shape only.
+            assert!(matches!(
+                validate(5, 5, &with(ScanAlgorithm::ReduceThenScan, table)),
+                Err(Error::InvalidArgument { name: "policy", .. })
+            ));
+        }
+        let shape = PROTOCOL_TEST_TUNING;
+        assert!(validate(5, 5, &with(ScanAlgorithm::ReduceThenScan, shape)).is_ok());
+        // The teaching variants take a block size, not a policy.
+        for a in ScanAlgorithm::TEACHING {
+            assert!(validate(5, 5, &with(a, shape)).is_err(), "{a}");
+        }
+        // An invalid policy is refused before anything runs.
+        let bad = Policy::shape(48, 4).with_layout(TileLayout::WarpStriped);
+        assert!(validate(5, 5, &with(ScanAlgorithm::DecoupledLookback, bad)).is_err());
+        assert!(validate(
+            5,
+            5,
+            &with(ScanAlgorithm::ReduceThenScan, Policy::shape(48, 4))
+        )
+        .is_err());
+        // A block size given to the look-back is refused, not dropped.
+        let both = ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_block_threads(256);
+        assert!(matches!(
+            validate(5, 5, &both),
+            Err(Error::InvalidArgument {
+                name: "block_threads",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -48,8 +48,10 @@
 //! exchange and three barriers per tile), the look-back window width (32 ×
 //! 1…8 predecessors per round), the 8-byte status encoding, a register
 //! limit for more resident blocks, the start and spin delays, and
-//! evict-first cache hints. [`lookback_candidates`] lists what `tests/lookback_tuning.rs`
-//! measures; [`LOOKBACK_TUNING`] holds the chosen one per element size.
+//! evict-first cache hints. [`lookback_candidates`] lists what
+//! `tests/lookback_tuning.rs` measures; [`LOOKBACK_TUNING`] holds the chosen
+//! one per element size. A caller passes one with `ScanOptions::with_policy`
+//! (all of them through `crate::policy`).
 
 use gpu_core::launch::grid_1d;
 use gpu_core::{
@@ -125,39 +127,10 @@ impl LookbackPolicy for Policy {
     }
 }
 
-/// Tuning by element size, as data: (element bytes, tuning).
-///
-/// Chosen from `lookback_tuning` sweeps at 2^28 elements, inclusive sum, on
-/// an NVIDIA H100 80GB HBM3 (sm_90, 132 SMs; copy ceiling 2975–2998 GB/s
-/// read + write in the same process), median of 25 runs, GB/s from 2·n·size
-/// (logs in docs/results/tuning-2026-11-23/ and docs/results/2026-11-24/):
-///
-/// | elements | tuning | ms | of ceiling | before |
-/// |---|---|---|---|---|
-/// | 4-byte (i32) | 256 × 32, warp-striped, 1-wide look-back, status words at a 16-byte stride, delays 1245 / 648 ns (2026-11-24) | 0.787 | 0.910 | 128 × 24, 8-byte stride: 0.843 ms, 0.850 in the same sweep |
-/// | 4-byte (f32) | the same | | | 128 × 24 ws p128 0.798 ms, 0.897 |
-/// | 8-byte (u64) | 224 × 24, warp-striped, 1-wide, 128-bit status, delays 1290 / 632 ns (2026-11-23) | 1.539 | 0.932 | 512 × 8 exchange p128: 1.762 ms, 0.819 |
-/// | 8-byte (i64) | the same | 1.543 | 0.929 | 1.761 ms, 0.819 |
-///
-/// What moved the 4-byte figure on 2026-11-24: the status words' stride.
-/// At equal tile bytes and residency (i32 256 × 32 against u64 256 × 16,
-/// both 3 blocks per SM holding 96 KB of tiles) u64 reached 0.916 and i32
-/// 0.864; the remaining difference was that 4-byte statuses packed 4 tiles
-/// into each 32-byte L2 sector where 8-byte ones packed 2. Spreading the
-/// 4-byte words to one per 16 bytes (`Packed128`) took 128 × 24 from 0.850
-/// to 0.898 and 256 × 32 from 0.856 to 0.910 in one sweep. Larger tiles
-/// (128 × 48, 224 × 48, 128 × 64, up to 192 bytes per thread) did not help
-/// (0.835–0.850).
-///
-/// The delays (start before the first read, spin between re-reads; see
-/// single_pass/lookback.cuh) are what moved the figures on 2026-11-23: polling warps
-/// were contending for the status lines in L2. With them a 1-wide window
-/// beats the 4-wide one (i32 256 × 24: 0.852 against 0.901 ms). Shorter
-/// delays (900 / 400 ns) lose (0.885 ms).
-///
-/// Resources as NVRTC 13.0 compiles them for sm_90 (sum): 4-byte 72
-/// registers → 3 blocks of 256 per SM; 8-byte 80 registers → 3 blocks of 224
-/// per SM; no local memory, shared memory only the warp totals.
+/// The look-back scan's default policy per element size: (element bytes,
+/// policy). Measured on an H100 at 2^28 elements (sm_90; the sweep is
+/// `tests/lookback_tuning.rs`); used on every architecture. The figures, the
+/// runners-up and why these win are in `docs/tuning.md`.
 pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
     (
         4,
@@ -182,7 +155,7 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
 pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
     use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
-    let table = lookback_tuning(element_bytes);
+    let table = lookback_policy(element_bytes);
     let mut candidates = vec![table];
     let striped = |block_threads, items| {
         Policy::shape(block_threads, items)
@@ -316,7 +289,7 @@ pub fn protocol_test_variants() -> Vec<Policy> {
 }
 
 /// The table's shape for `element_bytes`-byte elements.
-pub fn lookback_tuning(element_bytes: usize) -> Policy {
+pub fn lookback_policy(element_bytes: usize) -> Policy {
     LOOKBACK_TUNING
         .iter()
         .find(|(bytes, _)| *bytes == element_bytes)
@@ -333,7 +306,7 @@ pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     if n == 0 {
         return 0;
     }
-    let tuning = lookback_tuning(element_bytes as usize);
+    let tuning = lookback_policy(element_bytes as usize);
     let tiles = n.div_ceil(tuning.tile_items());
     2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize, tuning.status())
 }
@@ -402,7 +375,6 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
 
 /// The module and entry name of one tuning, for tests that inspect the
 /// compiled kernel (registers, occupancy).
-#[doc(hidden)]
 pub fn lookback_module<T: Element, O: Operator<T>>(
     op: &O,
     tuning: Policy,
@@ -424,11 +396,11 @@ fn lookback_kernel<T: Element, O: Operator<T>>(
     gpu.stored_kernel(&key, &entry, || module::<T, O>(op, tuning))
 }
 
-/// The modules [`scan_lookback`] can request for `T` and `op`: the table's
+/// The modules [`scan_lookback_tuned`] can request for `T` and `op`: the table's
 /// tuning, and the protocol tests' tiny tiles.
 pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     vec![
-        module::<T, O>(op, lookback_tuning(T::BYTES)),
+        module::<T, O>(op, lookback_policy(T::BYTES)),
         module::<T, O>(op, PROTOCOL_TEST_TUNING),
     ]
 }
@@ -449,25 +421,11 @@ pub(crate) fn vector_ok(in_ptr: u64, out_ptr: u64, tuning: Policy, element_bytes
     in_ptr % 16 == 0 && out_ptr % 16 == 0 && (tuning.tile_items() * element_bytes as u64) % 16 == 0
 }
 
-/// Scans `input` into `output` (same length) in one pass; `input = None`
-/// scans `output` in place. Arguments are validated by the caller
-/// (`input.len() == output.len() > 0`).
-pub(crate) fn scan_lookback<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    input: Option<DeviceView<'_, T>>,
-    output: DeviceViewMut<'_, T>,
-    op: &O,
-    kind: ScanKind<T>,
-) -> Result<()> {
-    scan_lookback_tuned(gpu, input, output, op, kind, lookback_tuning(T::BYTES))
-}
-
-/// [`scan_lookback`] with an explicit tile shape (the protocol tests use
-/// [`PROTOCOL_TEST_TUNING`] to put hundreds of thousands of tiles in
-/// flight). Validates everything before touching the device; `n = 0` does
-/// nothing.
-#[doc(hidden)]
-pub fn scan_lookback_tuned<T: Element, O: Operator<T>>(
+/// Scans `input` into `output` (same length) in one pass with `tuning`
+/// (the table's, or the caller's through `ScanOptions::with_policy`);
+/// `input = None` scans `output` in place. Validates everything before touching the
+/// device; `n = 0` does nothing.
+pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: Option<DeviceView<'_, T>>,
     mut output: DeviceViewMut<'_, T>,
@@ -530,14 +488,14 @@ mod tests {
     #[test]
     fn table_covers_every_element_size_and_is_valid() {
         for bytes in [4usize, 8] {
-            let tuning = lookback_tuning(bytes);
+            let tuning = lookback_policy(bytes);
             tuning
                 .validate_lookback(bytes)
                 .expect("table entries are valid");
         }
         // 32 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
-        assert_eq!(lookback_tuning(4).tile_items() * 4, 32 * 1024);
-        assert_eq!(lookback_tuning(8).tile_items() * 8, 42 * 1024);
+        assert_eq!(lookback_policy(4).tile_items() * 4, 32 * 1024);
+        assert_eq!(lookback_policy(8).tile_items() * 8, 42 * 1024);
         PROTOCOL_TEST_TUNING.validate_lookback(4).unwrap();
         PROTOCOL_TEST_TUNING.validate_lookback(8).unwrap();
     }
@@ -600,7 +558,7 @@ mod tests {
         let mut names = std::collections::HashSet::new();
         for bytes in [4usize, 8] {
             let candidates = lookback_candidates(bytes);
-            assert_eq!(candidates[0], lookback_tuning(bytes), "table entry first");
+            assert_eq!(candidates[0], lookback_policy(bytes), "table entry first");
             for tuning in candidates {
                 tuning.validate_lookback(bytes).unwrap();
                 let name = if bytes == 4 {
@@ -659,7 +617,7 @@ mod tests {
 
     #[test]
     fn vector_accesses_need_alignment() {
-        let t = lookback_tuning(4);
+        let t = lookback_policy(4);
         assert!(vector_ok(0x1000, 0x2000, t, 4));
         assert!(!vector_ok(0x1004, 0x2000, t, 4));
         assert!(!vector_ok(0x1000, 0x2008, t, 4));

@@ -31,7 +31,7 @@ use gpu_core::{
 };
 
 use crate::kind::ScanKind;
-use crate::tuning::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_MAX_THREADS, UNIFORM_ADD_THREADS};
+use crate::policy::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_MAX_THREADS, UNIFORM_ADD_THREADS};
 
 /// A block-level scan kernel the driver can run: it scans tiles of
 /// `tile_items(block_threads)` elements with the entry signature

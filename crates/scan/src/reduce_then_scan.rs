@@ -36,10 +36,9 @@ use crate::lookback::{kind_arguments, vector_ok, LookbackPolicy, Policy, PROTOCO
 
 /// The tile shape of reduce-then-scan for `element_bytes`-byte elements
 /// (shared-memory exchange; the look-back fields do not apply): 256 × 16
-/// four-byte items, 256 × 8 eight-byte items, 16 KiB of data per tile.
-/// Measured on the H100 (parprims bench, 2026-11-22, NVIDIA H100 80GB HBM3):
-/// 2^28 i32 in 1.069 ms, 1.01 of the copy ceiling counting its 12n bytes.
-pub fn reduce_then_scan_tuning(element_bytes: usize) -> Policy {
+/// four-byte items, 256 × 8 eight-byte items, 16 KiB of data per tile
+/// (measurements in `docs/tuning.md`).
+pub fn reduce_then_scan_policy(element_bytes: usize) -> Policy {
     if element_bytes == 4 {
         Policy::shape(256, 16)
     } else {
@@ -51,7 +50,7 @@ pub fn reduce_then_scan_tuning(element_bytes: usize) -> Policy {
 /// and the same again for the tile totals of every level that has more
 /// than one tile; a level of one tile is a single read + write.
 pub(crate) fn reduce_then_scan_bytes_moved(n: u64, element_bytes: u64) -> u64 {
-    let tile = reduce_then_scan_tuning(element_bytes as usize).tile_items();
+    let tile = reduce_then_scan_policy(element_bytes as usize).tile_items();
     let mut bytes = 0;
     let mut level = n;
     while level > 0 {
@@ -114,35 +113,32 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
 /// table's tuning and the protocol tests' tiny tiles.
 pub(crate) fn reduce_then_scan_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     vec![
-        module::<T, O>(op, reduce_then_scan_tuning(T::BYTES)),
+        module::<T, O>(op, reduce_then_scan_policy(T::BYTES)),
         module::<T, O>(op, PROTOCOL_TEST_TUNING),
     ]
 }
 
-/// Scans `input` into `output` (same length) deterministically; `input =
-/// None` scans `output` in place. Arguments are validated by the caller.
-pub(crate) fn reduce_then_scan<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    input: Option<DeviceView<'_, T>>,
-    output: DeviceViewMut<'_, T>,
-    op: &O,
-    kind: ScanKind<T>,
-) -> Result<()> {
-    reduce_then_scan_tuned(
-        gpu,
-        input,
-        output,
-        op,
-        kind,
-        reduce_then_scan_tuning(T::BYTES),
-    )
+/// Reduce-then-scan takes only a tile shape: a policy with any look-back
+/// field set is refused, not dropped.
+pub(crate) fn check_shape_only(policy: &Policy) -> Result<()> {
+    if *policy != Policy::shape(policy.block_threads(), policy.items_per_thread()) {
+        return Err(Error::invalid(
+            "policy",
+            format!(
+                "reduce-then-scan takes only a tile shape (block threads × items per thread); \
+                 {} sets look-back fields",
+                policy.label()
+            ),
+        ));
+    }
+    Ok(())
 }
 
-/// [`reduce_then_scan`] with an explicit tile shape (tiny tiles exercise
-/// several recursion levels at small n). Validates everything before
+/// Deterministic reduce-then-scan of `input` into `output` (same length;
+/// `input = None` scans `output` in place) with the tile shape `tuning`
+/// (tiny tiles exercise several recursion levels at small n). Validates everything before
 /// touching the device; `n = 0` does nothing.
-#[doc(hidden)]
-pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
+pub(crate) fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: Option<DeviceView<'_, T>>,
     output: DeviceViewMut<'_, T>,
@@ -151,18 +147,8 @@ pub fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
     tuning: Policy,
 ) -> Result<()> {
     // Only the shape applies: these kernels always use the shared-memory
-    // exchange and have no look-back. Any other field given is refused, not
-    // dropped.
-    if tuning != Policy::shape(tuning.block_threads(), tuning.items_per_thread()) {
-        return Err(Error::invalid(
-            "policy",
-            format!(
-                "reduce-then-scan takes only a tile shape (block threads × items per thread); \
-                 {} sets look-back fields",
-                tuning.label()
-            ),
-        ));
-    }
+    // exchange and have no look-back.
+    check_shape_only(&tuning)?;
     tuning.validate_lookback(T::BYTES)?;
     if let Some(input) = &input {
         Error::check_len("scan input", output.len(), input.len())?;
@@ -286,7 +272,7 @@ mod tests {
     #[test]
     fn entries_are_named_by_type_operator_and_shape() {
         use gpu_core::Max;
-        let (r, s) = entry_names::<i64, _>(&Max, reduce_then_scan_tuning(8));
+        let (r, s) = entry_names::<i64, _>(&Max, reduce_then_scan_policy(8));
         assert_eq!(r, "rts_reduce_i64_max_256x8");
         assert_eq!(s, "rts_scan_i64_max_256x8");
         let modules = reduce_then_scan_modules::<i64, _>(&Max);

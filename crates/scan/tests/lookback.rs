@@ -15,10 +15,8 @@ use gpu_core::{
     BitAnd, BitOr, BitXor, DeviceBuffer, DeviceType, Element, Error, Gpu, Max, Min, Operator, Sum,
 };
 use lookback_support::*;
-use scan::{
-    Policy, ScanAlgorithm, ScanKind, StatusEncoding, TileLayout, LOOKBACK_TUNING,
-    PROTOCOL_TEST_TUNING,
-};
+use scan::policy::{Policy, StatusEncoding, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
 
@@ -516,24 +514,24 @@ fn empty_input_and_bad_arguments_write_nothing() {
     }
     let input = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4]).expect("upload");
     let mut output = DeviceBuffer::<i32>::poisoned(&gpu, 5).expect("output");
-    let err = scan::scan_lookback_tuned(
+    let err = scan::scan_into(
         &gpu,
-        Some(input.view()),
+        input.view(),
         output.view_mut(),
         &Sum,
         ScanKind::Inclusive,
-        PROTOCOL_TEST_TUNING,
+        &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(PROTOCOL_TEST_TUNING),
     )
     .expect_err("length mismatch");
     assert!(matches!(err, Error::LengthMismatch { .. }), "{err}");
     let bad = Policy::shape(48, 4);
-    let err = scan::scan_lookback_tuned(
+    let err = scan::scan_into(
         &gpu,
-        Some(input.view()),
+        input.view(),
         output.slice_mut(0..4).expect("view"),
         &Sum,
         ScanKind::Inclusive,
-        bad,
+        &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(bad),
     )
     .expect_err("bad tuning");
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");

@@ -9,7 +9,8 @@ use gpu_core::{BitXor, DeviceBuffer, Element, Gpu, Max, Min, Operator, Sum};
 use lookback_support::*;
 use parprims_testkit::rng::random_vec;
 use parprims_testkit::testing::scaled;
-use scan::{ScanAlgorithm, ScanKind, PROTOCOL_TEST_TUNING};
+use scan::policy::PROTOCOL_TEST_TUNING;
+use scan::{ScanAlgorithm, ScanKind};
 
 const RTS: Runner = Runner::Public(ScanAlgorithm::ReduceThenScan);
 

@@ -1,5 +1,5 @@
 //! The look-back scan's tuning sweep at 2^28 elements: every candidate of
-//! `scan::lookback_candidates` (the table's entry first; tile shapes, the
+//! `scan::policy::lookback_candidates` (the table's entry first; tile shapes, the
 //! warp-striped layout, wide look-back windows, register limits, the
 //! 128-bit status word for 8-byte values) must give the exact CPU result
 //! (the assertion), and each one's median time is printed with GB/s from
@@ -17,7 +17,8 @@ use std::cell::RefCell;
 use gpu_core::{DeviceBuffer, Element, Gpu, Sum};
 use lookback_support::*;
 use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
-use scan::{Policy, ScanKind, LOOKBACK_TUNING};
+use scan::policy::{Policy, LOOKBACK_TUNING};
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 fn sweep<T: Element>(gpu: &Gpu, candidates: &[Policy], ceiling_gbps: f64)
 where
@@ -35,13 +36,13 @@ where
     for &tuning in candidates {
         let poison = || output.borrow_mut().view_mut().fill(gpu, T::poison());
         let scan_once = || {
-            scan::scan_lookback_tuned(
+            scan::scan_into(
                 gpu,
-                Some(input.view()),
+                input.view(),
                 output.borrow_mut().view_mut(),
                 &Sum,
                 ScanKind::Inclusive,
-                tuning,
+                &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
             )
         };
         poison().expect("poison");
@@ -49,7 +50,7 @@ where
         let got = output.borrow().to_host(gpu).expect("download");
         assert_same(&got, &want, &format!("{} {}", T::SUFFIX, tuning.label()));
         // Registers and residency of the compiled kernel (already loaded).
-        let (source, entry) = scan::lookback_module::<T, _>(&Sum, tuning);
+        let (source, entry) = scan::policy::lookback_module::<T, _>(&Sum, tuning);
         let kernel = gpu.kernel(&source, &entry).expect("kernel");
         let registers = kernel.registers().unwrap_or(-1);
         let resident = kernel
@@ -96,8 +97,8 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
         ceiling.gbps,
         gpu.info().summary()
     );
-    let four_byte = scan::lookback_candidates(4);
-    let eight_byte = scan::lookback_candidates(8);
+    let four_byte = scan::policy::lookback_candidates(4);
+    let eight_byte = scan::policy::lookback_candidates(8);
     sweep::<i32>(&gpu, &four_byte, ceiling.gbps);
     // f32 and i64: the table and a few candidates (the same kernels as i32
     // and u64 up to the element type).

@@ -1,12 +1,12 @@
 //! GPU tests of every look-back variant the tuning sweep can choose from:
 //! the warp-striped tile layout, wide look-back windows, the 128-bit packed
 //! status word for 8-byte values and the spin back-off
-//! (`scan::protocol_test_variants`), each with tiny tiles so that hundreds of
+//! (`scan::policy::protocol_test_variants`), each with tiny tiles so that hundreds of
 //! thousands of tiles are in flight and every block looks back through many
 //! windows, repeated, for 4- and 8-byte values, commutative and
 //! non-commutative operators, inclusive / exclusive with an initial value,
 //! in place, misaligned views and lengths at the tile edges. Then the sweep's
-//! full-size candidates (`scan::lookback_candidates`) at a few edge lengths
+//! full-size candidates (`scan::policy::lookback_candidates`) at a few edge lengths
 //! and 2^24 elements. Every comparison is exact.
 
 mod lookback_support;
@@ -14,7 +14,8 @@ mod lookback_support;
 use gpu_core::{DeviceBuffer, Element, Gpu, Max, Operator, Sum};
 use lookback_support::*;
 use parprims_testkit::testing::scaled;
-use scan::{Policy, ScanKind};
+use scan::policy::Policy;
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// Elements for a protocol run: about 200 000 tiles of the tiny shapes,
 /// at most 2^23 + 5 elements for the larger ones (still 16 000+ tiles).
@@ -47,7 +48,8 @@ fn repeated<T: Element, O: Operator<T>>(
     let what = format!("{what} {} n={}", tuning.label(), host.len());
     for run in 0..runs {
         output.view_mut().fill(gpu, T::poison()).expect("poison");
-        scan::scan_lookback_tuned(gpu, Some(input.view()), output.view_mut(), op, kind, tuning)
+        let options = ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning);
+        scan::scan_into(gpu, input.view(), output.view_mut(), op, kind, &options)
             .unwrap_or_else(|e| panic!("{what} run {run}: {e}"));
         let got = output.to_host(gpu).expect("download");
         assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
@@ -60,7 +62,7 @@ fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
     let gpu = gpu();
     let op32 = affine_u32();
     let op64 = affine_u64();
-    for tuning in scan::protocol_test_variants() {
+    for tuning in scan::policy::protocol_test_variants() {
         let n = protocol_length(tuning);
         // 4-byte values, packed 64-bit word; non-commutative, so any
         // reordering of the look-back fold or the in-tile scan shows.
@@ -148,7 +150,7 @@ fn every_protocol_variant_at_the_tile_edges() {
     let gpu = gpu();
     let op32 = affine_u32();
     let op64 = affine_u64();
-    for tuning in scan::protocol_test_variants() {
+    for tuning in scan::policy::protocol_test_variants() {
         let runner = Runner::Lookback(tuning);
         let tile = tuning.tile_items() as usize;
         // Past the widest window (8 × 32 = 256 tiles) too.
@@ -188,7 +190,7 @@ fn every_sweep_candidate_at_full_size_shapes() {
     // them after a sweep); non-commutative operators on these layouts are
     // covered above with vector-width tiles (32 × 4, 64 × 8).
     let gpu = gpu();
-    for tuning in scan::lookback_candidates(4) {
+    for tuning in scan::policy::lookback_candidates(4) {
         let tile = tuning.tile_items() as usize;
         let runner = Runner::Lookback(tuning);
         for n in [
@@ -220,7 +222,7 @@ fn every_sweep_candidate_at_full_size_shapes() {
             "candidate i32 misaligned",
         );
     }
-    for tuning in scan::lookback_candidates(8) {
+    for tuning in scan::policy::lookback_candidates(8) {
         let tile = tuning.tile_items() as usize;
         let runner = Runner::Lookback(tuning);
         for n in [

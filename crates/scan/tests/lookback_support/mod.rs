@@ -5,7 +5,8 @@
 
 use gpu_core::{CustomOp, DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Operator};
 use parprims_testkit::rng::random_vec;
-use scan::{Policy, ScanAlgorithm, ScanKind, ScanOptions};
+use scan::policy::Policy;
+use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// The device, or a panic saying a GPU is needed.
 pub fn gpu() -> Gpu {
@@ -127,10 +128,19 @@ impl Runner {
                 scan::scan_in_place(gpu, output, op, kind, &ScanOptions::new(algorithm))
             }
             (Runner::Lookback(tuning), input) => {
-                scan::scan_lookback_tuned(gpu, input, output, op, kind, tuning)
+                let options =
+                    ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning);
+                match input {
+                    Some(input) => scan::scan_into(gpu, input, output, op, kind, &options),
+                    None => scan::scan_in_place(gpu, output, op, kind, &options),
+                }
             }
             (Runner::ReduceThenScan(tuning), input) => {
-                scan::reduce_then_scan_tuned(gpu, input, output, op, kind, tuning)
+                let options = ScanOptions::new(ScanAlgorithm::ReduceThenScan).with_policy(tuning);
+                match input {
+                    Some(input) => scan::scan_into(gpu, input, output, op, kind, &options),
+                    None => scan::scan_in_place(gpu, output, op, kind, &options),
+                }
             }
         }
     }

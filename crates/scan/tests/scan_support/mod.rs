@@ -212,14 +212,14 @@ pub fn tiles_of(algorithm: ScanAlgorithm, block: u32) -> Vec<usize> {
     match algorithm.resolve() {
         ScanAlgorithm::HillisSteeleGlobal => vec![block as usize],
         ScanAlgorithm::HillisSteele => {
-            vec![(block * scan::tuning::HILLIS_STEELE_ITEMS_PER_THREAD) as usize]
+            vec![(block * scan::policy::HILLIS_STEELE_ITEMS_PER_THREAD) as usize]
         }
         ScanAlgorithm::Blelloch | ScanAlgorithm::BlellochPadded => {
-            vec![(block * scan::tuning::BLELLOCH_ITEMS_PER_THREAD) as usize]
+            vec![(block * scan::policy::BLELLOCH_ITEMS_PER_THREAD) as usize]
         }
         // The tiles of the look-back's tuning table (one per element size;
         // both edges for either type, so a table change keeps them right).
-        ScanAlgorithm::DecoupledLookback => scan::LOOKBACK_TUNING
+        ScanAlgorithm::DecoupledLookback => scan::policy::LOOKBACK_TUNING
             .iter()
             .map(|(_, tuning)| tuning.tile_items() as usize)
             .collect(),

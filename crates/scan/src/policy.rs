@@ -1,17 +1,31 @@
-//! Tuning constants of the teaching scans, as data.
+//! The tuning knobs, for experts and the tuning sweeps: every algorithm's
+//! policy as data. A caller who only scans never needs this module
+//! ([`ScanOptions`](crate::ScanOptions) picks the defaults); one who tunes
+//! passes a block size ([`ScanOptions::with_block_threads`](crate::ScanOptions::with_block_threads),
+//! teaching variants) or a single-pass [`Policy`]
+//! ([`ScanOptions::with_policy`](crate::ScanOptions::with_policy),
+//! `DecoupledLookback` and `ReduceThenScan`), and a value given is used or
+//! refused with a typed error, never dropped. (As rayon's `plumbing`: public
+//! and documented, but not the everyday API.)
 //!
-//! The lab this crate reproduces (seed 000: a block-size sweep 32…1024 on a
-//! Tesla P40) found 512 threads best. On an NVIDIA H100 80GB HBM3, with the
-//! kernels of 2026-11-24 (`examples/scan.rs --block-sweep`, table in
-//! docs/scan.md), 256 is the fastest block for Hillis–Steele at 2^28 and
-//! 123123123 `i32` (5 % ahead of 512) and within 0.3 % of the fastest for
-//! both Blelloch variants, so it is the default.
-//! (The look-back and reduce-then-scan kernels keep their own tables in
-//! their files.)
+//! | algorithm | policy | default |
+//! |---|---|---|
+//! | `HillisSteeleGlobal`, `HillisSteele`, `Blelloch`, `BlellochPadded` | block threads | [`DEFAULT_BLOCK_THREADS`] |
+//! | `DecoupledLookback` (= `Auto`) | [`Policy`], every field ([`LookbackPolicy::validate_lookback`]) | [`LOOKBACK_TUNING`] by element size |
+//! | `ReduceThenScan` | [`Policy`], the tile shape only ([`Policy::shape`]) | [`reduce_then_scan_policy`] |
+//!
+//! The measurements behind each default are in `docs/tuning.md`.
+
+pub use crate::lookback::{
+    lookback_candidates, lookback_module, lookback_policy, protocol_test_variants, LookbackPolicy,
+    LOOKBACK_TUNING, PROTOCOL_TEST_TUNING,
+};
+pub use crate::reduce_then_scan::reduce_then_scan_policy;
+pub use gpu_core::single_pass::{Policy, Schedule, StatusEncoding, TileLayout};
 
 /// Block size of the teaching variants when [`crate::ScanOptions::block_threads`]
-/// is `None`. On the H100, 2^28 `i32`: Hillis–Steele 1.818 ms (512: 1.909),
-/// Blelloch 2.299 ms (512: 2.303), padded Blelloch 1.988 ms (512: 1.983).
+/// is `None`: the fastest on the H100 for Hillis–Steele, within 0.3 % for
+/// both Blelloch variants (`docs/tuning.md`).
 pub const DEFAULT_BLOCK_THREADS: u32 = 256;
 
 /// Smallest selectable block size (one warp).
@@ -22,13 +36,10 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// Elements per thread of the Hillis–Steele block scan (thread t owns
 /// positions t + k·block_threads). The block scan is bound by instruction
-/// issue (ncu on the H100, 2026-11-24: 0.88 warps issued per scheduler per
-/// cycle, SM throughput 88 %), and each step's barrier and loop cost is paid
-/// once per thread, so more elements per thread cut it per element. On the
-/// H100 (2^28 `i32`, 512 threads, docs/scan.md) 4 took 1.941 ms against
-/// 2.228 ms for 2, although that run's uniform add was the slower 16-item
-/// one (with the 8-item one: 1.908 ms). At 1024 threads and 8-byte elements the two buffers take 64 KiB:
-/// the launch opts in past the 48 KiB default.
+/// issue, and each step's barrier and loop cost is paid once per thread, so
+/// more elements per thread cut it per element (measurements in
+/// `docs/tuning.md`). At 1024 threads and 8-byte elements the two buffers
+/// take 64 KiB: the launch opts in past the 48 KiB default.
 pub const HILLIS_STEELE_ITEMS_PER_THREAD: u32 = 4;
 
 /// Elements per thread of the Blelloch block scans: fixed at two by the
@@ -42,8 +53,7 @@ pub const UNIFORM_ADD_THREADS: u32 = 256;
 
 /// Largest number of elements one uniform-add thread handles. Eight: all
 /// loads issued before the first store, and few idle slots for small tiles
-/// (a 16-element version made the whole Blelloch scan 7 % slower on the
-/// H100, 2026-11-24).
+/// (a 16-element version was slower: `docs/tuning.md`).
 pub const UNIFORM_ADD_MAX_ITEMS: u32 = 8;
 
 /// Most threads of a uniform-add block (its entry's launch bound): the
