@@ -53,12 +53,14 @@ pub enum ScanAlgorithm {
     /// one launch. The fastest. **Not run-to-run deterministic for
     /// floats**: how much of the prefix a tile combines from aggregates
     /// versus inclusive prefixes depends on timing, so float rounding varies
-    /// between runs (integers are exact). Block size is its own tuning.
+    /// between runs (integers are exact). The block size is part of its
+    /// single-pass policy (`ScanOptions::with_policy`, [`crate::policy`]).
     DecoupledLookback,
     /// Reduce, then scan: per-tile totals, a scan of the totals, then a
     /// scan of each tile seeded with its prefix. ≈ 3n elements of traffic,
     /// a fixed combination order: the run-to-run
-    /// deterministic choice for floats. Block size is its own tuning.
+    /// deterministic choice for floats. The tile shape is its policy
+    /// (`ScanOptions::with_policy`, [`crate::policy`]).
     /// (Launches: 2 per recursion level + 1, so 3 for n ≤ tile².)
     ReduceThenScan,
     /// The library's choice (the default): currently
@@ -122,7 +124,8 @@ impl ScanAlgorithm {
 
     /// Whether [`crate::ScanOptions::block_threads`] may be set (the
     /// teaching variants); the look-back and reduce-then-scan kernels use
-    /// their own tuning tables and refuse a block size.
+    /// their own policies ([`crate::ScanOptions::with_policy`]) and refuse a
+    /// bare block size.
     pub fn takes_block_threads(self) -> bool {
         Self::TEACHING.contains(&self.resolve())
     }
