@@ -1,36 +1,40 @@
 #!/usr/bin/env bash
-# Runs the bundled GPU test suite under compute-sanitizer, one tool at a time,
-# on a GPU machine with no Rust toolchain.
+# Runs the bundled test binaries (scripts/gpu-bundle.sh) under
+# compute-sanitizer, one tool at a time, on a GPU machine with no Rust
+# toolchain.
 #
-#   ../shared/tools/gpu-bundle                  # here: build .gpu/
-#   bash scripts/gpu-sanitize.sh [TOOLS] [-- TEST-FILTER-ARGS]   # there
+#   bash scripts/gpu-sanitize.sh [TOOLS] [-- TEST-FILTER-ARGS]
 #
 # TOOLS: comma-separated subset of memcheck,racecheck,synccheck,initcheck
 # (default: all four). Tests whose names contain `large_` (multi-GiB inputs,
 # minutes under instrumentation) and the tuning-sweep binaries are skipped;
-# everything else runs with
-# --include-ignored, one test thread, so reports are attributable.
-# Writes one log per tool and binary to $OUT (or /tmp/sanitize) with a
-# .times twin (each line stamped with the seconds since the binary started), prints a
-# summary line per tool and binary, and exits non-zero if any tool reported
-# an error, any test failed, or any binary did not finish in its time.
+# everything else runs with --include-ignored, one test thread, so reports
+# are attributable. Writes one log per tool and binary to $OUT (or
+# /tmp/sanitize) with a .times twin (each line stamped with the seconds
+# since the binary started, so the cost of each test under the tool is on
+# record), prints a summary line per tool and binary, and exits non-zero if
+# any tool reported an error, any test failed, or any binary did not finish
+# in its time.
 #
-# Fitting the 10-minute command limit of the GPU machine:
-#   - the environment makes the heavy tests small: PROPTEST_CASES=4 (every
-#     proptest that uses proptest's default configuration honours it) and
-#     PARPRIMS_QUICK_TESTS=1 (parprims_testkit::testing: every test binary keeps
-#     its tests and code paths but draws shorter lengths, smaller shapes and
-#     fewer operations; the tours run with --quick); both can be overridden;
-#   - SANITIZE_TIMEOUT (seconds, default 150) bounds each binary under each
-#     tool; a binary stopped by it is reported as TIMEOUT (not as clean);
-#   - SANITIZE_BUDGET (seconds, default 540) bounds the whole run: binaries
-#     not started before it runs out are listed as NOT RUN;
-#   - SANITIZE_JOBS (default 1) binaries run at once under a tool (the
-#     ones with multi-GiB inputs always alone, after the others; initcheck
-#     always one at a time, see below); the GPU machine's 16 cores keep 4 busy;
-#   - SANITIZE_BINARIES (an extended regex, default: all) selects binaries
-#     by name, e.g. SANITIZE_BINARIES='^(scan_gpu|compact)' — so one command
-#     per tool, or per group of binaries, covers the suite in several calls.
+# The environment:
+#   - PROPTEST_CASES=4 and PARPRIMS_QUICK_TESTS=1 (defaults; override to
+#     change) make the heavy tests small: every test binary keeps its tests
+#     and code paths but draws shorter lengths, smaller shapes and fewer
+#     operations (parprims_testkit::testing), and the tours run --quick;
+#   - SANITIZE_TIMEOUT: seconds per binary under each tool (default 150;
+#     0 for no limit); a binary stopped by it is reported as TIMEOUT;
+#   - SANITIZE_BUDGET: seconds for the whole run (default 540, which fits a
+#     10-minute remote command; 0 for no limit); binaries not started
+#     before it runs out are reported as NOT RUN;
+#   - SANITIZE_JOBS: binaries run at once under a tool (default 1; the
+#     multi-GiB ones always alone, after the others; initcheck always one
+#     at a time, see below). More jobs help memcheck, not racecheck;
+#   - SANITIZE_BINARIES: an extended regex selecting binaries by name,
+#     e.g. SANITIZE_BINARIES='^(scan_gpu|compact)'.
+#
+# The whole suite under racecheck takes about two hours on an H100 (scan_gpu
+# alone over an hour):
+#   SANITIZE_TIMEOUT=0 SANITIZE_BUDGET=0 bash scripts/gpu-sanitize.sh racecheck
 #
 # CUDA API errors are not reported (--report-api-errors no): several tests
 # provoke them on purpose (out-of-memory requests, missing kernel entries)
@@ -81,14 +85,17 @@ stamp() {
 sanitize_one() {
     local tool=$1 bin=$2 name short elapsed left limit log rc summary n word
     name=$(basename "$bin"); short=${name%-*}
-    elapsed=$(( $(date +%s) - started )); left=$(( budget - elapsed ))
-    if [ "$left" -le 10 ]; then
+    elapsed=$(( $(date +%s) - started ))
+    if [ "$budget" -gt 0 ]; then left=$(( budget - elapsed )); else left=-1; fi
+    if [ "$budget" -gt 0 ] && [ "$left" -le 10 ]; then
         summary="NOT RUN (budget of ${budget}s spent)"; word=notrun
         printf '%-10s %-40s %s\n' "$tool" "$short" "$summary"
         echo "$tool $short $word" >>"$results"
         return
     fi
-    limit=$(( left < per_binary ? left : per_binary ))
+    # 0 means no limit (`timeout 0` runs the command without one).
+    limit=$per_binary
+    if [ "$left" -ge 0 ] && { [ "$limit" -eq 0 ] || [ "$left" -lt "$limit" ]; }; then limit=$left; fi
     log="$out/sanitize-$tool-$short.log"
     local args=(--tool "$tool" --error-exitcode 99 --print-limit 20 --report-api-errors no)
     case $tool in
@@ -155,7 +162,7 @@ for tool in ${tools//,/ }; do
     # 8 instrumented processes on the GPU it reported uninitialized reads of
     # memory that had been written (the results were exact), even in a
     # binary that uses nothing but gpu-core, and never with one process
-    # alone (docs/RELIABILITY.md, Runs F and G).
+    # alone (docs/RELIABILITY.md).
     tool_jobs=$jobs
     [ "$tool" = initcheck ] && tool_jobs=1
     # `extra` (test filter arguments) is an array: re-split it in the jobs.
