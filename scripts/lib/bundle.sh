@@ -1,4 +1,4 @@
-# Sourced by gpu-tests.sh and gpu-sanitize.sh: readies a gpu-bundle for its
+# Sourced by gpu-tests.sh and gpu-sanitize.sh: readies a bundle (scripts/gpu-bundle.sh) for its
 # test binaries on the GPU machine.
 #
 #   prepare_bundle BUNDLE_DIR
