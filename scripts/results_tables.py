@@ -5,7 +5,7 @@
 
 Prints, per primitive, one table of the rows at the headline shape (or the
 shape given): method, type, ms, GB/s, fraction of the copy ceiling, and, for
-scan, the fraction on the 8n basis the issue's target uses. Peer rows (from a
+scan, the fraction on the 8n basis the scan target uses. Peer rows (from a
 peers CSV in the same folder) are included when their shape matches.
 """
 import csv
