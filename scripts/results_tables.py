@@ -40,9 +40,9 @@ def main():
     if not rows:
         sys.exit(f"no CSV rows under {folder}")
     device = rows[0]["device"]
-    date = rows[0]["date"]
     ceiling = rows[0]["ceiling_gbps"]
-    print(f"Device: {device}; date {date}; copy ceiling {float(ceiling):.0f} GB/s (read + write).\n")
+    print(f"Device: {device}; copy ceiling {float(ceiling):.0f} GB/s (read + write); "
+          "commit and command in docs/results/MANIFEST.md.\n")
     for primitive, shapes in HEADLINE.items():
         if only and primitive != only:
             continue
