@@ -88,38 +88,12 @@ fn bench(cli: &Cli, args: &BenchArgs) -> Result<ExitCode> {
 }
 
 fn warm_cache(cli: &Cli, args: &WarmCacheArgs) -> Result<ExitCode> {
-    use parprims::gpu_core::kernel::{warm_disk_cache, DiskCache};
-    let arch = match &args.arch {
-        Some(arch) => arch.clone(),
-        None => Gpu::new(cli.device)?.info().arch(),
-    };
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let cache = DiskCache::from_env();
-    let modules = parprims::kernel_catalog();
-    let started = std::time::Instant::now();
-    let report = warm_disk_cache(&cache, &modules, &arch, threads)?;
-    println!(
-        "warm-cache {arch}: {} modules, {} compiled, {} already cached, {} not stored, {} failed \
-         ({threads} threads, {:.1} s) in {}",
-        modules.len(),
-        report.compiled,
-        report.already_cached,
-        report.not_stored,
-        report.failures.len(),
-        started.elapsed().as_secs_f64(),
-        cache
-            .dir()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default()
-    );
-    for failure in &report.failures {
+    let outcome = args.run(cli.device, &parprims::kernel_catalog())?;
+    print!("{}", outcome.summary());
+    for failure in &outcome.report.failures {
         eprintln!("{failure}");
     }
-    Ok(if report.failures.is_empty() && report.not_stored == 0 {
+    Ok(if outcome.complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -24,6 +24,26 @@ pub enum Error {
          to LD_LIBRARY_PATH"
     )]
     NoNvrtc,
+    /// A kernel module is not in the disk cache and NVRTC is not available
+    /// to compile it.
+    #[error(
+        "kernel module `{module}` for {arch} is not in the kernel cache ({cache}: {reason}), and \
+         NVRTC, which would compile it, could not be loaded. Fill a cache on any machine with \
+         NVRTC (no GPU needed): `parprims warm-cache --arch {arch} --out DIR`, ship DIR, and run \
+         with PARPRIMS_CACHE_DIR=DIR; or install NVRTC (the CUDA toolkit, or \
+         `pip install nvidia-cuda-nvrtc` with its lib directory on LD_LIBRARY_PATH)"
+    )]
+    KernelNotCached {
+        /// The module's name.
+        module: String,
+        /// The device's architecture (`sm_90`).
+        arch: String,
+        /// The cache directory searched (or why there is none).
+        cache: String,
+        /// Why the cache could not serve it (no entry, a corrupt entry, a
+        /// cubin the driver refused).
+        reason: String,
+    },
     /// The driver loaded but there is no device with this ordinal.
     #[error("no CUDA device with ordinal {ordinal}: this machine has {count} device(s)")]
     BadOrdinal {

@@ -13,7 +13,8 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result};
 use crate::kernel::{
-    compile_cubin, nvrtc_version, DiskCache, KernelStore, LoadedModule, ModuleOrigin, ModuleSource,
+    compile_and_store, find_cubin, not_cached, nvrtc_compiler, DiskCache, KernelStore,
+    LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
 use crate::scratch::ScratchSlot;
@@ -289,15 +290,14 @@ impl Gpu {
     /// The module for `source`, compiled for this device on first use: from
     /// this context's store, else the disk cache, else NVRTC. Loading happens
     /// once per context, under a lock.
+    ///
+    /// Without NVRTC (or with `PARPRIMS_DISABLE_NVRTC=1`) a module the disk
+    /// cache holds loads through the driver alone, and one it does not hold
+    /// is [`Error::KernelNotCached`], which says how to fill a cache
+    /// (`parprims warm-cache --arch sm_XY --out DIR`).
     pub fn module(&self, source: &ModuleSource) -> Result<Module> {
         let arch = self.shared.info.arch();
-        let version = nvrtc_version().or_else(|e| match e {
-            // Without NVRTC a cached cubin can still be loaded; key it as 0.0
-            // only for the in-memory store (the disk key needs the version).
-            Error::NoNvrtc => Ok((0, 0)),
-            other => Err(other),
-        })?;
-        let key = source.cache_key(&arch, version);
+        let key = source.cubin_key(&arch);
         let mut store = self
             .shared
             .store
@@ -311,24 +311,28 @@ impl Gpu {
             });
         }
         let started = Instant::now();
-        let cached = if version == (0, 0) {
-            None
-        } else {
-            self.shared.cache.load(key)
-        };
-        let (cubin, from_disk) = match cached {
-            Some(cubin) => (cubin, true),
-            None => {
-                let cubin = compile_cubin(source, &arch)?;
-                self.shared.cache.store(key, &cubin);
-                (cubin, false)
-            }
-        };
-        let module = match self.load_cubin(cubin) {
+        let cache = &self.shared.cache;
+        let compiler = nvrtc_compiler();
+        let found = find_cubin(cache, source, &arch, compiler)?;
+        let mut from_disk = found.from_disk;
+        let module = match self.load_cubin(found.cubin) {
             Ok(module) => module,
             // A cached cubin the driver refuses is treated like a corrupt
-            // file: compile afresh.
-            Err(_) if from_disk => self.load_cubin(compile_cubin(source, &arch)?)?,
+            // entry: compiled afresh (and replaced) when NVRTC is here.
+            Err(refused) if from_disk => match compiler {
+                Some(compile) => {
+                    from_disk = false;
+                    self.load_cubin(compile_and_store(cache, source, &arch, key, compile)?)?
+                }
+                None => {
+                    return Err(not_cached(
+                        cache,
+                        source,
+                        &arch,
+                        format!("the driver refused its cached cubin ({refused})"),
+                    ))
+                }
+            },
             Err(e) => return Err(e),
         };
         let ms = started.elapsed().as_secs_f64() * 1e3;

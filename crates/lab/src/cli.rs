@@ -6,13 +6,14 @@
 //! parprims bench <scan|compact|transpose|matvec|conv|copy|all>
 //!          [--sizes …] [--algos …] [--types …] [--reps N] [--sweep]
 //!          [--csv FILE] [--plot STEM] [--compare FILE] [--out-dir DIR]
-//! parprims warm-cache [--arch sm_XY] [--threads N]
+//! parprims warm-cache [--arch sm_80,sm_90] [--out DIR] [--threads N]
 //! ```
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use gpu_core::Result;
+use gpu_core::kernel::{validate_arch, warm_disk_cache, CacheWarmReport, DiskCache};
+use gpu_core::{Error, Gpu, ModuleSource, Result};
 
 use crate::bench::{targets, BenchOptions};
 use crate::select::Selection;
@@ -57,9 +58,11 @@ pub struct Cli {
 pub enum Command {
     /// Benchmark one primitive or all: table, CSV, plots, peers.
     Bench(BenchArgs),
-    /// Compile every kernel of the workspace into the disk cache
-    /// (`PARPRIMS_CACHE_DIR`), so later runs load them instead of waiting
-    /// for NVRTC; needs NVRTC, and a GPU only when `--arch` is not given.
+    /// Compile every kernel of the workspace into a kernel cache, for one
+    /// or several architectures, so later runs load them instead of waiting
+    /// for NVRTC, or run without NVRTC at all (ship the directory and set
+    /// `PARPRIMS_CACHE_DIR` to it); needs NVRTC, and a GPU only when
+    /// `--arch` is not given.
     WarmCache(WarmCacheArgs),
 }
 
@@ -101,12 +104,138 @@ pub struct BenchArgs {
 /// Arguments of `parprims warm-cache`.
 #[derive(Clone, Debug, Args, PartialEq)]
 pub struct WarmCacheArgs {
-    /// Target architecture (`sm_90`); default: that of the `--device` GPU.
+    /// Target architectures, comma-separated (`sm_80,sm_90`); default: that
+    /// of the `--device` GPU.
     #[arg(long)]
     pub arch: Option<String>,
+    /// The cache directory to fill (created if needed); default: the one
+    /// the environment selects (`PARPRIMS_CACHE_DIR`, else the user's
+    /// cache directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Compiler threads; default: the machine's parallelism.
     #[arg(long)]
     pub threads: Option<usize>,
+}
+
+/// What `parprims warm-cache` did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmCacheOutcome {
+    /// The architectures compiled for.
+    pub archs: Vec<String>,
+    /// The cache directory filled.
+    pub dir: PathBuf,
+    /// Modules per architecture.
+    pub modules: usize,
+    /// Compiler threads used.
+    pub threads: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Counts and failures over every (module, architecture).
+    pub report: CacheWarmReport,
+}
+
+impl WarmCacheOutcome {
+    /// Every cubin is in the cache (none failed to compile or be written).
+    pub fn complete(&self) -> bool {
+        self.report.failures.is_empty() && self.report.not_stored == 0
+    }
+
+    /// The lines `parprims warm-cache` prints on stdout.
+    pub fn summary(&self) -> String {
+        let r = &self.report;
+        let mut text = format!(
+            "warm-cache {}: {} modules each, {} compiled, {} already cached, {} not stored, \
+             {} failed ({} threads, {:.1} s) in {}\n",
+            self.archs.join(","),
+            self.modules,
+            r.compiled,
+            r.already_cached,
+            r.not_stored,
+            r.failures.len(),
+            self.threads,
+            self.seconds,
+            self.dir.display()
+        );
+        if self.complete() {
+            text.push_str(&format!(
+                "To use it: PARPRIMS_CACHE_DIR={} (a process without NVRTC loads every kernel \
+                 from it on a GPU of these architectures)\n",
+                self.dir.display()
+            ));
+        }
+        text
+    }
+}
+
+impl WarmCacheArgs {
+    /// The architectures of `--arch` (each `sm_` and digits, no
+    /// duplicates), or `None` when it was not given.
+    pub fn archs(&self) -> Result<Option<Vec<String>>> {
+        let Some(list) = &self.arch else {
+            return Ok(None);
+        };
+        let mut archs: Vec<String> = Vec::new();
+        for arch in list.split(',').map(str::trim) {
+            validate_arch(arch)?;
+            if !archs.iter().any(|a| a == arch) {
+                archs.push(arch.to_owned());
+            }
+        }
+        Ok(Some(archs))
+    }
+
+    /// The cache to fill: `--out`, else the environment's.
+    pub fn cache(&self) -> DiskCache {
+        match &self.out {
+            Some(dir) => DiskCache::at(dir),
+            None => DiskCache::from_env(),
+        }
+    }
+
+    /// Compiles `modules` (the workspace's catalogue) for every
+    /// architecture into the cache. Arguments are checked first; without
+    /// `--arch` the architecture is that of GPU `device`.
+    pub fn run(&self, device: usize, modules: &[ModuleSource]) -> Result<WarmCacheOutcome> {
+        let archs = match self.archs()? {
+            Some(archs) => archs,
+            None => vec![Gpu::new(device)
+                .map_err(|e| {
+                    Error::invalid(
+                        "arch",
+                        format!(
+                            "not given, and no GPU to take it from ({e}); pass --arch, \
+                             like --arch sm_80,sm_90"
+                        ),
+                    )
+                })?
+                .info()
+                .arch()],
+        };
+        let threads = self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        let cache = self.cache();
+        let dir = cache.dir().map(PathBuf::from).ok_or_else(|| {
+            Error::invalid(
+                "out",
+                "no cache directory: PARPRIMS_CACHE_DIR is empty; pass --out DIR",
+            )
+        })?;
+        let started = std::time::Instant::now();
+        let arch_names: Vec<&str> = archs.iter().map(String::as_str).collect();
+        let report = warm_disk_cache(&cache, modules, &arch_names, threads)?;
+        Ok(WarmCacheOutcome {
+            archs,
+            dir,
+            modules: modules.len(),
+            threads,
+            seconds: started.elapsed().as_secs_f64(),
+            report,
+        })
+    }
 }
 
 impl BenchArgs {
@@ -188,7 +317,9 @@ mod tests {
             "parprims",
             "warm-cache",
             "--arch",
-            "sm_90",
+            "sm_80, sm_90,sm_80",
+            "--out",
+            "kernels-dir",
             "--threads",
             "3",
         ])
@@ -196,9 +327,75 @@ mod tests {
         let Some(Command::WarmCache(args)) = cli.command else {
             panic!("warm-cache expected");
         };
-        assert_eq!(args.arch.as_deref(), Some("sm_90"));
+        assert_eq!(
+            args.archs().unwrap(),
+            Some(vec!["sm_80".to_owned(), "sm_90".to_owned()])
+        );
         assert_eq!(args.threads, Some(3));
+        assert_eq!(
+            args.cache().dir(),
+            Some(std::path::Path::new("kernels-dir"))
+        );
         assert!(Cli::try_parse_from(["parprims", "warm-cache", "--threads", "x"]).is_err());
+        let bad = WarmCacheArgs {
+            arch: Some("sm_90,compute_90".to_owned()),
+            out: None,
+            threads: None,
+        };
+        assert!(matches!(bad.archs(), Err(Error::InvalidArgument { .. })));
+        // Refused before anything is compiled or written.
+        let dir = std::env::temp_dir().join(format!("parprims-warm-bad-{}", std::process::id()));
+        let bad = WarmCacheArgs {
+            out: Some(dir.clone()),
+            ..bad
+        };
+        assert!(bad.run(0, &gpu_core::kernel_catalog()).is_err());
+        assert!(!dir.exists());
+    }
+
+    /// `parprims warm-cache --arch sm_80,sm_90 --out DIR` over a small
+    /// catalogue (gpu-core's own modules), then every module looked up the
+    /// way a process without NVRTC does (no compiler): all found, for both
+    /// architectures.
+    #[test]
+    fn a_warmed_directory_serves_every_module_without_nvrtc() {
+        use gpu_core::kernel::find_cubin;
+        if !parprims_testkit::testing::nvrtc_or_skip() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("parprims-warm-cli-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cli = Cli::try_parse_from([
+            "parprims",
+            "warm-cache",
+            "--arch",
+            "sm_80,sm_90",
+            "--out",
+            dir.to_str().unwrap(),
+            "--threads",
+            "2",
+        ])
+        .unwrap();
+        let Some(Command::WarmCache(args)) = cli.command else {
+            panic!("warm-cache expected");
+        };
+        let modules = gpu_core::kernel_catalog();
+        let outcome = args.run(0, &modules).unwrap();
+        assert!(outcome.complete(), "{}", outcome.summary());
+        assert_eq!(outcome.report.compiled, 2 * modules.len());
+        assert!(outcome.summary().contains("PARPRIMS_CACHE_DIR="));
+        let cache = DiskCache::at(&dir);
+        for arch in ["sm_80", "sm_90"] {
+            for module in &modules {
+                let found = find_cubin(&cache, module, arch, None)
+                    .unwrap_or_else(|e| panic!("{} {arch}: {e}", module.name()));
+                assert!(found.from_disk);
+            }
+        }
+        // A second run finds everything already there.
+        let again = args.run(0, &modules).unwrap();
+        assert_eq!(again.report.already_cached, 2 * modules.len());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | source | [`source`](ModuleSource) | one module's CUDA C: `common.cuh`, the family's headers and bodies, generated operator functors, tuning `#define`s, generated `extern "C"` entry points |
 //! | compile | `nvrtc` | NVRTC for the device's own `sm_XY` (real machine code, no JIT at load time) |
-//! | disk cache | [`DiskCache`] | cubins keyed by a hash of source, options, architecture and NVRTC version; corrupt or unwritable caches fall back to compiling |
+//! | disk cache | [`DiskCache`], [`find_cubin`] | cubins keyed by a 128-bit hash of source, options and architecture ([`CubinKey`]; the NVRTC version is recorded, not keyed), so a process without NVRTC loads them through the driver alone; corrupt entries are rebuilt, an unwritable cache falls back to compiling in memory; [`warm_disk_cache`] fills one for several architectures |
 //! | store | [`KernelStore`] | one per CUDA context, shared by every [`Gpu`](crate::Gpu) on it: loaded modules by source hash, and loaded functions by (module key, entry) with their occupancy, so a launch on the hot path neither builds nor hashes source nor queries the driver |
 //!
 //! An algorithm crate asks for a kernel with
@@ -18,9 +18,13 @@ mod nvrtc;
 mod source;
 mod store;
 
-pub use disk_cache::{for_each_in_parallel, warm_disk_cache, CacheWarmReport, DiskCache};
+pub(crate) use disk_cache::{compile_and_store, not_cached};
+pub use disk_cache::{
+    find_cubin, for_each_in_parallel, nvrtc_compiler, validate_arch, warm_disk_cache, CacheLookup,
+    CacheWarmReport, CachedCubin, CubinCompiler, DiskCache, FoundCubin,
+};
 pub use nvrtc::{compile_cubin, cubin_defines, nvrtc_available, nvrtc_version};
-pub use source::{stable_hash64, Fnv64, ModuleSource};
+pub use source::{stable_hash128, stable_hash64, CubinKey, Fnv64, ModuleSource};
 pub(crate) use store::LoadedModule;
 pub use store::{fingerprint, KernelStore};
 

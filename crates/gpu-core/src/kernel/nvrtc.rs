@@ -11,10 +11,19 @@ use super::ModuleSource;
 use crate::error::{Error, Result};
 
 /// Checks that NVRTC can be loaded, once per process. Never panics.
+///
+/// `PARPRIMS_DISABLE_NVRTC=1` (any value but empty or `0`) makes it answer
+/// [`Error::NoNvrtc`] even where NVRTC is installed: every kernel must then
+/// come from the disk cache, which is how an application checks that the
+/// cache it ships is complete.
 pub fn nvrtc_available() -> Result<()> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: is_culib_present only tries to dlopen candidate names.
-    let present = *PRESENT.get_or_init(|| unsafe { nvrtc_sys::is_culib_present() });
+    let present = *PRESENT.get_or_init(|| {
+        let disabled =
+            std::env::var_os("PARPRIMS_DISABLE_NVRTC").is_some_and(|v| !v.is_empty() && v != "0");
+        // SAFETY: is_culib_present only tries to dlopen candidate names.
+        !disabled && unsafe { nvrtc_sys::is_culib_present() }
+    });
     if present {
         Ok(())
     } else {

@@ -1,7 +1,7 @@
 //! Module sources: the CUDA C text of one module, assembled from the
 //! embedded kernel files, generated operator functors, tuning `#define`s and
-//! generated `extern "C"` entry points; and the stable hash that names a
-//! source in the disk cache.
+//! generated `extern "C"` entry points; and the stable hashes that name a
+//! cubin in the disk cache ([`CubinKey`]) and fingerprint caller text.
 //!
 //! A [`ModuleSource`] starts with `common.cuh`, then takes the headers and
 //! bodies a family needs, then generated code. The Rust side builds entry
@@ -123,19 +123,64 @@ impl ModuleSource {
         options
     }
 
-    /// Cache key: source, options, architecture and NVRTC version.
-    pub fn cache_key(&self, arch: &str, nvrtc_version: (i32, i32)) -> u64 {
-        // Runs on every kernel lookup (`Gpu::module`), so it must be cheap for
-        // ~25 KB sources: `stable_hash64` takes 8 bytes per lane step, where
-        // byte-at-a-time FNV cost ~30 µs per lookup.
+    /// The key of this module's cubin for `arch` (`sm_90`): a 128-bit hash
+    /// of the source, the full NVRTC options and the architecture. It names
+    /// the module in the disk cache and in a context's kernel store.
+    ///
+    /// The NVRTC version is deliberately not part of it: a cubin is real
+    /// `sm_XY` machine code that the driver loads whichever NVRTC produced
+    /// it, so a process without NVRTC (or with another version) finds the
+    /// cubins that `parprims warm-cache` wrote. The version that compiled a
+    /// cubin is recorded in its cache file's header instead
+    /// ([`CachedCubin::nvrtc_version`](super::CachedCubin)).
+    pub fn cubin_key(&self, arch: &str) -> CubinKey {
+        // Runs on every `Gpu::module` call, so it must be cheap for ~25 KB
+        // sources: XXH3 hashes at several GB/s.
         let options = self.full_options(arch);
-        let version = format!("nvrtc {}.{}", nvrtc_version.0, nvrtc_version.1);
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(options.len() + 2);
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(options.len() + 3);
+        parts.push(CUBIN_KEY_DOMAIN);
         parts.push(self.code.as_bytes());
+        parts.push(arch.as_bytes());
         parts.extend(options.iter().map(|o| o.as_bytes()));
-        parts.push(version.as_bytes());
-        stable_hash64(&parts)
+        CubinKey(stable_hash128(&parts))
     }
+
+    /// [`ModuleSource::cubin_key`], for callers written when the NVRTC
+    /// version was part of the key: `nvrtc_version` is ignored.
+    pub fn cache_key(&self, arch: &str, nvrtc_version: (i32, i32)) -> CubinKey {
+        let _ = nvrtc_version;
+        self.cubin_key(arch)
+    }
+}
+
+/// Domain separation: a cubin key never equals a hash of the same bytes
+/// made for another purpose, and a change of what the key covers changes
+/// this string (and so every key).
+const CUBIN_KEY_DOMAIN: &[u8] = b"parprims cubin key: source, arch, options";
+
+/// The key of one module's cubin for one architecture (see
+/// [`ModuleSource::cubin_key`]); shown as 32 hex digits, the name of its
+/// cache file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CubinKey(pub u128);
+
+impl std::fmt::Display for CubinKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+/// A 128-bit hash of `parts` (XXH3-128, each part prefixed by its length so
+/// `["ab", "c"]` and `["a", "bc"]` differ), stable across Rust versions,
+/// platforms and runs: XXH3's output is fixed by its specification, so cache
+/// file names and checksums stay valid from build to build.
+pub fn stable_hash128(parts: &[&[u8]]) -> u128 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+    for part in parts {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.digest128()
 }
 
 /// FNV-1a, 64-bit: a hash that is stable across Rust versions and platforms,
@@ -211,18 +256,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_depend_on_source_options_arch_and_version() {
+    fn keys_depend_on_source_options_and_arch_but_not_nvrtc() {
         let a = ModuleSource::new("m").source("__device__ int f() { return 1; }");
         let b = ModuleSource::new("m").source("__device__ int f() { return 2; }");
-        let v = (13, 0);
-        assert_ne!(a.cache_key("sm_90", v), b.cache_key("sm_90", v));
-        assert_ne!(a.cache_key("sm_90", v), a.cache_key("sm_80", v));
-        assert_ne!(a.cache_key("sm_90", v), a.cache_key("sm_90", (13, 1)));
+        assert_ne!(a.cubin_key("sm_90"), b.cubin_key("sm_90"));
+        assert_ne!(a.cubin_key("sm_90"), a.cubin_key("sm_80"));
         assert_ne!(
-            a.cache_key("sm_90", v),
-            a.clone().option("-DX=1").cache_key("sm_90", v)
+            a.cubin_key("sm_90"),
+            a.clone().option("-DX=1").cubin_key("sm_90")
         );
-        assert_eq!(a.cache_key("sm_90", v), a.clone().cache_key("sm_90", v));
+        assert_eq!(a.cubin_key("sm_90"), a.clone().cubin_key("sm_90"));
+        // The NVRTC version is recorded in the cache file, not keyed: a
+        // process without NVRTC must compute the same key.
+        assert_eq!(a.cache_key("sm_90", (13, 0)), a.cache_key("sm_90", (12, 8)));
+        assert_eq!(a.cache_key("sm_90", (13, 0)), a.cubin_key("sm_90"));
+        assert_eq!(a.cubin_key("sm_90").to_string().len(), 32);
+    }
+
+    #[test]
+    fn stable_hash128_separates_parts_and_is_fixed() {
+        assert_ne!(
+            stable_hash128(&[b"ab", b"c"]),
+            stable_hash128(&[b"a", b"bc"])
+        );
+        assert_ne!(stable_hash128(&[b""]), stable_hash128(&[]));
+        let long: Vec<u8> = (0..25_000u32).map(|i| (i % 251) as u8).collect();
+        let mut flipped = long.clone();
+        flipped[12_345] ^= 1;
+        assert_ne!(stable_hash128(&[&long]), stable_hash128(&[&flipped]));
+        // XXH3-128 of the length-prefixed bytes: fixed by the specification,
+        // so cache file names do not change between builds or platforms.
+        let mut prefixed = 8u64.to_le_bytes().to_vec();
+        prefixed.extend_from_slice(b"parprims");
+        assert_eq!(
+            stable_hash128(&[b"parprims"]),
+            xxhash_rust::xxh3::xxh3_128(&prefixed)
+        );
+        assert_eq!(
+            stable_hash128(&[b"parprims"]),
+            0xf73c_6310_872e_3fd4_f782_a5d6_d29a_15ad
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`Gpu::with_new_stream`]), thread-safe.
 //!
 //! It keeps two maps:
-//! - **modules** by the hash of their full source ([`ModuleSource::cache_key`]):
+//! - **modules** by their [`CubinKey`] ([`ModuleSource::cubin_key`]: source,
+//!   options and architecture):
 //!   what [`Gpu::module`] serves. Hashing a 20–35 KB source costs
 //!   microseconds, so this is the path for first loads and for callers that
 //!   only have a source;
@@ -25,7 +26,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use cudarc::driver::{CudaContext, CudaModule};
 
-use super::{stable_hash64, ModuleOrigin};
+use super::{stable_hash64, CubinKey, ModuleOrigin};
 use crate::error::Result;
 use crate::gpu::{Gpu, Kernel};
 use crate::kernel::ModuleSource;
@@ -39,9 +40,9 @@ pub(crate) struct LoadedModule {
 /// Loaded modules and kernels of one CUDA context (see the module docs).
 #[derive(Default)]
 pub struct KernelStore {
-    /// Modules by source hash. Held across a load, so one context never
+    /// Modules by cubin key. Held across a load, so one context never
     /// compiles or loads the same module twice at once.
-    pub(crate) modules: Mutex<HashMap<u64, Arc<LoadedModule>>>,
+    pub(crate) modules: Mutex<HashMap<CubinKey, Arc<LoadedModule>>>,
     /// Kernels by module key, then entry.
     kernels: RwLock<HashMap<String, HashMap<String, Kernel>>>,
 }
