@@ -15,7 +15,17 @@
 //! a [`Matrix`] does. Every shape or length mismatch, zero dimension, overlap
 //! of output and input, or out-of-range parameter is a typed
 //! [`gpu_core::Error`] found before anything is launched: nothing is
-//! written. CPU references are in [`cpu`].
+//! written. CPU references are in [`cpu`] and [`conv_cpu`].
+//!
+//! Each call takes an algorithm; the tuned ones also take an optional
+//! policy through their options ([`TransposeOptions`], [`MatvecOptions`],
+//! [`ConvOptions::policy`]), else run with the device's default. Policies
+//! and their defaults are in [`policy`].
+//!
+//! Inside, each family is a folder of layers: the caller's vocabulary
+//! (`algorithm`), its `policy`, one file per algorithm (grid and launch),
+//! the kernel sources and their lookup in the context's kernel store
+//! (`module`), and the `dispatch` that maps options to a kernel and a grid.
 //!
 //! ```no_run
 //! use gpu_core::{DeviceBuffer, Gpu};
@@ -37,13 +47,8 @@ pub mod conv_cpu;
 pub mod cpu;
 mod matrix;
 mod matvec;
-mod matvec_global;
-mod matvec_tiled;
-mod matvec_tuned;
+pub mod policy;
 mod transpose;
-mod transpose_naive;
-mod transpose_tiled;
-mod transpose_tuned;
 
 #[cfg(feature = "cublas")]
 pub mod cublas_baseline;
@@ -54,20 +59,29 @@ pub use conv::{
 };
 pub use matrix::{check_shape, Matrix, MatrixView, MatrixViewMut};
 pub use matvec::{
-    check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, matvec_tuned_with,
-    MatvecAlgorithm, MatvecElement, Transpose,
-};
-pub use matvec_tuned::{
-    n_geometry, t_geometry, threads_per_row, MatvecTuning, RowGeometry, TransposedGeometry,
-    TUNED as MATVEC_TUNING,
+    check_matvec_lengths, matvec, matvec_bytes_moved, matvec_new, matvec_tuned_with, matvec_with,
+    MatvecAlgorithm, MatvecElement, MatvecOptions, Transpose,
 };
 pub use transpose::{
     check_transpose_shapes, transpose, transpose_bytes_moved, transpose_new, transpose_tuned_with,
-    TransposeAlgorithm,
+    transpose_with, TransposeAlgorithm, TransposeOptions,
 };
-pub use transpose_tuned::{TransposeTuning, TUNABLE_BLOCK_ROWS, TUNED as TRANSPOSE_TUNING};
 
-/// Every kernel module this crate can request, for the kernel-compile test.
+/// Earlier names of the policy items, kept for call sites outside this
+/// crate; new code uses [`policy`].
+#[doc(hidden)]
+pub use policy::{
+    MatvecPolicy as MatvecTuning, TransposePolicy as TransposeTuning, TUNABLE_BLOCK_ROWS,
+};
+/// Earlier name of [`policy::MatvecPolicy::DEFAULT`].
+#[doc(hidden)]
+pub const MATVEC_TUNING: policy::MatvecPolicy = policy::MatvecPolicy::DEFAULT;
+/// Earlier name of [`policy::TransposePolicy::DEFAULT`].
+#[doc(hidden)]
+pub const TRANSPOSE_TUNING: policy::TransposePolicy = policy::TransposePolicy::DEFAULT;
+
+/// Every kernel module this crate can request, for the kernel-compile test
+/// and cache warming.
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     let mut modules = matvec::catalog();
     modules.extend(transpose::catalog());

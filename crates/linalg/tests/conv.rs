@@ -8,13 +8,18 @@
 //! --include-ignored`.
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
-use linalg::conv::{
-    conv2d_tuned_with, output_shape, tiled_tuning, TiledTuning, CONV_BLOCKS, CONV_MAX_K,
-};
+use linalg::conv::{conv2d_tuned_with, output_shape, CONV_BLOCKS, CONV_MAX_K};
+use linalg::policy::ConvPolicy;
 use linalg::{
     conv2d, conv2d_new, conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix,
     MatrixView, MatrixViewMut, Padding,
 };
+
+/// The measured table's `TiledHalo` policy for `T` (the default on every
+/// architecture today).
+fn table_policy<T: ConvElement>() -> ConvPolicy {
+    ConvPolicy::default_for::<T>((9, 0))
+}
 use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
 
@@ -169,6 +174,7 @@ fn every_combination<T: ConvElement>(seed: u64) {
                         flip: case % 2 == 0,
                         algorithm,
                         block: CONV_BLOCKS[(case as usize / 2) % CONV_BLOCKS.len()],
+                        policy: None,
                     };
                     run_case::<T>(&gpu, h, w, k, &o, seed.wrapping_add(case));
                 }
@@ -264,6 +270,7 @@ fn every_block_size() {
                         flip: k % 2 == 1,
                         algorithm,
                         block,
+                        policy: None,
                     };
                     run_case::<f32>(&gpu, h, w, k, &o, seed ^ k as u64);
                     run_case::<f64>(&gpu, h, w, k, &o, seed ^ (k as u64 + 1000));
@@ -276,7 +283,7 @@ fn every_block_size() {
 
 /// `conv2d_tuned_with`: other TiledHalo tunings (rows per thread, filter in
 /// registers or not, load batch) give the same results, for every type.
-fn other_tunings<T: ConvElement>(seed: u64, tunings: &[TiledTuning]) {
+fn other_tunings<T: ConvElement>(seed: u64, tunings: &[ConvPolicy]) {
     // Its own handle (own module store): these modules compile in parallel
     // with the default ones the other tests use.
     let gpu = Gpu::new(0).expect("a CUDA GPU");
@@ -299,6 +306,7 @@ fn other_tunings<T: ConvElement>(seed: u64, tunings: &[TiledTuning]) {
                         flip: k % 2 == 1,
                         algorithm: ConvAlgorithm::TiledHalo,
                         block,
+                        policy: None,
                     };
                     let context = format!("{tuning:?} {}", describe(h, w, k, &o, T::SUFFIX));
                     let image = inputs::<T>(h * w, seed ^ k as u64);
@@ -327,11 +335,11 @@ fn other_tunings<T: ConvElement>(seed: u64, tunings: &[TiledTuning]) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn other_tiled_tunings_f32() {
-    let base = tiled_tuning::<f32>();
+    let base = table_policy::<f32>();
     let tunings = [
         // One output per thread, filter always in shared memory, one load
         // in flight.
-        TiledTuning {
+        ConvPolicy {
             rows_per_thread: 1,
             reg_filter_max_k: 0,
             load_batch: 1,
@@ -340,7 +348,7 @@ fn other_tiled_tunings_f32() {
         },
         // The block kernel for every K (the table's f32 tuning uses the
         // strip kernel up to K = 7; tests/conv_strip.rs covers it).
-        TiledTuning {
+        ConvPolicy {
             rows_per_thread: 16,
             strip: None,
             strip_wide: None,
@@ -356,7 +364,7 @@ fn other_tiled_tunings_f64_i32() {
     let seed = run_seed();
     // An odd R, the filter in registers up to K = 5 (f64's table says 3),
     // a larger load batch.
-    let odd = TiledTuning {
+    let odd = ConvPolicy {
         rows_per_thread: 3,
         reg_filter_max_k: 5,
         load_batch: 16,
@@ -617,10 +625,10 @@ fn large_image_over_2_pow_31_elements() {
     let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
     // The strip kernel too (the table uses it for f32 only): 16-byte loads
     // of rows at 64-bit offsets, one-wave strips of ~1000 rows.
-    let strip_tuning = TiledTuning {
-        strip: tiled_tuning::<f32>().strip_wide,
+    let strip_tuning = ConvPolicy {
+        strip: table_policy::<f32>().strip_wide,
         strip_wide: None,
-        ..tiled_tuning::<i32>()
+        ..table_policy::<i32>()
     };
     for (o, tuning) in [
         (
@@ -629,7 +637,7 @@ fn large_image_over_2_pow_31_elements() {
                 padding: Padding::Wrap,
                 ..ConvOptions::default()
             },
-            tiled_tuning::<i32>(),
+            table_policy::<i32>(),
         ),
         (
             ConvOptions {
@@ -637,7 +645,7 @@ fn large_image_over_2_pow_31_elements() {
                 block: (32, 8),
                 ..ConvOptions::default()
             },
-            tiled_tuning::<i32>(),
+            table_policy::<i32>(),
         ),
         (
             ConvOptions {
@@ -730,7 +738,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         prop_assume!(border != Border::Valid || (k <= h && k <= w));
-        let o = ConvOptions { border, padding, flip, algorithm, block: CONV_BLOCKS[block_index] };
+        let o = ConvOptions { border, padding, flip, algorithm, block: CONV_BLOCKS[block_index], policy: None };
         let gpu = shared_gpu();
         match type_index {
             0 => run_case::<f32>(gpu, h, w, k, &o, seed | 1),

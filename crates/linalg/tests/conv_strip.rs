@@ -12,14 +12,19 @@
 
 use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
 use gpu_core::{DeviceBuffer, Gpu};
-use linalg::conv::strip::strip_module;
-use linalg::conv::{
-    conv2d_tuned_with, conv_module, output_shape, tiled_tuning, StripStores, StripTuning,
-    TiledTuning, STRIP_CANDIDATES, STRIP_MAX_K,
+use linalg::conv::{conv2d_tuned_with, output_shape};
+use linalg::policy::{
+    conv_module, strip_module, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{
     conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding,
 };
+
+/// The measured table's `TiledHalo` policy for `T` (the default on every
+/// architecture today).
+fn table_policy<T: ConvElement>() -> ConvPolicy {
+    ConvPolicy::default_for::<T>((9, 0))
+}
 use parprims_testkit::rng::random_vec;
 
 fn run_seed() -> u64 {
@@ -47,8 +52,8 @@ fn inputs<T: ConvElement>(len: usize, seed: u64) -> Vec<T> {
 
 use StripStores::{Scalar, Staged, Vector};
 
-const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u32) -> StripTuning {
-    StripTuning {
+const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u32) -> StripPolicy {
+    StripPolicy {
         elems_per_lane: vec,
         prefetch_rows: prefetch,
         strip_rows: rows,
@@ -117,7 +122,7 @@ fn run<T: ConvElement>(
     k: usize,
     offset: usize,
     options: &ConvOptions,
-    tuning: &TiledTuning,
+    tuning: &ConvPolicy,
     context: &str,
 ) -> Vec<T> {
     let (rows, cols) = output_shape(h, w, k, options.border).expect("a valid case");
@@ -177,7 +182,7 @@ const SHAPES: [(usize, usize, usize); 12] = [
 /// test's first calls load them instead of compiling one after another.
 /// Best effort: a module that fails here is compiled (and its error
 /// reported) by the call that needs it.
-fn prewarm<T: ConvElement>(gpu: &Gpu, strips: &[StripTuning]) {
+fn prewarm<T: ConvElement>(gpu: &Gpu, strips: &[StripPolicy]) {
     let Ok(version) = nvrtc_version() else {
         return;
     };
@@ -215,19 +220,19 @@ fn prewarm<T: ConvElement>(gpu: &Gpu, strips: &[StripTuning]) {
 
 fn strip_against_block_and_cpu<T: ConvElement>(
     seed: u64,
-    strips: &[StripTuning],
+    strips: &[StripPolicy],
     offsets: &[usize],
 ) {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     prewarm::<T>(&gpu, strips);
-    let block_tuning = TiledTuning {
+    let block_tuning = ConvPolicy {
         strip: None,
         strip_wide: None,
-        ..tiled_tuning::<T>()
+        ..table_policy::<T>()
     };
     let mut case = 0usize;
     for &strip_tuning in strips {
-        let tuning = TiledTuning {
+        let tuning = ConvPolicy {
             strip: Some(strip_tuning),
             ..block_tuning
         };
@@ -244,6 +249,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
                     flip: case % 3 == 1,
                     algorithm: ConvAlgorithm::TiledHalo,
                     block,
+                    policy: None,
                 };
                 let offset = offsets[case % offsets.len()];
                 let context = format!(
@@ -286,7 +292,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn strip_candidates_f32() {
-    let mut strips: Vec<StripTuning> = STRIP_CANDIDATES.to_vec();
+    let mut strips: Vec<StripPolicy> = STRIP_CANDIDATES.to_vec();
     // Strips of 1, 2, 3 and 5 rows: the accumulator ring starts and stops
     // at every phase.
     for rows in [1, 2, 3, 5] {
@@ -298,7 +304,7 @@ fn strip_candidates_f32() {
     strips.push(strip(4, 2, 3, Vector, 0));
     strips.push(strip(2, 2, 5, Vector, 0));
     // The table's strips (fixed warps per block).
-    let table = tiled_tuning::<f32>();
+    let table = table_policy::<f32>();
     strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
     // Offsets 0 (aligned), 1 and 2 elements (rows not 16-byte aligned: the
     // edge walk everywhere).
@@ -348,10 +354,10 @@ fn strip_every_k_on_a_larger_image() {
     prewarm::<f32>(&gpu, &strips);
     let (h, w) = (517, 1032);
     let image = inputs::<f32>(h * w, seed);
-    let block_tuning = TiledTuning {
+    let block_tuning = ConvPolicy {
         strip: None,
         strip_wide: None,
-        ..tiled_tuning::<f32>()
+        ..table_policy::<f32>()
     };
     for k in 1..=STRIP_MAX_K {
         let filter = inputs::<f32>(k * k, seed ^ k as u64);
@@ -363,7 +369,7 @@ fn strip_every_k_on_a_larger_image() {
                 ..ConvOptions::default()
             };
             for strip_tuning in strips {
-                let tuning = TiledTuning {
+                let tuning = ConvPolicy {
                     strip: Some(strip_tuning),
                     ..block_tuning
                 };

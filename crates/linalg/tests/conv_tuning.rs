@@ -14,12 +14,17 @@
 
 use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
 use gpu_core::{DeviceType, Gpu, ModuleSource};
-use linalg::conv::strip::strip_module;
-use linalg::conv::{
-    conv2d_tuned_with, conv_module_with, output_shape, tiled_tuning, StripStores, StripTuning,
-    TiledTuning, STRIP_CANDIDATES,
+use linalg::conv::{conv2d_tuned_with, output_shape};
+use linalg::policy::{
+    conv_module_with, strip_module, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES,
 };
-use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
+use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix};
+
+/// The measured table's `TiledHalo` policy for `T` (the default on every
+/// architecture today).
+fn table_policy<T: ConvElement>() -> ConvPolicy {
+    ConvPolicy::default_for::<T>((9, 0))
+}
 use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
 use parprims_testkit::rng::random_vec;
 
@@ -103,7 +108,7 @@ fn prewarm(gpu: &Gpu, modules: &[ModuleSource]) {
     );
 }
 
-fn strip_name(t: &StripTuning) -> String {
+fn strip_name(t: &StripPolicy) -> String {
     let rows = if t.strip_rows == 0 {
         "wave".to_owned()
     } else {
@@ -139,25 +144,25 @@ fn conv_tiled_halo_sweep_8192() {
         ceiling.gbps
     );
 
-    let block_tuning = TiledTuning {
+    let block_tuning = ConvPolicy {
         strip: None,
         strip_wide: None,
-        ..tiled_tuning::<f32>()
+        ..table_policy::<f32>()
     };
-    let mut variants: Vec<(String, TiledTuning, (u32, u32))> = vec![(
+    let mut variants: Vec<(String, ConvPolicy, (u32, u32))> = vec![(
         format!("block kernel R={} 32x8", block_tuning.rows_per_thread),
         block_tuning,
         (32, 8),
     )];
-    if tiled_tuning::<f32>().strip.is_some() {
+    if table_policy::<f32>().strip.is_some() {
         variants.push((
             "table default (strip / strip_wide) 32x8".to_owned(),
-            tiled_tuning::<f32>(),
+            table_policy::<f32>(),
             (32, 8),
         ));
     }
     for t in STRIP_CANDIDATES {
-        let tuning = TiledTuning {
+        let tuning = ConvPolicy {
             strip: Some(t),
             ..block_tuning
         };
@@ -166,7 +171,7 @@ fn conv_tiled_halo_sweep_8192() {
     // Other block shapes (warps per block) for the first candidate.
     for block in [(8, 8), (32, 32)] {
         let t = STRIP_CANDIDATES[0];
-        let tuning = TiledTuning {
+        let tuning = ConvPolicy {
             strip: Some(t),
             ..block_tuning
         };
@@ -184,8 +189,8 @@ fn conv_tiled_halo_sweep_8192() {
         .find(|t| t.stores == StripStores::Vector)
         .expect("a vector-store candidate");
     for warps in [4, 16, 32] {
-        let t = StripTuning { warps, ..vector };
-        let tuning = TiledTuning {
+        let t = StripPolicy { warps, ..vector };
+        let tuning = ConvPolicy {
             strip: Some(t),
             ..block_tuning
         };

@@ -11,9 +11,10 @@
 use std::sync::OnceLock;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
+use linalg::policy::MatvecPolicy;
 use linalg::{
     check_matvec_lengths, cpu, matvec, matvec_new, matvec_tuned_with, Matrix, MatrixView,
-    MatvecAlgorithm, MatvecElement, MatvecTuning, Transpose, MATVEC_TUNING,
+    MatvecAlgorithm, MatvecElement, Transpose,
 };
 use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
@@ -249,12 +250,12 @@ fn tuned_with_every_setting() {
             let x = DeviceBuffer::from_host(gpu, &x_host).unwrap();
             for vectors in [1u64, 4, 64, 1 << 20] {
                 for (waves, min_rows) in [(1u64, 1u64), (64, 1), (2, 1 << 20)] {
-                    let tuning = MatvecTuning {
+                    let tuning = MatvecPolicy {
                         n_vectors_per_thread: vectors,
                         n_waves: waves,
                         t_waves: waves,
                         t_min_rows_per_thread: min_rows,
-                        ..MATVEC_TUNING
+                        ..MatvecPolicy::DEFAULT
                     };
                     let mut y =
                         DeviceBuffer::<f32>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
@@ -276,9 +277,9 @@ fn tuned_with_every_setting() {
     let a = Matrix::from_host(gpu, 2, 2, &[1.0f32; 4]).unwrap();
     let x = DeviceBuffer::from_host(gpu, &[1.0f32; 2]).unwrap();
     let mut y = DeviceBuffer::<f32>::poisoned(gpu, 2).unwrap();
-    let recompiled = MatvecTuning {
+    let recompiled = MatvecPolicy {
         n_block_threads: 1024,
-        ..MATVEC_TUNING
+        ..MatvecPolicy::DEFAULT
     };
     assert!(matvec_tuned_with(
         gpu,
@@ -294,11 +295,11 @@ fn tuned_with_every_setting() {
 
 /// The Tuned variants a tuning can pick: loads in flight (4 or 8, both
 /// directions) × the streaming hint on the matrix loads.
-fn tuned_variants() -> Vec<MatvecTuning> {
+fn tuned_variants() -> Vec<MatvecPolicy> {
     let mut variants = Vec::new();
     for loads in [4u32, 8] {
         for streaming in [false, true] {
-            let mut tuning = MATVEC_TUNING;
+            let mut tuning = MatvecPolicy::DEFAULT;
             tuning.n_loads = loads;
             tuning.t_loads = loads;
             tuning.streaming = streaming;

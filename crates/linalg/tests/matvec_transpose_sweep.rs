@@ -9,10 +9,10 @@
 //! `cargo test --release -p parprims-linalg [--features cublas] --test matvec_transpose_sweep -- --include-ignored --nocapture`.
 
 use gpu_core::{DeviceBuffer, Gpu};
+use linalg::policy::{MatvecPolicy, TransposePolicy, TUNABLE_BLOCK_ROWS};
 use linalg::{
     cpu, matvec, matvec_bytes_moved, matvec_tuned_with, transpose, transpose_bytes_moved,
-    transpose_tuned_with, Matrix, MatvecAlgorithm, MatvecElement, MatvecTuning, Transpose,
-    TransposeAlgorithm, TransposeTuning, MATVEC_TUNING, TUNABLE_BLOCK_ROWS,
+    transpose_tuned_with, Matrix, MatvecAlgorithm, MatvecElement, Transpose, TransposeAlgorithm,
 };
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
 use parprims_testkit::rng::random_vec;
@@ -65,7 +65,7 @@ fn time_into<T: MatvecElement>(
 }
 
 /// The Tuned variants swept for one direction, with their names.
-fn tunings<T: MatvecElement>(n: usize, op: Transpose) -> Vec<(String, MatvecTuning)> {
+fn tunings<T: MatvecElement>(n: usize, op: Transpose) -> Vec<(String, MatvecPolicy)> {
     let mut tunings = Vec::new();
     for loads in [4u32, 8] {
         for streaming in [false, true] {
@@ -73,11 +73,15 @@ fn tunings<T: MatvecElement>(n: usize, op: Transpose) -> Vec<(String, MatvecTuni
             match op {
                 Transpose::No => {
                     for vectors in [16u64, 32, 64] {
-                        let mut tuning = MATVEC_TUNING;
+                        let mut tuning = MatvecPolicy::DEFAULT;
                         tuning.n_vectors_per_thread = vectors;
                         tuning.n_loads = loads;
                         tuning.streaming = streaming;
-                        let tpr = linalg::threads_per_row(n as u64, 16 / T::BYTES as u64, &tuning);
+                        let tpr = linalg::policy::threads_per_row(
+                            n as u64,
+                            16 / T::BYTES as u64,
+                            &tuning,
+                        );
                         tunings.push((
                             format!("tuned threads/row {tpr} loads {loads}{hint}"),
                             tuning,
@@ -86,7 +90,7 @@ fn tunings<T: MatvecElement>(n: usize, op: Transpose) -> Vec<(String, MatvecTuni
                 }
                 Transpose::Yes => {
                     for waves in [2u64, 4, 8, 16] {
-                        let mut tuning = MATVEC_TUNING;
+                        let mut tuning = MatvecPolicy::DEFAULT;
                         tuning.t_waves = waves;
                         tuning.t_loads = loads;
                         tuning.streaming = streaming;
@@ -236,7 +240,7 @@ fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceilin
     }
     for block_rows in TUNABLE_BLOCK_ROWS {
         let input = &input;
-        let tuning = TransposeTuning {
+        let tuning = TransposePolicy {
             tile: 32,
             block_rows,
         };

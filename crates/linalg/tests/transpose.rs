@@ -10,9 +10,10 @@
 use std::sync::OnceLock;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
+use linalg::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
 use linalg::{
     check_transpose_shapes, cpu, transpose, transpose_new, transpose_tuned_with, Matrix,
-    MatrixView, MatrixViewMut, TransposeAlgorithm, TransposeTuning, TUNABLE_BLOCK_ROWS,
+    MatrixView, MatrixViewMut, TransposeAlgorithm,
 };
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
@@ -117,7 +118,7 @@ fn check_tuned_with<T: DeviceType>(rows: usize, cols: usize, block_rows: u32, se
     let host = random_bits::<T>(rows * cols, seed);
     let input = Matrix::from_host(gpu, rows, cols, &host).unwrap();
     let mut output = Matrix::<T>::poisoned(gpu, cols, rows).unwrap();
-    let tuning = TransposeTuning {
+    let tuning = TransposePolicy {
         tile: 32,
         block_rows,
     };
@@ -327,11 +328,11 @@ fn untunable_settings_are_refused() {
     let input = Matrix::from_host(gpu, 2, 3, &random_bits::<f32>(6, 1)).unwrap();
     let mut output = Matrix::<f32>::poisoned(gpu, 3, 2).unwrap();
     for tuning in [
-        TransposeTuning {
+        TransposePolicy {
             tile: 32,
             block_rows: 2,
         },
-        TransposeTuning {
+        TransposePolicy {
             tile: 64,
             block_rows: 8,
         },

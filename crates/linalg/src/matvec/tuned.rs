@@ -1,17 +1,17 @@
 //! `MatvecAlgorithm::Tuned`: the fast matvec. Kernels in
-//! `kernels/cuda/matvec_tuned.cu` (their header explains them in full).
+//! `kernels/cuda/linalg/matvec_tuned.cu` (their header explains them in full).
 //!
 //! **y = A·x** (one launch): a group of `tpr` threads (a power of two, 1 to
-//! [`MatvecTuning::n_block_threads`]) owns a row and reads it in 16-byte
-//! vectors, [`MatvecTuning::n_loads`] in flight per thread (with the
-//! evict-first hint when [`MatvecTuning::streaming`]: A is read once, x is
+//! [`MatvecPolicy::n_block_threads`]) owns a row and reads it in 16-byte
+//! vectors, [`MatvecPolicy::n_loads`] in flight per thread (with the
+//! evict-first hint when [`MatvecPolicy::streaming`]: A is read once, x is
 //! what the caches should keep), after peeling the elements before the
 //! row's first 16-byte boundary (rows of a matrix whose `cols·sizeof(T)` is
 //! not a multiple of 16, or views at odd offsets, start unaligned); x is read
 //! in vectors when aligned for that row, else by scalar loads. The group
 //! reduces by warp shuffles, wider groups then through shared memory.
 //! `tpr` grows with `cols` ([`threads_per_row`]) so a thread reads about
-//! [`MatvecTuning::n_vectors_per_thread`] vectors: thread-per-row for
+//! [`MatvecPolicy::n_vectors_per_thread`] vectors: thread-per-row for
 //! very narrow matrices, a whole block per row for wide ones.
 //! Matrices with too few rows to fill the GPU are split into column chunks
 //! as well ([`n_geometry`]), the chunks' partial row sums added by a second,
@@ -36,107 +36,21 @@
 use gpu_core::launch::{grid_1d, spread_blocks, LaunchConfig, MAX_GRID_X, MAX_GRID_YZ};
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
-use crate::matvec::{kernel, MatvecElement, Transpose};
-
-/// The Tuned kernels' constants (compiled in as `#define`s where the
-/// kernels need them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MatvecTuning {
-    /// Threads per block of the A·x kernel (a power of two, ≥ 32).
-    pub n_block_threads: u32,
-    /// A·x: target 16-byte vectors per thread when sizing a row's group
-    /// (and the least work per thread of a column chunk).
-    pub n_vectors_per_thread: u64,
-    /// A·x: when the rows alone give fewer blocks than this many waves of
-    /// resident blocks, rows are split into column chunks.
-    pub n_waves: u64,
-    /// Aᵀ·x: warps per block (block = 32 × this).
-    pub t_block_rows: u32,
-    /// Aᵀ·x: the slab search considers grids of up to this many waves of
-    /// resident blocks.
-    pub t_waves: u64,
-    /// Aᵀ·x: the cost of the second (reduce) launch, in units of one block
-    /// row-strip read (32·L elements of one row), for the slab search.
-    pub t_reduce_cost: u64,
-    /// Aᵀ·x: at least this many rows per thread in a slab (bounds the
-    /// partial traffic for short matrices).
-    pub t_min_rows_per_thread: u64,
-    /// A·x: 16-byte matrix loads each thread issues before using them, one
-    /// of the compiled variants, 4 or 8 (chosen at run time).
-    pub n_loads: u32,
-    /// Aᵀ·x: rows each thread loads before using them, 4 or 8.
-    pub t_loads: u32,
-    /// Both directions: read the matrix with the evict-first streaming hint
-    /// (`ld.global.cs`), so A (read once) does not push x out of L1/L2.
-    pub streaming: bool,
-}
-
-/// The loads-in-flight variants compiled into the module (values of
-/// [`MatvecTuning::n_loads`] and [`MatvecTuning::t_loads`]).
-pub(crate) const TUNABLE_LOADS: [u32; 2] = [4, 8];
-
-/// Entry-name suffix of a Tuned variant: empty for the original kernels (4
-/// loads, no hint), `_u8` for 8 loads, `_cs` for the streaming hint.
-pub(crate) fn variant_suffix(loads: u32, streaming: bool) -> String {
-    let mut suffix = String::new();
-    if loads != 4 {
-        suffix.push_str(&format!("_u{loads}"));
-    }
-    if streaming {
-        suffix.push_str("_cs");
-    }
-    suffix
-}
-
-/// The tuning in use, measured on the NVIDIA H100 80GB HBM3 (132 SMs,
-/// copy ceiling 2996 GB/s) on 2026-11-22 with `tests/matvec_transpose_sweep.rs`
-/// at 16384² (median of 25, host work included, cuBLAS gemv in the same
-/// process):
-///
-/// | f32 | A·x ms | Aᵀ·x ms |
-/// |---|---|---|
-/// | cuBLAS gemv | 0.3677 | 0.3655 |
-/// | before (4 loads, no hint, kernel looked up per call) | 0.3895 | 0.4200 |
-/// | 4 loads, no hint | 0.3747 | 0.3549 |
-/// | **4 loads, streaming hint (this table)** | **0.3483** (1.056× cuBLAS, 1.029 of the ceiling) | **0.3548** (1.030×) |
-/// | 8 loads, streaming hint | 0.3594 | 0.3551 |
-///
-/// The evict-first hint on A is what pays for A·x (x stays in L1/L2);
-/// 8 loads in flight lose there. Row groups of 256 threads (16 vectors per
-/// thread) beat 128 and 64 with the hint (0.3500, 0.3528 ms). Aᵀ·x is
-/// within noise (±0.3 %) over waves 2–16, 4 or 8 loads, hint or not; f64
-/// (A·x 0.685 ms, Aᵀ·x 0.699 ms vs cuBLAS 0.697 / 0.705) likewise.
-/// Block shapes: 256-thread blocks, 6 resident per SM at the kernels'
-/// 34–40 registers; the Aᵀ·x slab search over up to 8 waves picks 37 slabs
-/// at 16384² f32 (partials 0.2 % of A); the reduce-launch cost of 32
-/// block-rows is a guess that the sweep's flat waves column does not
-/// contradict.
-pub const TUNED: MatvecTuning = MatvecTuning {
-    n_block_threads: 256,
-    n_vectors_per_thread: 16,
-    n_waves: 2,
-    t_block_rows: 8,
-    t_waves: 8,
-    t_reduce_cost: 32,
-    t_min_rows_per_thread: 16,
-    n_loads: 4,
-    t_loads: 4,
-    streaming: true,
-};
-
-/// Threads per block of the Aᵀ·x slab reduction.
-pub(crate) const REDUCE_BLOCK_THREADS: u32 = 256;
+use super::algorithm::{MatvecElement, Transpose};
+use super::module::{self, variant_suffix, REDUCE_BLOCK_THREADS};
+use super::policy::MatvecPolicy;
+use crate::matrix::MatrixView;
 
 /// A·x: threads per row, as a power of two: enough that each thread reads
 /// about `n_vectors_per_thread` vectors of `lanes` elements, at most one
 /// block.
-pub fn threads_per_row(cols: u64, lanes: u64, tuning: &MatvecTuning) -> u32 {
+pub fn threads_per_row(cols: u64, lanes: u64, policy: &MatvecPolicy) -> u32 {
     let vectors = cols.div_ceil(lanes.max(1));
-    let wanted = vectors.div_ceil(tuning.n_vectors_per_thread.max(1)).max(1);
+    let wanted = vectors.div_ceil(policy.n_vectors_per_thread.max(1)).max(1);
     wanted
         .checked_next_power_of_two()
         .unwrap_or(u64::MAX)
-        .min(tuning.n_block_threads as u64) as u32
+        .min(policy.n_block_threads as u64) as u32
 }
 
 /// A·x launch shape.
@@ -161,13 +75,13 @@ pub fn n_geometry(
     cols: u64,
     lanes: u64,
     target_blocks: u64,
-    tuning: &MatvecTuning,
+    policy: &MatvecPolicy,
 ) -> RowGeometry {
     let lanes = lanes.max(1);
-    let tpr = threads_per_row(cols, lanes, tuning);
-    let rows_per_block = (tuning.n_block_threads / tpr).max(1) as u64;
+    let tpr = threads_per_row(cols, lanes, policy);
+    let rows_per_block = (policy.n_block_threads / tpr).max(1) as u64;
     let row_blocks = rows.div_ceil(rows_per_block);
-    let min_chunk_cols = tpr as u64 * tuning.n_vectors_per_thread.max(1) * lanes;
+    let min_chunk_cols = tpr as u64 * policy.n_vectors_per_thread.max(1) * lanes;
     let max_chunks = (cols / min_chunk_cols).clamp(1, MAX_GRID_YZ);
     let chunks = target_blocks
         .div_ceil(row_blocks.max(1))
@@ -212,7 +126,7 @@ pub fn t_geometry(
     cols: u64,
     lanes: u64,
     capacity: u64,
-    tuning: &MatvecTuning,
+    policy: &MatvecPolicy,
 ) -> Result<TransposedGeometry> {
     let strips = cols.div_ceil(32 * lanes.max(1));
     if strips > MAX_GRID_X {
@@ -222,16 +136,16 @@ pub fn t_geometry(
         ));
     }
     let capacity = capacity.max(1);
-    let min_slab_rows = tuning.t_block_rows as u64 * tuning.t_min_rows_per_thread.max(1);
+    let min_slab_rows = policy.t_block_rows as u64 * policy.t_min_rows_per_thread.max(1);
     let max_slabs = rows
         .div_ceil(min_slab_rows)
-        .min(tuning.t_waves.max(1).saturating_mul(capacity) / strips)
+        .min(policy.t_waves.max(1).saturating_mul(capacity) / strips)
         .clamp(1, MAX_GRID_YZ);
     let cost = |slabs: u64| -> f64 {
         let waves = (strips * slabs).div_ceil(capacity) as f64;
         let mut cost = waves * rows.div_ceil(slabs) as f64;
         if slabs > 1 {
-            cost += 2.0 * (slabs * strips) as f64 / capacity as f64 + tuning.t_reduce_cost as f64;
+            cost += 2.0 * (slabs * strips) as f64 / capacity as f64 + policy.t_reduce_cost as f64;
         }
         cost
     };
@@ -259,54 +173,19 @@ fn rows_aligned<T: MatvecElement>(base: u64, cols: u64) -> bool {
     base % 16 == 0 && (cols * T::BYTES as u64) % 16 == 0
 }
 
-/// Checks a tuning for [`crate::matvec_tuned_with`]: the compiled-in
-/// constants (block shapes) must be [`TUNED`]'s, the run-time ones at
-/// least 1, the loads in flight 4 or 8 (the compiled variants).
-pub fn check_tuning(tuning: &MatvecTuning) -> Result<()> {
-    if tuning.n_block_threads != TUNED.n_block_threads || tuning.t_block_rows != TUNED.t_block_rows
-    {
-        return Err(Error::invalid(
-            "tuning",
-            format!(
-                "block shapes are compiled in: n_block_threads must be {} and t_block_rows {}",
-                TUNED.n_block_threads, TUNED.t_block_rows
-            ),
-        ));
-    }
-    if tuning.n_vectors_per_thread == 0
-        || tuning.n_waves == 0
-        || tuning.t_waves == 0
-        || tuning.t_min_rows_per_thread == 0
-    {
-        return Err(Error::invalid(
-            "tuning",
-            "n_vectors_per_thread, n_waves, t_waves and t_min_rows_per_thread must be at least 1",
-        ));
-    }
-    if !TUNABLE_LOADS.contains(&tuning.n_loads) || !TUNABLE_LOADS.contains(&tuning.t_loads) {
-        return Err(Error::invalid(
-            "tuning",
-            format!(
-                "n_loads {} / t_loads {}: the compiled variants are {TUNABLE_LOADS:?}",
-                tuning.n_loads, tuning.t_loads
-            ),
-        ));
-    }
-    Ok(())
-}
-
 pub(crate) fn launch<T: MatvecElement>(
     gpu: &Gpu,
-    a: DeviceView<'_, T>,
+    policy: &MatvecPolicy,
+    a: MatrixView<'_, T>,
     x: DeviceView<'_, T>,
     y: DeviceViewMut<'_, T>,
-    shape: (u64, u64),
     op: Transpose,
-    tuning: &MatvecTuning,
 ) -> Result<()> {
+    let shape = (a.rows() as u64, a.cols() as u64);
+    let a = a.data();
     match op {
-        Transpose::No => launch_n(gpu, a, x, y, shape, tuning),
-        Transpose::Yes => launch_t(gpu, a, x, y, shape, tuning),
+        Transpose::No => launch_n(gpu, a, x, y, shape, policy),
+        Transpose::Yes => launch_t(gpu, a, x, y, shape, policy),
     }
 }
 
@@ -316,24 +195,26 @@ fn launch_n<T: MatvecElement>(
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
-    tuning: &MatvecTuning,
+    policy: &MatvecPolicy,
 ) -> Result<()> {
     let lanes = 16 / T::BYTES as u64;
     let name = format!(
         "matvec_tuned_n{}",
-        variant_suffix(tuning.n_loads, tuning.streaming)
+        variant_suffix(policy.n_loads, policy.streaming)
     );
-    let (kernel, resident) = kernel::<T>(gpu, &name, Some(tuning.n_block_threads))?;
-    let resident = resident.max(1) as u64;
-    let target_blocks = gpu.info().sm_count as u64 * resident * tuning.n_waves;
-    let geometry = n_geometry(rows, cols, lanes, target_blocks, tuning);
+    let kernel = module::kernel::<T>(gpu, policy, &name)?;
+    let resident = kernel
+        .resident_blocks_per_sm(policy.n_block_threads, 0)?
+        .max(1) as u64;
+    let target_blocks = gpu.info().sm_count as u64 * resident * policy.n_waves;
+    let geometry = n_geometry(rows, cols, lanes, target_blocks, policy);
     // A block holds n_block_threads / tpr row groups; rows are consecutive
     // per block. Row blocks past 2^31 − 1 spill into gridDim.y (surplus
     // blocks find row ≥ rows and write nothing); column chunks are grid z.
     let (grid_x, grid_y, _) = spread_blocks(geometry.row_blocks)?;
     let config = LaunchConfig {
         grid: (grid_x, grid_y, geometry.chunks as u32),
-        block: (tuning.n_block_threads, 1, 1),
+        block: (policy.n_block_threads, 1, 1),
         shared_bytes: 0,
     };
     let tpr_log2 = geometry.threads_per_row.trailing_zeros();
@@ -371,18 +252,19 @@ fn launch_n<T: MatvecElement>(
     // kernel writes out[chunk·rows + row] for chunk < chunks (grid z),
     // row < rows; every chunk starts below cols.
     unsafe { gpu.launch(&kernel, config, &args)? };
-    reduce(gpu, &partial, y, rows, geometry.chunks)
+    reduce(gpu, policy, &partial, y, rows, geometry.chunks)
 }
 
 /// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order.
 fn reduce<T: MatvecElement>(
     gpu: &Gpu,
+    policy: &MatvecPolicy,
     partial: &DeviceBuffer<T>,
     mut y: DeviceViewMut<'_, T>,
     len: u64,
     parts: u64,
 ) -> Result<()> {
-    let (kernel, _) = kernel::<T>(gpu, "matvec_tuned_t_reduce", None)?;
+    let kernel = module::kernel::<T>(gpu, policy, "matvec_tuned_t_reduce")?;
     let (config, _blocks) = grid_1d(len, REDUCE_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&partial.view())
@@ -402,23 +284,25 @@ fn launch_t<T: MatvecElement>(
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
-    tuning: &MatvecTuning,
+    policy: &MatvecPolicy,
 ) -> Result<()> {
     let vector = rows_aligned::<T>(a.device_ptr(), cols);
     let lanes = if vector { 16 / T::BYTES as u64 } else { 1 };
     let name = format!(
         "matvec_tuned_t_partial_{}{}",
         if vector { "vec" } else { "scalar" },
-        variant_suffix(tuning.t_loads, tuning.streaming)
+        variant_suffix(policy.t_loads, policy.streaming)
     );
-    let block_threads = 32 * tuning.t_block_rows;
-    let (partial_kernel, resident) = kernel::<T>(gpu, &name, Some(block_threads))?;
-    let resident = resident.max(1) as u64;
+    let block_threads = 32 * policy.t_block_rows;
+    let partial_kernel = module::kernel::<T>(gpu, policy, &name)?;
+    let resident = partial_kernel
+        .resident_blocks_per_sm(block_threads, 0)?
+        .max(1) as u64;
     let capacity = gpu.info().sm_count as u64 * resident;
-    let geometry = t_geometry(rows, cols, lanes, capacity, tuning)?;
+    let geometry = t_geometry(rows, cols, lanes, capacity, policy)?;
     let config = LaunchConfig {
         grid: (geometry.strips as u32, geometry.slabs as u32, 1),
-        block: (32, tuning.t_block_rows, 1),
+        block: (32, policy.t_block_rows, 1),
         shared_bytes: 0,
     };
     if geometry.slabs == 1 {
@@ -450,7 +334,7 @@ fn launch_t<T: MatvecElement>(
     // exactly `slabs` slabs of at most slab_rows rows each.
     unsafe { gpu.launch(&partial_kernel, config, &args)? };
 
-    reduce(gpu, &partial, y, cols, geometry.slabs)
+    reduce(gpu, policy, &partial, y, cols, geometry.slabs)
 }
 
 #[cfg(test)]
@@ -459,7 +343,7 @@ mod tests {
 
     #[test]
     fn group_width_grows_with_cols() {
-        let t = TUNED;
+        let t = MatvecPolicy::DEFAULT;
         assert_eq!(threads_per_row(1, 4, &t), 1);
         assert_eq!(threads_per_row(64, 4, &t), 1);
         assert_eq!(threads_per_row(65, 4, &t), 2);
@@ -476,7 +360,7 @@ mod tests {
 
     #[test]
     fn row_geometry_splits_only_short_wide_matrices() {
-        let t = TUNED;
+        let t = MatvecPolicy::DEFAULT;
         let target = 132 * 6 * 2;
         // The goal shape: a block per row, no chunks.
         let g = n_geometry(16384, 16384, 4, target, &t);
@@ -511,7 +395,7 @@ mod tests {
 
     #[test]
     fn transposed_geometry_avoids_partial_waves() {
-        let t = TUNED;
+        let t = MatvecPolicy::DEFAULT;
         for capacity in [132u64 * 6, 132 * 8, 114 * 8] {
             let g = t_geometry(16384, 16384, 4, capacity, &t).unwrap();
             assert_eq!(g.strips, 128);
@@ -542,72 +426,6 @@ mod tests {
                 assert!(g.slabs >= 1 && g.slabs <= MAX_GRID_YZ);
                 assert!(g.slabs * g.slab_rows >= rows);
                 assert!((g.slabs - 1) * g.slab_rows < rows, "empty slab");
-            }
-        }
-    }
-
-    #[test]
-    fn only_run_time_constants_may_change() {
-        assert!(check_tuning(&TUNED).is_ok());
-        let wider = MatvecTuning {
-            n_vectors_per_thread: 64,
-            t_waves: 8,
-            ..TUNED
-        };
-        assert!(check_tuning(&wider).is_ok());
-        let recompiled = MatvecTuning {
-            n_block_threads: 512,
-            ..TUNED
-        };
-        assert!(check_tuning(&recompiled).is_err());
-        let zero = MatvecTuning {
-            t_waves: 0,
-            ..TUNED
-        };
-        assert!(check_tuning(&zero).is_err());
-        for loads in TUNABLE_LOADS {
-            let variant = MatvecTuning {
-                n_loads: loads,
-                t_loads: loads,
-                streaming: true,
-                ..TUNED
-            };
-            assert!(check_tuning(&variant).is_ok());
-        }
-        for loads in [0, 1, 5, 16] {
-            assert!(check_tuning(&MatvecTuning {
-                n_loads: loads,
-                ..TUNED
-            })
-            .is_err());
-            assert!(check_tuning(&MatvecTuning {
-                t_loads: loads,
-                ..TUNED
-            })
-            .is_err());
-        }
-    }
-
-    #[test]
-    fn variant_names_keep_the_original_entries() {
-        assert_eq!(variant_suffix(4, false), "");
-        assert_eq!(variant_suffix(8, false), "_u8");
-        assert_eq!(variant_suffix(4, true), "_cs");
-        assert_eq!(variant_suffix(8, true), "_u8_cs");
-        assert!(TUNABLE_LOADS.contains(&TUNED.n_loads) && TUNABLE_LOADS.contains(&TUNED.t_loads));
-        // Every variant the tuning can name is an entry of the module.
-        let names = crate::matvec::module::<f64>().entries().to_vec();
-        for loads in TUNABLE_LOADS {
-            for streaming in [false, true] {
-                let suffix = variant_suffix(loads, streaming);
-                for base in [
-                    "matvec_tuned_n",
-                    "matvec_tuned_t_partial_vec",
-                    "matvec_tuned_t_partial_scalar",
-                ] {
-                    let name = format!("{base}{suffix}_f64");
-                    assert!(names.contains(&name), "{name}");
-                }
             }
         }
     }

@@ -1,5 +1,5 @@
 //! `TransposeAlgorithm::Naive`: one thread per element, straight from global
-//! memory (the lab's gpu-gm). Kernel in `kernels/cuda/transpose_naive.cu`.
+//! memory (the lab's gpu-gm). Kernel in `kernels/cuda/linalg/transpose_naive.cu`.
 //!
 //! - Computes out[c][r] = in[r][c].
 //! - Work rows·cols copies, one step per thread.
@@ -9,7 +9,11 @@
 //! - One launch, block [`BLOCK`] (32 × 8), no shared memory.
 //! - Deterministic; not in place.
 
+use gpu_core::launch::grid_2d;
 use gpu_core::{LaunchConfig, Result};
+
+/// The kernel's base name (entry `{KERNEL}_{storage}`).
+pub(crate) const KERNEL: &str = "transpose_naive";
 
 /// Threads per block (x along columns, y along rows). Not yet measured on
 /// the H100.
@@ -18,7 +22,7 @@ pub(crate) const BLOCK: (u32, u32) = (32, 8);
 /// One thread per element: grid x over ⌈cols/32⌉ column tiles, y (spilling
 /// into z for tall matrices) over ⌈rows/8⌉ row tiles.
 pub(crate) fn config(rows: u64, cols: u64) -> Result<LaunchConfig> {
-    crate::transpose::tile_grid(rows, cols, BLOCK, (1, 1))
+    grid_2d(rows, cols, BLOCK, (1, 1), 0)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `MatvecAlgorithm::Global`: one thread per output element, everything
 //! from global memory (the lab's gpu-gm). Kernels in
-//! `kernels/cuda/matvec_global.cu`.
+//! `kernels/cuda/linalg/matvec_global.cu`.
 //!
 //! - Computes y = A·x (thread r: Σ_c A[r][c]·x[c]) or y = Aᵀ·x (thread c:
 //!   Σ_r A[r][c]·x[r]).
@@ -9,34 +9,35 @@
 //!   cache). A·x reads A uncoalesced: a warp touches 32 rows per step, so
 //!   each 32-byte sector is fetched for 4 useful bytes unless L1/L2 keep it
 //!   until the next 7 steps. Aᵀ·x is coalesced.
-//! - One launch, blocks of [`BLOCK_THREADS`], no shared memory.
+//! - One launch, blocks of [`GLOBAL_BLOCK_THREADS`], no shared memory.
 //! - Deterministic; not in place.
 
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
 
-use crate::matvec::{kernel, MatvecElement, Transpose};
-
-/// Threads per block (not yet measured on the H100: the lab's baseline only
-/// needs enough warps per SM to hide latency).
-pub(crate) const BLOCK_THREADS: u32 = 256;
+use super::algorithm::{MatvecElement, Transpose};
+use super::module::{self, GLOBAL_BLOCK_THREADS};
+use super::policy::MatvecPolicy;
+use crate::matrix::MatrixView;
 
 pub(crate) fn launch<T: MatvecElement>(
     gpu: &Gpu,
-    a: DeviceView<'_, T>,
+    policy: &MatvecPolicy,
+    a: MatrixView<'_, T>,
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
-    (rows, cols): (u64, u64),
     op: Transpose,
 ) -> Result<()> {
+    let (rows, cols) = (a.rows() as u64, a.cols() as u64);
+    let a = a.data();
     let (name, outputs) = match op {
         Transpose::No => ("matvec_global_n", rows),
         Transpose::Yes => ("matvec_global_t", cols),
     };
-    let (kernel, _) = kernel::<T>(gpu, name, None)?;
+    let kernel = module::kernel::<T>(gpu, policy, name)?;
     // One thread per output element; grid_1d spills into gridDim.y past
     // 2^31 − 1 blocks, and the kernel drops threads past `outputs`.
-    let (config, _blocks) = grid_1d(outputs, BLOCK_THREADS, 1, 0)?;
+    let (config, _blocks) = grid_1d(outputs, GLOBAL_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&a)
         .input(&x)

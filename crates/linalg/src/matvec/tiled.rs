@@ -1,6 +1,6 @@
 //! `MatvecAlgorithm::SharedTiled { tile }`: one thread per output element,
 //! x staged through shared memory `tile` elements at a time (the lab's
-//! gpu-sm). Kernels in `kernels/cuda/matvec_tiled.cu`.
+//! gpu-sm). Kernels in `kernels/cuda/linalg/matvec_tiled.cu`.
 //!
 //! - Computes y = A·x or y = Aᵀ·x, one output per thread, the block's
 //!   `tile` threads loading one x element each per tile, then accumulating
@@ -18,7 +18,10 @@
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
 
-use crate::matvec::{kernel, MatvecElement, Transpose};
+use super::algorithm::{MatvecElement, Transpose};
+use super::module;
+use super::policy::MatvecPolicy;
+use crate::matrix::MatrixView;
 
 /// The kernels' inner loop is unrolled by this many elements
 /// (`#pragma unroll 4` in `matvec_tiled.cu`), and the shared tile is
@@ -38,18 +41,20 @@ pub(crate) fn shared_bytes(tile: u32, elem_bytes: usize) -> u32 {
 
 pub(crate) fn launch<T: MatvecElement>(
     gpu: &Gpu,
-    a: DeviceView<'_, T>,
+    policy: &MatvecPolicy,
+    a: MatrixView<'_, T>,
     x: DeviceView<'_, T>,
     mut y: DeviceViewMut<'_, T>,
-    (rows, cols): (u64, u64),
     op: Transpose,
     tile: u32,
 ) -> Result<()> {
+    let (rows, cols) = (a.rows() as u64, a.cols() as u64);
+    let a = a.data();
     let (name, outputs) = match op {
         Transpose::No => ("matvec_tiled_n", rows),
         Transpose::Yes => ("matvec_tiled_t", cols),
     };
-    let (kernel, _) = kernel::<T>(gpu, name, None)?;
+    let kernel = module::kernel::<T>(gpu, policy, name)?;
     // A block of `tile` threads (validated: 1 to 1024) owns `tile` outputs
     // and stages `tile` elements of x, padded to whole groups of TILE_GROUP
     // (see there): at most 1024·8 B = 8 KiB of shared memory.

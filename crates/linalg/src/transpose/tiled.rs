@@ -1,6 +1,6 @@
 //! `TransposeAlgorithm::Tiled` and `TiledPadded`: a 32 × 32 block of
 //! threads moves a 32 × 32 tile through shared memory, one element per
-//! thread (the lab's gpu-sm). Kernel in `kernels/cuda/transpose_tiled.cu`,
+//! thread (the lab's gpu-sm). Kernel in `kernels/cuda/linalg/transpose_tiled.cu`,
 //! instantiated with PAD = 0 (Tiled) and PAD = 1 (TiledPadded).
 //!
 //! - Computes out[c][r] = in[r][c].
@@ -15,7 +15,13 @@
 //!   difference is the lab's point, and the benchmark shows it.
 //! - Deterministic; not in place.
 
+use gpu_core::launch::grid_2d;
 use gpu_core::{LaunchConfig, Result};
+
+/// The kernels' base names (entries `{kernel}_{storage}`): PAD = 0, PAD = 1.
+pub(crate) const KERNEL: &str = "transpose_tiled";
+/// See [`KERNEL`].
+pub(crate) const KERNEL_PADDED: &str = "transpose_tiled_padded";
 
 /// Tile side = block side, as in the lab.
 pub(crate) const TILE: u32 = 32;
@@ -23,7 +29,7 @@ pub(crate) const TILE: u32 = 32;
 /// Grid x over column tiles, y (spilling into z) over row tiles, 32 × 32
 /// threads per block.
 pub(crate) fn config(rows: u64, cols: u64) -> Result<LaunchConfig> {
-    crate::transpose::tile_grid(rows, cols, (TILE, TILE), (1, 1))
+    grid_2d(rows, cols, (TILE, TILE), (1, 1), 0)
 }
 
 #[cfg(test)]

@@ -1,0 +1,176 @@
+//! 2-D convolution of an `H × W` image with a `K × K` filter (`K` = 1 … 31).
+//!
+//! # What it computes
+//!
+//! Cross-correlation, as the lab defines it, for every output `(i, j)`:
+//!
+//! ```text
+//! out[i][j] = Σ_{u,v < K} f[u][v] · image(i + u − a, j + v − a)
+//! ```
+//!
+//! With [`ConvOptions::flip`] the filter is rotated by 180° first
+//! (`f[K−1−u][K−1−v]`): true convolution. The anchor `a` and the output shape
+//! come from the [`Border`] ([`anchor`], [`output_shape`]):
+//!
+//! | border | output shape | anchor `a` |
+//! |---|---|---|
+//! | [`Border::Valid`] | `(H−K+1) × (W−K+1)` (needs `K ≤ H`, `K ≤ W`) | 0 |
+//! | [`Border::Same`]  | `H × W` | `K/2` (`(K−1)/2` with `flip`) |
+//! | [`Border::Full`]  | `(H+K−1) × (W+K−1)` | `K − 1` |
+//!
+//! `Same` follows `scipy.ndimage`: `correlate(image, f, mode)` anchors the
+//! filter at `K/2` (rounded down, so an even filter reaches one sample further
+//! up/left than down/right), and `convolve(image, f, mode)` equals correlation
+//! with the rotated filter anchored at `(K−1)/2`. The two anchors differ only
+//! for even `K`. Samples `image(r, c)` outside the image are defined by the
+//! [`Padding`] (never read by `Valid`).
+//!
+//! Arithmetic is in the element type: `f32`/`f64` with fused multiply-adds in
+//! a fixed order (deterministic; compare with a tolerance, the CPU reference
+//! [`crate::conv_cpu`] accumulates in `f64`); `i32` wraps (exact).
+//!
+//! # Algorithms ([`ConvAlgorithm`])
+//!
+//! | algorithm | filter in | image reads | per thread |
+//! |---|---|---|---|
+//! | `Global` (lab gpu-gm) | global | global (L1/L2) | 1 output |
+//! | `SharedFilter` (lab gpu-sm) | shared | global (L1/L2) | 1 output |
+//! | `ConstantFilter` | `__constant__` | global (L1/L2) | 1 output |
+//! | `TiledHalo` (default), block kernel | registers / shared | one coalesced tile + halo in shared memory | a column of R outputs |
+//! | `TiledHalo` (default), strip kernel (`K ≤ 7` when [`crate::policy::ConvPolicy::strip`] is set) | registers | each row once per warp strip, vector loads, neighbours' columns by shuffles | VEC outputs per row, walking down S rows |
+//!
+//! All: one launch, `K²` multiply-adds per output (work `OH·OW·K²`), global
+//! memory traffic near `(H·W + OH·OW + K²)` elements ([`conv_bytes_moved`]),
+//! not in place (the output may not overlap the image or the filter),
+//! deterministic. Shared memory and bank behaviour are in each kernel's header
+//! in `kernels/cuda/linalg/conv.cu` and `kernels/cuda/linalg/conv_strip.cu`, and in
+//! each kernel's file here. The strip and
+//! block kernels add each output's products in the same order: their results
+//! are identical.
+//!
+//! # ConstantFilter and concurrency
+//!
+//! The constant filter is one `__constant__` array per module, shared by every
+//! [`Gpu`] handle on the context: `ConstantFilter` is correct from any number
+//! of threads and streams, and serialised across streams (a call from
+//! another stream than the last waits for it; use `TiledHalo` or
+//! `SharedFilter` for concurrent work). `direct.rs` says how.
+//!
+//! # Layers
+//!
+//! `shape` (borders, padding, output shape, bytes moved), `algorithm` (what
+//! the caller picks: [`ConvAlgorithm`], [`ConvOptions`], [`ConvElement`]),
+//! `policy` (TiledHalo's [`crate::policy::ConvPolicy`] and
+//! [`crate::policy::StripPolicy`]), one file per kernel (`direct`, `tiled`,
+//! `strip`: grid, shared memory, launch), `module` (kernel sources, entry
+//! names, store lookup), `dispatch` (checks, then which kernel).
+
+mod algorithm;
+mod direct;
+mod dispatch;
+mod module;
+pub(crate) mod policy;
+mod shape;
+mod strip;
+mod tiled;
+
+use gpu_core::{Gpu, Result};
+
+use crate::matrix::{Matrix, MatrixView, MatrixViewMut};
+pub use algorithm::{ConvAlgorithm, ConvElement, ConvOptions, CONV_BLOCKS, DEFAULT_BLOCK};
+pub(crate) use module::{conv_kernel_catalog, conv_module, conv_module_with, strip_module};
+use policy::ConvPolicy;
+pub use shape::{anchor, conv_bytes_moved, output_shape, Border, Padding, CONV_MAX_K};
+
+/// Earlier names of the policy items, kept for call sites outside this
+/// crate; new code uses [`crate::policy`].
+#[doc(hidden)]
+pub use policy::{ConvPolicy as TiledTuning, STRIP_CANDIDATES, STRIP_MAX_K};
+
+/// Earlier name of [`ConvPolicy::default_for`] on the measured
+/// architecture; new code uses [`crate::policy::ConvPolicy::for_device`].
+#[doc(hidden)]
+pub fn tiled_tuning<T: ConvElement>() -> ConvPolicy {
+    dispatch::table_policy::<T>()
+}
+
+/// Every check [`conv2d`] makes before touching the device, as a pure
+/// function of shapes and options (`T` gives the byte counts).
+///
+/// Checks: image dimensions ≥ 1 and addressable; the filter square with side
+/// 1 … 31; `K ≤ H` and `K ≤ W` for `Valid`; the output shape equal to
+/// [`output_shape`]; the block one of [`CONV_BLOCKS`]; a policy only with
+/// `TiledHalo`, and one the kernels run; the `TiledHalo` tile within the
+/// largest shared memory a block can have on any supported GPU (227 KiB;
+/// the device's own limit is checked again at launch). Without a policy in
+/// `options` the measured table's is checked. Returns the output shape.
+pub fn validate_conv<T: ConvElement>(
+    image: (usize, usize),
+    filter: (usize, usize),
+    output: (usize, usize),
+    options: &ConvOptions,
+) -> Result<(usize, usize)> {
+    let policy = options.policy.unwrap_or_else(dispatch::table_policy::<T>);
+    dispatch::validate::<T>(image, filter, output, options, &policy)
+}
+
+/// Computes the 2-D convolution of `image` with the square `filter` into
+/// `output` (see the module docs for the definition and shapes), as
+/// `options` asks: border, padding, flip, algorithm, block and, for
+/// `TiledHalo`, optionally a [`crate::policy::ConvPolicy`] (else the
+/// device's default).
+///
+/// Everything is validated first ([`validate_conv`], the output overlapping
+/// the image or filter, the device's shared-memory limit); on error nothing
+/// is written. Enqueued on `gpu`'s stream; returns without waiting, except
+/// that [`ConvAlgorithm::ConstantFilter`] may wait for another stream (module
+/// docs).
+pub fn conv2d<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    options: &ConvOptions,
+) -> Result<()> {
+    dispatch::conv2d(gpu, image, filter, output, options)
+}
+
+/// [`conv2d`] with `policy` as `TiledHalo`'s, for tuning sweeps:
+/// `conv2d(…, &ConvOptions { policy: Some(*policy), ..*options })`. The
+/// policy is checked, and refused with any algorithm but `TiledHalo`.
+pub fn conv2d_tuned_with<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    options: &ConvOptions,
+    policy: &ConvPolicy,
+) -> Result<()> {
+    let options = ConvOptions {
+        policy: Some(*policy),
+        ..*options
+    };
+    dispatch::conv2d(gpu, image, filter, output, &options)
+}
+
+/// [`conv2d`] into a new matrix of the [`output_shape`].
+pub fn conv2d_new<T: ConvElement>(
+    gpu: &Gpu,
+    image: MatrixView<'_, T>,
+    filter: MatrixView<'_, T>,
+    options: &ConvOptions,
+) -> Result<Matrix<T>> {
+    let (rows, cols) = validate_conv::<T>(
+        image.shape(),
+        filter.shape(),
+        // The output is ours: give the shape the check expects.
+        output_shape(image.rows(), image.cols(), filter.rows(), options.border).unwrap_or((0, 0)),
+        options,
+    )?;
+    // SAFETY: conv2d writes every one of the rows·cols outputs before the
+    // matrix is returned (or the buffer is dropped on error).
+    let buffer = unsafe { gpu_core::DeviceBuffer::<T>::uninit(gpu, rows * cols)? };
+    let mut result = Matrix::from_buffer(rows, cols, buffer)?;
+    conv2d(gpu, image, filter, result.view_mut(), options)?;
+    Ok(result)
+}

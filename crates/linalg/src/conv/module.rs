@@ -1,0 +1,384 @@
+//! The conv kernel modules and their entry names: per element type, one
+//! module of the direct kernels and the block kernel (named after the
+//! block kernel's policy fields) and one strip module per strip policy's
+//! compile-time fields; and the lookup of their kernels in the context's
+//! kernel store.
+
+use gpu_core::{DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, ModuleSource, Result};
+
+use super::algorithm::{ConvAlgorithm, ConvElement};
+use super::policy::{
+    ConvPolicy, StripPolicy, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
+};
+use super::shape::{Padding, CONV_MAX_K};
+
+/// The architecture whose defaults name the plain modules (every
+/// architecture has the same table today).
+const TABLE_ARCH: (u32, u32) = (9, 0);
+
+/// Name of the `__constant__` filter array in the conv modules.
+pub(crate) const CONSTANT_FILTER_SYMBOL: &str = "conv_constant_filter";
+
+const ENTRY_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
+     i64 OH, i64 OW, i32 K, i32 pad, i32 padding, i32 flip, i32 stride";
+
+/// The scalar arguments of every [`ENTRY_PARAMS`] entry (the direct kernels
+/// and the block kernel), in the order they are packed.
+pub(crate) struct EntryArgs {
+    /// `(H, W)`.
+    pub(crate) image: (usize, usize),
+    /// `(OH, OW)`.
+    pub(crate) out: (usize, usize),
+    /// The filter side.
+    pub(crate) k: usize,
+    /// The anchor.
+    pub(crate) pad: usize,
+    /// The padding the kernel applies (`Zero` for `Valid`).
+    pub(crate) padding: Padding,
+    /// Rotate the filter.
+    pub(crate) flip: bool,
+    /// The block kernel's shared-tile pitch (unused by the direct kernels).
+    pub(crate) stride: usize,
+}
+
+impl EntryArgs {
+    /// The arguments of [`ENTRY_PARAMS`], in order: three pointers, four
+    /// `i64`, five `i32`.
+    pub(crate) fn pack<T: ConvElement>(
+        &self,
+        image: &DeviceView<'_, T>,
+        filter: &DeviceView<'_, T>,
+        out: &mut DeviceViewMut<'_, T>,
+    ) -> KernelArgs {
+        let mut args = KernelArgs::new();
+        args.input(image)
+            .input(filter)
+            .output(out)
+            .scalar(self.image.0 as i64)
+            .scalar(self.image.1 as i64)
+            .scalar(self.out.0 as i64)
+            .scalar(self.out.1 as i64)
+            .scalar(self.k as i32)
+            .scalar(self.pad as i32)
+            .scalar(self.padding as i32)
+            .scalar(self.flip as i32)
+            .scalar(self.stride as i32);
+        args
+    }
+}
+
+/// The entry point `algorithm` uses for `T` and filter side `k`.
+pub(crate) fn conv_entry<T: ConvElement>(algorithm: ConvAlgorithm, k: usize) -> String {
+    let sfx = T::SUFFIX;
+    match algorithm {
+        ConvAlgorithm::TiledHalo if k <= TILED_SPECIALISED_MAX_K => {
+            format!("conv_tiled_k{k}_{sfx}")
+        }
+        ConvAlgorithm::TiledHalo => format!("conv_tiled_generic_{sfx}"),
+        other => format!("conv_{}_{sfx}", other.name()),
+    }
+}
+
+/// The conv module for `T`: every algorithm's entry points (one module per
+/// type, so one `__constant__` filter per type and context).
+pub(crate) fn conv_module<T: ConvElement>() -> ModuleSource {
+    conv_module_with::<T>(&ConvPolicy::default_for::<T>(TABLE_ARCH))
+}
+
+/// The name of [`conv_module_with`]'s module: it depends on the block
+/// kernel's fields only, and names one source.
+fn conv_module_name<T: ConvElement>(tuning: &ConvPolicy) -> String {
+    let base = ConvPolicy::default_for::<T>(TABLE_ARCH);
+    let block_fields = |t: &ConvPolicy| (t.rows_per_thread, t.reg_filter_max_k, t.load_batch);
+    if block_fields(tuning) == block_fields(&base) {
+        format!("linalg_conv_{}", T::SUFFIX)
+    } else {
+        format!(
+            "linalg_conv_{}_r{}_f{}_b{}",
+            T::SUFFIX,
+            tuning.rows_per_thread,
+            tuning.reg_filter_max_k,
+            tuning.load_batch
+        )
+    }
+}
+
+/// The conv module for `T` built with `tuning` (named after it when it is
+/// not the table's, so each tuning is its own module and cache entry).
+pub(crate) fn conv_module_with<T: ConvElement>(tuning: &ConvPolicy) -> ModuleSource {
+    let name = conv_module_name::<T>(tuning);
+    let direct = |source: &str| {
+        format!("conv_direct<{source}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip)")
+    };
+    let mut module = ModuleSource::new(name)
+        .element::<T>("conv_t")
+        .define("CONV_ROWS_PER_THREAD", tuning.rows_per_thread)
+        .define("CONV_REG_FILTER_MAX_K", tuning.reg_filter_max_k)
+        .define("CONV_LOAD_BATCH", tuning.load_batch)
+        .source(parprims_kernels::CONV)
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::Global, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_GLOBAL"),
+            Some(1024),
+        )
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::SharedFilter, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_SHARED"),
+            Some(1024),
+        )
+        .entry(
+            conv_entry::<T>(ConvAlgorithm::ConstantFilter, 1),
+            ENTRY_PARAMS,
+            &direct("CONV_FILTER_CONSTANT"),
+            Some(1024),
+        );
+    for k in 1..=TILED_SPECIALISED_MAX_K {
+        module = module.entry(
+            conv_entry::<T>(ConvAlgorithm::TiledHalo, k),
+            ENTRY_PARAMS,
+            &format!(
+                "conv_tiled<{k}>(img, filt, out, H, W, OH, OW, K, pad, padding, flip, stride)"
+            ),
+            Some(1024),
+        );
+    }
+    module.entry(
+        conv_entry::<T>(ConvAlgorithm::TiledHalo, CONV_MAX_K),
+        ENTRY_PARAMS,
+        "conv_tiled<0>(img, filt, out, H, W, OH, OW, K, pad, padding, flip, stride)",
+        Some(1024),
+    )
+}
+
+/// The store key of [`conv_module_with`]'s source: the element type and
+/// every block-kernel field (the direct kernels have none).
+fn conv_module_key<T: ConvElement>(policy: &ConvPolicy) -> String {
+    format!(
+        "linalg_conv_{}_r{}_f{}_b{}",
+        T::SUFFIX,
+        policy.rows_per_thread,
+        policy.reg_filter_max_k,
+        policy.load_batch
+    )
+}
+
+/// The kernel `entry` of the conv module for `T` and `policy`, from the
+/// context's kernel store (built, compiled or loaded on first use only).
+pub(crate) fn conv_kernel<T: ConvElement>(
+    gpu: &Gpu,
+    policy: &ConvPolicy,
+    entry: &str,
+) -> Result<Kernel> {
+    gpu.stored_kernel(&conv_module_key::<T>(policy), entry, || {
+        conv_module_with::<T>(policy)
+    })
+}
+
+/// The strip entry for `T` and filter side `k`.
+pub(crate) fn strip_entry<T: ConvElement>(k: usize) -> String {
+    format!("conv_strip_k{k}_{}", T::SUFFIX)
+}
+
+/// The entry parameters of the strip kernels.
+const STRIP_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
+     i64 OH, i64 OW, i32 pad, i32 padding, i32 flip, i32 strip_rows, i32 aligned, \
+     i64 col_base, i64 col_strips";
+
+/// The name of [`strip_module`]'s module: the element type and every
+/// compile-time field, so a name stands for one source.
+pub(crate) fn strip_module_name<T: ConvElement>(tuning: &StripPolicy) -> String {
+    format!(
+        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}",
+        T::SUFFIX,
+        tuning.elems_per_lane,
+        tuning.prefetch_rows,
+        tuning.stores.code(),
+        tuning.max_registers
+    )
+}
+
+/// The strip module for `T` and `tuning`: entries for K = 1 … [`STRIP_MAX_K`],
+/// named after the compile-time part of the tuning (`strip_rows` is a
+/// run-time argument).
+pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource {
+    let name = strip_module_name::<T>(tuning);
+    let mut module = ModuleSource::new(name)
+        .element::<T>("conv_t")
+        // conv.cu supplies the padding, FMA and filter-index helpers; its
+        // own tuning constants are unused here.
+        .define("CONV_ROWS_PER_THREAD", 1)
+        .define("CONV_REG_FILTER_MAX_K", 0)
+        .define("CONV_LOAD_BATCH", 1)
+        .define("CONV_STRIP_VEC", tuning.elems_per_lane)
+        .define("CONV_STRIP_PREFETCH", tuning.prefetch_rows)
+        .define("CONV_STRIP_STORES", tuning.stores.code())
+        .source(parprims_kernels::CONV)
+        .source(parprims_kernels::CONV_STRIP);
+    if tuning.max_registers != 0 {
+        module = module.option(format!("--maxrregcount={}", tuning.max_registers));
+    }
+    // `__launch_bounds__(1024)` caps registers at 64 (any block size
+    // launches); an explicit --maxrregcount (≤ 64, so any block size still
+    // launches) only applies to entries without launch bounds.
+    let bounds = (tuning.max_registers == 0).then_some(1024);
+    for k in 1..=STRIP_MAX_K {
+        module = module.entry(
+            strip_entry::<T>(k),
+            STRIP_PARAMS,
+            &format!(
+                "conv_strip<{k}>(img, filt, out, H, W, OH, OW, pad, padding, flip, strip_rows, \
+                 aligned, col_base, col_strips)"
+            ),
+            bounds,
+        );
+    }
+    module
+}
+
+/// The strip kernel for `T`, filter side `k` and `policy`, from the
+/// context's kernel store (the module name holds every compile-time field).
+pub(crate) fn strip_kernel<T: ConvElement>(
+    gpu: &Gpu,
+    policy: &StripPolicy,
+    k: usize,
+) -> Result<Kernel> {
+    gpu.stored_kernel(
+        &strip_module_name::<T>(policy),
+        &strip_entry::<T>(k),
+        || strip_module::<T>(policy),
+    )
+}
+
+/// Every module `conv2d` can request: one per element type, the strip
+/// module of each type's tuning (if it has one), and the strip modules of
+/// the [`STRIP_CANDIDATES`] the tuning sweep compares (`f32`).
+pub(crate) fn conv_kernel_catalog() -> Vec<ModuleSource> {
+    let mut modules = vec![
+        conv_module::<f32>(),
+        conv_module::<f64>(),
+        conv_module::<i32>(),
+    ];
+    let mut strips: Vec<ModuleSource> = Vec::new();
+    let mut add = |module: ModuleSource| {
+        if !strips.iter().any(|m| m.name() == module.name()) {
+            strips.push(module);
+        }
+    };
+    let f32_table = ConvPolicy::default_for::<f32>(TABLE_ARCH);
+    for t in f32_table.strip.iter().chain(f32_table.strip_wide.iter()) {
+        add(strip_module::<f32>(t));
+    }
+    let f64_table = ConvPolicy::default_for::<f64>(TABLE_ARCH);
+    for t in f64_table.strip.iter().chain(f64_table.strip_wide.iter()) {
+        add(strip_module::<f64>(t));
+    }
+    let i32_table = ConvPolicy::default_for::<i32>(TABLE_ARCH);
+    for t in i32_table.strip.iter().chain(i32_table.strip_wide.iter()) {
+        add(strip_module::<i32>(t));
+    }
+    for t in STRIP_CANDIDATES {
+        add(strip_module::<f32>(&t));
+    }
+    modules.extend(strips);
+    modules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conv::policy::StripStores;
+
+    #[test]
+    fn entries_are_in_the_module() {
+        for k in 1..=CONV_MAX_K {
+            for algorithm in ConvAlgorithm::ALL {
+                let entry = conv_entry::<f32>(algorithm, k);
+                assert!(conv_module::<f32>().entries().contains(&entry), "{entry}");
+            }
+        }
+        let names: Vec<String> = conv_kernel_catalog()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        assert_eq!(
+            names[..3],
+            ["linalg_conv_f32", "linalg_conv_f64", "linalg_conv_i32"]
+        );
+        // Every strip candidate's module is listed (the sweep compiles them).
+        for t in STRIP_CANDIDATES {
+            let name = strip_module::<f32>(&t).name().to_owned();
+            assert!(names.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn modules_are_named_by_their_compile_time_policy() {
+        let base = ConvPolicy::default_for::<f32>(TABLE_ARCH);
+        let other = ConvPolicy {
+            rows_per_thread: 4,
+            strip: None,
+            strip_wide: None,
+            ..base
+        };
+        assert_eq!(conv_module::<f32>().name(), "linalg_conv_f32");
+        // The stored-kernel lookup names modules without building them.
+        assert_eq!(
+            conv_module_name::<f32>(&other),
+            conv_module_with::<f32>(&other).name()
+        );
+        assert_eq!(
+            conv_module_name::<f64>(&ConvPolicy::default_for::<f64>(TABLE_ARCH)),
+            "linalg_conv_f64"
+        );
+        assert_eq!(conv_module_key::<f32>(&base), "linalg_conv_f32_r8_f5_b10");
+        assert_ne!(
+            conv_module_key::<f32>(&base),
+            conv_module_key::<f32>(&other)
+        );
+        for t in STRIP_CANDIDATES {
+            assert_eq!(strip_module_name::<f32>(&t), strip_module::<f32>(&t).name());
+        }
+        assert_eq!(conv_module_with::<f32>(&base).name(), "linalg_conv_f32");
+        assert_eq!(
+            conv_module_with::<f32>(&other).name(),
+            "linalg_conv_f32_r4_f5_b10"
+        );
+        assert!(conv_module_with::<f32>(&other)
+            .code()
+            .contains("#define CONV_ROWS_PER_THREAD 4"));
+    }
+
+    #[test]
+    fn modules_have_every_k_and_are_named_by_compile_time_tuning() {
+        let t = STRIP_CANDIDATES[0];
+        let m = strip_module::<f32>(&t);
+        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0");
+        for k in 1..=STRIP_MAX_K {
+            assert!(m.entries().contains(&strip_entry::<f32>(k)));
+        }
+        assert!(m.code().contains("#define CONV_STRIP_VEC 4"));
+        assert!(m.code().contains("#define CONV_STRIP_STORES 2"));
+        // Each way of storing is a module of its own.
+        for (stores, code) in [(StripStores::Scalar, 0), (StripStores::Vector, 1)] {
+            let other = strip_module::<f32>(&StripPolicy { stores, ..t });
+            assert_eq!(
+                other.name(),
+                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0")
+            );
+            assert!(other
+                .code()
+                .contains(&format!("#define CONV_STRIP_STORES {code}")));
+        }
+        let other_rows = StripPolicy { strip_rows: 7, ..t };
+        assert_eq!(strip_module::<f32>(&other_rows).name(), m.name());
+        let regs = StripPolicy {
+            max_registers: 48,
+            ..t
+        };
+        assert!(strip_module::<f32>(&regs)
+            .options()
+            .contains(&"--maxrregcount=48".to_owned()));
+    }
+}

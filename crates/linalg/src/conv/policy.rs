@@ -1,0 +1,459 @@
+//! `TiledHalo`'s policies: [`ConvPolicy`] (the block kernel's shape, and
+//! which strip kernel serves small filters) and [`StripPolicy`] (the strip
+//! kernel's shape), with their checks and per-type, per-architecture
+//! defaults.
+//!
+//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7:
+//! for K ≤ 3 four elements per lane, two rows in flight, one-wave strips,
+//! vector stores and 4 warps per block; for K 4 … 7 ([`ConvPolicy::strip_wide`])
+//! one row in flight and 8 warps, because K = 5 holds 25 filter taps and 20
+//! accumulators in registers and a second row in flight costs more than it
+//! hides. The block kernel serves K > 7, and `f64` and `i32` (strips not
+//! yet measured for them); its values come from register budgets (blocks of
+//! up to 1024 threads allow 64 registers per thread: `R` accumulators + `K`
+//! row values + `K²` filter registers must fit, checked with
+//! `cuobjdump -res-usage`) and from one batch of loads covering a K ≤ 5 tile
+//! of the default 32 × 8 block (`load_batch` ≥ tile elements / 256 threads).
+
+use gpu_core::{DeviceInfo, ElementType, Error, Result};
+
+use super::algorithm::ConvElement;
+
+/// Largest `K` the strip kernel handles (compile-time `K`, fully unrolled);
+/// larger filters use the block kernel.
+pub const STRIP_MAX_K: usize = 7;
+
+/// `TiledHalo`'s policy for one element type.
+///
+/// The fields are public so sweeps can write `ConvPolicy { strip: None,
+/// ..ConvPolicy::default_for::<f32>(arch) }`; every policy given to a
+/// convolution is checked ([`ConvPolicy::validate`]) and refused with a
+/// typed error when the kernels cannot run it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvPolicy {
+    /// Outputs per thread (a column of consecutive rows), `R`.
+    pub rows_per_thread: u32,
+    /// Largest `K` whose filter is held in registers (larger `K`: shared).
+    pub reg_filter_max_k: u32,
+    /// Tile loads a thread issues before storing them to shared memory.
+    pub load_batch: u32,
+    /// `Some`: filters up to [`STRIP_MAX_K`] use the strip kernel
+    /// (the strip kernel: one warp per vertical strip, rows walked once through
+    /// registers) instead of the block kernel; larger filters always use the
+    /// block kernel (`rows_per_thread`, `reg_filter_max_k`, `load_batch`).
+    pub strip: Option<StripPolicy>,
+    /// `Some`: the strip tuning for `K` from [`STRIP_WIDE_MIN_K`] to
+    /// [`STRIP_MAX_K`] instead of `strip` (wider filters hold more
+    /// accumulators and filter taps in registers and favour other settings).
+    pub strip_wide: Option<StripPolicy>,
+}
+
+/// Smallest `K` that [`ConvPolicy::strip_wide`] applies to.
+pub const STRIP_WIDE_MIN_K: usize = 4;
+
+/// Largest `K` with a compile-time-specialised `TiledHalo` kernel (loops
+/// unrolled); larger filters use the run-time-`K` kernel.
+pub const TILED_SPECIALISED_MAX_K: usize = 7;
+
+/// The default `TiledHalo` policy per element type (measured in
+/// docs/tuning.md#conv; see the module docs for the reasoning).
+const TABLE: [(ElementType, ConvPolicy); 3] = [
+    (
+        ElementType::F32,
+        ConvPolicy {
+            rows_per_thread: 8,
+            reg_filter_max_k: 5,
+            load_batch: 10,
+            strip: Some(StripPolicy {
+                elems_per_lane: 4,
+                prefetch_rows: 2,
+                strip_rows: 0,
+                stores: StripStores::Vector,
+                max_registers: 0,
+                warps: 4,
+            }),
+            strip_wide: Some(StripPolicy {
+                elems_per_lane: 4,
+                prefetch_rows: 1,
+                strip_rows: 0,
+                stores: StripStores::Vector,
+                max_registers: 0,
+                warps: 8,
+            }),
+        },
+    ),
+    (
+        ElementType::I32,
+        ConvPolicy {
+            rows_per_thread: 8,
+            reg_filter_max_k: 5,
+            load_batch: 10,
+            strip: None,
+            strip_wide: None,
+        },
+    ),
+    (
+        ElementType::F64,
+        ConvPolicy {
+            rows_per_thread: 4,
+            reg_filter_max_k: 3,
+            load_batch: 6,
+            strip: None,
+            strip_wide: None,
+        },
+    ),
+];
+
+impl ConvPolicy {
+    /// A block-kernel policy (no strip kernel), checked for `T`:
+    /// `rows_per_thread` 1 … 16, `reg_filter_max_k` 0 …
+    /// [`TILED_SPECIALISED_MAX_K`], `load_batch` 1 … 32.
+    pub fn new<T: ConvElement>(
+        rows_per_thread: u32,
+        reg_filter_max_k: u32,
+        load_batch: u32,
+    ) -> Result<ConvPolicy> {
+        let policy = ConvPolicy {
+            rows_per_thread,
+            reg_filter_max_k,
+            load_batch,
+            strip: None,
+            strip_wide: None,
+        };
+        policy.validate::<T>()?;
+        Ok(policy)
+    }
+
+    /// The default for `T` on a device: the measured table on every
+    /// architecture (measured on sm_90).
+    pub fn for_device<T: ConvElement>(info: &DeviceInfo) -> ConvPolicy {
+        Self::default_for::<T>(info.compute_capability)
+    }
+
+    /// The default for `T` on compute capability `arch` (see
+    /// [`Self::for_device`]).
+    pub fn default_for<T: ConvElement>(_arch: (u32, u32)) -> ConvPolicy {
+        TABLE
+            .iter()
+            .find(|(t, _)| *t == T::TYPE)
+            .map(|&(_, policy)| policy)
+            .expect("TABLE has an entry for every ConvElement type")
+    }
+
+    /// Checks the policy for element type `T`, as every convolution does
+    /// before using it: the block kernel's fields (see [`Self::new`]) and
+    /// each strip policy ([`StripPolicy::validate`]). Each refusal is
+    /// [`Error::InvalidArgument`].
+    pub fn validate<T: ConvElement>(&self) -> Result<()> {
+        if !(1..=16).contains(&self.rows_per_thread) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("rows_per_thread {} must be 1 to 16", self.rows_per_thread),
+            ));
+        }
+        if self.reg_filter_max_k as usize > TILED_SPECIALISED_MAX_K {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "reg_filter_max_k {} must be at most {TILED_SPECIALISED_MAX_K}",
+                    self.reg_filter_max_k
+                ),
+            ));
+        }
+        if !(1..=32).contains(&self.load_batch) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("load_batch {} must be 1 to 32", self.load_batch),
+            ));
+        }
+        for strip in self.strip.iter().chain(self.strip_wide.iter()) {
+            strip.validate::<T>()?;
+        }
+        Ok(())
+    }
+
+    /// The strip policy for filter side `k`: none above [`STRIP_MAX_K`];
+    /// [`ConvPolicy::strip_wide`] (if set) from [`STRIP_WIDE_MIN_K`]; else
+    /// [`ConvPolicy::strip`]. `None`: the block kernel serves `k`.
+    pub fn strip_for(&self, k: usize) -> Option<StripPolicy> {
+        if k > STRIP_MAX_K {
+            None
+        } else if k >= STRIP_WIDE_MIN_K && self.strip_wide.is_some() {
+            self.strip_wide
+        } else {
+            self.strip
+        }
+    }
+}
+
+/// The strip kernel's policy. `TiledHalo` uses it for `K ≤` [`STRIP_MAX_K`]
+/// when [`ConvPolicy::strip`] is set. Fields public as [`ConvPolicy`]'s;
+/// checked by [`StripPolicy::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StripPolicy {
+    /// Consecutive elements a lane loads per row (VEC): `VEC · bytes` must be
+    /// 4, 8 or 16 (one scalar or vector load).
+    pub elems_per_lane: u32,
+    /// Rows a lane loads ahead of the one it uses (D), 1 … 4.
+    pub prefetch_rows: u32,
+    /// Output rows per warp (S), 1 … 4096: each strip re-reads `K − 1` halo
+    /// rows, so larger is less traffic, smaller is more warps. 0: as many
+    /// as make the grid one full wave of resident blocks (the strip kernel's `wave_strip_rows`):
+    /// no tail of a few strips walking alone after the rest have finished.
+    pub strip_rows: u32,
+    /// How a lane's VEC finished outputs reach global memory.
+    pub stores: StripStores,
+    /// NVRTC `--maxrregcount`, 24 … 64, for more resident warps (0:
+    /// `__launch_bounds__(1024)` instead, which caps registers at 64).
+    pub max_registers: u32,
+    /// Warps per block, 1 … 32, side by side across the image (0: the
+    /// threads of the options' `block`, over 32).
+    pub warps: u32,
+}
+
+/// How the strip kernel stores a finished output row. A lane's VEC outputs
+/// are consecutive in the row, but output rows are generally not
+/// vector-aligned (`Valid`: `OW = W − K + 1`), so each choice trades
+/// instructions against alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StripStores {
+    /// VEC scalar stores per lane, at a stride of VEC elements across the
+    /// warp: each store instruction touches VEC times the sectors it fills.
+    Scalar,
+    /// One store per lane of all VEC outputs where their address is aligned
+    /// to `VEC · bytes` (16 for 4-byte types with VEC = 4), else two
+    /// half-width stores where it is aligned to half that, else scalar
+    /// stores. The alignment is the same for every lane of a row (their
+    /// columns differ by multiples of VEC), so a warp stores a row with
+    /// one instruction, two, or VEC. For `f32`, `Valid`, `W = 8192`, K = 3
+    /// (`OW = 8190`) even rows take one 16-byte store, odd rows two 8-byte
+    /// stores.
+    Vector,
+    /// Through the warp's slice of shared memory (one vector store per
+    /// lane), then VEC coalesced rounds of 32 consecutive elements.
+    Staged,
+}
+
+impl StripStores {
+    /// The kernel's `CONV_STRIP_STORES` value.
+    pub fn code(self) -> u8 {
+        match self {
+            StripStores::Scalar => 0,
+            StripStores::Vector => 1,
+            StripStores::Staged => 2,
+        }
+    }
+
+    /// A short name: "direct", "vector" or "staged".
+    pub fn name(self) -> &'static str {
+        match self {
+            StripStores::Scalar => "direct",
+            StripStores::Vector => "vector",
+            StripStores::Staged => "staged",
+        }
+    }
+}
+
+/// Strip policies the sweep (`tests/conv_tuning.rs`) compares on `f32`,
+/// 8192², K = 3 and 5 (each also at other warps per block), measured in
+/// docs/tuning.md#conv. They were chosen around the register budget (K·VEC
+/// accumulators + K² filter registers + D·2·VEC loads in flight) and the
+/// bytes in flight an SM needs to stream at the copy ceiling (≈ 3 TB/s ×
+/// ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes × D = 2 rows per
+/// 8-warp block, several blocks per SM).
+pub const STRIP_CANDIDATES: [StripPolicy; 15] = [
+    strip(4, 2, 0, Staged, 0),
+    strip(4, 2, 32, Staged, 0),
+    strip(4, 2, 64, Staged, 0),
+    strip(4, 2, 128, Staged, 0),
+    strip(4, 1, 0, Staged, 0),
+    strip(4, 3, 0, Staged, 0),
+    strip(4, 2, 0, Scalar, 0),
+    strip(2, 2, 0, Staged, 0),
+    strip(2, 3, 0, Staged, 0),
+    strip(4, 2, 0, Staged, 48),
+    strip(1, 4, 0, Scalar, 0),
+    strip(1, 4, 64, Scalar, 0),
+    strip(4, 2, 0, Vector, 0),
+    strip(4, 1, 0, Vector, 0),
+    strip(4, 3, 0, Vector, 0),
+];
+
+use StripStores::{Scalar, Staged, Vector};
+
+const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u32) -> StripPolicy {
+    StripPolicy {
+        elems_per_lane: vec,
+        prefetch_rows: prefetch,
+        strip_rows: rows,
+        stores,
+        max_registers: regs,
+        warps: 0,
+    }
+}
+
+impl StripPolicy {
+    /// Checks the policy for element type `T`: `elems_per_lane · bytes` 4,
+    /// 8 or 16; `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 …
+    /// 32; `max_registers` 0 or 24 … 64. Each refusal is
+    /// [`Error::InvalidArgument`].
+    pub fn validate<T: ConvElement>(&self) -> Result<()> {
+        let load_bytes = self.elems_per_lane as usize * T::BYTES;
+        if !matches!(load_bytes, 4 | 8 | 16) {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "elems_per_lane {} × {} bytes must be 4, 8 or 16 bytes",
+                    self.elems_per_lane,
+                    T::BYTES
+                ),
+            ));
+        }
+        if !(1..=4).contains(&self.prefetch_rows) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("prefetch_rows {} must be 1 to 4", self.prefetch_rows),
+            ));
+        }
+        if self.strip_rows > 4096 {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "strip_rows {} must be 0 (one wave) or 1 to 4096",
+                    self.strip_rows
+                ),
+            ));
+        }
+        if self.warps > 32 {
+            return Err(Error::invalid(
+                "tuning",
+                format!("warps {} must be 0 (from the block) or 1 to 32", self.warps),
+            ));
+        }
+        if self.max_registers != 0 && !(24..=64).contains(&self.max_registers) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("max_registers {} must be 0 or 24 to 64", self.max_registers),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_kernel_refusals_are_typed() {
+        let base = ConvPolicy::default_for::<f32>((9, 0));
+        assert!(base.validate::<f32>().is_ok());
+        assert!(ConvPolicy::new::<f64>(4, 3, 6).is_ok());
+        for (rows, regs, batch) in [(0, 5, 10), (17, 5, 10), (8, 8, 10), (8, 5, 0), (8, 5, 33)] {
+            assert!(matches!(
+                ConvPolicy::new::<f32>(rows, regs, batch),
+                Err(Error::InvalidArgument { name: "tuning", .. })
+            ));
+        }
+        for bad in [
+            ConvPolicy {
+                rows_per_thread: 0,
+                ..base
+            },
+            ConvPolicy {
+                rows_per_thread: 17,
+                ..base
+            },
+            ConvPolicy {
+                reg_filter_max_k: 8,
+                ..base
+            },
+            ConvPolicy {
+                load_batch: 0,
+                ..base
+            },
+        ] {
+            assert!(bad.validate::<f32>().is_err());
+        }
+        // f32's strips load 4 × 4 bytes: no single load for f64.
+        assert!(matches!(
+            base.validate::<f64>(),
+            Err(Error::InvalidArgument { name: "tuning", .. })
+        ));
+    }
+
+    #[test]
+    fn which_kernel_serves_which_k() {
+        let base = ConvPolicy::default_for::<f32>((9, 0));
+        assert_eq!(base.strip_for(3), base.strip);
+        assert_eq!(base.strip_for(4), base.strip_wide);
+        assert_eq!(base.strip_for(7), base.strip_wide);
+        assert_eq!(base.strip_for(8), None);
+        let narrow_only = ConvPolicy {
+            strip_wide: None,
+            ..base
+        };
+        assert_eq!(narrow_only.strip_for(5), base.strip);
+        let block_only = ConvPolicy {
+            strip: None,
+            strip_wide: None,
+            ..base
+        };
+        assert_eq!(block_only.strip_for(3), None);
+    }
+
+    #[test]
+    fn tuning_covers_every_type() {
+        assert_eq!(ConvPolicy::default_for::<f32>((9, 0)).rows_per_thread, 8);
+        assert_eq!(ConvPolicy::default_for::<f64>((9, 0)).rows_per_thread, 4);
+        assert_eq!(ConvPolicy::default_for::<i32>((8, 0)).reg_filter_max_k, 5);
+        for (_, policy) in TABLE {
+            assert!(policy.rows_per_thread >= 1);
+        }
+    }
+
+    #[test]
+    fn tunings_are_checked() {
+        for t in STRIP_CANDIDATES {
+            assert!(t.validate::<f32>().is_ok(), "{t:?}");
+        }
+        let base = STRIP_CANDIDATES[0];
+        // 4 × 8 bytes is no single load; 2 × 8 is.
+        assert!(base.validate::<f64>().is_err());
+        assert!(StripPolicy {
+            elems_per_lane: 2,
+            ..base
+        }
+        .validate::<f64>()
+        .is_ok());
+        for bad in [
+            StripPolicy {
+                elems_per_lane: 3,
+                ..base
+            },
+            StripPolicy {
+                prefetch_rows: 0,
+                ..base
+            },
+            StripPolicy {
+                prefetch_rows: 5,
+                ..base
+            },
+            StripPolicy {
+                strip_rows: 4097,
+                ..base
+            },
+            StripPolicy {
+                max_registers: 16,
+                ..base
+            },
+            StripPolicy {
+                max_registers: 65,
+                ..base
+            },
+            StripPolicy { warps: 33, ..base },
+        ] {
+            assert!(bad.validate::<f32>().is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Tuning knobs: the policy of each tuned algorithm, for sweeps and new
+//! devices (rayon's `plumbing`, CUB's `tuning_*.cuh`). Ordinary calls never
+//! need this module: every algorithm runs with its device's default.
+//!
+//! | algorithm | policy | default | given through |
+//! |---|---|---|---|
+//! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
+//! | [`crate::MatvecAlgorithm::Tuned`] | [`MatvecPolicy`] (block shapes, grid sizing, load variants) | [`MatvecPolicy::for_device`] | [`crate::MatvecOptions`], [`crate::matvec_tuned_with`] |
+//! | [`crate::ConvAlgorithm::TiledHalo`] | [`ConvPolicy`] (block kernel, strip kernels as [`StripPolicy`]) | [`ConvPolicy::for_device`] | [`crate::ConvOptions::policy`], [`crate::conv::conv2d_tuned_with`] |
+//!
+//! Each policy has a checked constructor and a `validate` that every call
+//! runs: a policy the compiled kernels cannot run, or one given to an
+//! algorithm that has none, is a typed [`gpu_core::Error`], never dropped.
+//! The measurements behind each default are in `docs/tuning.md`.
+//!
+//! The launch-shape arithmetic of the Tuned matvec ([`threads_per_row`],
+//! [`n_geometry`], [`t_geometry`]) and the module builders of the conv
+//! policies ([`conv_module_with`], [`strip_module`], for sweeps that compile
+//! ahead) are here too.
+
+pub use crate::conv::policy::{
+    ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K, STRIP_WIDE_MIN_K,
+    TILED_SPECIALISED_MAX_K,
+};
+pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};
+pub use crate::matvec::tuned::{
+    n_geometry, t_geometry, threads_per_row, RowGeometry, TransposedGeometry,
+};
+pub use crate::transpose::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+
+use crate::conv::ConvElement;
+use gpu_core::ModuleSource;
+
+/// The conv module (direct kernels and block kernel) for `T` built with
+/// `policy`'s block-kernel fields, as a call with that policy loads it.
+pub fn conv_module_with<T: ConvElement>(policy: &ConvPolicy) -> ModuleSource {
+    crate::conv::conv_module_with::<T>(policy)
+}
+
+/// The conv module for `T` with the measured table's policy.
+pub fn conv_module<T: ConvElement>() -> ModuleSource {
+    crate::conv::conv_module::<T>()
+}
+
+/// The strip module for `T` and `policy`'s compile-time fields (entries for
+/// K = 1 … [`STRIP_MAX_K`]), as a call with that strip policy loads it.
+pub fn strip_module<T: ConvElement>(policy: &StripPolicy) -> ModuleSource {
+    crate::conv::strip_module::<T>(policy)
+}

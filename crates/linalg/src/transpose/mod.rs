@@ -1,0 +1,90 @@
+//! Matrix transpose on the device: `out = inᵀ`.
+//!
+//! | algorithm | block | tile | global access | shared-memory banks |
+//! |---|---|---|---|---|
+//! | [`TransposeAlgorithm::Naive`] | 32 × 8 | — | reads coalesced, writes strided | — |
+//! | [`TransposeAlgorithm::Tiled`] | 32 × 32 | 32 × 32 | both coalesced | 32-way conflicts on the column read (4-byte) |
+//! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free for 4/8-byte, ≤ 2-way for bytes (the lab's gpu-sm) |
+//! | [`TransposeAlgorithm::Tuned`] | 32 × 8 | 32 × 33, 4 rows per thread | both coalesced | as TiledPadded |
+//!
+//! Any `rows × cols` (1 × N and N × 1 included), element sizes 1, 4 and 8
+//! bytes (`u8`, `i32`, `u32`, `f32`, `i64`, `u64`, `f64`): the kernels move
+//! bits, so one module per element *size* serves every type of that size.
+//! Bytes moved [`transpose_bytes_moved`] = 2·rows·cols·sizeof(T); one
+//! launch; deterministic; not in place (the output must not overlap the
+//! input).
+//!
+//! Layers: `algorithm` (what the caller picks, and the checks), `policy`
+//! (the Tuned kernel's shape), `naive` / `tiled` / `tuned` (one algorithm
+//! each: its grid), `module` (the kernel sources and their store lookup),
+//! `dispatch` (options → entry, grid, launch).
+
+mod algorithm;
+mod dispatch;
+mod module;
+mod naive;
+pub(crate) mod policy;
+mod tiled;
+mod tuned;
+
+use gpu_core::{DeviceType, Gpu, Result};
+
+use crate::matrix::{Matrix, MatrixView, MatrixViewMut};
+pub use algorithm::{
+    check_transpose_shapes, transpose_bytes_moved, TransposeAlgorithm, TransposeOptions,
+};
+pub(crate) use module::catalog;
+use policy::TransposePolicy;
+
+/// `output = inputᵀ`, enqueued on `gpu`'s stream. `input` is `rows × cols`,
+/// `output` must be `cols × rows` and must not overlap `input`. Shape
+/// errors, overlap and unsupported element sizes are typed errors, found
+/// before anything is written.
+pub fn transpose<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    algorithm: TransposeAlgorithm,
+) -> Result<()> {
+    dispatch::transpose(gpu, input, output, &TransposeOptions::new(algorithm))
+}
+
+/// [`transpose`] with [`TransposeOptions`]: an algorithm and, for Tuned,
+/// a [`crate::policy::TransposePolicy`] (a policy the kernels cannot run,
+/// or one given to another algorithm, is a typed error). Same checks and
+/// guarantees as [`transpose`].
+pub fn transpose_with<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    options: &TransposeOptions,
+) -> Result<()> {
+    dispatch::transpose(gpu, input, output, options)
+}
+
+/// [`TransposeAlgorithm::Tuned`] with `policy`, for tuning sweeps:
+/// `transpose_with(…, &TransposeOptions::tuned(*policy))`.
+pub fn transpose_tuned_with<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
+    output: MatrixViewMut<'_, T>,
+    policy: &TransposePolicy,
+) -> Result<()> {
+    dispatch::transpose(gpu, input, output, &TransposeOptions::tuned(*policy))
+}
+
+/// [`transpose`] into a new `cols × rows` matrix.
+pub fn transpose_new<T: DeviceType>(
+    gpu: &Gpu,
+    input: MatrixView<'_, T>,
+    algorithm: TransposeAlgorithm,
+) -> Result<Matrix<T>> {
+    let (rows, cols) = input.shape();
+    check_transpose_shapes((rows, cols), (cols, rows), T::BYTES)?;
+    // SAFETY: the transpose writes every element of the output before
+    // anything reads it; on error the buffer is dropped unread.
+    let buffer = unsafe { gpu_core::DeviceBuffer::<T>::uninit(gpu, rows * cols)? };
+    let mut output = Matrix::from_buffer(cols, rows, buffer)?;
+    transpose(gpu, input, output.view_mut(), algorithm)?;
+    Ok(output)
+}
