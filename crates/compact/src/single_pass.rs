@@ -33,7 +33,7 @@
 //! temporary.
 
 use gpu_core::launch::{grid_1d, LaunchConfig};
-use gpu_core::single_pass::{alloc_tile_state, tile_state_words};
+use gpu_core::single_pass::{tile_state_words, with_tile_state};
 use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
@@ -112,37 +112,37 @@ pub(crate) fn run<T: Element>(
     }
     // The single-pass state (gpu_core::single_pass): the tile counter and a
     // padding word, then the statuses of u64 counts (one 128-bit word per
-    // tile with the default encoding); zeroed, alignment checked.
-    let mut state = alloc_tile_state(gpu, num_tiles, 8, tuning.status())?;
-    let mut state_view = state.view_mut();
-    let mut args = KernelArgs::new();
-    args.input(&selection.input());
-    match selection {
-        Selection::Flags { flags, .. } => {
-            args.input(flags);
+    // tile with the default encoding), from the stream's scratch; zeroed,
+    // alignment checked.
+    with_tile_state(gpu, num_tiles, 8, tuning.status(), |mut state_view| {
+        let mut args = KernelArgs::new();
+        args.input(&selection.input());
+        match selection {
+            Selection::Flags { flags, .. } => {
+                args.input(flags);
+            }
+            Selection::Predicate { predicate, .. } => {
+                let (code, a, b) = predicate.kernel_arguments();
+                args.scalar(code).scalar(a).scalar(b);
+            }
         }
-        Selection::Predicate { predicate, .. } => {
-            let (code, a, b) = predicate.kernel_arguments();
-            args.scalar(code).scalar(a).scalar(b);
-        }
-    }
-    args.output(output)
-        .scalar(n as u64)
-        .output(&mut state_view)
-        .scalar(num_tiles)
-        .output(count_out);
-    // SAFETY: the arguments match the entry's C parameters in order:
-    // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
-    // u64* state, u64 num_tiles, u64* count_out | const u64* total).
-    // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
-    // `state` holds tile_state_words(num_tiles, 8, status) zeroed words,
-    // 16-byte aligned (checked), the layout single_pass/tile_status.cuh reads.
-    // Writes: out[i] for i < count (select; output holds ≥ n ≥ count, or exactly the count for
-    // owned results) or i < n (partition; output holds n), count_out[0]
-    // (length 1). For a partition, count_out already holds the total, written
-    // by the count pass earlier on the same stream.
-    unsafe { gpu.launch(&kernel, config, &args) }
-    // state drops here: freed stream-ordered after the kernel.
+        args.output(output)
+            .scalar(n as u64)
+            .output(&mut state_view)
+            .scalar(num_tiles)
+            .output(count_out);
+        // SAFETY: the arguments match the entry's C parameters in order:
+        // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
+        // u64* state, u64 num_tiles, u64* count_out | const u64* total).
+        // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
+        // `state` holds tile_state_words(num_tiles, 8, status) zeroed words,
+        // 16-byte aligned (checked), the layout single_pass/tile_status.cuh reads.
+        // Writes: out[i] for i < count (select; output holds ≥ n ≥ count, or exactly the count for
+        // owned results) or i < n (partition; output holds n), count_out[0]
+        // (length 1). For a partition, count_out already holds the total, written
+        // by the count pass earlier on the same stream.
+        unsafe { gpu.launch(&kernel, config, &args) }
+    })
 }
 
 /// Global bytes of the tile statuses at the default policy (16 per tile,

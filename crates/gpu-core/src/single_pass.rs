@@ -7,7 +7,7 @@
 //!
 //! | piece | CUDA | here |
 //! |---|---|---|
-//! | tile counter + per-tile {status, value} words | `single_pass/tile_status.cuh` | [`tile_state_words`], [`alloc_tile_state`], [`StatusEncoding`] |
+//! | tile counter + per-tile {status, value} words | `single_pass/tile_status.cuh` | [`tile_state_words`], [`with_tile_state`], [`StatusEncoding`] |
 //! | the look-back over them | `single_pass/lookback.cuh` | [`Policy::lookback_width`], the delays |
 //! | the kernel's shape | the algorithm's template arguments | [`Policy`] |
 //!
@@ -18,7 +18,7 @@
 //! compaction the streaming hints) and keeps its defaults per element width;
 //! the measurements behind them are in `docs/tuning.md`.
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::DeviceViewMut;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
@@ -81,20 +81,26 @@ pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<(
     Ok(())
 }
 
-/// A zeroed tile state for `num_tiles` tiles (zeroed stream-ordered on
-/// `gpu`'s stream; freed stream-ordered when dropped after the launch).
-pub fn alloc_tile_state(
+/// Calls `enqueue` with a zeroed tile state for `num_tiles` tiles, taken
+/// from the stream's reusable scratch memory ([`Gpu::with_zeroed_scratch`]):
+/// zeroed by a memset ordered on `gpu`'s stream before the launch
+/// `enqueue` adds, with no allocation once the stream's scratch is large
+/// enough. Checks the 16-byte alignment the 128-bit status words need.
+/// `enqueue` must only enqueue work on `gpu`'s stream that uses the state.
+pub fn with_tile_state<R>(
     gpu: &Gpu,
     num_tiles: u64,
     element_bytes: usize,
     encoding: StatusEncoding,
-) -> Result<DeviceBuffer<u64>> {
+    enqueue: impl FnOnce(DeviceViewMut<'_, u64>) -> Result<R>,
+) -> Result<R> {
     let words = tile_state_words(num_tiles, element_bytes, encoding);
     let len = usize::try_from(words)
         .map_err(|_| Error::invalid("n", format!("{num_tiles} tiles need too much tile state")))?;
-    let state = DeviceBuffer::<u64>::zeros(gpu, len)?;
-    check_state_alignment(state.view().device_ptr(), encoding)?;
-    Ok(state)
+    gpu.with_zeroed_scratch(len, |state| {
+        check_state_alignment(state.device_ptr(), encoding)?;
+        enqueue(state)
+    })
 }
 
 /// How a thread's items sit in a tile.

@@ -61,7 +61,7 @@ use gpu_core::{
 
 use crate::kind::ScanKind;
 
-use gpu_core::single_pass::{alloc_tile_state, tile_state_words, Schedule};
+use gpu_core::single_pass::{tile_state_words, with_tile_state, Schedule};
 pub use gpu_core::single_pass::{Policy, StatusEncoding, TileLayout};
 
 /// Static shared memory a kernel may use without opting in.
@@ -451,34 +451,37 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     let vectors = vector_ok(in_ptr, out_ptr, tuning, T::BYTES);
     let (exclusive, initial) = kind_arguments(op, kind);
 
-    // Tile counter + statuses, zeroed (stream-ordered) before the launch and
-    // freed stream-ordered when `state` drops after it.
-    // (alloc_tile_state checks the 16-byte alignment the b128 accesses need.)
-    let mut state = alloc_tile_state(gpu, num_tiles, T::BYTES, tuning.status())?;
-    let mut state_view = state.view_mut();
-
-    let mut args = KernelArgs::new();
-    args.scalar(in_ptr)
-        .output(&mut output)
-        .output(&mut state_view)
-        .scalar(n)
-        .scalar(num_tiles)
-        .scalar(exclusive)
-        .scalar(initial)
-        .scalar(vectors as u32);
-    // SAFETY: the argument list matches the entry of scan_lookback_tile or
-    // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
-    // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
-    // lengths checked above; `in == out` in place is supported: each block
-    // reads its tile before writing it). The grid has num_tiles real blocks,
-    // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
-    // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
-    // zeroed words for the tuning's status encoding, the layout tile_status.cuh
-    // reads (16-byte aligned, checked above, for the 128-bit words). Vector
-    // accesses only when vector_ok checked 16-byte alignment.
-    unsafe { gpu.launch(&kernel, config, &args) }?;
-    drop(state);
-    Ok(())
+    // Tile counter + statuses from the stream's scratch, zeroed
+    // (stream-ordered) before the launch; with_tile_state checks the 16-byte
+    // alignment the b128 accesses need.
+    with_tile_state(
+        gpu,
+        num_tiles,
+        T::BYTES,
+        tuning.status(),
+        |mut state_view| {
+            let mut args = KernelArgs::new();
+            args.scalar(in_ptr)
+                .output(&mut output)
+                .output(&mut state_view)
+                .scalar(n)
+                .scalar(num_tiles)
+                .scalar(exclusive)
+                .scalar(initial)
+                .scalar(vectors as u32);
+            // SAFETY: the argument list matches the entry of scan_lookback_tile or
+            // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
+            // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
+            // lengths checked above; `in == out` in place is supported: each block
+            // reads its tile before writing it). The grid has num_tiles real blocks,
+            // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
+            // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
+            // zeroed words for the tuning's status encoding, the layout tile_status.cuh
+            // reads (16-byte aligned, checked above, for the 128-bit words). Vector
+            // accesses only when vector_ok checked 16-byte alignment.
+            unsafe { gpu.launch(&kernel, config, &args) }
+        },
+    )
 }
 
 #[cfg(test)]
