@@ -24,7 +24,7 @@
 //!
 //! Run it alone with
 //! `SANITIZE_BINARIES='^sanitizer_cases' bash scripts/gpu-sanitize.sh racecheck`
-//! (after `../shared/tools/gpu-bundle`), or without a sanitizer with
+//! (after `scripts/gpu-bundle.sh`), or without a sanitizer with
 //! `cargo test --release --test sanitizer_cases -- --include-ignored`.
 //! Inputs come from fixed seeds (`PARPRIMS_SEED=<n>` changes them), so a
 //! sanitizer report can be replayed.

@@ -156,8 +156,8 @@ mod tests {
     #[test]
     fn padding_cuts_shared_memory_wavefronts() {
         // 512 threads, a 1024-element tile: ≈ 1.15 wavefronts per element
-        // unpadded, ≈ 0.17 padded. ncu on the H100 (2026-11-24, 2^26
-        // `i32`, docs/scan.md) counted 78,329,165 and 12,083,351 shared
+        // unpadded, ≈ 0.17 padded. ncu on the H100 (2^26 `i32`,
+        // docs/scan.md) counted 78,329,165 and 12,083,351 shared
         // wavefronts over 65,536 tiles: 1195 and 184 per tile, within 2 %
         // and 7 % of the model (which leaves out thread 0's read and reset
         // of the root).

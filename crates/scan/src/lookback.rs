@@ -163,7 +163,7 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
             .with_lookback_width(4)
     };
     // Warp-striped with a 1-wide window and the look-back delays: the shape
-    // of both table entries since the 2026-11-23 sweeps.
+    // of both table entries.
     let delayed = |block_threads, items, start, spin| {
         Policy::shape(block_threads, items)
             .with_layout(WarpStriped)
@@ -189,13 +189,13 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
             delayed(128, 32, 1245, 648),
             delayed(192, 24, 1245, 648),
             delayed(256, 32, 1245, 648),
-            // Larger tiles (2026-11-24, 8-byte stride): 128 × 48 is the
-            // 4-byte analogue of the 8-byte 128 × 24 (as many bytes per
-            // thread). It and 128/256 × 40, 96/64/224 × 48 and 128 × 64
-            // ran at 0.81–0.85 in two sweeps (docs/results/2026-11-24/),
-            // none above 128 × 24; one stays as the record.
+            // Larger tiles (8-byte stride): 128 × 48 is the 4-byte
+            // analogue of the 8-byte 128 × 24 (as many bytes per thread).
+            // It and 128/256 × 40, 96/64/224 × 48 and 128 × 64 ran at
+            // 0.81–0.85 (docs/tuning.md), none above 128 × 24; one stays
+            // as the record.
             delayed(128, 48, 1245, 648),
-            // 4-byte status words at a 16-byte stride (2026-11-24): one tile
+            // 4-byte status words at a 16-byte stride: one tile
             // per 16 bytes of state, as the 8-byte table's encoding has. At
             // equal tile bytes (256 × 32 i32 against 256 × 16 u64, both 96 KB
             // resident per SM) u64 ran at 0.916 of the ceiling and i32 at
@@ -646,8 +646,8 @@ mod tests {
 
     /// The look-back is correct only if each status read is ONE memory
     /// access (single-copy atomic: status and value from the same store).
-    /// PTX says so for `ld.relaxed.gpu` of 64 and 128 bits, but on
-    /// 2026-11-24 ptxas (NVRTC 13.0, sm_90) split a `b128` load whose value
+    /// PTX says so for `ld.relaxed.gpu` of 64 and 128 bits, but ptxas
+    /// (NVRTC 13.0, sm_90) has split a `b128` load whose value
     /// was partly unused (4-byte values widened into the 16-byte word) into
     /// two 32-bit loads, and the H100 returned torn (status, value) pairs.
     /// This compiles every status encoding a tuning can select, disassembles

@@ -253,7 +253,7 @@ struct TileStatusPacked128 {
         // folding it in changes nothing): ptxas keeps a b128 load whose bits
         // all matter as one 128-bit access, but it split one whose value was
         // partly unused into two 32-bit loads on sm_90 (4-byte values
-        // widened into this word, 2026-11-24: torn reads, wrong prefixes).
+        // widened into this word: torn reads, wrong prefixes).
         // scan's `status_loads_stay_single_accesses` checks the SASS.
         return (u32)hi | (u32)(hi >> 32);
     }
