@@ -35,7 +35,8 @@ use std::sync::{Arc, Mutex};
 use gpu_core::launch::grid_2d;
 use gpu_core::{Gpu, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvElement, ConvOptions};
+use super::algorithm::{ConvAlgorithm, ConvOptions};
+use super::element::ConvElement;
 use super::module::{self, EntryArgs, CONSTANT_FILTER_SYMBOL};
 use super::policy::ConvPolicy;
 use super::shape::{anchor, kernel_padding};

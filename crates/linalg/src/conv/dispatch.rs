@@ -4,7 +4,8 @@
 
 use gpu_core::{Error, Gpu, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvElement, ConvOptions, CONV_BLOCKS};
+use super::algorithm::{ConvAlgorithm, ConvOptions, CONV_BLOCKS};
+use super::element::ConvElement;
 use super::policy::ConvPolicy;
 use super::shape::{check_filter_side, output_shape};
 use super::{direct, strip, tiled};

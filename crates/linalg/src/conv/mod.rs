@@ -59,7 +59,8 @@
 //! # Layers
 //!
 //! `shape` (borders, padding, output shape, bytes moved), `algorithm` (what
-//! the caller picks: [`ConvAlgorithm`], [`ConvOptions`], [`ConvElement`]),
+//! the caller picks: [`ConvAlgorithm`], [`ConvOptions`]), `element`
+//! ([`ConvElement`]),
 //! `policy` (TiledHalo's [`crate::policy::ConvPolicy`] and
 //! [`crate::policy::StripPolicy`]), one file per kernel (`direct`, `tiled`,
 //! `strip`: grid, shared memory, launch), `module` (kernel sources, entry
@@ -68,6 +69,7 @@
 mod algorithm;
 mod direct;
 mod dispatch;
+mod element;
 mod module;
 pub(crate) mod policy;
 mod shape;
@@ -77,7 +79,8 @@ mod tiled;
 use gpu_core::{Gpu, Result};
 
 use crate::matrix::{Matrix, MatrixView, MatrixViewMut};
-pub use algorithm::{ConvAlgorithm, ConvElement, ConvOptions, CONV_BLOCKS, DEFAULT_BLOCK};
+pub use algorithm::{ConvAlgorithm, ConvOptions, CONV_BLOCKS, DEFAULT_BLOCK};
+pub use element::ConvElement;
 pub(crate) use module::{conv_kernel_catalog, conv_module, conv_module_with, strip_module};
 use policy::ConvPolicy;
 pub use shape::{anchor, conv_bytes_moved, output_shape, Border, Padding, CONV_MAX_K};

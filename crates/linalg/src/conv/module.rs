@@ -6,7 +6,8 @@
 
 use gpu_core::{DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, ModuleSource, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvElement};
+use super::algorithm::ConvAlgorithm;
+use super::element::ConvElement;
 use super::policy::{
     ConvPolicy, StripPolicy, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
 };

@@ -17,7 +17,7 @@
 
 use gpu_core::{DeviceInfo, ElementType, Error, Result};
 
-use super::algorithm::ConvElement;
+use super::element::ConvElement;
 
 /// Largest `K` the strip kernel handles (compile-time `K`, fully unrolled);
 /// larger filters use the block kernel.

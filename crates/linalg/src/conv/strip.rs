@@ -36,7 +36,8 @@
 use gpu_core::launch::grid_2d;
 use gpu_core::{Error, Gpu, KernelArgs, LaunchConfig, Result};
 
-use super::algorithm::{ConvElement, ConvOptions};
+use super::algorithm::ConvOptions;
+use super::element::ConvElement;
 use super::module;
 use super::policy::{StripPolicy, StripStores};
 use super::shape::{anchor, kernel_padding};

@@ -23,7 +23,8 @@
 use gpu_core::launch::grid_2d;
 use gpu_core::{Gpu, LaunchConfig, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvElement, ConvOptions};
+use super::algorithm::{ConvAlgorithm, ConvOptions};
+use super::element::ConvElement;
 use super::module::{self, EntryArgs};
 use super::policy::ConvPolicy;
 use super::shape::{anchor, kernel_padding};
