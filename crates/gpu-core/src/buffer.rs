@@ -10,11 +10,38 @@
 //! overflow. Every operation of the workspace takes views, so a sub-range of
 //! a buffer, or a caller's cudarc `CudaSlice`, works wherever a whole buffer
 //! does.
+//!
+//! ## A caller's cudarc buffers
+//!
+//! | cudarc | lent to parprims as | parprims work on the `Gpu`'s stream is recorded as |
+//! |---|---|---|
+//! | `&CudaSlice<T>`, `CudaView<'_, T>`, `&CudaView`, `&CudaViewMut` | [`CudaRead`] → [`DeviceView`] | a read |
+//! | `&mut CudaSlice<T>`, `CudaViewMut<'_, T>`, `&mut CudaViewMut` | [`CudaWrite`] → [`DeviceViewMut`] | a write |
+//! | `CudaSlice<T>` (owned) | [`DeviceBuffer::from_cudarc`] | (the caller orders it) |
+//! | ← [`DeviceBuffer::into_cudarc`] | `CudaSlice<T>`, no copy | a write, up to that point |
+//!
+//! cudarc orders a buffer's users on different streams with two events per
+//! allocation (when its context tracks events, the default once a context
+//! has several streams): a read waits for the last write, a write for the
+//! last read and write, and each records its own event on its stream
+//! afterwards. [`CudaRead::new`] and [`CudaWrite::new`] take part in that
+//! protocol with the `Gpu`'s stream: the stream waits for the buffer's
+//! earlier work when the loan starts, and the loan's event is recorded on
+//! the stream when the loan is dropped, after every parprims operation that
+//! used its views has been enqueued. The borrow checker ends the loan before
+//! the caller's own code can touch the buffer again, so the caller's other
+//! streams wait for parprims' work. This holds however an algorithm passes
+//! the pointer to its kernels (a kernel argument, a raw scalar, a copy),
+//! which a record per launch could not promise.
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
-use cudarc::driver::{result as driver_result, sys as driver_sys, CudaSlice, DevicePtr};
+use cudarc::driver::{
+    result as driver_result, sys as driver_sys, CudaContext, CudaSlice, CudaStream, CudaView,
+    CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
+};
 
 use crate::element::DeviceType;
 use crate::error::{Error, Result};
@@ -124,7 +151,10 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// Wraps a cudarc slice without copying. Its stream should be the
-    /// [`Gpu`]'s (or be synchronised before parprims uses the buffer).
+    /// [`Gpu`]'s (or be synchronised before parprims uses the buffer): the
+    /// buffer's views record nothing in cudarc's events. To lend a slice
+    /// that other streams use, with the ordering recorded, use
+    /// [`CudaRead`] / [`CudaWrite`] instead.
     pub fn from_cudarc(slice: CudaSlice<T>) -> Self {
         let len = slice.len();
         DeviceBuffer {
@@ -133,13 +163,28 @@ impl<T: DeviceType> DeviceBuffer<T> {
         }
     }
 
-    /// Gives the allocation back as a cudarc slice, without copying. `None`
+    /// Gives the allocation back as a cudarc slice, without copying: how an
+    /// output parprims allocated (`scan::inclusive`, `compact::select_if`,
+    /// [`DeviceBuffer::zeros`], …) becomes the caller's `CudaSlice`. `None`
     /// for an empty buffer (CUDA cannot allocate zero bytes).
+    ///
+    /// The slice belongs to the stream of the [`Gpu`] that allocated it.
+    /// When its context tracks events, a write is recorded on that stream
+    /// here, so that the caller's other streams wait for every parprims
+    /// operation enqueued on it so far before they read or write the slice.
     pub fn into_cudarc(self) -> Option<CudaSlice<T>> {
-        self.slice
+        let mut slice = self.slice?;
+        let stream = slice.stream().clone();
+        // The guard records the slice's write event on its stream when it
+        // drops, right here: after all the work already enqueued there.
+        let (_, record) = slice.device_ptr_mut(&stream);
+        drop(record);
+        Some(slice)
     }
 
-    /// The cudarc slice behind the buffer (`None` when empty).
+    /// The cudarc slice behind the buffer (`None` when empty). Nothing is
+    /// recorded in its events: order other streams with the [`Gpu`]'s
+    /// yourself, or take the slice with [`DeviceBuffer::into_cudarc`].
     pub fn as_cudarc(&self) -> Option<&CudaSlice<T>> {
         self.slice.as_ref()
     }
@@ -160,13 +205,7 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     fn raw_ptr(&self) -> u64 {
-        match &self.slice {
-            Some(slice) => {
-                let (ptr, _record) = slice.device_ptr(slice.stream());
-                ptr
-            }
-            None => 0,
-        }
+        self.slice.as_ref().map_or(0, untracked_ptr)
     }
 
     /// The whole buffer as a read-only view.
@@ -427,24 +466,302 @@ impl<'a, T: DeviceType> From<&'a mut DeviceViewMut<'_, T>> for DeviceViewMut<'a,
         view.reborrow()
     }
 }
+/// Untracked: the view records nothing in the slice's cudarc events, so it
+/// is right only when the slice's other users are ordered with the stream
+/// parprims runs on (the same stream, a context without event tracking, or
+/// a synchronisation). With other streams, lend it with [`CudaRead::new`].
 impl<'a, T: DeviceType> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
     fn from(slice: &'a CudaSlice<T>) -> Self {
-        let (ptr, _record) = slice.device_ptr(slice.stream());
         DeviceView {
-            ptr,
+            ptr: untracked_ptr(slice),
             len: slice.len(),
             _borrow: PhantomData,
         }
     }
 }
+/// Untracked, like the `&CudaSlice` conversion to [`DeviceView`]: with
+/// other streams, lend it with [`CudaWrite::new`] so the write is recorded.
 impl<'a, T: DeviceType> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
     fn from(slice: &'a mut CudaSlice<T>) -> Self {
-        let (ptr, _record) = slice.device_ptr(slice.stream());
         DeviceViewMut {
-            ptr,
+            ptr: untracked_ptr(slice),
             len: slice.len(),
             _borrow: PhantomData,
         }
+    }
+}
+
+/// The device address of `slice`, recording nothing: cudarc hands out
+/// addresses only with a guard that records a read when dropped, so the
+/// guard is forgotten (it holds two references and nothing else). On a
+/// context with event tracking the slice's own stream is still made to wait
+/// for its last write (cudarc does that before returning the address),
+/// which orders nothing parprims runs elsewhere.
+fn untracked_ptr<T>(slice: &CudaSlice<T>) -> u64 {
+    let (ptr, record) = slice.device_ptr(slice.stream());
+    std::mem::forget(record);
+    ptr
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// cudarc memory that parprims can read: `&CudaSlice<T>`, `CudaView<'_, T>`
+/// (by value or by reference) and `&CudaViewMut<'_, T>`. Sealed; see
+/// [`CudaRead::new`].
+pub trait CudarcReadable<'a, T>: sealed::Sealed {
+    /// The context the memory belongs to.
+    #[doc(hidden)]
+    fn cudarc_context(&self) -> &Arc<CudaContext>;
+    /// Elements.
+    #[doc(hidden)]
+    fn cudarc_len(&self) -> usize;
+    /// cudarc's read protocol on `stream`: the address, with the guard that
+    /// records the read when dropped.
+    #[doc(hidden)]
+    fn lend_for_reading(self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
+}
+
+/// cudarc memory that parprims can write: `&mut CudaSlice<T>` and
+/// `CudaViewMut<'_, T>` (by value or by mutable reference). Sealed; see
+/// [`CudaWrite::new`].
+pub trait CudarcWritable<'a, T>: sealed::Sealed {
+    /// The context the memory belongs to.
+    #[doc(hidden)]
+    fn cudarc_context(&self) -> &Arc<CudaContext>;
+    /// Elements.
+    #[doc(hidden)]
+    fn cudarc_len(&self) -> usize;
+    /// cudarc's write protocol on `stream`: the address, with the guard
+    /// that records the write when dropped.
+    #[doc(hidden)]
+    fn lend_for_writing(self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
+}
+
+macro_rules! readable {
+    ($(impl<$($lt:lifetime),*> for $source:ty => |$s:ident, $stream:ident| $lend:expr;)*) => {$(
+        impl<$($lt,)* T> sealed::Sealed for $source {}
+        impl<$($lt,)* T> CudarcReadable<'a, T> for $source {
+            fn cudarc_context(&self) -> &Arc<CudaContext> {
+                self.stream().context()
+            }
+            fn cudarc_len(&self) -> usize {
+                self.len()
+            }
+            fn lend_for_reading(self, $stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+                let $s = self;
+                $lend
+            }
+        }
+    )*};
+}
+macro_rules! writable {
+    ($(impl<$($lt:lifetime),*> for $source:ty => |$s:ident, $stream:ident| $lend:expr;)*) => {$(
+        impl<$($lt,)* T> sealed::Sealed for $source {}
+        impl<$($lt,)* T> CudarcWritable<'a, T> for $source {
+            fn cudarc_context(&self) -> &Arc<CudaContext> {
+                self.stream().context()
+            }
+            fn cudarc_len(&self) -> usize {
+                self.len()
+            }
+            fn lend_for_writing(self, $stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+                let $s = self;
+                $lend
+            }
+        }
+    )*};
+}
+readable! {
+    impl<'a> for &'a CudaSlice<T> => |s, stream| s.device_ptr(stream);
+    impl<'a> for CudaView<'a, T> => |s, stream| s.view_ptr(stream);
+    impl<'a, 'b> for &'a CudaView<'b, T> => |s, stream| s.device_ptr(stream);
+    impl<'a, 'b> for &'a CudaViewMut<'b, T> => |s, stream| s.device_ptr(stream);
+}
+writable! {
+    impl<'a> for &'a mut CudaSlice<T> => |s, stream| s.device_ptr_mut(stream);
+    impl<'a> for CudaViewMut<'a, T> => |s, stream| s.view_ptr_mut(stream);
+    impl<'a, 'b> for &'a mut CudaViewMut<'b, T> => |s, stream| s.device_ptr_mut(stream);
+}
+
+/// Checks that memory of context `source` can be lent to `gpu`: the same
+/// CUDA context, and a context handle that records events if the source's
+/// does (cudarc records through the stream's handle).
+fn check_loan(gpu: &Gpu, source: &CudaContext) -> Result<()> {
+    let ours = gpu.cudarc_context();
+    if **ours != *source {
+        return Err(Error::invalid(
+            "source",
+            "the cudarc buffer belongs to another CUDA context than this Gpu's",
+        ));
+    }
+    if source.is_managing_stream_synchronization() && !ours.is_managing_stream_synchronization() {
+        return Err(Error::invalid(
+            "gpu",
+            "the cudarc buffer's context tracks events across streams, but this Gpu's handle \
+             of that context does not (Gpu::new turns tracking off on its own handle), so the \
+             loan could not be recorded: make the Gpu with Gpu::from_cudarc(ctx, stream) from \
+             the buffer's own context",
+        ));
+    }
+    Ok(())
+}
+
+/// A caller's cudarc memory lent to parprims for reading, on one [`Gpu`]'s
+/// stream.
+///
+/// cudarc orders a buffer's users on different streams with two events per
+/// allocation (when its context tracks events, the default once a context
+/// has several streams): a read waits for the last write, a write for the
+/// last read and write, and each records its own event on its stream
+/// afterwards. A loan takes part in that protocol with the `Gpu`'s stream
+/// for as long as it lives, so it covers every parprims operation that uses
+/// its views, however the algorithm passes the address to its kernels; the
+/// borrow checker ends the loan before the caller's code can touch the
+/// buffer again.
+///
+/// Made by [`CudaRead::new`]: the `Gpu`'s stream waits for the memory's
+/// last recorded write. [`CudaRead::view`] gives the [`DeviceView`] that
+/// parprims operations take; dropping the loan records a read on the
+/// stream, after every operation enqueued while it lived. Use its views
+/// with the `Gpu` that made it only.
+///
+/// ```no_run
+/// # use gpu_core::{CudaRead, CudaWrite, Gpu};
+/// # fn f(gpu: &Gpu, input: &cudarc::driver::CudaSlice<f32>, output: &mut cudarc::driver::CudaSlice<f32>) -> gpu_core::Result<()> {
+/// let input = CudaRead::new(gpu, input)?;
+/// let mut output = CudaWrite::new(gpu, output.slice_mut(0..input.len()))?;
+/// output.view_mut().copy_from(gpu, &input.view())?;
+/// // Both loans end here: a read and a write are recorded on gpu's stream.
+/// # Ok(()) }
+/// ```
+pub struct CudaRead<'a, T: DeviceType> {
+    ptr: u64,
+    len: usize,
+    _record: SyncOnDrop<'a>,
+    _borrow: PhantomData<&'a T>,
+}
+
+/// A caller's cudarc memory lent to parprims for writing, on one [`Gpu`]'s
+/// stream (the protocol is [`CudaRead`]'s).
+///
+/// Made by [`CudaWrite::new`]: the `Gpu`'s stream waits for the memory's
+/// last recorded read and write. [`CudaWrite::view_mut`] gives the
+/// [`DeviceViewMut`] that parprims operations take; dropping the loan
+/// records a write on the stream, after every operation enqueued while it
+/// lived. Use its views with the `Gpu` that made it only.
+pub struct CudaWrite<'a, T: DeviceType> {
+    ptr: u64,
+    len: usize,
+    _record: SyncOnDrop<'a>,
+    _borrow: PhantomData<&'a mut T>,
+}
+
+impl<T: DeviceType> std::fmt::Debug for CudaRead<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaRead<{}>[{}] @ {:#x}", T::SUFFIX, self.len, self.ptr)
+    }
+}
+impl<T: DeviceType> std::fmt::Debug for CudaWrite<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CudaWrite<{}>[{}] @ {:#x}",
+            T::SUFFIX,
+            self.len,
+            self.ptr
+        )
+    }
+}
+
+impl<'a, T: DeviceType> CudaRead<'a, T> {
+    /// Lends `source` (`&CudaSlice<T>`, a `CudaView`, `&CudaView`,
+    /// `&CudaViewMut`) to parprims operations on `gpu`'s stream, for
+    /// reading.
+    ///
+    /// Errors ([`Error::InvalidArgument`], nothing enqueued): the memory
+    /// belongs to another CUDA context; or its context handle tracks events
+    /// and `gpu`'s handle does not (make `gpu` with [`Gpu::from_cudarc`]
+    /// from the buffer's context).
+    pub fn new(gpu: &'a Gpu, source: impl CudarcReadable<'a, T>) -> Result<Self> {
+        check_loan(gpu, source.cudarc_context())?;
+        let len = source.cudarc_len();
+        let (ptr, record) = source.lend_for_reading(gpu.cudarc_stream());
+        Ok(CudaRead {
+            ptr,
+            len,
+            _record: record,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The lent memory as a view, for parprims operations on the `Gpu`
+    /// that made the loan.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        DeviceView {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the lent memory is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<'a, T: DeviceType> CudaWrite<'a, T> {
+    /// Lends `source` (`&mut CudaSlice<T>`, a `CudaViewMut`, or
+    /// `&mut CudaViewMut`) to parprims operations on `gpu`'s stream, for
+    /// writing (and reading).
+    ///
+    /// Errors: as [`CudaRead::new`].
+    pub fn new(gpu: &'a Gpu, source: impl CudarcWritable<'a, T>) -> Result<Self> {
+        check_loan(gpu, source.cudarc_context())?;
+        let len = source.cudarc_len();
+        let (ptr, record) = source.lend_for_writing(gpu.cudarc_stream());
+        Ok(CudaWrite {
+            ptr,
+            len,
+            _record: record,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The lent memory as a writable view, for parprims operations on the
+    /// `Gpu` that made the loan.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The lent memory as a read-only view.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        DeviceView {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the lent memory is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 

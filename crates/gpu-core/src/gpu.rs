@@ -92,8 +92,11 @@ struct Shared {
 ///
 /// Every operation of the workspace is enqueued on this stream. Buffers that
 /// came from elsewhere (a caller's cudarc stream) must be ready before they
-/// are handed in: synchronise that stream, or build the `Gpu` on it with
-/// [`Gpu::from_cudarc`].
+/// are handed in: build the `Gpu` on that stream with [`Gpu::from_cudarc`],
+/// or lend them with [`CudaRead`](crate::CudaRead) /
+/// [`CudaWrite`](crate::CudaWrite), which record the reads and writes in
+/// cudarc's events so the caller's other streams are ordered with this one,
+/// or synchronise.
 #[derive(Clone)]
 pub struct Gpu {
     shared: Arc<Shared>,
@@ -159,6 +162,14 @@ impl Gpu {
 
     /// Wraps a caller's cudarc context and stream, so parprims operations
     /// run in order with the caller's own work on that stream.
+    ///
+    /// The context's event tracking is left as the caller set it (unlike
+    /// [`Gpu::new`], which turns it off on the handle it creates for
+    /// itself): with tracking on, buffers lent through
+    /// [`CudaRead`](crate::CudaRead) / [`CudaWrite`](crate::CudaWrite) and
+    /// outputs taken back with
+    /// [`DeviceBuffer::into_cudarc`](crate::DeviceBuffer::into_cudarc) are
+    /// ordered with the caller's other streams by cudarc's events.
     pub fn from_cudarc(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Gpu> {
         if stream.context() != &ctx {
             return Err(Error::invalid(

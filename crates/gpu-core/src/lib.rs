@@ -10,6 +10,7 @@
 //! | `Vec<T>`       | [`DeviceBuffer<T>`]       | `CudaSlice<T>`     |
 //! | `&[T]`         | [`DeviceView<'_, T>`]     | `CudaView<'_, T>`  |
 //! | `&mut [T]`     | [`DeviceViewMut<'_, T>`]  | `CudaViewMut<'_, T>` |
+//! | a caller's buffer, lent | [`CudaRead`] / [`CudaWrite`] | `&CudaSlice`, `CudaView` / `&mut CudaSlice`, `CudaViewMut` (reads and writes recorded in cudarc's events) |
 //! | `fn(T, T) -> T`| [`Operator`] (CPU + CUDA) | —                  |
 //! | `.cu` file     | [`ModuleSource`] → [`Kernel`] | `CudaModule`, `CudaFunction` |
 //!
@@ -46,7 +47,10 @@ mod scratch;
 pub mod single_pass;
 mod timer;
 
-pub use buffer::{fill_entry, fill_module, DeviceBuffer, DeviceView, DeviceViewMut};
+pub use buffer::{
+    fill_entry, fill_module, CudaRead, CudaWrite, CudarcReadable, CudarcWritable, DeviceBuffer,
+    DeviceView, DeviceViewMut,
+};
 pub use element::{DeviceType, Element, ElementType, IntElement};
 pub use error::{Error, Result};
 pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};

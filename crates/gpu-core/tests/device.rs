@@ -1,12 +1,17 @@
 //! gpu-core on a real device: buffers, views, fill, timer, copy ceiling,
-//! kernel cache across processes, bad ordinals, out-of-memory.
+//! kernel cache across processes (with and without NVRTC), bad ordinals,
+//! out-of-memory, cudarc buffers lent with their reads and writes recorded.
 //!
 //! Tests that need a GPU are `#[ignore]`d so CPU-only CI reports them as
 //! ignored; the GPU machine runs them with `--include-ignored`.
 
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream};
 use gpu_core::kernel::DiskCache;
 use gpu_core::{
-    DeviceBuffer, DeviceType, Error, Gpu, GpuTimer, KernelArgs, ModuleOrigin, ModuleSource,
+    CudaRead, CudaWrite, DeviceBuffer, DeviceType, Error, Gpu, GpuTimer, KernelArgs, ModuleOrigin,
+    ModuleSource,
 };
 use parprims_testkit::bench::{copy_ceiling, Repetitions};
 
@@ -582,4 +587,235 @@ fn scratch_is_zeroed_reused_and_per_stream() {
     );
     assert!(nested.1 .1.iter().all(|&w| w == 0));
     gpu.trim_memory_pool().unwrap();
+}
+
+/// A caller's cudarc setup with event tracking on (cudarc's default): one
+/// context, stream A for parprims (through `Gpu::from_cudarc`), stream B
+/// for the caller's own cudarc work.
+fn tracked_streams() -> (Arc<CudaContext>, Arc<CudaStream>, Gpu) {
+    let ctx = CudaContext::new(0).expect("a CUDA GPU");
+    let stream_a = ctx.new_stream().unwrap();
+    let stream_b = ctx.new_stream().unwrap();
+    assert!(ctx.is_managing_stream_synchronization());
+    let gpu = Gpu::from_cudarc(ctx.clone(), stream_a).unwrap();
+    // from_cudarc leaves the caller's setting alone.
+    assert!(ctx.is_event_tracking());
+    (ctx, stream_b, gpu)
+}
+
+/// Keeps `gpu`'s stream busy for about `ms` milliseconds (one thread
+/// spinning on clock64), so work that is not ordered after it would run
+/// first and the tests below would see stale data.
+fn spin(gpu: &Gpu, ms: u64) {
+    let module = ModuleSource::new("interop_spin").entry(
+        "interop_spin",
+        "u64 cycles",
+        "long long start = clock64(); while ((u64)(clock64() - start) < cycles) {}",
+        Some(32),
+    );
+    let kernel = gpu.kernel(&module, "interop_spin").unwrap();
+    let cycles = ms * 2_000_000; // at most ~2 GHz
+    let mut args = KernelArgs::new();
+    args.scalar(cycles);
+    let config = gpu_core::LaunchConfig {
+        grid: (1, 1, 1),
+        block: (32, 1, 1),
+        shared_bytes: 0,
+    };
+    // SAFETY: interop_spin(u64 cycles) takes one scalar and touches no memory.
+    unsafe { gpu.launch(&kernel, config, &args) }.unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_lent_slice_written_on_one_stream_is_read_after_the_write_on_another() {
+    let (_ctx, stream_b, gpu) = tracked_streams();
+    let n = 1 << 20;
+    let mut slice = stream_b.alloc_zeros::<u32>(n).unwrap();
+    stream_b.synchronize().unwrap();
+    spin(&gpu, 300);
+    {
+        let mut out = CudaWrite::new(&gpu, &mut slice).unwrap();
+        assert_eq!(out.len(), n);
+        out.view_mut().fill(&gpu, 7).unwrap();
+    } // the write is recorded on stream A here, after the fill
+      // Stream B waits for that write, not for the host: no synchronisation.
+    let host = stream_b.clone_dtoh(&slice).unwrap();
+    assert!(
+        host.iter().all(|&x| x == 7),
+        "stream B read before the write"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_lent_slice_read_on_one_stream_is_overwritten_only_after_the_read() {
+    let (_ctx, stream_b, gpu) = tracked_streams();
+    let n = 1 << 20;
+    let original: Vec<u32> = (0..n as u32).collect();
+    let mut input = stream_b.clone_htod(&original).unwrap();
+    let mut copy = DeviceBuffer::<u32>::zeros(&gpu, n).unwrap();
+    gpu.synchronize().unwrap();
+    spin(&gpu, 300);
+    {
+        let lent = CudaRead::new(&gpu, &input).unwrap();
+        copy.view_mut().copy_from(&gpu, &lent.view()).unwrap();
+    } // the read is recorded on stream A here, after the copy
+      // A write on stream B waits for the read.
+    stream_b.memset_zeros(&mut input).unwrap();
+    assert_eq!(copy.to_host(&gpu).unwrap(), original);
+    assert!(stream_b.clone_dtoh(&input).unwrap().iter().all(|&x| x == 0));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_output_handed_back_as_a_cudarc_slice_is_ordered_with_other_streams() {
+    let (_ctx, stream_b, gpu) = tracked_streams();
+    let n = 1 << 20;
+    spin(&gpu, 300);
+    let buffer = DeviceBuffer::<u64>::filled(&gpu, n, 9).unwrap();
+    let ptr = buffer.view().device_ptr();
+    let slice = buffer.into_cudarc().expect("non-empty");
+    let view: gpu_core::DeviceView<u64> = (&slice).into();
+    assert_eq!(view.device_ptr(), ptr, "no copy");
+    let host = stream_b.clone_dtoh(&slice).unwrap();
+    assert!(
+        host.iter().all(|&x| x == 9),
+        "stream B read before the fill"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn lent_sub_views_read_and_write_only_their_range() {
+    let (_ctx, stream_b, gpu) = tracked_streams();
+    let mut slice = stream_b.alloc_zeros::<i32>(100).unwrap();
+    {
+        let mut part = CudaWrite::new(&gpu, slice.slice_mut(10..20)).unwrap();
+        assert_eq!(part.len(), 10);
+        part.view_mut().fill(&gpu, 5).unwrap();
+    }
+    {
+        let mut whole_view = slice.as_view_mut();
+        let mut part = CudaWrite::new(&gpu, &mut whole_view).unwrap();
+        part.view_mut()
+            .slice_mut(90..)
+            .unwrap()
+            .fill(&gpu, -1)
+            .unwrap();
+    }
+    let host = stream_b.clone_dtoh(&slice).unwrap();
+    for (i, &x) in host.iter().enumerate() {
+        let expected = match i {
+            10..=19 => 5,
+            90.. => -1,
+            _ => 0,
+        };
+        assert_eq!(x, expected, "element {i}");
+    }
+    // Reads of a sub-range, by value and by reference.
+    let read = CudaRead::new(&gpu, slice.slice(5..15)).unwrap();
+    assert_eq!(
+        read.view().to_host(&gpu).unwrap(),
+        [0, 0, 0, 0, 0, 5, 5, 5, 5, 5]
+    );
+    drop(read);
+    let sub = slice.slice(85..95);
+    let read = CudaRead::new(&gpu, &sub).unwrap();
+    assert_eq!(
+        read.view().to_host(&gpu).unwrap(),
+        [0, 0, 0, 0, 0, -1, -1, -1, -1, -1]
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn lending_to_a_gpu_that_cannot_record_is_refused() {
+    let (_ctx, stream_b, _gpu) = tracked_streams();
+    let slice = stream_b.alloc_zeros::<u32>(4).unwrap();
+    // Gpu::new has its own handle of the primary context, with tracking off.
+    let untracked = gpu();
+    assert!(!untracked.cudarc_context().is_event_tracking());
+    let refused = CudaRead::new(&untracked, &slice).unwrap_err();
+    assert!(
+        matches!(refused, Error::InvalidArgument { .. }),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("from_cudarc"), "{refused}");
+}
+
+/// The child half of `a_warmed_cache_is_used_without_nvrtc`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn no_nvrtc_child_process() {
+    let (Ok(cached), Ok(missing)) = (
+        std::env::var("PARPRIMS_NO_NVRTC_CACHED"),
+        std::env::var("PARPRIMS_NO_NVRTC_MISSING"),
+    ) else {
+        return; // not spawned by the parent test
+    };
+    assert!(matches!(
+        gpu_core::kernel::nvrtc_available(),
+        Err(Error::NoNvrtc)
+    ));
+    let gpu = gpu();
+    let (origin, value) = run_probe(&gpu, &nonce_module(&cached));
+    assert_eq!(value, cached.parse::<u64>().unwrap());
+    assert!(
+        matches!(origin, ModuleOrigin::DiskCache { .. }),
+        "{origin:?}"
+    );
+    let error = gpu
+        .module(&nonce_module(&missing))
+        .err()
+        .expect("not cached");
+    assert!(matches!(error, Error::KernelNotCached { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("parprims warm-cache --arch sm_"),
+        "{message}"
+    );
+    println!("NO_NVRTC_CHILD_OK");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_warmed_cache_is_used_without_nvrtc() {
+    let dir = std::env::temp_dir().join(format!("parprims-no-nvrtc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let (cached, missing) = (stamp.to_string(), (stamp + 1).to_string());
+    let arch = gpu().info().arch();
+    let report = gpu_core::kernel::warm_disk_cache(
+        &DiskCache::at(&dir),
+        &[nonce_module(&cached)],
+        &[arch.as_str()],
+        1,
+    )
+    .unwrap();
+    assert_eq!(report.compiled, 1);
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "no_nvrtc_child_process",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PARPRIMS_NO_NVRTC_CACHED", &cached)
+        .env("PARPRIMS_NO_NVRTC_MISSING", &missing)
+        .env("PARPRIMS_DISABLE_NVRTC", "1")
+        .env("PARPRIMS_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && stdout.contains("NO_NVRTC_CHILD_OK"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
