@@ -35,9 +35,10 @@
 
 use compact::{CompactAlgorithm, CustomPredicate, Predicate};
 use gpu_core::{CustomOp, DeviceBuffer, DeviceType, Error, Gpu, Operator, Sum};
+use linalg::policy::{MatvecPolicy, TransposePolicy, TUNABLE_BLOCK_ROWS};
 use linalg::{
     Border, ConvAlgorithm, ConvOptions, Matrix, MatrixView, MatrixViewMut, MatvecAlgorithm,
-    MatvecTuning, Padding, Transpose, TransposeAlgorithm, TransposeTuning,
+    Padding, Transpose, TransposeAlgorithm,
 };
 use proptest::prelude::*;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
@@ -568,8 +569,8 @@ fn matvec_algorithm() -> impl Strategy<Value = MatvecAlgorithm> {
     ]
 }
 
-fn matvec_tuning() -> impl Strategy<Value = MatvecTuning> {
-    let base = linalg::MATVEC_TUNING;
+fn matvec_tuning() -> impl Strategy<Value = MatvecPolicy> {
+    let base = MatvecPolicy::DEFAULT;
     (
         prop::sample::select(vec![0u64, 1, 4, 16, 1 << 40]),
         prop::sample::select(vec![0u64, 1, 2, 8]),
@@ -626,9 +627,9 @@ struct LinalgCase {
     out_shape: (usize, usize),
     op: Transpose,
     matvec_algorithm: MatvecAlgorithm,
-    matvec_tuning: MatvecTuning,
+    matvec_tuning: MatvecPolicy,
     transpose_algorithm: TransposeAlgorithm,
-    transpose_tuning: TransposeTuning,
+    transpose_tuning: TransposePolicy,
     filter: (usize, usize),
     conv: ConvOptions,
 }
@@ -678,7 +679,7 @@ fn linalg_case() -> impl Strategy<Value = LinalgCase> {
                     matvec_tuning: mt,
                     transpose_algorithm: ta,
                     transpose_tuning: {
-                        let mut tuning = linalg::TRANSPOSE_TUNING;
+                        let mut tuning = TransposePolicy::DEFAULT;
                         tuning.tile = tile;
                         tuning.block_rows = block_rows;
                         tuning
@@ -780,7 +781,7 @@ fn linalg_case_run(case: &LinalgCase) -> Result<(), TestCaseError> {
             let prediction = match case.entry {
                 4 => None,
                 5 if !(case.transpose_tuning.tile == 32
-                    && linalg::TUNABLE_BLOCK_ROWS.contains(&case.transpose_tuning.block_rows)) =>
+                    && TUNABLE_BLOCK_ROWS.contains(&case.transpose_tuning.block_rows)) =>
                 {
                     Some(Error::invalid("tuning", "bad"))
                 }

@@ -84,10 +84,13 @@ use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
     Sum,
 };
-use linalg::conv::{tiled_tuning, TiledTuning, CONV_BLOCKS, STRIP_CANDIDATES};
+use linalg::conv::CONV_BLOCKS;
+use linalg::policy::{
+    ConvPolicy, MatvecPolicy, TransposePolicy, STRIP_CANDIDATES, STRIP_MAX_K, TUNABLE_BLOCK_ROWS,
+};
 use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatrixView, MatvecAlgorithm,
-    MatvecElement, MatvecTuning, Padding, Transpose, TransposeAlgorithm, TransposeTuning,
+    MatvecElement, Padding, Transpose, TransposeAlgorithm,
 };
 use parprims_testkit::rng::{random_flags, SplitMix64};
 use scan::policy::Policy;
@@ -1027,13 +1030,13 @@ fn transpose_cases<T: DeviceType>(gpu: &Gpu) {
                 linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
             });
         }
-        for block_rows in linalg::TUNABLE_BLOCK_ROWS {
-            if block_rows == linalg::TRANSPOSE_TUNING.block_rows {
+        for block_rows in TUNABLE_BLOCK_ROWS {
+            if block_rows == TransposePolicy::DEFAULT.block_rows {
                 continue; // TransposeAlgorithm::Tuned above.
             }
-            let tuning = TransposeTuning {
+            let tuning = TransposePolicy {
                 block_rows,
-                ..linalg::TRANSPOSE_TUNING
+                ..TransposePolicy::DEFAULT
             };
             check(
                 format!("{label} tuned block rows {block_rows}"),
@@ -1067,7 +1070,7 @@ const MATVEC_VARIANT_SHAPES: [(usize, usize); 2] = [(37, 300), (300, 37)];
 #[derive(Clone, Copy, Debug)]
 enum MatvecRun {
     Algorithm(MatvecAlgorithm),
-    Tuned(MatvecTuning),
+    Tuned(MatvecPolicy),
 }
 
 /// `y = A·x` or `Aᵀ·x` for a `rows × cols` matrix of whole numbers in
@@ -1146,10 +1149,10 @@ fn matvec_cases<T: MatvecElement>(gpu: &Gpu) {
         },
         MatvecAlgorithm::Tuned,
     ];
-    let default = linalg::MATVEC_TUNING;
-    let variants: Vec<MatvecTuning> = [(4, false), (4, true), (8, false), (8, true)]
+    let default = MatvecPolicy::DEFAULT;
+    let variants: Vec<MatvecPolicy> = [(4, false), (4, true), (8, false), (8, true)]
         .into_iter()
-        .map(|(loads, streaming)| MatvecTuning {
+        .map(|(loads, streaming)| MatvecPolicy {
             n_loads: loads,
             t_loads: loads,
             streaming,
@@ -1222,7 +1225,7 @@ fn check_conv<T: ConvElement>(
     image: &Uploaded<T>,
     filter: &Uploaded<T>,
     options: &ConvOptions,
-    tuning: Option<(&str, &TiledTuning)>,
+    tuning: Option<(&str, &ConvPolicy)>,
 ) {
     let (h, w) = image.device.shape();
     let k = filter.device.rows();
@@ -1253,13 +1256,17 @@ fn check_conv<T: ConvElement>(
     assert_same(&got, &expected, &what);
 }
 
+/// The architecture whose measured `TiledHalo` table the cases start from
+/// (the table is the same on every architecture today).
+const MEASURED_ARCH: (u32, u32) = (9, 0);
+
 /// The f32 `TiledHalo` tuning without strips: the block kernel for
 /// K ≤ 7, which the table's f32 tuning sends to the strip kernel.
-fn f32_block_kernel_tuning() -> TiledTuning {
-    TiledTuning {
+fn f32_block_kernel_tuning() -> ConvPolicy {
+    ConvPolicy {
         strip: None,
         strip_wide: None,
-        ..tiled_tuning::<f32>()
+        ..ConvPolicy::default_for::<f32>(MEASURED_ARCH)
     }
 }
 
@@ -1278,7 +1285,7 @@ fn conv_filter_sides(algorithm: ConvAlgorithm) -> &'static [usize] {
 /// border and padding, `flip` alternating so each border and padding meets
 /// both; then a 3 × 2 image under a 7 × 7 filter (padding reaching past
 /// the image on every side) with Same and Full and every padding.
-fn conv_border_cases<T: ConvElement>(gpu: &Gpu, tuning: Option<(&str, &TiledTuning)>) {
+fn conv_border_cases<T: ConvElement>(gpu: &Gpu, tuning: Option<(&str, &ConvPolicy)>) {
     let algorithms: &[ConvAlgorithm] = match tuning {
         None => &ConvAlgorithm::ALL,
         Some(_) => &[ConvAlgorithm::TiledHalo],
@@ -1289,7 +1296,7 @@ fn conv_border_cases<T: ConvElement>(gpu: &Gpu, tuning: Option<(&str, &TiledTuni
     let wide_filter = conv_filter::<T>(gpu, 7, &label);
     for &algorithm in algorithms {
         for &k in conv_filter_sides(algorithm) {
-            if tuning.is_some() && k > linalg::conv::STRIP_MAX_K {
+            if tuning.is_some() && k > STRIP_MAX_K {
                 continue; // Past the strips: the table's block kernel, run above.
             }
             let filter = conv_filter::<T>(gpu, k, &label);
@@ -1384,10 +1391,10 @@ fn sanitizer_conv2d_strip_candidates() {
     let valid = conv_options(tiled, (Border::Valid, Padding::Zero), false, block);
     let same = conv_options(tiled, (Border::Same, Padding::Reflect), true, block);
     for (index, candidate) in STRIP_CANDIDATES.into_iter().enumerate() {
-        let tuning = TiledTuning {
+        let tuning = ConvPolicy {
             strip: Some(candidate),
             strip_wide: None,
-            ..tiled_tuning::<f32>()
+            ..ConvPolicy::default_for::<f32>(MEASURED_ARCH)
         };
         let name = format!("strip candidate {index} {candidate:?}");
         for image in &images {

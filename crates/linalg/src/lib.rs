@@ -67,19 +67,6 @@ pub use transpose::{
     transpose_with, TransposeAlgorithm, TransposeOptions,
 };
 
-/// Earlier names of the policy items, kept for call sites outside this
-/// crate; new code uses [`policy`].
-#[doc(hidden)]
-pub use policy::{
-    MatvecPolicy as MatvecTuning, TransposePolicy as TransposeTuning, TUNABLE_BLOCK_ROWS,
-};
-/// Earlier name of [`policy::MatvecPolicy::DEFAULT`].
-#[doc(hidden)]
-pub const MATVEC_TUNING: policy::MatvecPolicy = policy::MatvecPolicy::DEFAULT;
-/// Earlier name of [`policy::TransposePolicy::DEFAULT`].
-#[doc(hidden)]
-pub const TRANSPOSE_TUNING: policy::TransposePolicy = policy::TransposePolicy::DEFAULT;
-
 /// Every kernel module this crate can request, for the kernel-compile test
 /// and cache warming.
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {

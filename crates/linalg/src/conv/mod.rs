@@ -85,18 +85,6 @@ pub(crate) use module::{conv_kernel_catalog, conv_module, conv_module_with, stri
 use policy::ConvPolicy;
 pub use shape::{anchor, conv_bytes_moved, output_shape, Border, Padding, CONV_MAX_K};
 
-/// Earlier names of the policy items, kept for call sites outside this
-/// crate; new code uses [`crate::policy`].
-#[doc(hidden)]
-pub use policy::{ConvPolicy as TiledTuning, STRIP_CANDIDATES, STRIP_MAX_K};
-
-/// Earlier name of [`ConvPolicy::default_for`] on the measured
-/// architecture; new code uses [`crate::policy::ConvPolicy::for_device`].
-#[doc(hidden)]
-pub fn tiled_tuning<T: ConvElement>() -> ConvPolicy {
-    dispatch::table_policy::<T>()
-}
-
 /// Every check [`conv2d`] makes before touching the device, as a pure
 /// function of shapes and options (`T` gives the byte counts).
 ///
