@@ -86,9 +86,13 @@ fn round_trip<T: DeviceType>(gpu: &Gpu, host: &[T]) {
 fn buffers_round_trip_at_edge_lengths() {
     let gpu = gpu();
     for len in [0usize, 1, 2, 3, 7, 31, 33, 1023, 1025, 1_000_003] {
-        let ints: Vec<i32> = (0..len as i32).map(|i| i.wrapping_mul(7919).wrapping_sub(3)).collect();
+        let ints: Vec<i32> = (0..len as i32)
+            .map(|i| i.wrapping_mul(7919).wrapping_sub(3))
+            .collect();
         round_trip(&gpu, &ints);
-        let longs: Vec<u64> = (0..len as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let longs: Vec<u64> = (0..len as u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
         round_trip(&gpu, &longs);
         let floats: Vec<f64> = (0..len).map(|i| i as f64 * 0.5 - 1e9).collect();
         round_trip(&gpu, &floats);
