@@ -834,7 +834,7 @@ mod tests {
     /// scan's test of the same name does for the scan.
     #[test]
     fn status_loads_stay_single_accesses() {
-        use parprims_testkit::testing::{sass_opcodes, sm90_sass};
+        use parprims_testkit::testing::check_status_loads;
         let mut seen = std::collections::HashSet::new();
         let mut cases = vec![
             module::<i32>(PredicateSource::Builtin),
@@ -863,26 +863,12 @@ mod tests {
         }
         let mut checked = 0;
         for module in &cases {
-            let Some(sass) = sm90_sass(module) else {
+            // Every strong load, of any scope, must be one gpu-scope
+            // 128-bit access.
+            let Some(loads) = check_status_loads(module, "STRONG", &["STRONG.GPU", ".128."]) else {
                 return; // NVRTC or nvdisasm missing (a panic in CI)
             };
-            let strong_loads: Vec<&str> = sass_opcodes(&sass)
-                .into_iter()
-                .filter(|op| op.starts_with("LDG") && op.contains("STRONG"))
-                .collect();
-            assert!(
-                !strong_loads.is_empty(),
-                "{}: no strong load found: the check would pass vacuously",
-                module.name()
-            );
-            for opcode in &strong_loads {
-                assert!(
-                    opcode.contains("STRONG.GPU") && opcode.contains(".128."),
-                    "{}: status load `{opcode}` is not one 128-bit gpu-scope access",
-                    module.name()
-                );
-                checked += 1;
-            }
+            checked += loads;
         }
         eprintln!("{} modules, {checked} status loads checked", cases.len());
     }

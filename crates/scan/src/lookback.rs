@@ -659,7 +659,7 @@ mod tests {
     #[test]
     fn status_loads_stay_single_accesses() {
         use gpu_core::{Max, Sum};
-        use parprims_testkit::testing::{sass_opcodes, sm90_sass};
+        use parprims_testkit::testing::check_status_loads;
         // One tuning per code shape of the look-back (tile shapes and delay
         // values do not change how the status is read).
         let distinct = |tunings: Vec<Policy>| {
@@ -695,26 +695,11 @@ mod tests {
         }
         let mut checked = 0;
         for (module, width) in &cases {
-            let Some(sass) = sm90_sass(module) else {
+            let width = format!("{width}.");
+            let Some(loads) = check_status_loads(module, "STRONG.GPU", &[&width]) else {
                 return; // NVRTC or nvdisasm missing (a panic in CI)
             };
-            let strong_loads: Vec<&str> = sass_opcodes(&sass)
-                .into_iter()
-                .filter(|op| op.starts_with("LDG") && op.contains("STRONG.GPU"))
-                .collect();
-            assert!(
-                !strong_loads.is_empty(),
-                "{}: no strong load found: the check would pass vacuously",
-                module.name()
-            );
-            for opcode in &strong_loads {
-                assert!(
-                    opcode.contains(&format!("{width}.")),
-                    "{}: status load `{opcode}` is not one {width}-bit access",
-                    module.name()
-                );
-                checked += 1;
-            }
+            checked += loads;
         }
         eprintln!("{} modules, {checked} status loads checked", cases.len());
     }

@@ -144,6 +144,40 @@ pub fn sass_opcodes(sass: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Checks the status reads of one single-pass module in its sm_90 SASS:
+/// every global load (`LDG…`) whose opcode contains `strong` is a status
+/// read, and each must contain every one of `required` (the scope and width
+/// that make it one access of the whole status word). Panics, naming the
+/// module, when there is no such load (the check would pass vacuously) or
+/// when one lacks a required part. Returns how many loads were checked;
+/// `None` when the SASS cannot be had ([`sm90_sass`]).
+pub fn check_status_loads(
+    module: &gpu_core::ModuleSource,
+    strong: &str,
+    required: &[&str],
+) -> Option<usize> {
+    let sass = sm90_sass(module)?;
+    let strong_loads: Vec<&str> = sass_opcodes(&sass)
+        .into_iter()
+        .filter(|op| op.starts_with("LDG") && op.contains(strong))
+        .collect();
+    assert!(
+        !strong_loads.is_empty(),
+        "{}: no strong load found: the check would pass vacuously",
+        module.name()
+    );
+    for opcode in &strong_loads {
+        for part in required {
+            assert!(
+                opcode.contains(part),
+                "{}: status load `{opcode}` lacks `{part}`: not one access of the status word",
+                module.name()
+            );
+        }
+    }
+    Some(strong_loads.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::{assert_plausible_copy_rate, sass_opcodes};
