@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 
 use gpu_core::{Error, Result};
 use parprims_testkit::bench::Record;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -272,30 +273,11 @@ fn draw_time<DB: DrawingBackend>(
 ) -> Result<()> {
     root.fill(&WHITE).map_err(plot_error)?;
     let ((x0, x1), (y0, y1)) = bounds(series, None);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
+    let mut chart = chart_builder(&root, title)
         .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
         .map_err(plot_error)?;
-    chart
-        .configure_mesh()
-        .x_desc("elements")
-        .y_desc("ms (median, device)")
-        .x_label_formatter(&|x| format_count(*x))
-        .draw()
-        .map_err(plot_error)?;
-    draw_lines(&mut chart, series)?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(plot_error)?;
-    root.present().map_err(plot_error)?;
-    Ok(())
+    draw_mesh(&mut chart, "ms (median, device)")?;
+    finish_chart(&root, &mut chart, series)
 }
 
 fn draw_rate<DB: DrawingBackend>(
@@ -306,20 +288,10 @@ fn draw_rate<DB: DrawingBackend>(
 ) -> Result<()> {
     root.fill(&WHITE).map_err(plot_error)?;
     let ((x0, x1), (_, y1)) = bounds(series, ceiling_gbps);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
+    let mut chart = chart_builder(&root, title)
         .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1 * 1.05)
         .map_err(plot_error)?;
-    chart
-        .configure_mesh()
-        .x_desc("elements")
-        .y_desc("GB/s (declared bytes / median time)")
-        .x_label_formatter(&|x| format_count(*x))
-        .draw()
-        .map_err(plot_error)?;
+    draw_mesh(&mut chart, "GB/s (declared bytes / median time)")?;
     if let Some(ceiling) = ceiling_gbps {
         let dashes: Vec<(f64, f64)> = dash_points(x0, x1, 40);
         chart
@@ -333,7 +305,54 @@ fn draw_rate<DB: DrawingBackend>(
             .label(format!("copy ceiling {ceiling:.0} GB/s"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     }
-    draw_lines(&mut chart, series)?;
+    finish_chart(&root, &mut chart, series)
+}
+
+/// Every chart's frame: the title, margins and label areas.
+fn chart_builder<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &'b str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72);
+    builder
+}
+
+/// Every chart's grid: elements on the x axis (log scale, counts written
+/// short), `y_desc` on the y axis.
+fn draw_mesh<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    y_desc: &str,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc("elements")
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| format_count(*x))
+        .draw()
+        .map_err(plot_error)
+}
+
+/// Every chart's ending: the series, the legend in the upper left, and the
+/// file written.
+fn finish_chart<'a, DB: DrawingBackend + 'a, X, Y>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    series: &[Series],
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    draw_lines(chart, series)?;
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -341,8 +360,7 @@ fn draw_rate<DB: DrawingBackend>(
         .border_style(BLACK)
         .draw()
         .map_err(plot_error)?;
-    root.present().map_err(plot_error)?;
-    Ok(())
+    root.present().map_err(plot_error)
 }
 
 /// `2 * segments` x positions evenly spaced in log space, pairwise forming

@@ -18,7 +18,7 @@ use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
-use super::Primitive;
+use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The convolution's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -249,16 +249,11 @@ fn run_shape<T: ConvElement>(
         let mut expected = Vec::new();
         let reference = Spec::new("conv", "cpu", t, shape.clone(), bytes::<T>(h, w, k));
         progress.start(&format!("conv {t} {shape}: CPU reference"));
-        let cpu_row = measure_cpu(
+        out.extend(cpu_reference(
+            lab,
             &reference,
-            if plan.cpu_row {
-                lab.cpu_reps()
-            } else {
-                Repetitions {
-                    warmup: 0,
-                    timed: 1,
-                }
-            },
+            plan.cpu_row,
+            progress,
             || {
                 expected = linalg::conv_cpu::conv2d(
                     &image_host,
@@ -270,11 +265,7 @@ fn run_shape<T: ConvElement>(
                 )?;
                 Ok(())
             },
-        );
-        if plan.cpu_row {
-            out.push(cpu_row);
-            progress.step();
-        }
+        ));
         let (out_rows, out_cols) = match linalg::conv::output_shape(h, w, k, Border::Valid) {
             Ok(shape) => shape,
             Err(error) => {
@@ -319,19 +310,16 @@ fn run_shape<T: ConvElement>(
 
 /// Runs a plan.
 pub fn run(lab: &Lab, plan: &ConvPlan, progress: &Progress) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut stream = 0xc0_4000;
-    for &t in &plan.types {
-        for &dims in &plan.dims {
-            stream += 1;
-            rows.extend(match t {
-                ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
-                ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
-                _ => run_shape::<f32>(lab, plan, dims, stream, progress),
-            });
-        }
-    }
-    rows
+    rows_per_shape(
+        &plan.types,
+        &plan.dims,
+        0xc0_4000,
+        |t, dims, stream| match t {
+            ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
+            ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
+            _ => run_shape::<f32>(lab, plan, dims, stream, progress),
+        },
+    )
 }
 
 fn validate(selection: &Selection) -> Result<u64> {

@@ -18,7 +18,7 @@ use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
-use super::Primitive;
+use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The matvec's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -298,25 +298,16 @@ fn run_shape<T: Gemv>(
             bytes::<T>(rows, cols),
         );
         progress.start(&format!("matvec {t} {shape}: {} CPU reference", op.name()));
-        let cpu_row = measure_cpu(
+        out.extend(cpu_reference(
+            lab,
             &reference,
-            if plan.cpu_row {
-                lab.cpu_reps()
-            } else {
-                Repetitions {
-                    warmup: 0,
-                    timed: 1,
-                }
-            },
+            plan.cpu_row,
+            progress,
             || {
                 expected = linalg::cpu::matvec(&a_host, rows, cols, &x_host, op)?;
                 Ok(())
             },
-        );
-        if plan.cpu_row {
-            out.push(cpu_row);
-            progress.step();
-        }
+        ));
         let Some(a) = a.as_mut() else {
             continue;
         };
@@ -369,19 +360,16 @@ fn run_shape<T: Gemv>(
 
 /// Runs a plan.
 pub fn run(lab: &Lab, plan: &MatvecPlan, progress: &Progress) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut stream = 0x3a_0000;
-    for &t in &plan.types {
-        for &dims in &plan.dims {
-            stream += 1;
-            rows.extend(match t {
-                ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
-                ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
-                _ => run_shape::<f32>(lab, plan, dims, stream, progress),
-            });
-        }
-    }
-    rows
+    rows_per_shape(
+        &plan.types,
+        &plan.dims,
+        0x3a_0000,
+        |t, dims, stream| match t {
+            ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
+            ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
+            _ => run_shape::<f32>(lab, plan, dims, stream, progress),
+        },
+    )
 }
 
 fn validate(selection: &Selection) -> Result<u64> {

@@ -5,9 +5,11 @@
 //! so the `parprims` command, `parprims bench` and the examples walk one
 //! list.
 
-use gpu_core::Result;
+use gpu_core::{ElementType, Result};
+use parprims_testkit::bench::Repetitions;
 
 use super::progress::Progress;
+use super::run::{measure_cpu, Spec};
 use super::select::Selection;
 use super::{Lab, Row};
 
@@ -51,6 +53,53 @@ pub fn registry() -> Vec<Primitive> {
 /// The primitive called `name`.
 pub fn find(name: &str) -> Option<Primitive> {
     registry().into_iter().find(|p| p.name == name)
+}
+
+/// The rows of a plan, types outermost: `run_one(type, shape, stream)` for
+/// every type × shape, each pair drawing its inputs from its own seed
+/// stream (`first_stream + 1`, `+ 2`, … in that order), so a row's inputs
+/// do not depend on which methods the plan runs.
+pub(crate) fn rows_per_shape<S: Copy>(
+    types: &[ElementType],
+    shapes: &[S],
+    first_stream: u64,
+    mut run_one: impl FnMut(ElementType, S, u64) -> Vec<Row>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut stream = first_stream;
+    for &t in types {
+        for &shape in shapes {
+            stream += 1;
+            rows.extend(run_one(t, shape, stream));
+        }
+    }
+    rows
+}
+
+/// The CPU reference of a case: `compute` fills in the expected values.
+/// With `as_row` it is timed with the lab's CPU repetitions and its row
+/// returned (one progress step); otherwise it runs once and the row is
+/// dropped (a failed reference then shows in the GPU rows' checks).
+pub(crate) fn cpu_reference(
+    lab: &Lab,
+    spec: &Spec,
+    as_row: bool,
+    progress: &Progress,
+    compute: impl FnMut() -> Result<()>,
+) -> Option<Row> {
+    let reps = if as_row {
+        lab.cpu_reps()
+    } else {
+        Repetitions {
+            warmup: 0,
+            timed: 1,
+        }
+    };
+    let row = measure_cpu(spec, reps, compute);
+    as_row.then(|| {
+        progress.step();
+        row
+    })
 }
 
 /// Calls `$f::<T>(args…)` with `T` the Rust type of the run-time

@@ -19,7 +19,7 @@ use crate::select::Selection;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
-use super::Primitive;
+use super::{rows_per_shape, Primitive};
 
 /// The scan's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -279,18 +279,9 @@ fn run_size<T: Element>(
 /// Runs a plan: for each type and size, fresh inputs, the CPU reference
 /// (a row if asked), then every algorithm.
 pub fn run(lab: &Lab, plan: &ScanPlan, progress: &Progress) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut stream = 0x5ca0_0000;
-    for &t in &plan.types {
-        for &n in &plan.sizes {
-            stream += 1;
-            rows.extend(with_element_type!(
-                t,
-                run_size(lab, plan, n, stream, progress)
-            ));
-        }
-    }
-    rows
+    rows_per_shape(&plan.types, &plan.sizes, 0x5ca0_0000, |t, n, stream| {
+        with_element_type!(t, run_size(lab, plan, n, stream, progress))
+    })
 }
 
 fn validate(selection: &Selection) -> Result<u64> {

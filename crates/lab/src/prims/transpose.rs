@@ -17,7 +17,7 @@ use crate::sizes::dims_shape;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
-use super::Primitive;
+use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The transpose's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -172,25 +172,16 @@ fn run_shape<T: Element>(
     let mut rows_out = Vec::new();
     let mut expected = Vec::new();
     let reference = Spec::new("transpose", "cpu", t, shape.clone(), bytes::<T>(rows, cols));
-    let cpu_row = measure_cpu(
+    rows_out.extend(cpu_reference(
+        lab,
         &reference,
-        if plan.cpu_row {
-            lab.cpu_reps()
-        } else {
-            Repetitions {
-                warmup: 0,
-                timed: 1,
-            }
-        },
+        plan.cpu_row,
+        progress,
         || {
             expected = linalg::cpu::transpose(&host, rows, cols)?;
             Ok(())
         },
-    );
-    if plan.cpu_row {
-        rows_out.push(cpu_row);
-        progress.step();
-    }
+    ));
     let gpu = lab.gpu();
     let mut input = match Matrix::from_host(gpu, rows, cols, &host) {
         Ok(input) => input,
@@ -229,18 +220,9 @@ fn run_shape<T: Element>(
 
 /// Runs a plan.
 pub fn run(lab: &Lab, plan: &TransposePlan, progress: &Progress) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut stream = 0x7a_0000;
-    for &t in &plan.types {
-        for &dims in &plan.dims {
-            stream += 1;
-            rows.extend(with_element_type!(
-                t,
-                run_shape(lab, plan, dims, stream, progress)
-            ));
-        }
-    }
-    rows
+    rows_per_shape(&plan.types, &plan.dims, 0x7a_0000, |t, dims, stream| {
+        with_element_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
 }
 
 fn validate(selection: &Selection) -> Result<u64> {
