@@ -15,11 +15,10 @@
 //!   conflicts).
 //! - Deterministic; not in place.
 
-use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceView, DeviceViewMut, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceView, DeviceViewMut, Gpu, Result};
 
 use super::algorithm::{MatvecElement, Transpose};
-use super::module;
+use super::global::launch_per_output;
 use super::policy::MatvecPolicy;
 use crate::matrix::MatrixView;
 
@@ -44,33 +43,29 @@ pub(crate) fn launch<T: MatvecElement>(
     policy: &MatvecPolicy,
     a: MatrixView<'_, T>,
     x: DeviceView<'_, T>,
-    mut y: DeviceViewMut<'_, T>,
+    y: DeviceViewMut<'_, T>,
     op: Transpose,
     tile: u32,
 ) -> Result<()> {
-    let (rows, cols) = (a.rows() as u64, a.cols() as u64);
-    let a = a.data();
-    let (name, outputs) = match op {
-        Transpose::No => ("matvec_tiled_n", rows),
-        Transpose::Yes => ("matvec_tiled_t", cols),
-    };
-    let kernel = module::kernel::<T>(gpu, policy, name)?;
     // A block of `tile` threads (validated: 1 to 1024) owns `tile` outputs
     // and stages `tile` elements of x, padded to whole groups of TILE_GROUP
     // (see there): at most 1024·8 B = 8 KiB of shared memory.
-    let (config, _blocks) = grid_1d(outputs, tile, 1, shared_bytes(tile, T::BYTES))?;
-    let mut args = KernelArgs::new();
-    args.input(&a)
-        .input(&x)
-        .output(&mut y)
-        .scalar(rows)
-        .scalar(cols);
-    // SAFETY: (const T* a, const T* x, T* y, u64 rows, u64 cols) matches the
-    // entry; lengths were checked by the caller; the kernel reads x only
-    // below its length, A only below rows·cols, writes y only below
-    // `outputs`, and reads at most the first ⌈blockDim.x / 4⌉·4 elements of
-    // dynamic shared memory, which is what it gets (writes blockDim.x).
-    unsafe { gpu.launch(&kernel, config, &args) }
+    // SAFETY: the SharedTiled entries take (const T* a, const T* x, T* y,
+    // u64 rows, u64 cols); the kernel reads x only below its length, A only
+    // below rows·cols, writes y only below `outputs`, and reads at most the
+    // first ⌈blockDim.x / 4⌉·4 elements of dynamic shared memory, which is
+    // what it gets (writes blockDim.x).
+    unsafe {
+        launch_per_output(
+            gpu,
+            policy,
+            (a, x, y),
+            op,
+            "matvec_tiled",
+            tile,
+            shared_bytes(tile, T::BYTES),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@
 //! Deterministic for a given shape, alignment and device; not in place.
 
 use gpu_core::launch::{grid_1d, spread_blocks, LaunchConfig, MAX_GRID_X, MAX_GRID_YZ};
-use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result};
 
 use super::algorithm::{MatvecElement, Transpose};
 use super::module::{self, variant_suffix, REDUCE_BLOCK_THREADS};
@@ -193,7 +193,7 @@ fn launch_n<T: MatvecElement>(
     gpu: &Gpu,
     a: DeviceView<'_, T>,
     x: DeviceView<'_, T>,
-    mut y: DeviceViewMut<'_, T>,
+    y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
     policy: &MatvecPolicy,
 ) -> Result<()> {
@@ -218,41 +218,77 @@ fn launch_n<T: MatvecElement>(
         shared_bytes: 0,
     };
     let tpr_log2 = geometry.threads_per_row.trailing_zeros();
-    if geometry.chunks == 1 {
+    // SAFETY: (const T* a, const T* x, T* out, u64 rows, u64 cols, u32
+    // tpr_log2, u64 chunk_cols) matches the entry; a has rows·cols
+    // elements, x cols, y rows (checked by the caller); the kernel writes
+    // out[chunk·rows + row] for chunk < chunks (grid z), row < rows, and
+    // nothing else; every chunk starts below cols; vector loads cover whole
+    // 16-byte-aligned vectors inside a row (the kernel peels head and tail);
+    // the block size is the MATVEC_N_BLOCK the module was compiled with.
+    unsafe {
+        launch_into_parts(
+            gpu,
+            policy,
+            &kernel,
+            config,
+            (a, x, y),
+            (rows, cols),
+            (rows, geometry.chunks),
+            |args| {
+                args.scalar(tpr_log2).scalar(geometry.chunk_cols);
+            },
+        )
+    }
+}
+
+/// The launch both directions end with: `kernel` reads A and x and writes
+/// `parts` partial vectors of `len` elements (A·x: column chunks of `rows`
+/// outputs; Aᵀ·x: row slabs of `cols`). One part is written straight into
+/// y; more go to a temporary buffer that [`reduce`] adds up into y, later
+/// on the same stream. `tail` appends the entry's arguments after
+/// `(a, x, out, rows, cols)`.
+///
+/// # Safety
+///
+/// 1. The entry's parameters are `(const T* a, const T* x, T* out, u64
+///    rows, u64 cols)` followed by exactly what `tail` appends.
+/// 2. Launched with `config`, it writes `out[part·len + i]` for every
+///    `part < parts` and `i < len`, and nothing else.
+/// 3. `a` and `x` hold every element it reads; `y` holds `len` elements.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_into_parts<T: MatvecElement>(
+    gpu: &Gpu,
+    policy: &MatvecPolicy,
+    kernel: &Kernel,
+    config: LaunchConfig,
+    (a, x, mut y): (DeviceView<'_, T>, DeviceView<'_, T>, DeviceViewMut<'_, T>),
+    (rows, cols): (u64, u64),
+    (len, parts): (u64, u64),
+    tail: impl Fn(&mut KernelArgs),
+) -> Result<()> {
+    let args_into = |out: &mut DeviceViewMut<'_, T>| {
         let mut args = KernelArgs::new();
         args.input(&a)
             .input(&x)
-            .output(&mut y)
+            .output(out)
             .scalar(rows)
-            .scalar(cols)
-            .scalar(tpr_log2)
-            .scalar(geometry.chunk_cols);
-        // SAFETY: (const T* a, const T* x, T* out, u64 rows, u64 cols, u32
-        // tpr_log2, u64 chunk_cols) matches the entry; a has rows·cols
-        // elements, x cols, y rows (checked by the caller); with one chunk
-        // the kernel writes out[row] for row < rows only; vector loads
-        // cover whole 16-byte-aligned vectors inside a row (the kernel peels
-        // head and tail); the block size is the MATVEC_N_BLOCK the module
-        // was compiled with.
-        return unsafe { gpu.launch(&kernel, config, &args) };
+            .scalar(cols);
+        tail(&mut args);
+        args
+    };
+    if parts == 1 {
+        let args = args_into(&mut y);
+        // SAFETY: the caller's 1–3; with one part the kernel writes out[i]
+        // for i < len only, and y holds len elements.
+        return unsafe { gpu.launch(kernel, config, &args) };
     }
-    let partial_len = (geometry.chunks * rows) as usize;
-    // SAFETY: the chunk kernel writes every element (each chunk × row) before
-    // the reduce kernel, later on the same stream, reads them.
-    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, partial_len)? };
-    let mut args = KernelArgs::new();
-    args.input(&a)
-        .input(&x)
-        .output(&mut partial.view_mut())
-        .scalar(rows)
-        .scalar(cols)
-        .scalar(tpr_log2)
-        .scalar(geometry.chunk_cols);
-    // SAFETY: as above; out = partial has chunks·rows elements and the
-    // kernel writes out[chunk·rows + row] for chunk < chunks (grid z),
-    // row < rows; every chunk starts below cols.
-    unsafe { gpu.launch(&kernel, config, &args)? };
-    reduce(gpu, policy, &partial, y, rows, geometry.chunks)
+    // SAFETY: the kernel writes every element (each part × i, the caller's
+    // 2) before the reduce kernel, later on the same stream, reads them.
+    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, (parts * len) as usize)? };
+    let args = args_into(&mut partial.view_mut());
+    // SAFETY: the caller's 1–3; out = partial has parts·len elements.
+    unsafe { gpu.launch(kernel, config, &args)? };
+    reduce(gpu, policy, &partial, y, len, parts)
 }
 
 /// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order.
@@ -282,7 +318,7 @@ fn launch_t<T: MatvecElement>(
     gpu: &Gpu,
     a: DeviceView<'_, T>,
     x: DeviceView<'_, T>,
-    mut y: DeviceViewMut<'_, T>,
+    y: DeviceViewMut<'_, T>,
     (rows, cols): (u64, u64),
     policy: &MatvecPolicy,
 ) -> Result<()> {
@@ -305,36 +341,26 @@ fn launch_t<T: MatvecElement>(
         block: (32, policy.t_block_rows, 1),
         shared_bytes: 0,
     };
-    if geometry.slabs == 1 {
-        let mut args = KernelArgs::new();
-        args.input(&a)
-            .input(&x)
-            .output(&mut y)
-            .scalar(rows)
-            .scalar(cols)
-            .scalar(geometry.slab_rows);
-        // SAFETY: (const T* a, const T* x, T* partial, u64 rows, u64 cols,
-        // u64 slab_rows) matches the entry; with one slab the kernel writes
-        // partial[0·cols + c] for c < cols: y has cols elements. Vector
-        // loads only when every row is 16-byte aligned and cols % lanes == 0.
-        return unsafe { gpu.launch(&partial_kernel, config, &args) };
+    // SAFETY: (const T* a, const T* x, T* partial, u64 rows, u64 cols,
+    // u64 slab_rows) matches the entry; a has rows·cols elements, x rows,
+    // y cols (checked by the caller); the grid has exactly `slabs` slabs of
+    // at most slab_rows rows each, and the kernel writes partial[slab·cols
+    // + c] for slab < slabs, c < cols. Vector loads only when every row is
+    // 16-byte aligned and cols % lanes == 0.
+    unsafe {
+        launch_into_parts(
+            gpu,
+            policy,
+            &partial_kernel,
+            config,
+            (a, x, y),
+            (rows, cols),
+            (cols, geometry.slabs),
+            |args| {
+                args.scalar(geometry.slab_rows);
+            },
+        )
     }
-    let partial_len = (geometry.slabs * cols) as usize;
-    // SAFETY: the partial kernel writes every element (each slab × column)
-    // before the reduce kernel, later on the same stream, reads them.
-    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, partial_len)? };
-    let mut args = KernelArgs::new();
-    args.input(&a)
-        .input(&x)
-        .output(&mut partial.view_mut())
-        .scalar(rows)
-        .scalar(cols)
-        .scalar(geometry.slab_rows);
-    // SAFETY: as above; partial has slabs·cols elements and the grid has
-    // exactly `slabs` slabs of at most slab_rows rows each.
-    unsafe { gpu.launch(&partial_kernel, config, &args)? };
-
-    reduce(gpu, policy, &partial, y, cols, geometry.slabs)
 }
 
 #[cfg(test)]
