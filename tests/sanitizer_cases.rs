@@ -836,7 +836,6 @@ fn sanitizer_compact_tuned_candidates() {
 fn tuned_candidate_cases<T: Element>(gpu: &Gpu) {
     let candidates = compact::policy::candidates(T::BYTES);
     assert!(!candidates.is_empty(), "{}-byte candidates", T::BYTES);
-    let half = keeps_half::<T>();
     for tuning in candidates {
         let tile = tuning.tile_items() as usize;
         let segment = 32 * tuning.items_per_thread() as usize;
@@ -847,61 +846,85 @@ fn tuned_candidate_cases<T: Element>(gpu: &Gpu) {
         let input = data.slice(..n).expect("the first n elements");
         let host_input = &host[..n];
 
-        let what = format!("select_flagged_into_tuned {label}");
-        let flags = random_flags(n, seed_for(&what), 0.5);
-        let expected =
-            compact::cpu::select_flagged(host_input, &flags).expect("flags match the input");
-        let device_flags = DeviceBuffer::from_host(gpu, &flags).expect("flags upload");
-        check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_flagged_into(
-                gpu,
-                input,
-                device_flags.view(),
-                output,
-                count,
-                CompactOptions::single_pass(*tuning),
-            )
-        });
-
-        let what = format!("select_if_into_tuned {label}");
-        let expected = compact::cpu::select_if(host_input, &half);
-        check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_if_into(
-                gpu,
-                input,
-                &half,
-                output,
-                count,
-                CompactOptions::single_pass(*tuning),
-            )
-        });
-
-        let what = format!("partition_into_tuned {label}");
-        let (expected, expected_count) = compact::cpu::partition(host_input, &half);
-        check_partition_into(gpu, &expected, expected_count, &what, |output, count| {
-            compact::partition_into(
-                gpu,
-                input,
-                &half,
-                output,
-                count,
-                CompactOptions::single_pass(*tuning),
-            )
-        });
-
-        let what = format!("select_if_into_tuned unaligned {label}");
+        for entry in TunedEntry::ALL {
+            check_tuned_entry(gpu, entry, tuning, input, host_input, &label);
+        }
         let unaligned = data.slice(1..).expect("the last n elements");
-        let expected = compact::cpu::select_if(&host[1..], &half);
-        check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-            compact::select_if_into(
-                gpu,
-                unaligned,
-                &half,
-                output,
-                count,
-                CompactOptions::single_pass(*tuning),
-            )
-        });
+        let label = format!("unaligned {label}");
+        check_tuned_entry(
+            gpu,
+            TunedEntry::SelectIf,
+            tuning,
+            unaligned,
+            &host[1..],
+            &label,
+        );
+    }
+}
+
+/// The single-pass compaction entry points a tuned case runs.
+#[derive(Clone, Copy)]
+enum TunedEntry {
+    SelectFlagged,
+    SelectIf,
+    Partition,
+}
+
+impl TunedEntry {
+    const ALL: [TunedEntry; 3] = [
+        TunedEntry::SelectFlagged,
+        TunedEntry::SelectIf,
+        TunedEntry::Partition,
+    ];
+}
+
+/// Runs `entry` with `tuning` on `input` (the device copy of `host`):
+/// select by random flags, or select or partition by [`keeps_half`], into
+/// poisoned outputs; checks them against the CPU reference. The case is
+/// named `{entry}_tuned {label}`, which also seeds the flags.
+fn check_tuned_entry<T: Element>(
+    gpu: &Gpu,
+    entry: TunedEntry,
+    tuning: &compact::policy::Policy,
+    input: DeviceView<'_, T>,
+    host: &[T],
+    label: &str,
+) {
+    let n = host.len();
+    let half = keeps_half::<T>();
+    let options = CompactOptions::single_pass(*tuning);
+    match entry {
+        TunedEntry::SelectFlagged => {
+            let what = format!("select_flagged_into_tuned {label}");
+            let flags = random_flags(n, seed_for(&what), 0.5);
+            let expected =
+                compact::cpu::select_flagged(host, &flags).expect("flags match the input");
+            let device_flags = DeviceBuffer::from_host(gpu, &flags).expect("flags upload");
+            check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
+                compact::select_flagged_into(
+                    gpu,
+                    input,
+                    device_flags.view(),
+                    output,
+                    count,
+                    options,
+                )
+            });
+        }
+        TunedEntry::SelectIf => {
+            let what = format!("select_if_into_tuned {label}");
+            let expected = compact::cpu::select_if(host, &half);
+            check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
+                compact::select_if_into(gpu, input, &half, output, count, options)
+            });
+        }
+        TunedEntry::Partition => {
+            let what = format!("partition_into_tuned {label}");
+            let (expected, expected_count) = compact::cpu::partition(host, &half);
+            check_partition_into(gpu, &expected, expected_count, &what, |output, count| {
+                compact::partition_into(gpu, input, &half, output, count, options)
+            });
+        }
     }
 }
 
@@ -926,7 +949,6 @@ fn sanitizer_compact_tuned_many_tiles() {
 
 fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
     let info = gpu.info();
-    let half = keeps_half::<T>();
     for (index, tuning) in compact::policy::candidates(T::BYTES).iter().enumerate() {
         let tile = tuning.tile_items() as usize;
         let tiles = match tuning.schedule() {
@@ -941,54 +963,8 @@ fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
         let label = format!("{} tuned {} n={n}", T::SUFFIX, tuning.name());
         let host = compact_values::<T>(n, &label);
         let data = DeviceBuffer::from_host(gpu, &host).expect("compaction input upload");
-        let input = data.view();
-        match index % 3 {
-            0 => {
-                let what = format!("select_flagged_into_tuned {label}");
-                let flags = random_flags(n, seed_for(&what), 0.5);
-                let expected =
-                    compact::cpu::select_flagged(&host, &flags).expect("flags match the input");
-                let device_flags = DeviceBuffer::from_host(gpu, &flags).expect("flags upload");
-                check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-                    compact::select_flagged_into(
-                        gpu,
-                        input,
-                        device_flags.view(),
-                        output,
-                        count,
-                        CompactOptions::single_pass(*tuning),
-                    )
-                });
-            }
-            1 => {
-                let what = format!("select_if_into_tuned {label}");
-                let expected = compact::cpu::select_if(&host, &half);
-                check_select_into(gpu, n + OUTPUT_SLACK, &expected, &what, |output, count| {
-                    compact::select_if_into(
-                        gpu,
-                        input,
-                        &half,
-                        output,
-                        count,
-                        CompactOptions::single_pass(*tuning),
-                    )
-                });
-            }
-            _ => {
-                let what = format!("partition_into_tuned {label}");
-                let (expected, expected_count) = compact::cpu::partition(&host, &half);
-                check_partition_into(gpu, &expected, expected_count, &what, |output, count| {
-                    compact::partition_into(
-                        gpu,
-                        input,
-                        &half,
-                        output,
-                        count,
-                        CompactOptions::single_pass(*tuning),
-                    )
-                });
-            }
-        }
+        let entry = TunedEntry::ALL[index % 3];
+        check_tuned_entry(gpu, entry, tuning, data.view(), &host, &label);
     }
 }
 

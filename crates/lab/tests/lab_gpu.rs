@@ -7,7 +7,7 @@ use parprims_lab::check::{compare, Check};
 use parprims_lab::prims;
 use parprims_lab::progress::Progress;
 use parprims_lab::run::{measure_gpu, GpuCase, Spec};
-use parprims_lab::{Lab, LabOptions};
+use parprims_lab::{Lab, LabOptions, Row};
 
 fn lab() -> Lab {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
@@ -18,6 +18,15 @@ fn lab() -> Lab {
     // The quick tour under the sanitizer script (parprims_testkit::testing).
     options.quick = parprims_testkit::testing::quick_tests();
     Lab::with_gpu(gpu, options).expect("the lab opens")
+}
+
+/// A row as a failed assertion names it: primitive, method, type, shape
+/// and the check.
+fn describe(row: &Row) -> String {
+    format!(
+        "{} {} {} {}: {:?}",
+        row.primitive, row.method, row.element_type, row.shape, row.check
+    )
 }
 
 /// A case that copies `source` into `target` — or, when `broken`, writes
@@ -110,15 +119,7 @@ fn every_primitive_tour_passes() {
         let rows = (primitive.tour)(&lab, &Progress::hidden());
         assert!(!rows.is_empty(), "{} made no rows", primitive.name);
         for row in &rows {
-            assert!(
-                !row.check.failed(),
-                "{} {} {} {}: {:?}",
-                row.primitive,
-                row.method,
-                row.element_type,
-                row.shape,
-                row.check
-            );
+            assert!(!row.check.failed(), "{}", describe(row));
         }
         // Every GPU row that ran became a record with a positive rate.
         for record in lab.records(&rows) {
@@ -149,15 +150,7 @@ fn odd_sizes_pass_in_every_primitive() {
         let rows = (primitive.bench)(&lab, &selection(sizes), &quiet).expect("valid selection");
         assert!(!rows.is_empty());
         for row in &rows {
-            assert!(
-                row.check.passed(),
-                "{} {} {} {}: {:?}",
-                row.primitive,
-                row.method,
-                row.element_type,
-                row.shape,
-                row.check
-            );
+            assert!(row.check.passed(), "{}", describe(row));
         }
     }
 }
