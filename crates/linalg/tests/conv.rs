@@ -637,7 +637,7 @@ fn large_image_over_2_pow_31_elements() {
                 padding: Padding::Wrap,
                 ..ConvOptions::default()
             },
-            table_policy::<i32>(),
+            Some(table_policy::<i32>()),
         ),
         (
             ConvOptions {
@@ -645,27 +645,24 @@ fn large_image_over_2_pow_31_elements() {
                 block: (32, 8),
                 ..ConvOptions::default()
             },
-            table_policy::<i32>(),
+            // Global takes no policy (one given is refused).
+            None,
         ),
         (
             ConvOptions {
                 border: Border::Valid,
                 ..ConvOptions::default()
             },
-            strip_tuning,
+            Some(strip_tuning),
         ),
     ] {
         let (rows, cols) = output_shape(h, w, k, o.border).unwrap();
         let mut out = Matrix::<i32>::poisoned(&gpu, rows, cols).unwrap();
-        conv2d_tuned_with(
-            &gpu,
-            image_d.view(),
-            filter_d.view(),
-            out.view_mut(),
-            &o,
-            &tuning,
-        )
-        .unwrap();
+        let o = ConvOptions {
+            policy: tuning,
+            ..o
+        };
+        conv2d(&gpu, image_d.view(), filter_d.view(), out.view_mut(), &o).unwrap();
         let (rows, cols) = out.shape();
         let point = |i: usize, j: usize| -> i32 {
             let a = linalg::conv::anchor(k, o.border, o.flip) as i64;
