@@ -110,9 +110,8 @@ chmod +x "$bundle/run.sh"
 size=$(du -sm "$bundle" | cut -f1)
 echo "gpu-bundle: $(ls "$bundle/tests" | wc -l) test binaries, $(ls "$bundle/bin" | wc -l) examples and binaries, ${size} MiB in $bundle/" >&2
 if [ "$pack" = 1 ]; then
+    # .gitignore keeps .gpu-pack/ out of `git status`.
     mkdir -p .gpu-pack
-    # Keep the archive out of `git status` (a local exclude, not .gitignore).
-    grep -qx '/.gpu-pack/' .git/info/exclude 2>/dev/null || echo '/.gpu-pack/' >>.git/info/exclude
     tar cJf .gpu-pack/gpu.tar.xz "$bundle"
     echo "gpu-bundle: packed into .gpu-pack/gpu.tar.xz ($(du -h .gpu-pack/gpu.tar.xz | cut -f1))" >&2
 fi
