@@ -17,7 +17,6 @@ use crate::kernel::{
     LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
-use crate::scratch::ScratchSlot;
 
 /// What parprims knows about the device it runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +73,10 @@ impl DeviceInfo {
         )
     }
 }
+
+/// One stream's scratch words (`None` until first used; see `scratch.rs`).
+/// A plain cudarc slice, so the device handle depends on no buffer type.
+pub(crate) type ScratchSlot = Arc<Mutex<Option<cudarc::driver::CudaSlice<u64>>>>;
 
 /// State shared by every [`Gpu`] handle on one context.
 struct Shared {

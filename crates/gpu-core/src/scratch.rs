@@ -20,16 +20,13 @@
 //! another thread, or a nested call) uses a fresh allocation instead of
 //! waiting.
 
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::TryLockError;
 
 use cudarc::driver::result as driver_result;
 
 use crate::buffer::{DeviceBuffer, DeviceViewMut};
 use crate::error::Result;
 use crate::gpu::Gpu;
-
-/// One stream's scratch buffer (`None` until first used).
-pub(crate) type ScratchSlot = Arc<Mutex<Option<DeviceBuffer<u64>>>>;
 
 /// Words the buffer grows to for a request of `words`: the next power of
 /// two, so a sequence of growing sizes reallocates a logarithmic number of
@@ -67,10 +64,10 @@ impl Gpu {
             // Drop the old buffer first (freed in stream order, after the
             // work that used it), then allocate the larger one.
             *slot = None;
-            *slot = Some(DeviceBuffer::<u64>::zeros(self, grown_words(words))?);
+            *slot = DeviceBuffer::<u64>::zeros(self, grown_words(words).max(1))?.into_cudarc();
         }
         let buffer = slot.as_mut().expect("the slot was filled above");
-        let mut view = buffer.slice_mut(..words)?;
+        let mut view = DeviceViewMut::from(buffer).into_slice(..words)?;
         if words > 0 {
             self.bind()?;
             // SAFETY: `view` is `words` live 64-bit words of this context;
