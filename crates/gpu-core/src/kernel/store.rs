@@ -28,7 +28,7 @@ use cudarc::driver::{CudaContext, CudaModule};
 
 use super::{stable_hash64, CubinKey, ModuleOrigin};
 use crate::error::Result;
-use crate::gpu::{Gpu, Kernel};
+use crate::gpu::{Gpu, Kernel, Module};
 use crate::kernel::ModuleSource;
 
 /// A module loaded on a context, and where it came from.
@@ -45,6 +45,9 @@ pub struct KernelStore {
     pub(crate) modules: Mutex<HashMap<CubinKey, Arc<LoadedModule>>>,
     /// Kernels by module key, then entry.
     kernels: RwLock<HashMap<String, HashMap<String, Kernel>>>,
+    /// Modules by module key, for callers that need the module itself (a
+    /// `__constant__` symbol to copy into).
+    keyed_modules: RwLock<HashMap<String, Module>>,
 }
 
 impl std::fmt::Debug for KernelStore {
@@ -112,6 +115,37 @@ impl KernelStore {
 }
 
 impl Gpu {
+    /// The module that `module_key` names, from this context's store, for
+    /// callers that need the module itself (a symbol to copy into, see
+    /// [`Gpu::copy_to_symbol`]); `build` runs only when the key is new on
+    /// this context. The same contract on `module_key` as
+    /// [`Gpu::stored_kernel`]: it must name the source completely.
+    pub fn stored_module(
+        &self,
+        module_key: &str,
+        build: impl FnOnce() -> ModuleSource,
+    ) -> Result<Module> {
+        let store = self.kernel_store();
+        {
+            let modules = store
+                .keyed_modules
+                .read()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some(module) = modules.get(module_key) {
+                return Ok(module.clone());
+            }
+        }
+        let module = self.module(&build())?;
+        let mut modules = store
+            .keyed_modules
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        Ok(modules
+            .entry(module_key.to_owned())
+            .or_insert(module)
+            .clone())
+    }
+
     /// The kernel `entry` of the module that `module_key` names, from this
     /// context's store; `build` makes the module's source and runs only when
     /// the key is new on this context (then the module is loaded through

@@ -104,9 +104,9 @@ pub(crate) fn launch<T: ConvElement>(
     if options.algorithm != ConvAlgorithm::ConstantFilter {
         return unsafe { gpu.launch(&kernel, config, &args) };
     }
-    // The symbol needs the module itself (the kernel store keeps kernels):
-    // the same source as the stored kernel's, so the module loaded for it.
-    let loaded = gpu.module(&module::conv_module_with::<T>(policy))?;
+    // The symbol needs the module itself: the store's, under the same key
+    // as the kernel's (no source built or hashed after the first call).
+    let loaded = module::stored_conv_module::<T>(gpu, policy)?;
     let mut last = CONSTANT_FILTER_LAST_USER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

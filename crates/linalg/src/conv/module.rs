@@ -4,7 +4,7 @@
 //! compile-time fields; and the lookup of their kernels in the context's
 //! kernel store.
 
-use gpu_core::{DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, ModuleSource, Result};
+use gpu_core::{DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, Module, ModuleSource, Result};
 
 use super::algorithm::ConvAlgorithm;
 use super::element::ConvElement;
@@ -173,6 +173,15 @@ pub(crate) fn conv_kernel<T: ConvElement>(
     entry: &str,
 ) -> Result<Kernel> {
     gpu.stored_kernel(&conv_module_key::<T>(policy), entry, || {
+        conv_module_with::<T>(policy)
+    })
+}
+
+/// The conv module for `T` and `policy` itself (for ConstantFilter's
+/// `__constant__` filter symbol), from the context's store under the same
+/// key as its kernels.
+pub(crate) fn stored_conv_module<T: ConvElement>(gpu: &Gpu, policy: &ConvPolicy) -> Result<Module> {
+    gpu.stored_module(&conv_module_key::<T>(policy), || {
         conv_module_with::<T>(policy)
     })
 }
