@@ -189,21 +189,6 @@ impl<T: DeviceType> DeviceBuffer<T> {
         self.slice.as_ref()
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * T::BYTES
-    }
-
     fn raw_ptr(&self) -> u64 {
         self.slice.as_ref().map_or(0, untracked_ptr)
     }
@@ -257,46 +242,58 @@ pub struct DeviceViewMut<'a, T: DeviceType> {
     _borrow: PhantomData<&'a mut T>,
 }
 
-impl<T: DeviceType> std::fmt::Debug for DeviceView<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "DeviceView<{}>[{}] @ {:#x}",
-            T::SUFFIX,
-            self.len,
-            self.ptr
-        )
-    }
-}
-impl<T: DeviceType> std::fmt::Debug for DeviceViewMut<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "DeviceViewMut<{}>[{}] @ {:#x}",
-            T::SUFFIX,
-            self.len,
-            self.ptr
-        )
-    }
+/// `{kind}<{suffix}>[len] @ address`: the `Debug` form of views and loans.
+fn fmt_device_memory(
+    f: &mut std::fmt::Formatter<'_>,
+    kind: &str,
+    suffix: &str,
+    len: usize,
+    ptr: u64,
+) -> std::fmt::Result {
+    write!(f, "{kind}<{suffix}>[{len}] @ {ptr:#x}")
 }
 
+/// The length accessors of buffers and views (each holds `len`).
+macro_rules! length_accessors {
+    ($($memory:ty),*) => {$(
+        impl<T: DeviceType> $memory {
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+            /// Whether it has no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+            /// Size in bytes.
+            pub fn bytes(&self) -> usize {
+                self.len * T::BYTES
+            }
+        }
+    )*};
+}
+length_accessors!(DeviceBuffer<T>, DeviceView<'_, T>, DeviceViewMut<'_, T>);
+
+/// The address and `Debug` form both views share.
+macro_rules! view_accessors {
+    ($($view:ident),*) => {$(
+        impl<T: DeviceType> $view<'_, T> {
+            /// The device address of the first element (0 for an empty buffer).
+            pub fn device_ptr(&self) -> u64 {
+                self.ptr
+            }
+        }
+
+        impl<T: DeviceType> std::fmt::Debug for $view<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                fmt_device_memory(f, stringify!($view), T::SUFFIX, self.len, self.ptr)
+            }
+        }
+    )*};
+}
+view_accessors!(DeviceView, DeviceViewMut);
+
 impl<'a, T: DeviceType> DeviceView<'a, T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the view is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * T::BYTES
-    }
-    /// The device address of the first element (0 for an empty buffer).
-    pub fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
     /// Elements `range` of this view.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>> {
         let (start, end) = resolve_range(range, self.len)?;
@@ -334,22 +331,6 @@ impl<'a, T: DeviceType> DeviceView<'a, T> {
 }
 
 impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the view is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.len * T::BYTES
-    }
-    /// The device address of the first element (0 for an empty buffer).
-    pub fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
     /// A read-only view of the same elements.
     pub fn as_view(&self) -> DeviceView<'_, T> {
         DeviceView {
@@ -539,50 +520,41 @@ pub trait CudarcWritable<'a, T>: sealed::Sealed {
     fn lend_for_writing(self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
 }
 
-macro_rules! readable {
-    ($(impl<$($lt:lifetime),*> for $source:ty => |$s:ident, $stream:ident| $lend:expr;)*) => {$(
+/// Implements `$trait` (`CudarcReadable` or `CudarcWritable`) for each
+/// cudarc source, `$lend` naming the trait's protocol method.
+macro_rules! lendable {
+    ($trait:ident :: $lend_fn:ident {
+        $(impl<$($lt:lifetime),*> for $source:ty => |$s:ident, $stream:ident| $lend:expr;)*
+    }) => {$(
         impl<$($lt,)* T> sealed::Sealed for $source {}
-        impl<$($lt,)* T> CudarcReadable<'a, T> for $source {
+        impl<$($lt,)* T> $trait<'a, T> for $source {
             fn cudarc_context(&self) -> &Arc<CudaContext> {
                 self.stream().context()
             }
             fn cudarc_len(&self) -> usize {
                 self.len()
             }
-            fn lend_for_reading(self, $stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+            fn $lend_fn(self, $stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
                 let $s = self;
                 $lend
             }
         }
     )*};
 }
-macro_rules! writable {
-    ($(impl<$($lt:lifetime),*> for $source:ty => |$s:ident, $stream:ident| $lend:expr;)*) => {$(
-        impl<$($lt,)* T> sealed::Sealed for $source {}
-        impl<$($lt,)* T> CudarcWritable<'a, T> for $source {
-            fn cudarc_context(&self) -> &Arc<CudaContext> {
-                self.stream().context()
-            }
-            fn cudarc_len(&self) -> usize {
-                self.len()
-            }
-            fn lend_for_writing(self, $stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-                let $s = self;
-                $lend
-            }
-        }
-    )*};
+lendable! {
+    CudarcReadable::lend_for_reading {
+        impl<'a> for &'a CudaSlice<T> => |s, stream| s.device_ptr(stream);
+        impl<'a> for CudaView<'a, T> => |s, stream| s.view_ptr(stream);
+        impl<'a, 'b> for &'a CudaView<'b, T> => |s, stream| s.device_ptr(stream);
+        impl<'a, 'b> for &'a CudaViewMut<'b, T> => |s, stream| s.device_ptr(stream);
+    }
 }
-readable! {
-    impl<'a> for &'a CudaSlice<T> => |s, stream| s.device_ptr(stream);
-    impl<'a> for CudaView<'a, T> => |s, stream| s.view_ptr(stream);
-    impl<'a, 'b> for &'a CudaView<'b, T> => |s, stream| s.device_ptr(stream);
-    impl<'a, 'b> for &'a CudaViewMut<'b, T> => |s, stream| s.device_ptr(stream);
-}
-writable! {
-    impl<'a> for &'a mut CudaSlice<T> => |s, stream| s.device_ptr_mut(stream);
-    impl<'a> for CudaViewMut<'a, T> => |s, stream| s.view_ptr_mut(stream);
-    impl<'a, 'b> for &'a mut CudaViewMut<'b, T> => |s, stream| s.device_ptr_mut(stream);
+lendable! {
+    CudarcWritable::lend_for_writing {
+        impl<'a> for &'a mut CudaSlice<T> => |s, stream| s.device_ptr_mut(stream);
+        impl<'a> for CudaViewMut<'a, T> => |s, stream| s.view_ptr_mut(stream);
+        impl<'a, 'b> for &'a mut CudaViewMut<'b, T> => |s, stream| s.device_ptr_mut(stream);
+    }
 }
 
 /// Checks that memory of context `source` can be lent to `gpu`: the same
@@ -637,9 +609,7 @@ fn check_loan(gpu: &Gpu, source: &CudaContext) -> Result<()> {
 /// # Ok(()) }
 /// ```
 pub struct CudaRead<'a, T: DeviceType> {
-    ptr: u64,
-    len: usize,
-    _record: SyncOnDrop<'a>,
+    loan: Loan<'a>,
     _borrow: PhantomData<&'a T>,
 }
 
@@ -652,26 +622,57 @@ pub struct CudaRead<'a, T: DeviceType> {
 /// records a write on the stream, after every operation enqueued while it
 /// lived. Use its views with the `Gpu` that made it only.
 pub struct CudaWrite<'a, T: DeviceType> {
-    ptr: u64,
-    len: usize,
-    _record: SyncOnDrop<'a>,
+    loan: Loan<'a>,
     _borrow: PhantomData<&'a mut T>,
 }
 
-impl<T: DeviceType> std::fmt::Debug for CudaRead<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CudaRead<{}>[{}] @ {:#x}", T::SUFFIX, self.len, self.ptr)
-    }
+/// What a [`CudaRead`] or a [`CudaWrite`] holds: the lent address and
+/// length, and cudarc's guard that records the loan's read or write on the
+/// `Gpu`'s stream when dropped. Which of the two is recorded is fixed by
+/// the protocol that made the guard (`lend_for_reading` or
+/// `lend_for_writing`), so the loan itself is the same for both.
+struct Loan<'a> {
+    ptr: u64,
+    len: usize,
+    _record: SyncOnDrop<'a>,
 }
-impl<T: DeviceType> std::fmt::Debug for CudaWrite<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "CudaWrite<{}>[{}] @ {:#x}",
-            T::SUFFIX,
-            self.len,
-            self.ptr
-        )
+
+impl<'a> Loan<'a> {
+    /// Lends `source` on `gpu`'s stream: checks it with [`check_loan`]
+    /// (nothing enqueued on an error), then runs `protocol`, cudarc's read
+    /// or write protocol for the source, whose guard records that access
+    /// when the loan is dropped.
+    fn lend<S>(
+        gpu: &'a Gpu,
+        source: S,
+        context: impl FnOnce(&S) -> &Arc<CudaContext>,
+        len: impl FnOnce(&S) -> usize,
+        protocol: impl FnOnce(S, &'a CudaStream) -> (u64, SyncOnDrop<'a>),
+    ) -> Result<Self> {
+        check_loan(gpu, context(&source))?;
+        let len = len(&source);
+        let (ptr, record) = protocol(source, gpu.cudarc_stream());
+        Ok(Loan {
+            ptr,
+            len,
+            _record: record,
+        })
+    }
+
+    fn view<T: DeviceType>(&self) -> DeviceView<'_, T> {
+        DeviceView {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
+    }
+
+    fn view_mut<T: DeviceType>(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut {
+            ptr: self.ptr,
+            len: self.len,
+            _borrow: PhantomData,
+        }
     }
 }
 
@@ -685,35 +686,16 @@ impl<'a, T: DeviceType> CudaRead<'a, T> {
     /// and `gpu`'s handle does not (make `gpu` with [`Gpu::from_cudarc`]
     /// from the buffer's context).
     pub fn new(gpu: &'a Gpu, source: impl CudarcReadable<'a, T>) -> Result<Self> {
-        check_loan(gpu, source.cudarc_context())?;
-        let len = source.cudarc_len();
-        let (ptr, record) = source.lend_for_reading(gpu.cudarc_stream());
         Ok(CudaRead {
-            ptr,
-            len,
-            _record: record,
+            loan: Loan::lend(
+                gpu,
+                source,
+                |s| s.cudarc_context(),
+                |s| s.cudarc_len(),
+                |s, stream| s.lend_for_reading(stream),
+            )?,
             _borrow: PhantomData,
         })
-    }
-
-    /// The lent memory as a view, for parprims operations on the `Gpu`
-    /// that made the loan.
-    pub fn view(&self) -> DeviceView<'_, T> {
-        DeviceView {
-            ptr: self.ptr,
-            len: self.len,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the lent memory is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 
@@ -724,13 +706,14 @@ impl<'a, T: DeviceType> CudaWrite<'a, T> {
     ///
     /// Errors: as [`CudaRead::new`].
     pub fn new(gpu: &'a Gpu, source: impl CudarcWritable<'a, T>) -> Result<Self> {
-        check_loan(gpu, source.cudarc_context())?;
-        let len = source.cudarc_len();
-        let (ptr, record) = source.lend_for_writing(gpu.cudarc_stream());
         Ok(CudaWrite {
-            ptr,
-            len,
-            _record: record,
+            loan: Loan::lend(
+                gpu,
+                source,
+                |s| s.cudarc_context(),
+                |s| s.cudarc_len(),
+                |s, stream| s.lend_for_writing(stream),
+            )?,
             _borrow: PhantomData,
         })
     }
@@ -738,32 +721,39 @@ impl<'a, T: DeviceType> CudaWrite<'a, T> {
     /// The lent memory as a writable view, for parprims operations on the
     /// `Gpu` that made the loan.
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
-        DeviceViewMut {
-            ptr: self.ptr,
-            len: self.len,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// The lent memory as a read-only view.
-    pub fn view(&self) -> DeviceView<'_, T> {
-        DeviceView {
-            ptr: self.ptr,
-            len: self.len,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the lent memory is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.loan.view_mut()
     }
 }
+
+/// The accessors both loans share, over their [`Loan`].
+macro_rules! loan_accessors {
+    ($($loan:ident),*) => {$(
+        impl<T: DeviceType> $loan<'_, T> {
+            /// The lent memory as a read-only view, for parprims operations
+            /// on the `Gpu` that made the loan.
+            pub fn view(&self) -> DeviceView<'_, T> {
+                self.loan.view()
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.loan.len
+            }
+
+            /// Whether the lent memory is empty.
+            pub fn is_empty(&self) -> bool {
+                self.loan.len == 0
+            }
+        }
+
+        impl<T: DeviceType> std::fmt::Debug for $loan<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                fmt_device_memory(f, stringify!($loan), T::SUFFIX, self.loan.len, self.loan.ptr)
+            }
+        }
+    )*};
+}
+loan_accessors!(CudaRead, CudaWrite);
 
 /// Entry name of the fill kernel for `T`.
 pub fn fill_entry<T: DeviceType>() -> String {
