@@ -4,13 +4,69 @@
 // standard headers, so the few things we need are spelled out here.
 #pragma once
 
+typedef signed char        i8;
 typedef unsigned char      u8;
+typedef signed short       i16;
+typedef unsigned short     u16;
 typedef signed int         i32;
 typedef unsigned int       u32;
 typedef long long          i64;
 typedef unsigned long long u64;
 typedef float              f32;
 typedef double             f64;
+
+// The 16-bit floats (half::f16, IEEE binary16; half::bf16, bfloat16) as
+// plain 2-byte structs holding the bits: cuda_fp16.h and cuda_bf16.h are not
+// on NVRTC's (empty) include path, and the kernels need no 16-bit
+// arithmetic, only conversions. Every sum or product of them is carried in
+// f32 (`acc_t`, below) and rounded once, when a result is stored.
+struct __align__(2) f16 { u16 bits; };
+struct __align__(2) bf16 { u16 bits; };
+
+// Literals (gpu_core::DeviceType::cuda_literal): the value's bits.
+__device__ __forceinline__ f16 f16_from_bits(u16 bits) { f16 v; v.bits = bits; return v; }
+__device__ __forceinline__ bf16 bf16_from_bits(u16 bits) { bf16 v; v.bits = bits; return v; }
+
+// Exact widening to f32.
+__device__ __forceinline__ f32 f16_to_f32(f16 v) {
+    f32 r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(v.bits));
+    return r;
+}
+__device__ __forceinline__ f32 bf16_to_f32(bf16 v) { return __uint_as_float((u32)v.bits << 16); }
+
+// Rounding from f32, to nearest with ties to even, as half::f16::from_f32 and
+// half::bf16::from_f32 do (the CPU references round the same way). bf16 is
+// done in integer arithmetic, so it needs no sm_80 instruction; a NaN stays
+// a NaN (quiet, its high payload bits kept).
+__device__ __forceinline__ f16 f32_to_f16(f32 x) {
+    f16 v;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v.bits) : "f"(x));
+    return v;
+}
+__device__ __forceinline__ bf16 f32_to_bf16(f32 x) {
+    const u32 bits = __float_as_uint(x);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return bf16_from_bits((u16)((bits >> 16) | 0x0040u));
+    const u32 rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+    return bf16_from_bits((u16)(rounded >> 16));
+}
+
+// The accumulator of each element type (gpu_core::Element::Acc): the type
+// itself, except f32 for the 16-bit floats. Kernels that sum load with
+// to_acc, add in acc_t<T> and store with from_acc<T>; for every other type
+// both are the identity and compile to nothing.
+template <typename T> struct acc_of { typedef T type; };
+template <> struct acc_of<f16> { typedef f32 type; };
+template <> struct acc_of<bf16> { typedef f32 type; };
+template <typename T> using acc_t = typename acc_of<T>::type;
+
+template <typename T> __device__ __forceinline__ acc_t<T> to_acc(T v) { return v; }
+template <> __device__ __forceinline__ f32 to_acc<f16>(f16 v) { return f16_to_f32(v); }
+template <> __device__ __forceinline__ f32 to_acc<bf16>(bf16 v) { return bf16_to_f32(v); }
+
+template <typename T> __device__ __forceinline__ T from_acc(acc_t<T> v) { return v; }
+template <> __device__ __forceinline__ f16 from_acc<f16>(f32 v) { return f32_to_f16(v); }
+template <> __device__ __forceinline__ bf16 from_acc<bf16>(f32 v) { return f32_to_bf16(v); }
 
 // Element counts and indices are 64-bit everywhere an array can exceed
 // 2^31 elements. `global_thread_index` flattens a 1-D launch that may use the
@@ -24,7 +80,17 @@ __device__ __forceinline__ u64 global_thread_index() {
 }
 
 // Signed integer overflow is undefined in C++; wrapping arithmetic (what the
-// CPU reference does with wrapping_add) goes through the unsigned type.
+// CPU reference does with wrapping_add) goes through the unsigned type. The
+// 8- and 16-bit types compute in u32 (C++ would promote them to int, whose
+// 16-bit products can overflow) and keep the low bits.
+__device__ __forceinline__ i8 wrapping_add(i8 a, i8 b) { return (i8)(u8)((u32)a + (u32)b); }
+__device__ __forceinline__ u8 wrapping_add(u8 a, u8 b) { return (u8)((u32)a + (u32)b); }
+__device__ __forceinline__ i16 wrapping_add(i16 a, i16 b) { return (i16)(u16)((u32)a + (u32)b); }
+__device__ __forceinline__ u16 wrapping_add(u16 a, u16 b) { return (u16)((u32)a + (u32)b); }
+__device__ __forceinline__ i8 wrapping_mul(i8 a, i8 b) { return (i8)(u8)((u32)a * (u32)b); }
+__device__ __forceinline__ u8 wrapping_mul(u8 a, u8 b) { return (u8)((u32)a * (u32)b); }
+__device__ __forceinline__ i16 wrapping_mul(i16 a, i16 b) { return (i16)(u16)((u32)a * (u32)b); }
+__device__ __forceinline__ u16 wrapping_mul(u16 a, u16 b) { return (u16)((u32)a * (u32)b); }
 __device__ __forceinline__ i32 wrapping_add(i32 a, i32 b) { return (i32)((u32)a + (u32)b); }
 __device__ __forceinline__ u32 wrapping_add(u32 a, u32 b) { return a + b; }
 __device__ __forceinline__ i64 wrapping_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }

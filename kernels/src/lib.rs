@@ -14,7 +14,7 @@
 //!
 //! | folder | what | constants |
 //! |---|---|---|
-//! | `common.cuh` | integer names, 64-bit indices, wrapping arithmetic, `sum_op` | [`COMMON`] |
+//! | `common.cuh` | integer names, the 16-bit floats (`f16`, `bf16`) and their conversions, accumulator types (`acc_t`), 64-bit indices, wrapping arithmetic, `sum_op` | [`COMMON`] |
 //! | `warp/` | warp shuffle scans | [`WARP`] |
 //! | `block/` | block scan, striped↔blocked exchange, block reduce | [`BLOCK`], [`BLOCK_REDUCE`] |
 //! | `single_pass/` | the tile state (status encodings) and the decoupled look-back, written once for every single-pass primitive | [`TILE_STATUS`], [`SINGLE_PASS_LOOKBACK`] ([`SINGLE_PASS`] lists the four headers in order) |
@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 /// Shared definitions every module starts with: fixed-width integer names,
+/// the 16-bit floats with their f32 conversions and accumulator types,
 /// 64-bit index helpers, wrapping arithmetic, the `sum_op` functor.
 pub const COMMON: &str = include_str!("../cuda/common.cuh");
 

@@ -36,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod arena;
 mod buffer;
 mod element;
 mod error;
@@ -47,6 +48,7 @@ mod scratch;
 pub mod single_pass;
 mod timer;
 
+pub use arena::ScratchStats;
 pub use buffer::{
     fill_entry, fill_module, CudaRead, CudaWrite, CudarcReadable, CudarcWritable, DeviceBuffer,
     DeviceView, DeviceViewMut,
@@ -54,23 +56,33 @@ pub use buffer::{
 pub use element::{DeviceType, Element, ElementType, IntElement};
 pub use error::{Error, Result};
 pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};
+/// The `half` crate, whose [`f16`] and [`bf16`] are the 16-bit float
+/// element types.
+pub use half;
+pub use half::{bf16, f16};
 pub use kernel::{ModuleOrigin, ModuleSource};
 pub use launch::LaunchConfig;
 pub use op::{
     operator_prelude, validate_identifier, BitAnd, BitOr, BitXor, CustomOp, Max, Min, Operator, Sum,
 };
+pub use scratch::Workspace;
 pub use timer::GpuTimer;
 
 /// Every module gpu-core itself can request (the fill kernel for each element
 /// type), for the kernel-compile test.
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     vec![
+        fill_module::<i8>(),
+        fill_module::<u8>(),
+        fill_module::<i16>(),
+        fill_module::<u16>(),
         fill_module::<i32>(),
         fill_module::<u32>(),
         fill_module::<i64>(),
         fill_module::<u64>(),
+        fill_module::<f16>(),
+        fill_module::<bf16>(),
         fill_module::<f32>(),
         fill_module::<f64>(),
-        fill_module::<u8>(),
     ]
 }

@@ -13,19 +13,19 @@ mod sealed {
 /// The element types [`crate::conv2d`] supports: `f32`, `f64`, `i32` (wrapping).
 pub trait ConvElement: Element + sealed::Sealed {
     /// The CPU reference's accumulator (`f64` for floats, `i32` wrapping).
-    type Acc: Copy;
+    type RefAcc: Copy;
     /// The type as an [`ElementType`] (tuning lookup).
     const TYPE: ElementType;
     /// Zero accumulator.
-    fn acc_zero() -> Self::Acc;
+    fn acc_zero() -> Self::RefAcc;
     /// `acc + x·w` in the accumulator.
-    fn acc_mul_add(acc: Self::Acc, x: Self, w: Self) -> Self::Acc;
+    fn acc_mul_add(acc: Self::RefAcc, x: Self, w: Self) -> Self::RefAcc;
     /// The accumulator rounded back to the element.
-    fn acc_finish(acc: Self::Acc) -> Self;
+    fn acc_finish(acc: Self::RefAcc) -> Self;
 }
 
 impl ConvElement for f32 {
-    type Acc = f64;
+    type RefAcc = f64;
     const TYPE: ElementType = ElementType::F32;
     fn acc_zero() -> f64 {
         0.0
@@ -39,7 +39,7 @@ impl ConvElement for f32 {
 }
 
 impl ConvElement for f64 {
-    type Acc = f64;
+    type RefAcc = f64;
     const TYPE: ElementType = ElementType::F64;
     fn acc_zero() -> f64 {
         0.0
@@ -53,7 +53,7 @@ impl ConvElement for f64 {
 }
 
 impl ConvElement for i32 {
-    type Acc = i32;
+    type RefAcc = i32;
     const TYPE: ElementType = ElementType::I32;
     fn acc_zero() -> i32 {
         0

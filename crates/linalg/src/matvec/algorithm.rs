@@ -10,25 +10,22 @@ use crate::matrix::MatrixView;
 
 mod sealed {
     pub trait Sealed {}
+    impl Sealed for gpu_core::f16 {}
+    impl Sealed for gpu_core::bf16 {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
     impl Sealed for i32 {}
 }
 
-/// Element types matvec supports: `f32`, `f64` and `i32` (wrapping).
-pub trait MatvecElement: Element + sealed::Sealed {
-    /// Machine epsilon for floats (`T::EPSILON` as `f64`), 0 for integers.
-    const EPSILON: f64;
-}
-impl MatvecElement for f32 {
-    const EPSILON: f64 = f32::EPSILON as f64;
-}
-impl MatvecElement for f64 {
-    const EPSILON: f64 = f64::EPSILON;
-}
-impl MatvecElement for i32 {
-    const EPSILON: f64 = 0.0;
-}
+/// Element types matvec supports: `f16` and `bf16` (products and sums in
+/// `f32`, each output rounded once), `f32`, `f64`, and `i32` (wrapping).
+/// Sums run in [`Element::Acc`]; tolerances use [`Element::EPSILON`].
+pub trait MatvecElement: Element + sealed::Sealed {}
+impl MatvecElement for gpu_core::f16 {}
+impl MatvecElement for gpu_core::bf16 {}
+impl MatvecElement for f32 {}
+impl MatvecElement for f64 {}
+impl MatvecElement for i32 {}
 
 /// Which product: `y = A·x` or `y = Aᵀ·x`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
