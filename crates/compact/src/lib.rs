@@ -67,6 +67,7 @@ pub use single_pass::status_bytes;
 pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
 
 use gpu_core::Error;
+use modules::PredicateSource;
 use validate::{
     validate_count_out, validate_disjoint, validate_flags, validate_partition_into,
     validate_select_into,
@@ -169,6 +170,7 @@ pub struct Compacted<T: gpu_core::DeviceType> {
 }
 
 /// What decides which items are kept.
+#[derive(Clone, Copy)]
 pub(crate) enum Selection<'a, T: Element> {
     /// `flags[i] != 0` keeps `input[i]`.
     Flags {
@@ -190,6 +192,52 @@ impl<'a, T: Element> Selection<'a, T> {
     }
     pub(crate) fn len(&self) -> usize {
         self.input().len()
+    }
+    /// The predicate a module compiles in: the built-in one for flags and
+    /// built-in predicates, else the caller's.
+    pub(crate) fn predicate_source(&self) -> PredicateSource<'a, T> {
+        match self {
+            Selection::Flags { .. } => PredicateSource::Builtin,
+            Selection::Predicate { predicate, .. } => PredicateSource::of(predicate),
+        }
+    }
+}
+
+/// One compaction as [`dispatch`] hands it to an algorithm: which items are
+/// kept, where the kept items and their count go, and whether the rejected
+/// items follow the kept ones (a partition).
+pub(crate) struct Compaction<'a, T: Element> {
+    pub(crate) selection: Selection<'a, T>,
+    pub(crate) output: DeviceViewMut<'a, T>,
+    pub(crate) count_out: DeviceViewMut<'a, u64>,
+    pub(crate) partition: bool,
+}
+
+impl<'a, T: Element> Compaction<'a, T> {
+    /// Kept items to `output[0..count)`.
+    fn select(
+        selection: Selection<'a, T>,
+        output: DeviceViewMut<'a, T>,
+        count_out: DeviceViewMut<'a, u64>,
+    ) -> Self {
+        Compaction {
+            selection,
+            output,
+            count_out,
+            partition: false,
+        }
+    }
+
+    /// Kept items first, then the rejected ones, in `output[0..n)`.
+    fn partition(
+        selection: Selection<'a, T>,
+        output: DeviceViewMut<'a, T>,
+        count_out: DeviceViewMut<'a, u64>,
+    ) -> Self {
+        Compaction {
+            partition: true,
+            ..Compaction::select(selection, output, count_out)
+        }
     }
 }
 
@@ -239,39 +287,41 @@ fn check_options<T: Element>(selection: &Selection<'_, T>, options: &CompactOpti
 /// table's) to kernels and grids. Arguments and options are validated.
 fn dispatch<T: Element>(
     gpu: &Gpu,
-    selection: &Selection<'_, T>,
-    output: &mut DeviceViewMut<'_, T>,
-    count_out: &mut DeviceViewMut<'_, u64>,
-    partition: bool,
+    mut job: Compaction<'_, T>,
     options: CompactOptions,
 ) -> Result<()> {
-    check_options(selection, &options)?;
-    if selection.len() == 0 {
+    check_options(&job.selection, &options)?;
+    if job.selection.len() == 0 {
         // Nothing to compile or launch; the count is 0.
-        return count_out.fill(gpu, 0);
+        return job.count_out.fill(gpu, 0);
     }
     match options.algorithm {
         CompactAlgorithm::SinglePass => {
             // select_if has a table of its own (SELECT_IF_TUNING); select
             // by flags and partition use TUNING.
-            let policy = options.policy.unwrap_or_else(|| match selection {
-                Selection::Predicate { .. } if !partition => modules::select_if_policy::<T>(),
+            let policy = options.policy.unwrap_or_else(|| match job.selection {
+                Selection::Predicate { .. } if !job.partition => modules::select_if_policy::<T>(),
                 _ => modules::default_policy::<T>(),
             });
-            single_pass::run(gpu, selection, output, count_out, partition, &policy)
+            single_pass::run(
+                gpu,
+                &job.selection,
+                &mut job.output,
+                &mut job.count_out,
+                job.partition,
+                &policy,
+            )
         }
-        CompactAlgorithm::ThreePass { scan } => {
-            three_pass::run(gpu, selection, output, count_out, partition, scan)
-        }
+        CompactAlgorithm::ThreePass { scan } => three_pass::run(gpu, job, scan),
     }
 }
 
 fn select_owned<T: Element>(
     gpu: &Gpu,
-    selection: &Selection<'_, T>,
+    selection: Selection<'_, T>,
     options: CompactOptions,
 ) -> Result<Compacted<T>> {
-    check_options(selection, &options)?;
+    check_options(&selection, &options)?;
     let mut count_buffer = DeviceBuffer::<u64>::zeros(gpu, 1)?;
     if selection.len() == 0 {
         // SAFETY: zero elements: nothing to initialise.
@@ -280,19 +330,13 @@ fn select_owned<T: Element>(
     }
     // Count first (cheap for flags: one byte per item), so the result is
     // allocated at exactly its length and written once.
-    count::count_into(gpu, selection, &mut count_buffer.view_mut())?;
+    count::count_into(gpu, &selection, &mut count_buffer.view_mut())?;
     let count = count_buffer.to_host(gpu)?[0] as usize;
     // SAFETY: the compaction below writes all `count` elements.
     let mut items = unsafe { DeviceBuffer::<T>::uninit(gpu, count)? };
     if count > 0 {
-        dispatch(
-            gpu,
-            selection,
-            &mut items.view_mut(),
-            &mut count_buffer.view_mut(),
-            false,
-            options,
-        )?;
+        let job = Compaction::select(selection, items.view_mut(), count_buffer.view_mut());
+        dispatch(gpu, job, options)?;
     }
     Ok(Compacted { items, count })
 }
@@ -310,7 +354,7 @@ pub fn select_flagged<T: Element>(
     options: impl Into<CompactOptions>,
 ) -> Result<Compacted<T>> {
     validate_flags(input.len(), flags.len())?;
-    select_owned(gpu, &Selection::Flags { input, flags }, options.into())
+    select_owned(gpu, Selection::Flags { input, flags }, options.into())
 }
 
 /// Keeps the items for which `predicate` holds, in order, into a new buffer
@@ -326,7 +370,7 @@ pub fn select_if<T: Element>(
 ) -> Result<Compacted<T>> {
     select_owned(
         gpu,
-        &Selection::Predicate { input, predicate },
+        Selection::Predicate { input, predicate },
         options.into(),
     )
 }
@@ -409,22 +453,14 @@ pub fn select_flagged_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     flags: DeviceView<'_, u8>,
-    mut output: DeviceViewMut<'_, T>,
-    mut count_out: DeviceViewMut<'_, u64>,
+    output: DeviceViewMut<'_, T>,
+    count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    validate_select_into(
-        (input.device_ptr(), input.len(), T::BYTES),
-        Some((flags.device_ptr(), flags.len())),
-        (output.device_ptr(), output.len(), T::BYTES),
-        (count_out.device_ptr(), count_out.len()),
-    )?;
-    dispatch(
+    let selection = Selection::Flags { input, flags };
+    compact_into(
         gpu,
-        &Selection::Flags { input, flags },
-        &mut output,
-        &mut count_out,
-        false,
+        Compaction::select(selection, output, count_out),
         options.into(),
     )
 }
@@ -435,22 +471,14 @@ pub fn select_if_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     predicate: &Predicate<T>,
-    mut output: DeviceViewMut<'_, T>,
-    mut count_out: DeviceViewMut<'_, u64>,
+    output: DeviceViewMut<'_, T>,
+    count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    validate_select_into(
-        (input.device_ptr(), input.len(), T::BYTES),
-        None,
-        (output.device_ptr(), output.len(), T::BYTES),
-        (count_out.device_ptr(), count_out.len()),
-    )?;
-    dispatch(
+    let selection = Selection::Predicate { input, predicate };
+    compact_into(
         gpu,
-        &Selection::Predicate { input, predicate },
-        &mut output,
-        &mut count_out,
-        false,
+        Compaction::select(selection, output, count_out),
         options.into(),
     )
 }
@@ -461,23 +489,40 @@ pub fn partition_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     predicate: &Predicate<T>,
-    mut output: DeviceViewMut<'_, T>,
-    mut count_out: DeviceViewMut<'_, u64>,
+    output: DeviceViewMut<'_, T>,
+    count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    validate_partition_into(
-        (input.device_ptr(), input.len(), T::BYTES),
-        (output.device_ptr(), output.len(), T::BYTES),
-        (count_out.device_ptr(), count_out.len()),
-    )?;
-    dispatch(
+    let selection = Selection::Predicate { input, predicate };
+    compact_into(
         gpu,
-        &Selection::Predicate { input, predicate },
-        &mut output,
-        &mut count_out,
-        true,
+        Compaction::partition(selection, output, count_out),
         options.into(),
     )
+}
+
+/// The `_into` forms: checks the arguments as [`validate_select_into`] or
+/// [`validate_partition_into`] do (nothing written on an error), then
+/// dispatches.
+fn compact_into<T: Element>(
+    gpu: &Gpu,
+    job: Compaction<'_, T>,
+    options: CompactOptions,
+) -> Result<()> {
+    let input = job.selection.input();
+    let input_range = (input.device_ptr(), input.len(), T::BYTES);
+    let output_range = (job.output.device_ptr(), job.output.len(), T::BYTES);
+    let count_range = (job.count_out.device_ptr(), job.count_out.len());
+    if job.partition {
+        validate_partition_into(input_range, output_range, count_range)?;
+    } else {
+        let flags = match job.selection {
+            Selection::Flags { flags, .. } => Some((flags.device_ptr(), flags.len())),
+            Selection::Predicate { .. } => None,
+        };
+        validate_select_into(input_range, flags, output_range, count_range)?;
+    }
+    dispatch(gpu, job, options)
 }
 
 #[cfg(test)]

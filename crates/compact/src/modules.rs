@@ -26,64 +26,78 @@ pub const fn policy(
         .with_status(StatusEncoding::Packed128)
 }
 
+/// `select_flagged`'s and `partition`'s 4-byte default.
+const FLAGS_4: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
+/// `select_if`'s 4-byte default.
+const SELECT_IF_4: Policy = per_tile(384, 16, TileLayout::WarpStriped, 1, (1125, 415));
+/// Every operation's 8-byte default.
+const EVERY_8: Policy = per_tile(256, 16, TileLayout::WarpStriped, 1, (1170, 360));
+
+/// [`policy`] with one tile per block and the look-back's `(start, spin)`
+/// delays in ns (`(0, 0)`: none).
+const fn per_tile(
+    block_threads: u32,
+    items_per_thread: u32,
+    layout: TileLayout,
+    lookback_width: u32,
+    delays: (u32, u32),
+) -> Policy {
+    policy(
+        block_threads,
+        items_per_thread,
+        layout,
+        lookback_width,
+        Schedule::TilePerBlock,
+    )
+    .with_delays(delays.0, delays.1)
+}
+
 /// The single-pass kernel's default policy per element size: (element
 /// bytes, policy), for `select_flagged` and `partition`. Measured on an
 /// H100 at 2^28 items (the sweep: `tests/compact_tuning.rs`; figures and the
 /// runners-up in `docs/tuning.md`).
-pub const TUNING: [(usize, Policy); 2] = [
-    (
-        4,
-        policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
-    ),
-    (
-        8,
-        policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
-    ),
-];
+pub const TUNING: [(usize, Policy); 2] = [(4, FLAGS_4), (8, EVERY_8)];
 
 /// The default policy of `select_if` (selection by a predicate, no flags
 /// array: warp-striped 4-byte tiles are faster there, slower by flags), per
 /// element size; a custom predicate is compiled at this policy too.
 /// `partition` keeps [`TUNING`]. Figures in `docs/tuning.md`.
-pub const SELECT_IF_TUNING: [(usize, Policy); 2] = [
-    (
-        4,
-        policy(384, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1125, 415),
-    ),
-    (
-        8,
-        policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
-    ),
-];
+pub const SELECT_IF_TUNING: [(usize, Policy); 2] = [(4, SELECT_IF_4), (8, EVERY_8)];
 
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
 /// persistent schedule lose).
-pub const CANDIDATES_4: [Policy; 11] = [
-    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(3000, 1000),
-    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock),
-    policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    policy(512, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
-    policy(512, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    policy(256, 16, TileLayout::WarpStriped, 1, Schedule::Persistent),
-    policy(256, 32, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(2000, 800),
-    policy(384, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1125, 415),
-    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1600, 600),
-    policy(384, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock).with_delays(1125, 415),
-];
+pub const CANDIDATES_4: [Policy; 11] = {
+    use TileLayout::{Blocked, WarpStriped};
+    [
+        FLAGS_4,
+        per_tile(256, 16, Blocked, 1, (0, 0)),
+        per_tile(256, 16, Blocked, 1, (2000, 800)),
+        per_tile(384, 16, Blocked, 1, (2000, 800)),
+        per_tile(512, 16, Blocked, 1, (1125, 415)),
+        per_tile(512, 16, Blocked, 1, (2000, 800)),
+        policy(256, 16, WarpStriped, 1, Schedule::Persistent),
+        per_tile(256, 32, Blocked, 1, (2000, 800)),
+        SELECT_IF_4,
+        per_tile(384, 16, Blocked, 1, (1600, 600)),
+        per_tile(384, 16, Blocked, 1, (1125, 415)),
+    ]
+};
 
 /// The policies the tuning sweep compares for 8-byte items, the default
 /// first (measurements in `docs/tuning.md`).
-pub const CANDIDATES_8: [Policy; 7] = [
-    policy(256, 16, TileLayout::WarpStriped, 1, Schedule::TilePerBlock).with_delays(1170, 360),
-    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock),
-    policy(384, 8, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
-    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
-    policy(256, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(2000, 800),
-    policy(256, 16, TileLayout::Blocked, 4, Schedule::Persistent),
-    policy(128, 16, TileLayout::WarpStriped, 4, Schedule::TilePerBlock).with_delays(1170, 360),
-];
+pub const CANDIDATES_8: [Policy; 7] = {
+    use TileLayout::{Blocked, WarpStriped};
+    [
+        EVERY_8,
+        per_tile(256, 16, WarpStriped, 4, (0, 0)),
+        per_tile(384, 8, WarpStriped, 4, (1170, 360)),
+        per_tile(256, 16, WarpStriped, 4, (1170, 360)),
+        per_tile(256, 16, WarpStriped, 4, (2000, 800)),
+        policy(256, 16, Blocked, 4, Schedule::Persistent),
+        per_tile(128, 16, WarpStriped, 4, (1170, 360)),
+    ]
+};
 
 /// A table's entry for `element_bytes` (its 4- or 8-byte row; any other
 /// size gets the 8-byte row).
@@ -155,39 +169,11 @@ impl CompactPolicy for Policy {
     }
 
     fn name(&self) -> String {
-        let arrangement = match self.layout() {
-            TileLayout::Blocked => "blocked",
-            TileLayout::WarpStriped => "striped",
-        };
-        let schedule = match self.schedule() {
-            Schedule::TilePerBlock => "tile-per-block",
-            Schedule::Persistent => "persistent",
-        };
-        format!(
-            "{}x{}/{arrangement}/lb{}/{schedule}{}",
-            self.block_threads(),
-            self.items_per_thread(),
-            self.lookback_width(),
-            extra_suffix(self, '/')
-        )
+        spell(self, Spelling::Name)
     }
 
     fn module_tag(&self) -> String {
-        let arrangement = match self.layout() {
-            TileLayout::Blocked => "b",
-            TileLayout::WarpStriped => "s",
-        };
-        let schedule = match self.schedule() {
-            Schedule::TilePerBlock => "t",
-            Schedule::Persistent => "p",
-        };
-        format!(
-            "{arrangement}{}x{}_lb{}_{schedule}{}",
-            self.block_threads(),
-            self.items_per_thread(),
-            self.lookback_width(),
-            extra_suffix(self, '_')
-        )
+        spell(self, Spelling::Tag)
     }
 
     fn validate_compact(&self, element_bytes: usize) -> Result<()> {
@@ -228,9 +214,43 @@ impl CompactPolicy for Policy {
     }
 }
 
-/// The fields past shape, layout, width and schedule, for
-/// [`CompactPolicy::name`] and [`CompactPolicy::module_tag`]: a register
-/// limit, the look-back delays, the split status encoding.
+/// How [`spell`] writes a policy.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    /// For tables: `256x16/blocked/lb1/tile-per-block`.
+    Name,
+    /// For module names and keys: `b256x16_lb1_t`.
+    Tag,
+}
+
+/// [`CompactPolicy::name`] and [`CompactPolicy::module_tag`]: shape, layout,
+/// look-back width and schedule, then [`extra_suffix`].
+fn spell(policy: &Policy, spelling: Spelling) -> String {
+    // (name, tag) of each field.
+    let (layout_name, layout_tag) = match policy.layout() {
+        TileLayout::Blocked => ("blocked", "b"),
+        TileLayout::WarpStriped => ("striped", "s"),
+    };
+    let (schedule_name, schedule_tag) = match policy.schedule() {
+        Schedule::TilePerBlock => ("tile-per-block", "t"),
+        Schedule::Persistent => ("persistent", "p"),
+    };
+    let shape = format!("{}x{}", policy.block_threads(), policy.items_per_thread());
+    let width = format!("lb{}", policy.lookback_width());
+    match spelling {
+        Spelling::Name => format!(
+            "{shape}/{layout_name}/{width}/{schedule_name}{}",
+            extra_suffix(policy, '/')
+        ),
+        Spelling::Tag => format!(
+            "{layout_tag}{shape}_{width}_{schedule_tag}{}",
+            extra_suffix(policy, '_')
+        ),
+    }
+}
+
+/// The fields past shape, layout, width and schedule, for [`spell`]: a
+/// register limit, the look-back delays, the split status encoding.
 fn extra_suffix(policy: &Policy, separator: char) -> String {
     let mut suffix = String::new();
     if policy.min_blocks_per_sm() > 0 {
@@ -551,52 +571,48 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
     );
 
     // Three pass, with u32 and u64 marks.
+    module = add_three_pass::<T, u32>(module, &pred_type, builtin);
+    add_three_pass::<T, u64>(module, &pred_type, builtin)
+}
+
+/// Adds the three-pass entries with marks of type `C` (map by flags when
+/// `builtin`, map by predicate, both scatters).
+fn add_three_pass<T: Element, C: Element>(
+    mut module: ModuleSource,
+    pred_type: &str,
+    builtin: bool,
+) -> ModuleSource {
+    let (t, c) = (T::CUDA_TYPE, C::CUDA_TYPE);
+    let pred = format!("{pred_type}(code, a, b)");
+    let pred_params = format!("u32 code, {t} a, {t} b");
     let three = Some(THREE_PASS_BLOCK_THREADS);
-    for c in ["u32", "u64"] {
-        let (map_flags, map_if, scatter_select, scatter_partition) = if c == "u32" {
-            (
-                entry::map_flags::<T, u32>(),
-                entry::map_if::<T, u32>(),
-                entry::scatter::<T, u32>(false),
-                entry::scatter::<T, u32>(true),
-            )
-        } else {
-            (
-                entry::map_flags::<T, u64>(),
-                entry::map_if::<T, u64>(),
-                entry::scatter::<T, u64>(false),
-                entry::scatter::<T, u64>(true),
-            )
-        };
-        if builtin {
-            module = module.entry(
-                map_flags,
-                &format!("const u8* flags, {c}* marks, u64 n"),
-                &format!("compact_map_flags<{c}>(flags, marks, n)"),
-                three,
-            );
-        }
-        module = module
-            .entry(
-                map_if,
-                &format!("const {t}* in, {pred_params}, {c}* marks, u64 n"),
-                &format!("compact_map_if<{t}, {c}, {pred_type}>(in, {pred}, marks, n)"),
-                three,
-            )
-            .entry(
-                scatter_select,
-                &format!("const {t}* in, const {c}* marks, const {c}* positions, {t}* out, u64 n, u64* count_out"),
-                &format!("compact_scatter<{t}, {c}, false>(in, marks, positions, out, n, count_out)"),
-                three,
-            )
-            .entry(
-                scatter_partition,
-                &format!("const {t}* in, const {c}* marks, const {c}* positions, {t}* out, u64 n, u64* count_out"),
-                &format!("compact_scatter<{t}, {c}, true>(in, marks, positions, out, n, count_out)"),
-                three,
-            );
+    if builtin {
+        module = module.entry(
+            entry::map_flags::<T, C>(),
+            &format!("const u8* flags, {c}* marks, u64 n"),
+            &format!("compact_map_flags<{c}>(flags, marks, n)"),
+            three,
+        );
     }
     module
+        .entry(
+            entry::map_if::<T, C>(),
+            &format!("const {t}* in, {pred_params}, {c}* marks, u64 n"),
+            &format!("compact_map_if<{t}, {c}, {pred_type}>(in, {pred}, marks, n)"),
+            three,
+        )
+        .entry(
+            entry::scatter::<T, C>(false),
+            &format!("const {t}* in, const {c}* marks, const {c}* positions, {t}* out, u64 n, u64* count_out"),
+            &format!("compact_scatter<{t}, {c}, false>(in, marks, positions, out, n, count_out)"),
+            three,
+        )
+        .entry(
+            entry::scatter::<T, C>(true),
+            &format!("const {t}* in, const {c}* marks, const {c}* positions, {t}* out, u64 n, u64* count_out"),
+            &format!("compact_scatter<{t}, {c}, true>(in, marks, positions, out, n, count_out)"),
+            three,
+        )
 }
 
 /// The example custom predicate the catalog compiles for every type, so the

@@ -27,14 +27,12 @@
 //! Kernels: `kernels/cuda/compact/three_pass.cu`.
 
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceBuffer, DeviceViewMut, Element, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceBuffer, Element, Gpu, KernelArgs, Result};
 
 use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
 
-use crate::modules::{
-    default_policy, entry, module, module_key, PredicateSource, THREE_PASS_BLOCK_THREADS,
-};
-use crate::Selection;
+use crate::modules::{default_policy, entry, module, module_key, THREE_PASS_BLOCK_THREADS};
+use crate::{Compaction, Selection};
 
 /// Whether the marks and positions are `u64` for `n` items.
 pub fn uses_u64_marks(n: usize) -> bool {
@@ -60,34 +58,33 @@ pub fn map_scatter_bytes_moved(
 /// Enqueued, no host synchronisation.
 pub(crate) fn run<T: Element>(
     gpu: &Gpu,
-    selection: &Selection<'_, T>,
-    output: &mut DeviceViewMut<'_, T>,
-    count_out: &mut DeviceViewMut<'_, u64>,
-    partition: bool,
+    job: Compaction<'_, T>,
     scan_algorithm: ScanAlgorithm,
 ) -> Result<()> {
-    if uses_u64_marks(selection.len()) {
-        run_with::<T, u64>(gpu, selection, output, count_out, partition, scan_algorithm)
+    let run_with = if uses_u64_marks(job.selection.len()) {
+        run_with::<T, u64>
     } else {
-        run_with::<T, u32>(gpu, selection, output, count_out, partition, scan_algorithm)
-    }
+        run_with::<T, u32>
+    };
+    run_with(gpu, job, scan_algorithm)
 }
 
+/// The three passes with marks and positions of type `C`.
 fn run_with<T: Element, C: Element>(
     gpu: &Gpu,
-    selection: &Selection<'_, T>,
-    output: &mut DeviceViewMut<'_, T>,
-    count_out: &mut DeviceViewMut<'_, u64>,
-    partition: bool,
+    job: Compaction<'_, T>,
     scan_algorithm: ScanAlgorithm,
 ) -> Result<()> {
+    let Compaction {
+        selection,
+        mut output,
+        mut count_out,
+        partition,
+    } = job;
     let n = selection.len();
     // Compile (or fetch) both kernels before anything is written. They live
     // in the main module (the default tuning's).
-    let predicate = match selection {
-        Selection::Flags { .. } => PredicateSource::Builtin,
-        Selection::Predicate { predicate, .. } => PredicateSource::of(predicate),
-    };
+    let predicate = selection.predicate_source();
     let default = default_policy::<T>();
     let map_entry = match selection {
         Selection::Flags { .. } => entry::map_flags::<T, C>(),
@@ -109,7 +106,7 @@ fn run_with<T: Element, C: Element>(
     let (config, _blocks) = grid_1d(n as u64, THREE_PASS_BLOCK_THREADS, 1, 0)?;
 
     let mut map_args = KernelArgs::new();
-    match selection {
+    match &selection {
         Selection::Flags { flags, .. } => {
             map_args.input(flags);
         }
@@ -131,9 +128,9 @@ fn run_with<T: Element, C: Element>(
         .input(&selection.input())
         .input(&marks.view())
         .input(&positions.view())
-        .output(output)
+        .output(&mut output)
         .scalar(n as u64)
-        .output(count_out);
+        .output(&mut count_out);
     // SAFETY: matches compact_scatter_{select,partition}_C_T: (const T* in,
     // const C* marks, const C* positions, T* out, u64 n, u64* count_out).
     // Reads indices < n. Writes out[p] for p < count (select: output holds
