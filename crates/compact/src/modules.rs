@@ -420,9 +420,9 @@ fn add_single_pass<T: Element>(
     if builtin {
         module = module.entry(
             entry::select_flagged::<T>(),
-            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* state, u64 num_tiles, u64* count_out"),
+            &format!("const {t}* in, const u8* flags, {t}* out, u64 n, u64* state, u32 epoch, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>, {delays}>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, state, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, true, false, builtin_pred<{t}>, {delays}>(in, flags, builtin_pred<{t}>(0u, ({t})0, ({t})0), out, n, state, epoch, num_tiles, count_out, nullptr)"
             ),
             bounds,
         );
@@ -430,17 +430,17 @@ fn add_single_pass<T: Element>(
     module
         .entry(
             entry::select_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u64 num_tiles, u64* count_out"),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u32 epoch, u64 num_tiles, u64* count_out"),
             &format!(
-                "compact_single_pass<{shape}, false, false, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, num_tiles, count_out, nullptr)"
+                "compact_single_pass<{shape}, false, false, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, epoch, num_tiles, count_out, nullptr)"
             ),
             bounds,
         )
         .entry(
             entry::partition_if::<T>(),
-            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u64 num_tiles, const u64* total"),
+            &format!("const {t}* in, {pred_params}, {t}* out, u64 n, u64* state, u32 epoch, u64 num_tiles, const u64* total"),
             &format!(
-                "compact_single_pass<{shape}, false, true, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, num_tiles, nullptr, total)"
+                "compact_single_pass<{shape}, false, true, {pred_type}, {delays}>(in, nullptr, {pred}, out, n, state, epoch, num_tiles, nullptr, total)"
             ),
             bounds,
         )

@@ -20,7 +20,7 @@
 //! | bytes (select by flags) | n·s + n + k·s, plus 16 per tile of status ([`status_bytes`]) |
 //! | bytes (select by predicate) | n·s + k·s, plus 16 per tile |
 //! | bytes (partition) | count pass n·s, then n·s + n·s |
-//! | launches | memset of statuses + 1 (partition: + fill + count pass) |
+//! | launches | 1, the tile state epoch-tagged with no memset (partition: + fill + count pass) |
 //! | shared memory per block | block·items·s bytes of staging + block/8 + 24 bytes (static; [`Policy::shared_bytes`]) |
 //! | bank conflicts | blocked: a few ways on the staging stores; striped: hardly any; none on staging loads |
 //! | in place | no |
@@ -110,11 +110,11 @@ pub(crate) fn run<T: Element>(
     if partition {
         count_into(gpu, selection, count_out)?;
     }
-    // The single-pass state (gpu_core::single_pass): the tile counter and a
-    // padding word, then the statuses of u64 counts (one 128-bit word per
-    // tile with the default encoding), from the stream's scratch; zeroed,
-    // alignment checked.
-    with_tile_state(gpu, num_tiles, 8, tuning.status(), |mut state_view| {
+    // The single-pass state (gpu_core::single_pass): the two tile counters,
+    // then the statuses of u64 counts (one 128-bit word per tile with the
+    // default encoding), from the arena, epoch-tagged (no memset); alignment
+    // checked.
+    with_tile_state(gpu, num_tiles, 8, tuning.status(), |mut state| {
         let mut args = KernelArgs::new();
         args.input(&selection.input());
         match selection {
@@ -128,15 +128,17 @@ pub(crate) fn run<T: Element>(
         }
         args.output(output)
             .scalar(n as u64)
-            .output(&mut state_view)
+            .output(&mut state.words)
+            .scalar(state.epoch)
             .scalar(num_tiles)
             .output(count_out);
         // SAFETY: the arguments match the entry's C parameters in order:
         // (const T* in, [const u8* flags | u32 code, T a, T b], T* out, u64 n,
-        // u64* state, u64 num_tiles, u64* count_out | const u64* total).
+        // u64* state, u32 epoch, u64 num_tiles, u64* count_out | const u64* total).
         // `in` (and `flags`) hold n elements; the kernel reads indices < n only.
-        // `state` holds tile_state_words(num_tiles, 8, status) zeroed words,
-        // 16-byte aligned (checked), the layout single_pass/tile_status.cuh reads.
+        // `state` holds tile_state_words(num_tiles, 8, status) words of this
+        // call's `epoch`, 16-byte aligned (checked), the layout
+        // single_pass/tile_status.cuh reads.
         // Writes: out[i] for i < count (select; output holds ≥ n ≥ count, or exactly the count for
         // owned results) or i < n (partition; output holds n), count_out[0]
         // (length 1). For a partition, count_out already holds the total, written

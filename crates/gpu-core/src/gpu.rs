@@ -74,9 +74,9 @@ impl DeviceInfo {
     }
 }
 
-/// One stream's scratch words (`None` until first used; see `scratch.rs`).
-/// A plain cudarc slice, so the device handle depends on no buffer type.
-pub(crate) type ScratchSlot = Arc<Mutex<Option<cudarc::driver::CudaSlice<u64>>>>;
+/// One stream's scratch arena, or a [`Workspace`](crate::Workspace)'s
+/// (see `scratch.rs`).
+pub(crate) type ScratchSlot = Arc<Mutex<crate::arena::Arena>>;
 
 /// State shared by every [`Gpu`] handle on one context.
 struct Shared {

@@ -7,7 +7,7 @@
 //!
 //! | piece | CUDA | here |
 //! |---|---|---|
-//! | tile counter + per-tile {status, value} words | `single_pass/tile_status.cuh` | [`tile_state_words`], [`with_tile_state`], [`StatusEncoding`] |
+//! | tile counters + per-tile {status, value} words, epoch-tagged | `single_pass/tile_status.cuh` | [`tile_state_words`], [`with_tile_state`], [`TileState`], [`StatusEncoding`] |
 //! | the look-back over them | `single_pass/lookback.cuh` | [`Policy::lookback_width`], the delays |
 //! | the kernel's shape | the algorithm's template arguments | [`Policy`] |
 //!
@@ -51,8 +51,9 @@ impl StatusEncoding {
     }
 }
 
-/// Words before the status region: the tile counter and one padding word
-/// (keeps the region 16-byte aligned).
+/// Words before the status region: the two tile counters (a call draws
+/// from one and its grid zeroes the other for the next call; they keep the
+/// region 16-byte aligned).
 pub const STATE_HEADER_WORDS: u64 = 2;
 
 /// u64 words of the tile state for `num_tiles` tiles of `element_bytes`-byte
@@ -81,25 +82,52 @@ pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<(
     Ok(())
 }
 
-/// Calls `enqueue` with a zeroed tile state for `num_tiles` tiles, taken
-/// from the stream's reusable scratch memory ([`Gpu::with_zeroed_scratch`]):
-/// zeroed by a memset ordered on `gpu`'s stream before the launch
-/// `enqueue` adds, with no allocation once the stream's scratch is large
-/// enough. Checks the 16-byte alignment the 128-bit status words need.
-/// `enqueue` must only enqueue work on `gpu`'s stream that uses the state.
+/// What fixes where a tile state's status words sit: two calls of the same
+/// layout share a buffer, and a status word of one is only ever read as a
+/// status word by the other (a stale one, of an older epoch, reads as not
+/// published). The split 8-byte encoding places its value slots after the
+/// statuses of all tiles, so there the tile count is part of the layout.
+fn state_layout(num_tiles: u64, element_bytes: usize, encoding: StatusEncoding) -> [u64; 3] {
+    let tiles = match (element_bytes, encoding) {
+        (4, _) | (_, StatusEncoding::Packed128) => 0,
+        (_, StatusEncoding::Split) => num_tiles,
+    };
+    [element_bytes as u64, u64::from(encoding.cuda_flag()), tiles]
+}
+
+/// One call's tile state: the words (the kernels' `u64* state`) and the
+/// call's epoch (their `u32 epoch`, see `tile_status.cuh`).
+pub struct TileState<'a> {
+    /// [`tile_state_words`] words: the tile counters, then the statuses.
+    pub words: DeviceViewMut<'a, u64>,
+    /// This call's epoch: statuses tagged with another read as unpublished.
+    pub epoch: u32,
+}
+
+/// Calls `enqueue` with a tile state for `num_tiles` tiles and this call's
+/// epoch, taken from the handle's scratch arena (its stream's, or the
+/// [`Workspace`](crate::Workspace) it was given). The state is
+/// epoch-tagged, so after the first call of a layout a call enqueues no
+/// memset and allocates nothing while the arena is large enough (see
+/// `kernels/cuda/single_pass/tile_status.cuh`). Checks the 16-byte
+/// alignment the 128-bit status words need. `enqueue` must only enqueue
+/// work on `gpu`'s stream that uses the state, and that work must follow
+/// the epoch protocol: draw tiles with `lookback_next_tile(state, epoch)`
+/// and call `lookback_prepare_next_call(state, epoch)` from every block.
 pub fn with_tile_state<R>(
     gpu: &Gpu,
     num_tiles: u64,
     element_bytes: usize,
     encoding: StatusEncoding,
-    enqueue: impl FnOnce(DeviceViewMut<'_, u64>) -> Result<R>,
+    enqueue: impl FnOnce(TileState<'_>) -> Result<R>,
 ) -> Result<R> {
     let words = tile_state_words(num_tiles, element_bytes, encoding);
     let len = usize::try_from(words)
         .map_err(|_| Error::invalid("n", format!("{num_tiles} tiles need too much tile state")))?;
-    gpu.with_zeroed_scratch(len, |state| {
-        check_state_alignment(state.device_ptr(), encoding)?;
-        enqueue(state)
+    let layout = state_layout(num_tiles, element_bytes, encoding);
+    gpu.with_epoch_scratch(layout, len, |words, epoch| {
+        check_state_alignment(words.device_ptr(), encoding)?;
+        enqueue(TileState { words, epoch })
     })
 }
 
@@ -456,5 +484,135 @@ mod tests {
             .with_delays(3, 2)
             .with_streaming(true);
         assert_eq!(all.tag(), "256x16_ws_w4_p128_persistent_r8_ns2_d3_cs");
+    }
+
+    /// A look-back of u64 sums over one-warp tiles, written directly on the
+    /// tile state: out[t] = in[0] + … + in[t − 1]; out[num_tiles] counts
+    /// blocks that drew a tile index past the end (a counter not reset).
+    const PROTOCOL_KERNEL: &str = r#"
+template <int STATUS8>
+__device__ void epoch_protocol(const u64* in, u64* out, u64* state, u32 epoch, u64 num_tiles) {
+    typedef typename TileStatusFor<u64, STATUS8>::type Status;
+    __shared__ u64 tile_slot;
+    lookback_prepare_next_call(state, epoch);
+    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
+    __syncthreads();
+    const u64 tile = tile_slot;
+    if (tile >= num_tiles) {
+        if (threadIdx.x == 0) atomicAdd((unsigned long long*)(out + num_tiles), 1ull);
+        return;
+    }
+    Status status(lookback_status_region(state), num_tiles, epoch);
+    if (threadIdx.x == 0) single_pass_publish_aggregate<u64, Status>(status, tile, in[tile]);
+    const u64 prefix = single_pass_prefix<u64, sum_op<u64>, Status>(status, tile, in[tile]);
+    if (threadIdx.x == 0) out[tile] = prefix;
+}
+extern "C" __global__ void epoch_protocol_split(const u64* in, u64* out, u64* state, u32 epoch, u64 num_tiles) {
+    epoch_protocol<0>(in, out, state, epoch, num_tiles);
+}
+extern "C" __global__ void epoch_protocol_packed128(const u64* in, u64* out, u64* state, u32 epoch, u64 num_tiles) {
+    epoch_protocol<1>(in, out, state, epoch, num_tiles);
+}
+"#;
+
+    fn protocol_module() -> crate::ModuleSource {
+        parprims_kernels::SINGLE_PASS
+            .iter()
+            .fold(crate::ModuleSource::new("epoch_protocol_test"), |m, h| {
+                m.source(h)
+            })
+            .source(PROTOCOL_KERNEL)
+    }
+
+    /// Runs the protocol kernel once on `gpu`'s arena and checks every
+    /// tile's prefix and that no block drew past the end.
+    fn run_protocol(gpu: &Gpu, tiles: u64, encoding: StatusEncoding, salt: u64) -> Result<()> {
+        use crate::{DeviceBuffer, KernelArgs, LaunchConfig};
+        let entry = match encoding {
+            StatusEncoding::Split => "epoch_protocol_split",
+            StatusEncoding::Packed128 => "epoch_protocol_packed128",
+        };
+        let kernel = gpu.kernel(&protocol_module(), entry)?;
+        let values: Vec<u64> = (0..tiles).map(|t| (t * 7 + salt) % 1000).collect();
+        let input = DeviceBuffer::from_host(gpu, &values)?;
+        let mut output = DeviceBuffer::<u64>::zeros(gpu, tiles as usize + 1)?;
+        with_tile_state(gpu, tiles, 8, encoding, |mut state| {
+            let mut args = KernelArgs::new();
+            args.input(&input.view())
+                .output(&mut output.view_mut())
+                .output(&mut state.words)
+                .scalar(state.epoch)
+                .scalar(tiles);
+            let config = LaunchConfig {
+                grid: (tiles as u32, 1, 1),
+                block: (32, 1, 1),
+                shared_bytes: 0,
+            };
+            // SAFETY: (const u64* in, u64* out, u64* state, u32 epoch, u64
+            // num_tiles): `in` has num_tiles values, `out` num_tiles + 1,
+            // `state` tile_state_words(num_tiles, 8, encoding) words of this
+            // epoch; one block per tile.
+            unsafe { gpu.launch(&kernel, config, &args) }
+        })?;
+        let got = output.to_host(gpu)?;
+        let mut running = 0u64;
+        for (tile, value) in values.iter().enumerate() {
+            assert_eq!(got[tile], running, "tile {tile} of {tiles}, {encoding:?}");
+            running += value;
+        }
+        assert_eq!(got[tiles as usize], 0, "blocks drew tiles past the end");
+        Ok(())
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn epochs_reuse_the_state_without_zeroing() -> Result<()> {
+        let gpu = Gpu::new(0)?.with_new_stream()?;
+        for encoding in [StatusEncoding::Packed128, StatusEncoding::Split] {
+            // Larger then smaller grids on one state: stale statuses of
+            // older epochs lie beyond and inside every later grid.
+            for (call, tiles) in [3000u64, 17, 1, 2999, 64, 3000].into_iter().enumerate() {
+                run_protocol(&gpu, tiles, encoding, call as u64)?;
+            }
+        }
+        let stats = gpu.scratch_stats();
+        let zeroings_before = stats.zeroings;
+        let allocations_before = stats.allocations;
+        for call in 0..20u64 {
+            run_protocol(
+                &gpu,
+                1 + (call * 389) % 3000,
+                StatusEncoding::Packed128,
+                call,
+            )?;
+        }
+        let stats = gpu.scratch_stats();
+        assert_eq!(
+            stats.allocations, allocations_before,
+            "steady state allocated"
+        );
+        assert_eq!(stats.zeroings, zeroings_before, "steady state zeroed");
+        Ok(())
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn epochs_wrap_by_zeroing_once() -> Result<()> {
+        let gpu = Gpu::new(0)?.with_new_stream()?;
+        run_protocol(&gpu, 500, StatusEncoding::Packed128, 1)?;
+        // Jump to the last epochs; every call must still see only its own.
+        {
+            let mut arena = gpu.scratch.lock().unwrap();
+            for slot in &mut arena.tile_states {
+                slot.epoch = crate::scratch::MAX_EPOCH - 2;
+            }
+        }
+        let zeroings = gpu.scratch_stats().zeroings;
+        for call in 0..5u64 {
+            run_protocol(&gpu, 500 - call * 50, StatusEncoding::Packed128, call)?;
+        }
+        // Epochs MAX − 1 and MAX, then one zeroing and epochs 1, 2, 3.
+        assert_eq!(gpu.scratch_stats().zeroings, zeroings + 1);
+        Ok(())
     }
 }

@@ -12,7 +12,7 @@ use std::fmt;
 /// | `HillisSteele` | n log T | log2 T + 1 barriers per tile | ≈ 4n·s | 2·levels − 1 | 2T·s | yes |
 /// | `Blelloch` | ≈ 2n | 2·log2 T levels per tile, 2·max(log2 B − 6, 0) + 2 block barriers | ≈ 4n·s | 2·levels − 1 | T·s | yes |
 /// | `BlellochPadded` | ≈ 2n | as `Blelloch` | ≈ 4n·s | 2·levels − 1 | (T + T/32)·s | yes |
-/// | `DecoupledLookback` | ≈ 2n | one pass | ≈ 2n·s | 1 (+ a memset of the tile states) | see `lookback.rs` | **not for floats** |
+/// | `DecoupledLookback` | ≈ 2n | one pass | ≈ 2n·s | 1 | see `lookback.rs` | **not for floats** |
 /// | `ReduceThenScan` | ≈ 3n | three passes per level | ≈ 3n·s | 3 for n ≤ T² (+2 per further level) | see `reduce_then_scan.rs` | yes |
 ///
 /// "levels" is the number of recursion levels of the multi-block driver:

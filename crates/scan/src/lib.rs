@@ -10,7 +10,7 @@
 //! | `HillisSteele` | double buffer in shared memory + recursive driver | n log T | ≈ 4n | 2·levels − 1 | yes |
 //! | `Blelloch` | up-sweep / down-sweep, 2 per thread + recursive driver | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
 //! | `BlellochPadded` | the same, shared memory padded against bank conflicts | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
-//! | `DecoupledLookback` (= `Auto`) | single pass, decoupled look-back | ≈ 2n | ≈ 2n | 1 (+ memset) | **no** |
+//! | `DecoupledLookback` (= `Auto`) | single pass, decoupled look-back | ≈ 2n | ≈ 2n | 1 | **no** |
 //! | `ReduceThenScan` | tile totals, their scan, seeded tile scans | ≈ 3n | ≈ 3n | 3 (n ≤ T²) | yes |
 //!
 //! (T = the tile a block scans, "levels" = ⌈log_T n⌉, traffic in elements;

@@ -8,8 +8,10 @@
 //!   O(items per thread + log block + look-back depth).
 //! - **Bytes moved** 2·n·size (each element read once and written once) plus
 //!   the tile state ([`lookback_bytes_moved`]): the memcpy lower bound.
-//! - **Launches** one kernel, after one memset of the per-call tile state
-//!   (tile counter + status words, one small allocation, both stream-ordered).
+//! - **Launches** one kernel and nothing else: the tile state (tile
+//!   counters + status words) comes from the stream's scratch arena and is
+//!   epoch-tagged, so it needs no memset between calls
+//!   ([`gpu_core::single_pass::with_tile_state`]).
 //! - **Shared memory** per block: [`TileLayout::Blocked`], the
 //!   striped↔blocked exchange, (tile + tile / (128 / size)) · size bytes
 //!   (≈ 17 KB for 256 × 16 four-byte items), padded so both access patterns
@@ -300,8 +302,8 @@ pub fn lookback_policy(element_bytes: usize) -> Policy {
 }
 
 /// Bytes the look-back scan moves for `n` elements of `element_bytes`
-/// bytes with the table's tuning: 2·n·size, plus the tile state written by
-/// the memset and read/written by the kernel (counted twice).
+/// bytes with the table's tuning: 2·n·size, plus the tile state, written
+/// and read by the kernel (counted twice).
 pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     if n == 0 {
         return 0;
@@ -348,12 +350,12 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
         .entry(
             entry,
             &format!(
-                "const {t}* in, {t}* out, u64* state, u64 n, u64 num_tiles, u32 exclusive, \
-                 {t} initial, u32 vector_ok"
+                "const {t}* in, {t}* out, u64* state, u32 epoch, u64 n, u64 num_tiles, \
+                 u32 exclusive, {t} initial, u32 vector_ok"
             ),
             &format!(
                 "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
-                 state, n, num_tiles, exclusive, initial, vector_ok)",
+                 state, epoch, n, num_tiles, exclusive, initial, vector_ok)",
                 b = tuning.block_threads(),
                 i = tuning.items_per_thread(),
                 w = tuning.lookback_width(),
@@ -451,37 +453,33 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     let vectors = vector_ok(in_ptr, out_ptr, tuning, T::BYTES);
     let (exclusive, initial) = kind_arguments(op, kind);
 
-    // Tile counter + statuses from the stream's scratch, zeroed
-    // (stream-ordered) before the launch; with_tile_state checks the 16-byte
-    // alignment the b128 accesses need.
-    with_tile_state(
-        gpu,
-        num_tiles,
-        T::BYTES,
-        tuning.status(),
-        |mut state_view| {
-            let mut args = KernelArgs::new();
-            args.scalar(in_ptr)
-                .output(&mut output)
-                .output(&mut state_view)
-                .scalar(n)
-                .scalar(num_tiles)
-                .scalar(exclusive)
-                .scalar(initial)
-                .scalar(vectors as u32);
-            // SAFETY: the argument list matches the entry of scan_lookback_tile or
-            // scan_lookback_tile_striped (the same parameters: const T* in, T* out, u64* state, u64 n, u64 num_tiles, u32 exclusive,
-            // T initial, u32 vector_ok). `in` and `out` cover n elements (equal
-            // lengths checked above; `in == out` in place is supported: each block
-            // reads its tile before writing it). The grid has num_tiles real blocks,
-            // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
-            // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
-            // zeroed words for the tuning's status encoding, the layout tile_status.cuh
-            // reads (16-byte aligned, checked above, for the 128-bit words). Vector
-            // accesses only when vector_ok checked 16-byte alignment.
-            unsafe { gpu.launch(&kernel, config, &args) }
-        },
-    )
+    // Tile counters + statuses from the arena, epoch-tagged (no memset);
+    // with_tile_state checks the 16-byte alignment the b128 accesses need.
+    with_tile_state(gpu, num_tiles, T::BYTES, tuning.status(), |mut state| {
+        let mut args = KernelArgs::new();
+        args.scalar(in_ptr)
+            .output(&mut output)
+            .output(&mut state.words)
+            .scalar(state.epoch)
+            .scalar(n)
+            .scalar(num_tiles)
+            .scalar(exclusive)
+            .scalar(initial)
+            .scalar(vectors as u32);
+        // SAFETY: the argument list matches the entry of scan_lookback_tile or
+        // scan_lookback_tile_striped (the same parameters: const T* in, T* out,
+        // u64* state, u32 epoch, u64 n, u64 num_tiles, u32 exclusive, T initial,
+        // u32 vector_ok). `in` and `out` cover n elements (equal
+        // lengths checked above; `in == out` in place is supported: each block
+        // reads its tile before writing it). The grid has num_tiles real blocks,
+        // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
+        // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
+        // words for the tuning's status encoding, the layout tile_status.cuh reads,
+        // holding zeros or older epochs' tags (16-byte aligned, checked above, for
+        // the 128-bit words), and `epoch` is this call's. Vector
+        // accesses only when vector_ok checked 16-byte alignment.
+        unsafe { gpu.launch(&kernel, config, &args) }
+    })
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@
 //   amortised windows of 32·WIDTH tiles);
 //   global bytes: select by flags  n·s + n + k·s; by predicate n·s + k·s;
 //   partition scatter n·s + n·s; plus 16 bytes of status per tile.
-//   launches: 1 (after a memset of the tile statuses);
+//   launches: 1 (the tile state is epoch-tagged: no memset between calls);
 //   barriers per tile: 2 (3 for the first tile of a block);
 //   shared memory per block: BLOCK·ITEMS·s bytes of staging + BLOCK/32·4 +
 //   24 bytes (static); blocked staging stores have bank conflicts of a few
@@ -63,7 +63,7 @@ template <typename T, int BLOCK, int ITEMS, bool STRIPED, int WIDTH, bool PERSIS
           bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0, int STATUS8 = 1>
 __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
                                                     const u8* __restrict__ flags, Pred pred,
-                                                    T* __restrict__ out, u64 n, u64* state,
+                                                    T* __restrict__ out, u64 n, u64* state, u32 epoch,
                                                     u64 num_tiles, u64* count_out,
                                                     const u64* partition_total) {
     typedef sum_op<u64> Count;
@@ -76,14 +76,15 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
     __shared__ u64 s_prefix;
     __shared__ u32 s_warp_totals[BLOCK / 32];
     __shared__ __align__(16) T s_stage[TILE];
-    // The single-pass state: the tile counter, then the tile statuses (all
-    // zeroed before the launch).
-    Status status(lookback_status_region(state), num_tiles);
+    // The single-pass state: the tile counters, then the tile statuses,
+    // tagged with this call's epoch (single_pass/tile_status.cuh).
+    Status status(lookback_status_region(state), num_tiles, epoch);
 
+    lookback_prepare_next_call(state, epoch);
     u64 claimed = 0;  // thread 0: the tile after next (PERSISTENT)
     if (threadIdx.x == 0) {
-        s_first_tile = lookback_next_tile(state);
-        if (PERSISTENT) claimed = lookback_next_tile(state);
+        s_first_tile = lookback_next_tile(state, epoch);
+        if (PERSISTENT) claimed = lookback_next_tile(state, epoch);
     }
     __syncthreads();
     // (Its own variable: thread 0 rewrites s_tile before barrier A, possibly
@@ -124,7 +125,7 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
         // at barrier A, and claim the one after it.
         if (PERSISTENT && threadIdx.x == 0) {
             s_tile = claimed;
-            claimed = lookback_next_tile(state);
+            claimed = lookback_next_tile(state, epoch);
         }
         u32 start[R::GROUPS];
         u32 tile_kept;

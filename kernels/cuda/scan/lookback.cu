@@ -11,7 +11,7 @@
 //               tile state (one word per tile for 4-byte T, two with the
 //               16-byte stride; 2.5 for 8-byte T split, 2 with the 128-bit
 //               status word);
-//   launches    one (after a memset of the tile state, made by the host);
+//   launches    one (the tile state is epoch-tagged: no memset between calls);
 //   shared mem  (TILE + TILE/(128/sizeof T))·sizeof(T) exchange + warp totals
 //               (≈ 17 KB for 256 × 16 four-byte items);
 //   banks       conflict-free exchange (padding every 128 bytes);
@@ -54,7 +54,7 @@
 
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int START_NS = 0>
-__device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u64 n,
+__device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                    u64 num_tiles, u32 exclusive, T initial,
                                                    u32 vector_ok) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
@@ -65,10 +65,11 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     __shared__ u64 tile_slot;
     __shared__ T tile_prefix_slot;
 
+    lookback_prepare_next_call(state, epoch);
     // Surplus blocks of a grid that spilled into y take no tile.
     if (linear_block_index() >= num_tiles) return;
 
-    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
+    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
     const u64 tile = tile_slot;
     const u64 tile_base = tile * (u64)TILE;
@@ -83,7 +84,7 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     const T thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
 
     if (threadIdx.x < 32) {
-        Status status(lookback_status_region(state), num_tiles);
+        Status status(lookback_status_region(state), num_tiles, epoch);
         const bool leader = threadIdx.x == 0;
         T tile_prefix = initial;
         if (tile == 0) {
@@ -176,7 +177,7 @@ __device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
 // `tile_prefix_slot` are the caller's shared memory.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int STATUS8,
           int SPIN_NS, int STREAM, int START_NS>
-__device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u64 n,
+__device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                              u64 num_tiles, u32 exclusive, T initial,
                                              u32 vector_ok, u64 tile, T* warp_totals,
                                              T* tile_prefix_slot) {
@@ -277,7 +278,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u6
     // 4. Warp 0 publishes and looks back; the other warps wait at the
     //    barrier with their items already scanned.
     if (warp == 0) {
-        Status status(lookback_status_region(state), num_tiles);
+        Status status(lookback_status_region(state), num_tiles, epoch);
         const bool leader = lane == 0;
         T tile_prefix = initial;
         if (tile == 0) {
@@ -331,19 +332,20 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u6
 // One block per tile: the tile index from the counter, then the tile.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int STREAM = 0, int START_NS = 0>
-__device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u64 n,
+__device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                            u64 num_tiles, u32 exclusive,
                                                            T initial, u32 vector_ok) {
     __shared__ T warp_totals[BLOCK_THREADS / 32];
     __shared__ u64 tile_slot;
     __shared__ T tile_prefix_slot;
 
+    lookback_prepare_next_call(state, epoch);
     // Surplus blocks of a grid that spilled into y take no tile.
     if (linear_block_index() >= num_tiles) return;
 
-    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
+    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
     striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM, START_NS>(
-        in, out, state, n, num_tiles, exclusive, initial, vector_ok, tile_slot, warp_totals,
+        in, out, state, epoch, n, num_tiles, exclusive, initial, vector_ok, tile_slot, warp_totals,
         &tile_prefix_slot);
 }

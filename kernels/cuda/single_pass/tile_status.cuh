@@ -8,9 +8,20 @@
 // reads it is single_pass/lookback.cuh. (CUB's ScanTileState.)
 //
 // Tile t publishes its status and a value:
-//   TILE_INVALID   (0)  nothing yet (the state memory is zeroed per call);
+//   TILE_INVALID   (0)  nothing yet in this call;
 //   TILE_AGGREGATE (1)  value = the tile's own reduction;
 //   TILE_PREFIX    (2)  value = the inclusive prefix x_0 ⊕ … ⊕ (end of tile t).
+//
+// Epochs: the state is reused from call to call without being cleared. The
+// host gives every call on a state an epoch (1 to 2^30 − 1, one more than
+// the last call's; gpu_core::single_pass::with_tile_state) and a status is
+// stored as the tag (epoch << 2) | status. A reader decodes a tag of another
+// epoch, a previous call's or the zeroed memory's 0, as TILE_INVALID. When
+// the epochs run out, or the state's layout changes, the host zeroes the
+// state once and starts again at 1. Words 0 and 1 of the state are two tile
+// counters: a call draws tiles from counter (epoch & 1) and one thread of
+// its grid zeroes the other, which the previous call used (it has finished:
+// calls on one state are stream-ordered) and the next call draws from.
 // A tile publishes AGGREGATE as soon as it has reduced its items (tile 0
 // publishes PREFIX at once), looks back over its predecessors, then
 // publishes PREFIX. Tile indices come from an atomic counter (dynamic tile
@@ -58,8 +69,8 @@
 // read the later PREFIX value.
 //
 // State layout (u64 words; the host mirrors it in
-// gpu_core::single_pass::tile_state_words): word 0 = the tile counter,
-// word 1 = padding (keeps what follows 16-byte aligned), then the status
+// gpu_core::single_pass::tile_state_words): words 0 and 1 = the two tile
+// counters (they keep what follows 16-byte aligned), then the status
 // region:
 //   4-byte, packed (16-byte stride): 2·num_tiles words, the tile's word
 //           first, the second unused;
@@ -72,15 +83,16 @@
 //
 // Using it (one block per tile, as scan/lookback.cu does):
 //
-//   u64* state = ...;                          // tile_state_words() zeroed u64s
+//   u64* state = ...; u32 epoch = ...;         // from with_tile_state()
 //   typedef typename TileStatusFor<T, STATUS8>::type Status;
 //   __shared__ u64 tile_slot;
-//   if (threadIdx.x == 0) tile_slot = lookback_next_tile(state);
+//   lookback_prepare_next_call(state, epoch);
+//   if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
 //   __syncthreads();
 //   const u64 tile = tile_slot;
 //   ... reduce the tile to `aggregate` (any associative Op) ...
 //   if (threadIdx.x < 32) {                    // one whole warp
-//       Status status(lookback_status_region(state), num_tiles);
+//       Status status(lookback_status_region(state), num_tiles, epoch);
 //       T exclusive_prefix;
 //       if (tile == 0) {
 //           if (threadIdx.x == 0) status.publish(0, TILE_PREFIX, aggregate);
@@ -101,6 +113,13 @@
 #define TILE_INVALID 0u
 #define TILE_AGGREGATE 1u
 #define TILE_PREFIX 2u
+
+// A status as stored: tagged with the call's epoch.
+__device__ __forceinline__ u32 tile_status_tag(u32 status, u32 epoch) { return (epoch << 2) | status; }
+// A stored tag as this call's status: TILE_INVALID unless it is this epoch's.
+__device__ __forceinline__ u32 tile_status_of(u32 tag, u32 epoch) {
+    return (tag >> 2) == epoch ? (tag & 3u) : TILE_INVALID;
+}
 
 // Relaxed gpu-scope accesses (sm_70+): atomic for aligned 32/64-bit words,
 // never served from a stale L1 line.
@@ -176,19 +195,21 @@ struct TileStatusPacked {
     static_assert(sizeof(T) == 4, "TileStatusPacked holds 4-byte values");
     static_assert(STRIDE == 1 || STRIDE == 2, "STRIDE is 1 or 2 words");
     u64* words;
+    u32 epoch;
 
     static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return STRIDE * num_tiles; }
-    __device__ __forceinline__ TileStatusPacked(u64* region, u64 /*num_tiles*/) : words(region) {}
+    __device__ __forceinline__ TileStatusPacked(u64* region, u64 /*num_tiles*/, u32 call_epoch)
+        : words(region), epoch(call_epoch) {}
 
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
-        st_relaxed_gpu_u64(words + STRIDE * tile,
-                           ((u64)status << 32) | (u64)bits_of<T, u32>(value));
+        st_relaxed_gpu_u64(words + STRIDE * tile, ((u64)tile_status_tag(status, epoch) << 32) |
+                                                      (u64)bits_of<T, u32>(value));
     }
     // Status and value of `tile`, read together.
     __device__ __forceinline__ u32 read(u64 tile, T& value) const {
         const u64 word = ld_relaxed_gpu_u64(words + STRIDE * tile);
         value = from_bits<T, u32>((u32)word);
-        return (u32)(word >> 32);
+        return tile_status_of((u32)(word >> 32), epoch);
     }
     // Called once after every inspected status is no longer INVALID, before
     // the finish_read calls: nothing to order, the value came with the status.
@@ -204,25 +225,27 @@ struct TileStatusSplit {
     u32* statuses;
     u64* aggregates;
     u64* prefixes;
+    u32 epoch;
 
     static __device__ __forceinline__ u64 region_words(u64 num_tiles) {
         return (num_tiles + 1) / 2 + 2 * num_tiles;
     }
-    __device__ __forceinline__ TileStatusSplit(u64* region, u64 num_tiles)
+    __device__ __forceinline__ TileStatusSplit(u64* region, u64 num_tiles, u32 call_epoch)
         : statuses(reinterpret_cast<u32*>(region)),
           aggregates(region + (num_tiles + 1) / 2),
-          prefixes(region + (num_tiles + 1) / 2 + num_tiles) {}
+          prefixes(region + (num_tiles + 1) / 2 + num_tiles),
+          epoch(call_epoch) {}
 
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
         u64* slot = (status == TILE_PREFIX ? prefixes : aggregates) + tile;
         st_relaxed_gpu_u64(slot, bits_of<T, u64>(value));
         fence_acq_rel_gpu();  // release: the value before the status
-        st_relaxed_gpu_u32(statuses + tile, status);
+        st_relaxed_gpu_u32(statuses + tile, tile_status_tag(status, epoch));
     }
     // The status only; the value is read by finish_read once it is known
     // to be published.
     __device__ __forceinline__ u32 read(u64 tile, T& /*value*/) const {
-        return ld_relaxed_gpu_u32(statuses + tile);
+        return tile_status_of(ld_relaxed_gpu_u32(statuses + tile), epoch);
     }
     // One fence for all the statuses the lane read (acquire: the status
     // loads before the value loads that follow).
@@ -237,13 +260,16 @@ struct TileStatusSplit {
 template <typename T>
 struct TileStatusPacked128 {
     static_assert(sizeof(T) == 8, "TileStatusPacked128 holds 8-byte values");
-    u64* words;  // 2 per tile: value bits, then status
+    u64* words;  // 2 per tile: value bits, then the status tag
+    u32 epoch;
 
     static __device__ __forceinline__ u64 region_words(u64 num_tiles) { return 2 * num_tiles; }
-    __device__ __forceinline__ TileStatusPacked128(u64* region, u64 /*num_tiles*/) : words(region) {}
+    __device__ __forceinline__ TileStatusPacked128(u64* region, u64 /*num_tiles*/, u32 call_epoch)
+        : words(region), epoch(call_epoch) {}
 
     __device__ __forceinline__ void publish(u64 tile, u32 status, T value) {
-        st_relaxed_gpu_b128(words + 2 * tile, bits_of<T, u64>(value), (u64)status);
+        st_relaxed_gpu_b128(words + 2 * tile, bits_of<T, u64>(value),
+                            (u64)tile_status_tag(status, epoch));
     }
     __device__ __forceinline__ u32 read(u64 tile, T& value) const {
         u64 lo, hi;
@@ -255,7 +281,7 @@ struct TileStatusPacked128 {
         // partly unused into two 32-bit loads on sm_90 (4-byte values
         // widened into this word: torn reads, wrong prefixes).
         // scan's `status_loads_stay_single_accesses` checks the SASS.
-        return (u32)hi | (u32)(hi >> 32);
+        return tile_status_of((u32)hi | (u32)(hi >> 32), epoch);
     }
     __device__ __forceinline__ void acquire() const {}
     __device__ __forceinline__ void finish_read(u64 /*tile*/, u32 /*status*/, T& /*value*/) const {}
@@ -283,9 +309,15 @@ struct TileStatusFor<T, 1, 8> {
     typedef TileStatusPacked128<T> type;
 };
 
-// The tile counter: word 0 of the state.
-__device__ __forceinline__ u64 lookback_next_tile(u64* state) {
-    return (u64)atomicAdd(reinterpret_cast<unsigned long long*>(state), 1ull);
+// The next tile index of this call: from counter (epoch & 1), word 0 or 1.
+__device__ __forceinline__ u64 lookback_next_tile(u64* state, u32 epoch) {
+    return (u64)atomicAdd(reinterpret_cast<unsigned long long*>(state + (epoch & 1u)), 1ull);
+}
+// Zeroes the counter of the next call (epoch + 1), which the previous call
+// drew from and no block of this call touches. Every block calls it; thread
+// 0 of block (0, 0) stores. Call it before a block can return early.
+__device__ __forceinline__ void lookback_prepare_next_call(u64* state, u32 epoch) {
+    if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0) state[(epoch + 1u) & 1u] = 0ull;
 }
 // The status region: from word 2 of the state.
 __device__ __forceinline__ u64* lookback_status_region(u64* state) { return state + 2; }

@@ -1,0 +1,158 @@
+//! Scratch arenas in steady state: after the first call at a size, the
+//! single-pass primitives (scan, compaction) allocate nothing and enqueue no
+//! memset (their tile states are epoch-tagged), through a stream's own
+//! arena and through a caller's [`Workspace`], and every result stays exact.
+//! The counts come from [`gpu_core::ScratchStats`].
+
+use compact::CompactOptions;
+use gpu_core::{DeviceBuffer, Gpu, ScratchStats, Sum, Workspace};
+use parprims_testkit::rng::{random_vec, SplitMix64};
+use scan::{ScanKind, ScanOptions};
+
+/// One round of mixed work on `gpu`: an i32 scan, a u64 scan (another tile
+/// layout) and a select by flags, of `n` items, each checked on the host.
+fn round(gpu: &Gpu, n: usize, seed: u64) -> gpu_core::Result<()> {
+    let mut rng = SplitMix64::new(seed);
+    let small: Vec<i32> = (0..n)
+        .map(|_| (rng.next_u64() % 201) as i32 - 100)
+        .collect();
+    let wide: Vec<u64> = random_vec(n, seed ^ 0x5eed, 0.0, 1e12);
+    let flags: Vec<u8> = (0..n).map(|_| (rng.next_u64() % 3 == 0) as u8).collect();
+
+    let input = DeviceBuffer::from_host(gpu, &small)?;
+    let mut sums = DeviceBuffer::<i32>::zeros(gpu, n)?;
+    scan::scan_into(
+        gpu,
+        input.view(),
+        sums.view_mut(),
+        &Sum,
+        ScanKind::Inclusive,
+        &ScanOptions::default(),
+    )?;
+    let wide_input = DeviceBuffer::from_host(gpu, &wide)?;
+    let mut wide_sums = DeviceBuffer::<u64>::zeros(gpu, n)?;
+    scan::scan_into(
+        gpu,
+        wide_input.view(),
+        wide_sums.view_mut(),
+        &Sum,
+        ScanKind::Exclusive { initial: 7 },
+        &ScanOptions::default(),
+    )?;
+    let flag_buffer = DeviceBuffer::from_host(gpu, &flags)?;
+    let mut kept = DeviceBuffer::<i32>::zeros(gpu, n)?;
+    let mut count = DeviceBuffer::<u64>::zeros(gpu, 1)?;
+    compact::select_flagged_into(
+        gpu,
+        input.view(),
+        flag_buffer.view(),
+        kept.view_mut(),
+        count.view_mut(),
+        CompactOptions::default(),
+    )?;
+
+    let mut running = 0i32;
+    let expected: Vec<i32> = small
+        .iter()
+        .map(|&x| {
+            running = running.wrapping_add(x);
+            running
+        })
+        .collect();
+    assert_eq!(sums.to_host(gpu)?, expected, "i32 scan, n = {n}");
+    let mut running = 7u64;
+    let expected: Vec<u64> = wide
+        .iter()
+        .map(|&x| {
+            let before = running;
+            running = running.wrapping_add(x);
+            before
+        })
+        .collect();
+    assert_eq!(wide_sums.to_host(gpu)?, expected, "u64 scan, n = {n}");
+    let expected: Vec<i32> = small
+        .iter()
+        .zip(&flags)
+        .filter(|(_, &flag)| flag != 0)
+        .map(|(&x, _)| x)
+        .collect();
+    let count = count.to_host(gpu)?[0] as usize;
+    assert_eq!(count, expected.len(), "kept count, n = {n}");
+    assert_eq!(
+        &kept.to_host(gpu)?[..count],
+        &expected[..],
+        "kept items, n = {n}"
+    );
+    Ok(())
+}
+
+/// Checks that `after` shows no growth over `before`: no allocation, no
+/// memset, no fallback, the same bytes, and `calls` more epochs.
+fn assert_steady(before: ScratchStats, after: ScratchStats, calls: u64) {
+    assert_eq!(
+        after.allocations, before.allocations,
+        "arena allocated: {after:?}"
+    );
+    assert_eq!(after.zeroings, before.zeroings, "arena zeroed: {after:?}");
+    assert_eq!(
+        after.busy_fallbacks, before.busy_fallbacks,
+        "arena was busy: {after:?}"
+    );
+    assert_eq!(after.bytes_held, before.bytes_held, "arena grew: {after:?}");
+    assert_eq!(
+        after.epochs,
+        before.epochs + calls,
+        "one epoch per call: {after:?}"
+    );
+}
+
+/// Sizes from one tile up to a few hundred, largest first so the arena has
+/// grown before the steady rounds.
+const SIZES: [usize; 5] = [1 << 22, 1, 5000, 1 << 16, 3_000_001];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_arena_does_not_grow_in_steady_state() -> gpu_core::Result<()> {
+    let gpu = Gpu::new(0)?.with_new_stream()?;
+    round(&gpu, SIZES[0], 1)?;
+    let before = gpu.scratch_stats();
+    assert!(
+        before.allocations >= 1 && before.bytes_held > 0,
+        "{before:?}"
+    );
+    for (index, &n) in SIZES.iter().cycle().take(15).enumerate() {
+        round(&gpu, n, 100 + index as u64)?;
+    }
+    // Three single-pass calls a round.
+    assert_steady(before, gpu.scratch_stats(), 3 * 15);
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn workspace_serves_handles_on_two_streams() -> gpu_core::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let workspace = Workspace::new();
+    let first = gpu.with_new_stream()?.with_workspace(&workspace);
+    let second = gpu.with_new_stream()?.with_workspace(&workspace);
+    round(&first, SIZES[0], 7)?;
+    let before = workspace.stats();
+    assert_eq!(
+        first.scratch_stats(),
+        before,
+        "the handle reports the workspace's arena"
+    );
+    // Alternate streams: each call waits for the other stream's last use.
+    for (index, &n) in SIZES.iter().cycle().take(10).enumerate() {
+        let handle = if index % 2 == 0 { &second } else { &first };
+        round(handle, n, 200 + index as u64)?;
+    }
+    assert_steady(before, workspace.stats(), 3 * 10);
+    // The stream's own arena was never touched.
+    assert_eq!(gpu.scratch_stats().allocations, 0);
+    workspace.release();
+    assert_eq!(workspace.stats().bytes_held, 0);
+    round(&first, 1000, 9)?;
+    assert!(workspace.stats().allocations > before.allocations);
+    Ok(())
+}
