@@ -39,8 +39,8 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use cudarc::driver::{
-    result as driver_result, sys as driver_sys, CudaContext, CudaSlice, CudaStream, CudaView,
-    CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
+    result as driver_result, CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr,
+    DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 
 use crate::element::DeviceType;
@@ -101,21 +101,15 @@ impl<T: DeviceType> DeviceBuffer<T> {
     /// The contents are whatever the memory held; read them only after
     /// writing them.
     pub unsafe fn uninit(gpu: &Gpu, len: usize) -> Result<Self> {
-        let bytes = byte_len::<T>(len)?;
+        // The byte count must fit before the pool is asked.
+        byte_len::<T>(len)?;
         if len == 0 {
             return Ok(DeviceBuffer { slice: None, len });
         }
-        match gpu.cudarc_stream().alloc::<T>(len) {
-            Ok(slice) => Ok(DeviceBuffer {
-                slice: Some(slice),
-                len,
-            }),
-            Err(e) if e.0 == driver_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
-                let (free, total) = gpu.memory_info().unwrap_or((0, 0));
-                Err(Error::OutOfMemory { bytes, free, total })
-            }
-            Err(e) => Err(e.into()),
-        }
+        Ok(DeviceBuffer {
+            slice: Some(gpu.alloc_uninit::<T>(len)?),
+            len,
+        })
     }
 
     /// `len` zeros.

@@ -17,6 +17,7 @@ use crate::kernel::{
     LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
+use crate::pool::{trim_default_pool, DevicePool};
 
 /// What parprims knows about the device it runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +86,8 @@ struct Shared {
     cache: DiskCache,
     /// Shared with every other handle on this context.
     store: Arc<KernelStore>,
+    /// Where buffers come from (`None`: no stream-ordered allocator).
+    pool: Option<DevicePool>,
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -211,12 +214,14 @@ impl Gpu {
             driver_version,
         };
         let store = KernelStore::for_context(&ctx);
+        let pool = DevicePool::create(&ctx)?;
         Ok(Gpu {
             shared: Arc::new(Shared {
                 ctx,
                 info,
                 store,
                 cache,
+                pool,
             }),
             stream,
             scratch: ScratchSlot::default(),
@@ -259,31 +264,52 @@ impl Gpu {
         Ok(self.shared.ctx.mem_get_info()?)
     }
 
-    /// Gives the device memory that the stream-ordered allocator keeps in
-    /// the device's memory pool, but that no live buffer uses, back to the
-    /// driver (what `torch.cuda.empty_cache()` does for PyTorch's cache), so
-    /// that [`Gpu::memory_info`] counts it as free again. Buffers are
-    /// allocated and freed stream-ordered from that pool, and the driver
-    /// keeps some freed memory (whole chunks of up to tens of MiB) for reuse
-    /// instead of releasing it at every synchronisation. **Synchronises the
-    /// context** first, so frees still pending on any stream are counted.
-    /// Nothing to do where the device has no stream-ordered allocator.
+    /// Gives the device memory that parprims' memory pool keeps for reuse,
+    /// and the device's default pool keeps, but that no live buffer uses,
+    /// back to the driver (what `torch.cuda.empty_cache()` does for
+    /// PyTorch's cache), so that [`Gpu::memory_info`] counts it as free
+    /// again; also frees this handle's scratch arena. Buffers are allocated
+    /// and freed stream-ordered from a pool that keeps freed memory for the
+    /// next allocation instead of releasing it at every synchronisation
+    /// (see the `pool` module's notes; an allocation that runs out of memory
+    /// trims by itself and tries again). **Synchronises the context** first,
+    /// so frees still pending on any stream are counted. Nothing to do where
+    /// the device has no stream-ordered allocator.
     pub fn trim_memory_pool(&self) -> Result<()> {
         self.release_scratch();
         self.shared.ctx.synchronize()?;
-        if !self.shared.ctx.has_async_alloc() {
-            return Ok(());
+        if let Some(pool) = &self.shared.pool {
+            pool.trim()?;
         }
-        self.bind()?;
-        let mut pool: driver_sys::CUmemoryPool = std::ptr::null_mut();
-        // SAFETY: the context is bound to this thread; `pool` is a valid
-        // out-pointer; the pool returned is the device's current pool, which
-        // lives as long as the device, and trimming it only releases memory
-        // no allocation holds.
-        unsafe { driver_sys::cuDeviceGetMemPool(&mut pool, self.shared.ctx.cu_device()) }
-            .result()?;
-        unsafe { driver_sys::cuMemPoolTrimTo(pool, 0) }.result()?;
+        if self.shared.ctx.has_async_alloc() {
+            trim_default_pool(&self.shared.ctx)?;
+        }
         Ok(())
+    }
+
+    /// `len` uninitialised elements on this handle's stream: from
+    /// parprims' pool where the device has one, else cudarc's allocation.
+    pub(crate) fn alloc_uninit<T: cudarc::driver::DeviceRepr>(
+        &self,
+        len: usize,
+    ) -> Result<cudarc::driver::CudaSlice<T>> {
+        match &self.shared.pool {
+            Some(pool) => pool.alloc(&self.stream, len),
+            // SAFETY: the caller (DeviceBuffer::uninit) documents that the
+            // memory is uninitialised.
+            None => match unsafe { self.stream.alloc::<T>(len) } {
+                Ok(slice) => Ok(slice),
+                Err(e) if e.0 == driver_sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                    let (free, total) = self.memory_info().unwrap_or((0, 0));
+                    Err(Error::OutOfMemory {
+                        bytes: len.saturating_mul(std::mem::size_of::<T>()),
+                        free,
+                        total,
+                    })
+                }
+                Err(e) => Err(e.into()),
+            },
+        }
     }
 
     /// Waits for all work enqueued on this handle's stream.

@@ -44,6 +44,7 @@ mod gpu;
 pub mod kernel;
 pub mod launch;
 mod op;
+mod pool;
 mod scratch;
 pub mod single_pass;
 mod timer;
