@@ -43,13 +43,41 @@ pub use gpu_core;
 pub use linalg;
 pub use scan;
 
-/// Every kernel module the workspace can request (every element type ×
-/// operator × variant of every crate): what `tests/kernel_compile.rs`
-/// compiles in CI and `parprims warm-cache` compiles into the disk cache.
-pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    let mut modules = gpu_core::kernel_catalog();
-    modules.extend(scan::kernel_catalog());
-    modules.extend(compact::kernel_catalog());
-    modules.extend(linalg::kernel_catalog());
-    modules
+include!("catalog.rs");
+
+/// Kernels compiled when this crate was built (feature `aot`), embedded in
+/// the program.
+///
+/// The build script compiles every module of [`kernel_catalog`] with NVRTC
+/// for the architectures in `PARPRIMS_AOT_ARCHS` (default `sm_80,sm_90`) and
+/// to PTX for `PARPRIMS_AOT_PTX` (default `compute_80`, which the driver
+/// compiles for any newer GPU). Where the build machine has no NVRTC, the
+/// build says so in a warning and embeds nothing: kernels are then compiled
+/// at run time as without the feature.
+///
+/// ```no_run
+/// # fn main() -> parprims::gpu_core::Result<()> {
+/// let images = parprims::aot::install();
+/// let gpu = parprims::gpu_core::Gpu::new(0)?;
+/// // every kernel now loads from the program itself: no NVRTC, no disk cache
+/// # let _ = (images, gpu); Ok(()) }
+/// ```
+#[cfg(feature = "aot")]
+pub mod aot {
+    use gpu_core::kernel::{install_embedded, EmbeddedModule};
+
+    include!(concat!(env!("OUT_DIR"), "/aot_kernels.rs"));
+
+    /// Makes the embedded kernels available to every `Gpu` of this process
+    /// (call once, before the first kernel is needed; calling again changes
+    /// nothing). Returns the number of embedded images.
+    pub fn install() -> usize {
+        install_embedded(EMBEDDED)
+    }
+
+    /// The embedded images: a cubin per module and architecture, and PTX
+    /// per module. Empty when the build found no NVRTC.
+    pub fn images() -> &'static [EmbeddedModule] {
+        EMBEDDED
+    }
 }

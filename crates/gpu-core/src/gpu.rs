@@ -1,6 +1,7 @@
 //! The device handle: context, stream, properties, and the way into the
 //! context's kernel store.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,8 +14,8 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result};
 use crate::kernel::{
-    compile_and_store, find_cubin, not_cached, nvrtc_compiler, DiskCache, KernelStore,
-    LoadedModule, ModuleOrigin, ModuleSource,
+    compile_and_store, embedded_cubin, embedded_ptx, find_cubin, not_cached, nvrtc_compiler,
+    CacheLookup, CubinKey, DiskCache, KernelStore, LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
 use crate::pool::{trim_default_pool, DevicePool};
@@ -351,8 +352,29 @@ impl Gpu {
             });
         }
         let started = Instant::now();
+        if let Some(cubin) = embedded_cubin(source, &arch) {
+            let module = self.load_cubin(cubin.to_vec())?;
+            return Ok(Self::keep_embedded(
+                &mut store, key, source, module, started,
+            ));
+        }
         let cache = &self.shared.cache;
         let compiler = nvrtc_compiler();
+        if compiler.is_none() {
+            // No NVRTC: the disk cache, else embedded PTX for a GPU newer
+            // than the embedded cubins, else the typed error.
+            if let CacheLookup::Missing | CacheLookup::Corrupt(_) = cache.lookup(key) {
+                if let Some(ptx) = embedded_ptx(source, &arch) {
+                    let module = self
+                        .shared
+                        .ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+                    return Ok(Self::keep_embedded(
+                        &mut store, key, source, module, started,
+                    ));
+                }
+            }
+        }
         let found = find_cubin(cache, source, &arch, compiler)?;
         let mut from_disk = found.from_disk;
         let module = match self.load_cubin(found.cubin) {
@@ -381,12 +403,34 @@ impl Gpu {
         } else {
             ModuleOrigin::Compiled { ms }
         };
+        Ok(Self::store_module(&mut store, key, source, module, origin))
+    }
+
+    /// Keeps a module loaded from an embedded image in the store.
+    fn keep_embedded(
+        store: &mut HashMap<CubinKey, Arc<LoadedModule>>,
+        key: CubinKey,
+        source: &ModuleSource,
+        module: Arc<CudaModule>,
+        started: Instant,
+    ) -> Module {
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        Self::store_module(store, key, source, module, ModuleOrigin::Embedded { ms })
+    }
+
+    fn store_module(
+        store: &mut HashMap<CubinKey, Arc<LoadedModule>>,
+        key: CubinKey,
+        source: &ModuleSource,
+        module: Arc<CudaModule>,
+        origin: ModuleOrigin,
+    ) -> Module {
         let loaded = Arc::new(LoadedModule { module, origin });
         store.insert(key, loaded.clone());
-        Ok(Module {
+        Module {
             name: source.name().to_owned(),
             loaded,
-        })
+        }
     }
 
     fn load_cubin(&self, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {

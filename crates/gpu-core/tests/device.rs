@@ -319,6 +319,7 @@ fn kernel_cache_child_process() {
     match origin {
         ModuleOrigin::DiskCache { ms } => println!("CHILD_ORIGIN disk {ms:.3}"),
         ModuleOrigin::Compiled { ms } => println!("CHILD_ORIGIN compiled {ms:.3}"),
+        ModuleOrigin::Embedded { ms } => println!("CHILD_ORIGIN embedded {ms:.3}"),
     }
 }
 

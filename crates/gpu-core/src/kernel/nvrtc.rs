@@ -44,6 +44,44 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 ///
 /// A compile error names the module and carries the options and NVRTC's log.
 pub fn compile_cubin(module: &ModuleSource, arch: &str) -> Result<Vec<u8>> {
+    let program = compile_program(module, arch)?;
+    let mut size: usize = 0;
+    // SAFETY: `program` is a compiled, live program; `size` is a valid out-pointer.
+    unsafe { nvrtc_sys::nvrtcGetCUBINSize(program.0, &mut size) }.result()?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` has the size NVRTC reported.
+    unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr() as *mut c_char) }.result()?;
+    Ok(cubin)
+}
+
+/// Compiles `module` for the virtual architecture `arch` (`compute_80`) and
+/// returns its PTX, which the driver can compile for that architecture and
+/// every newer one. Errors as [`compile_cubin`].
+pub fn compile_ptx(module: &ModuleSource, arch: &str) -> Result<String> {
+    if !arch.starts_with("compute_") {
+        return Err(Error::invalid(
+            "arch",
+            format!("{arch}: PTX is compiled for a compute_XY architecture"),
+        ));
+    }
+    let program = compile_program(module, arch)?;
+    // SAFETY: `program` is a compiled, live program.
+    let ptx = unsafe { nvrtc_result::get_ptx(program.0) }?;
+    Ok(c_chars_to_string(&ptx))
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by compile_program and destroyed once, here.
+        let _ = unsafe { nvrtc_result::destroy_program(self.0) };
+    }
+}
+
+/// `module` compiled with NVRTC for `arch`, its output not yet read.
+fn compile_program(module: &ModuleSource, arch: &str) -> Result<Program> {
     nvrtc_available()?;
     if module.code().contains('\0') {
         return Err(Error::invalid(
@@ -55,16 +93,8 @@ pub fn compile_cubin(module: &ModuleSource, arch: &str) -> Result<Vec<u8>> {
     let file_name = CString::new(format!("{}.cu", module.name().replace('\0', "")))
         .expect("NUL bytes were removed");
     let options = module.full_options(arch);
-    let program = nvrtc_result::create_program(&source, Some(&file_name))?;
-    struct Destroy(nvrtc_sys::nvrtcProgram);
-    impl Drop for Destroy {
-        fn drop(&mut self) {
-            // SAFETY: created above and destroyed once, here.
-            let _ = unsafe { nvrtc_result::destroy_program(self.0) };
-        }
-    }
-    let program = Destroy(program);
-    // SAFETY: `program` is live until `Destroy` drops at the end of this function.
+    let program = Program(nvrtc_result::create_program(&source, Some(&file_name))?);
+    // SAFETY: `program` is live until it drops.
     let compiled = unsafe { nvrtc_result::compile_program(program.0, &options) };
     if compiled.is_err() {
         // SAFETY: as above.
@@ -78,13 +108,7 @@ pub fn compile_cubin(module: &ModuleSource, arch: &str) -> Result<Vec<u8>> {
             log,
         });
     }
-    let mut size: usize = 0;
-    // SAFETY: as above; `size` is a valid out-pointer.
-    unsafe { nvrtc_sys::nvrtcGetCUBINSize(program.0, &mut size) }.result()?;
-    let mut cubin = vec![0u8; size];
-    // SAFETY: `cubin` has the size NVRTC reported.
-    unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr() as *mut c_char) }.result()?;
-    Ok(cubin)
+    Ok(program)
 }
 
 fn c_chars_to_string(raw: &[c_char]) -> String {
