@@ -57,7 +57,7 @@ pub use buffer::{
 pub use element::{DeviceType, Element, ElementType, IntElement};
 pub use error::{Error, Result};
 pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};
-/// The `half` crate, whose [`f16`] and [`bf16`] are the 16-bit float
+/// The `half` crate, whose [`f16`](struct@f16) and [`bf16`] are the 16-bit float
 /// element types.
 pub use half;
 pub use half::{bf16, f16};
