@@ -57,7 +57,7 @@ pub fn spread_blocks(blocks: u64) -> Result<(u32, u32, u32)> {
 /// Checks a block size: 1 to 1024 threads, a multiple of the warp size (32)
 /// when `multiple_of_warp`, a power of two when `power_of_two`.
 pub fn check_block_threads(block_threads: u32, power_of_two: bool) -> Result<()> {
-    if !(32..=MAX_BLOCK_THREADS).contains(&block_threads) || block_threads % 32 != 0 {
+    if !(32..=MAX_BLOCK_THREADS).contains(&block_threads) || !block_threads.is_multiple_of(32) {
         return Err(Error::invalid(
             "block_threads",
             format!("{block_threads}: must be a multiple of 32 from 32 to 1024"),

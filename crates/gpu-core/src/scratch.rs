@@ -181,7 +181,7 @@ impl Gpu {
         if arena
             .zeroed
             .as_ref()
-            .map_or(true, |buffer| buffer.len() < words)
+            .is_none_or(|buffer| buffer.len() < words)
         {
             // The old buffer goes first (freed in stream order, after the
             // work that used it), then the larger one is allocated.

@@ -73,7 +73,7 @@ pub fn tile_state_words(num_tiles: u64, element_bytes: usize, encoding: StatusEn
 /// words need 16-byte alignment (allocations are 256-byte aligned, so this
 /// guards against a caller's offset view).
 pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<()> {
-    if encoding == StatusEncoding::Packed128 && address % 16 != 0 {
+    if encoding == StatusEncoding::Packed128 && !address.is_multiple_of(16) {
         return Err(Error::invalid(
             "tile state",
             "16-byte status words need a 16-byte aligned allocation",

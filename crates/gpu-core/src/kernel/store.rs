@@ -107,6 +107,13 @@ impl KernelStore {
         self.modules.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// Where each module loaded on this context came from, and how long
+    /// loading it took.
+    pub fn module_origins(&self) -> Vec<super::ModuleOrigin> {
+        let modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        modules.values().map(|loaded| loaded.origin).collect()
+    }
+
     /// Kernels stored under a module key on this context.
     pub fn kernel_count(&self) -> usize {
         let kernels = self.kernels.read().unwrap_or_else(|p| p.into_inner());
