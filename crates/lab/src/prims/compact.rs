@@ -371,14 +371,9 @@ pub fn run(lab: &Lab, plan: &CompactPlan, progress: &Progress) -> Vec<Row> {
     })
 }
 
-fn validate(selection: &Selection) -> Result<u64> {
-    Ok(CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])?.cases())
-}
-
-fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
-    let plan = CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])?;
-    Ok(run(lab, &plan, progress))
-}
+bench_entry_points!(|selection| {
+    CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])
+});
 
 /// The tour: both CPU methods, every algorithm on flags, and the default
 /// (single-pass) and the lab's (three-pass, Blelloch) with the predicate.

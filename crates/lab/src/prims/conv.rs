@@ -6,18 +6,19 @@
 //! Bytes moved: the image once, the outputs once, the filter once,
 //! [`linalg::conv_bytes_moved`] (4·H·W + 4·outputs + 4·K² for `f32`).
 
-use gpu_core::{ElementType, Gpu, Result};
+use gpu_core::{ElementType, Result};
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix};
 use parprims_testkit::bench::Repetitions;
 
-use crate::check::{compare, Check};
+use crate::check::Check;
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::run::{measure_cpu, measure_gpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
+use super::case::UploadedCase;
 use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The convolution's entry points.
@@ -180,56 +181,6 @@ pub fn bytes<T: ConvElement>(h: usize, w: usize, k: usize) -> f64 {
     linalg::conv_bytes_moved(h, w, k, Border::Valid, T::BYTES) as f64
 }
 
-struct ConvCase<'a, T: ConvElement> {
-    image_host: &'a [T],
-    expected: &'a [T],
-    terms: usize,
-    image: &'a mut Matrix<T>,
-    filter: &'a Matrix<T>,
-    output: Matrix<T>,
-    downloaded: Vec<T>,
-    options: ConvOptions,
-}
-
-impl<T: ConvElement> GpuCase for ConvCase<'_, T> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
-        self.output.view_mut().data_mut().fill(gpu, T::poison())
-    }
-    fn run(&mut self, gpu: &Gpu) -> Result<()> {
-        linalg::conv2d(
-            gpu,
-            self.image.view(),
-            self.filter.view(),
-            self.output.view_mut(),
-            &self.options,
-        )
-    }
-    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
-        Ok(compare(
-            &self.output.to_host(gpu)?,
-            self.expected,
-            self.terms,
-        ))
-    }
-    fn run_with_copies(&mut self, gpu: &Gpu) -> Option<Result<()>> {
-        Some((|| {
-            self.image
-                .view_mut()
-                .data_mut()
-                .copy_from_host(gpu, self.image_host)?;
-            self.run(gpu)?;
-            self.downloaded.resize(self.expected.len(), T::zero());
-            self.output
-                .buffer()
-                .view()
-                .copy_to_host(gpu, &mut self.downloaded)
-        })())
-    }
-    fn check_copies(&mut self) -> Check {
-        compare(&self.downloaded, self.expected, self.terms)
-    }
-}
-
 fn run_shape<T: ConvElement>(
     lab: &Lab,
     plan: &ConvPlan,
@@ -291,15 +242,25 @@ fn run_shape<T: ConvElement>(
             let name = method_name(algorithm, block);
             progress.start(&format!("conv {t} {shape}: {name}"));
             let spec = Spec::new("conv", name, t, shape.clone(), bytes::<T>(h, w, k));
-            let case = Matrix::<T>::poisoned(gpu, out_rows, out_cols).map(|output| ConvCase {
-                image_host: &image_host,
-                expected: &expected,
-                terms: k * k,
-                image: &mut *image,
-                filter: &filter,
-                output,
-                downloaded: Vec::new(),
-                options: options(algorithm, block),
+            let options = options(algorithm, block);
+            let filter = &filter;
+            let case = Matrix::<T>::poisoned(gpu, out_rows, out_cols).map(|output| {
+                UploadedCase::new(
+                    &image_host,
+                    &mut *image,
+                    output,
+                    &expected,
+                    k * k,
+                    move |gpu, image, output| {
+                        linalg::conv2d(
+                            gpu,
+                            image.view(),
+                            filter.view(),
+                            output.view_mut(),
+                            &options,
+                        )
+                    },
+                )
             });
             out.push(measure_gpu(lab, &spec, case, plan.copies));
             progress.step();
@@ -310,26 +271,12 @@ fn run_shape<T: ConvElement>(
 
 /// Runs a plan.
 pub fn run(lab: &Lab, plan: &ConvPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(
-        &plan.types,
-        &plan.dims,
-        0xc0_4000,
-        |t, dims, stream| match t {
-            ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
-            ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
-            _ => run_shape::<f32>(lab, plan, dims, stream, progress),
-        },
-    )
+    rows_per_shape(&plan.types, &plan.dims, 0xc0_4000, |t, dims, stream| {
+        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
 }
 
-fn validate(selection: &Selection) -> Result<u64> {
-    Ok(ConvPlan::from_selection(selection, &BENCH_DIMS)?.cases())
-}
-
-fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
-    let plan = ConvPlan::from_selection(selection, &BENCH_DIMS)?;
-    Ok(run(lab, &plan, progress))
-}
+bench_entry_points!(|selection| ConvPlan::from_selection(selection, &BENCH_DIMS));
 
 /// The tour: every algorithm at the default block and `Global` and
 /// `SharedFilter` at the lab's 16 × 16.

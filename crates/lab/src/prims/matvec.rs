@@ -10,14 +10,15 @@ use gpu_core::{DeviceBuffer, ElementType, Gpu, Result};
 use linalg::{Matrix, MatvecAlgorithm, MatvecElement, Transpose};
 use parprims_testkit::bench::Repetitions;
 
-use crate::check::{compare, Check};
+use crate::check::compare;
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::run::{measure_cpu, measure_gpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
+use super::case::UploadedCase;
 use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The matvec's entry points.
@@ -149,112 +150,64 @@ pub fn bytes<T: MatvecElement>(rows: usize, cols: usize) -> f64 {
 
 /// cuBLAS's gemv for the element types it has.
 trait Gemv: MatvecElement {
+    /// `cublasSgemv` or `cublasDgemv`; `None` for a type cuBLAS has no gemv
+    /// for.
     #[cfg(feature = "cublas")]
-    fn gemv(
-        handle: &linalg::cublas_baseline::CublasHandle,
-        a: linalg::MatrixView<'_, Self>,
-        x: gpu_core::DeviceView<'_, Self>,
-        y: gpu_core::DeviceViewMut<'_, Self>,
-        op: Transpose,
-    ) -> Result<()>;
+    const GEMV: Option<GemvFn<Self>>;
 }
 
-macro_rules! gemv {
-    ($t:ty, $f:ident) => {
-        impl Gemv for $t {
-            #[cfg(feature = "cublas")]
-            fn gemv(
-                handle: &linalg::cublas_baseline::CublasHandle,
-                a: linalg::MatrixView<'_, Self>,
-                x: gpu_core::DeviceView<'_, Self>,
-                y: gpu_core::DeviceViewMut<'_, Self>,
-                op: Transpose,
-            ) -> Result<()> {
-                linalg::cublas_baseline::$f(handle, a, x, y, op)
-            }
-        }
-    };
-}
-gemv!(f32, sgemv);
-gemv!(f64, dgemv);
+/// The signature of [`linalg::cublas_baseline::sgemv`] and `dgemv`.
+#[cfg(feature = "cublas")]
+type GemvFn<T> = fn(
+    &linalg::cublas_baseline::CublasHandle,
+    linalg::MatrixView<'_, T>,
+    gpu_core::DeviceView<'_, T>,
+    gpu_core::DeviceViewMut<'_, T>,
+    Transpose,
+) -> Result<()>;
 
+impl Gemv for f32 {
+    #[cfg(feature = "cublas")]
+    const GEMV: Option<GemvFn<f32>> = Some(linalg::cublas_baseline::sgemv);
+}
+impl Gemv for f64 {
+    #[cfg(feature = "cublas")]
+    const GEMV: Option<GemvFn<f64>> = Some(linalg::cublas_baseline::dgemv);
+}
 impl Gemv for i32 {
     #[cfg(feature = "cublas")]
-    fn gemv(
-        _: &linalg::cublas_baseline::CublasHandle,
-        _: linalg::MatrixView<'_, Self>,
-        _: gpu_core::DeviceView<'_, Self>,
-        _: gpu_core::DeviceViewMut<'_, Self>,
-        _: Transpose,
-    ) -> Result<()> {
-        Err(gpu_core::Error::Unsupported(
-            "cuBLAS has no integer gemv".into(),
-        ))
-    }
+    const GEMV: Option<GemvFn<i32>> = None;
 }
 
-struct MatvecCase<'a, T: Gemv> {
-    a_host: &'a [T],
-    expected: &'a [T],
-    terms: usize,
-    a: &'a mut Matrix<T>,
+/// One method's product `y = op(A)·x`, with A and y given at each run.
+struct Product<'a, T: Gemv> {
     x: &'a DeviceBuffer<T>,
-    y: DeviceBuffer<T>,
-    downloaded: Vec<T>,
     op: Transpose,
     method: Method,
     #[cfg(feature = "cublas")]
     handle: Option<&'a linalg::cublas_baseline::CublasHandle>,
 }
 
-impl<T: Gemv> GpuCase for MatvecCase<'_, T> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
-        self.y.view_mut().fill(gpu, T::poison())
-    }
-    fn run(&mut self, gpu: &Gpu) -> Result<()> {
+impl<T: Gemv> Product<'_, T> {
+    fn multiply(&self, gpu: &Gpu, a: &Matrix<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
+        let (x, op) = (self.x.view(), self.op);
         match self.method {
-            Method::Ours(algorithm) => linalg::matvec(
-                gpu,
-                self.a.view(),
-                self.x.view(),
-                self.y.view_mut(),
-                self.op,
-                algorithm,
-            ),
+            Method::Ours(algorithm) => {
+                linalg::matvec(gpu, a.view(), x, y.view_mut(), op, algorithm)
+            }
             #[cfg(feature = "cublas")]
-            Method::Cublas => match self.handle {
-                Some(handle) => T::gemv(
-                    handle,
-                    self.a.view(),
-                    self.x.view(),
-                    self.y.view_mut(),
-                    self.op,
-                ),
-                None => Err(gpu_core::Error::Unsupported("no cuBLAS handle".into())),
+            Method::Cublas => match (self.handle, T::GEMV) {
+                (Some(handle), Some(gemv)) => gemv(handle, a.view(), x, y.view_mut(), op),
+                (None, _) => Err(gpu_core::Error::Unsupported("no cuBLAS handle".into())),
+                (_, None) => Err(gpu_core::Error::Unsupported(
+                    "cuBLAS has no integer gemv".into(),
+                )),
             },
             #[cfg(not(feature = "cublas"))]
             Method::Cublas => Err(gpu_core::Error::Unsupported(
                 "built without the cublas feature".into(),
             )),
         }
-    }
-    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
-        Ok(compare(&self.y.to_host(gpu)?, self.expected, self.terms))
-    }
-    fn run_with_copies(&mut self, gpu: &Gpu) -> Option<Result<()>> {
-        // The matrix is what costs: upload A, multiply, download y.
-        Some((|| {
-            self.a
-                .view_mut()
-                .data_mut()
-                .copy_from_host(gpu, self.a_host)?;
-            self.run(gpu)?;
-            self.downloaded.resize(self.expected.len(), T::zero());
-            self.y.view().copy_to_host(gpu, &mut self.downloaded)
-        })())
-    }
-    fn check_copies(&mut self) -> Check {
-        compare(&self.downloaded, self.expected, self.terms)
     }
 }
 
@@ -337,20 +290,18 @@ fn run_shape<T: Gemv>(
                 (_, Some(Ok(handle))) => Some(handle),
                 _ => None,
             };
-            let case =
-                DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).map(|y| MatvecCase {
-                    a_host: &a_host,
-                    expected: &expected,
-                    terms: x_len,
-                    a: &mut *a,
-                    x: &x,
-                    y,
-                    downloaded: Vec::new(),
-                    op,
-                    method,
-                    #[cfg(feature = "cublas")]
-                    handle,
-                });
+            let product = Product {
+                x: &x,
+                op,
+                method,
+                #[cfg(feature = "cublas")]
+                handle,
+            };
+            let case = DeviceBuffer::<T>::poisoned(gpu, op.output_len(rows, cols)).map(|y| {
+                UploadedCase::new(&a_host, &mut *a, y, &expected, x_len, move |gpu, a, y| {
+                    product.multiply(gpu, a, y)
+                })
+            });
             out.push(measure_gpu(lab, &spec, case, plan.copies));
             progress.step();
         }
@@ -360,26 +311,12 @@ fn run_shape<T: Gemv>(
 
 /// Runs a plan.
 pub fn run(lab: &Lab, plan: &MatvecPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(
-        &plan.types,
-        &plan.dims,
-        0x3a_0000,
-        |t, dims, stream| match t {
-            ElementType::F64 => run_shape::<f64>(lab, plan, dims, stream, progress),
-            ElementType::I32 => run_shape::<i32>(lab, plan, dims, stream, progress),
-            _ => run_shape::<f32>(lab, plan, dims, stream, progress),
-        },
-    )
+    rows_per_shape(&plan.types, &plan.dims, 0x3a_0000, |t, dims, stream| {
+        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
 }
 
-fn validate(selection: &Selection) -> Result<u64> {
-    Ok(MatvecPlan::from_selection(selection, &BENCH_DIMS)?.cases())
-}
-
-fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
-    let plan = MatvecPlan::from_selection(selection, &BENCH_DIMS)?;
-    Ok(run(lab, &plan, progress))
-}
+bench_entry_points!(|selection| MatvecPlan::from_selection(selection, &BENCH_DIMS));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = MatvecPlan {

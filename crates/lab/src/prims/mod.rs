@@ -13,6 +13,36 @@ use super::run::{measure_cpu, Spec};
 use super::select::Selection;
 use super::{Lab, Row};
 
+/// Defines a primitive's [`Primitive::validate`] and [`Primitive::bench`]
+/// over its plan: `$plan` builds the benchmark's plan from `$selection`
+/// (validated without a GPU), the plan's `cases` counts its rows and the
+/// module's `run` runs it.
+macro_rules! bench_entry_points {
+    (|$selection:ident| $plan:expr) => {
+        fn validate($selection: &Selection) -> Result<u64> {
+            Ok($plan?.cases())
+        }
+
+        fn bench(lab: &Lab, $selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
+            Ok(run(lab, &$plan?, progress))
+        }
+    };
+}
+
+/// Calls `$f::<T>(args…)` with `T` the Rust type of the run-time
+/// [`gpu_core::ElementType`] `$t`, one of the linear-algebra labs' types
+/// (`f64`, `i32`, else `f32`: their plans hold no other).
+macro_rules! with_linalg_type {
+    ($t:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $t {
+            gpu_core::ElementType::F64 => $f::<f64>($($arg),*),
+            gpu_core::ElementType::I32 => $f::<i32>($($arg),*),
+            _ => $f::<f32>($($arg),*),
+        }
+    };
+}
+
+mod case;
 pub mod compact;
 pub mod conv;
 pub mod copy;

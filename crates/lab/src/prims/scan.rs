@@ -7,18 +7,19 @@
 //! too), so GB/s compares what each algorithm costs against the copy
 //! ceiling.
 
-use gpu_core::{DeviceBuffer, Element, ElementType, Error, Gpu, Result, Sum};
+use gpu_core::{DeviceBuffer, Element, ElementType, Error, Result, Sum};
 use parprims_testkit::bench::Repetitions;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 use crate::check::{compare, Check};
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::run::{measure_cpu, measure_gpu, Spec};
 use crate::select::Selection;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
+use super::case::UploadedCase;
 use super::{rows_per_shape, Primitive};
 
 /// The scan's entry points.
@@ -153,49 +154,6 @@ pub fn bytes<T: Element>(options: &ScanOptions, n: usize) -> f64 {
     ) as f64
 }
 
-struct ScanCase<'a, T: Element> {
-    host: &'a [T],
-    expected: &'a [T],
-    input: &'a mut DeviceBuffer<T>,
-    output: DeviceBuffer<T>,
-    downloaded: Vec<T>,
-    options: ScanOptions,
-}
-
-impl<T: Element> GpuCase for ScanCase<'_, T> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
-        self.output.view_mut().fill(gpu, T::poison())
-    }
-    fn run(&mut self, gpu: &Gpu) -> Result<()> {
-        scan::scan_into(
-            gpu,
-            self.input.view(),
-            self.output.view_mut(),
-            &Sum,
-            ScanKind::Inclusive,
-            &self.options,
-        )
-    }
-    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
-        Ok(compare(
-            &self.output.to_host(gpu)?,
-            self.expected,
-            self.host.len(),
-        ))
-    }
-    fn run_with_copies(&mut self, gpu: &Gpu) -> Option<Result<()>> {
-        Some((|| {
-            self.input.view_mut().copy_from_host(gpu, self.host)?;
-            self.run(gpu)?;
-            self.downloaded.resize(self.host.len(), T::zero());
-            self.output.view().copy_to_host(gpu, &mut self.downloaded)
-        })())
-    }
-    fn check_copies(&mut self) -> Check {
-        compare(&self.downloaded, self.expected, self.host.len())
-    }
-}
-
 /// Checks a CPU inclusive scan against a second, independent route: the
 /// exclusive reference shifted by one, and the last element against a fold.
 fn cpu_self_check<T: Element>(host: &[T], inclusive: &[T]) -> Check {
@@ -262,13 +220,18 @@ fn run_size<T: Element>(
         }
         progress.start(&format!("scan {t} {n}: {method}"));
         let spec = Spec::new("scan", method, t, n.to_string(), bytes::<T>(&options, n));
-        let case = DeviceBuffer::<T>::poisoned(lab.gpu(), n).map(|output| ScanCase {
-            host: &host,
-            expected: &expected,
-            input: &mut input,
-            output,
-            downloaded: Vec::new(),
-            options,
+        let case = DeviceBuffer::<T>::poisoned(lab.gpu(), n).map(|output| {
+            UploadedCase::new(
+                &host,
+                &mut input,
+                output,
+                &expected,
+                n,
+                move |gpu, input, output| {
+                    let (input, output) = (input.view(), output.view_mut());
+                    scan::scan_into(gpu, input, output, &Sum, ScanKind::Inclusive, &options)
+                },
+            )
         });
         rows.push(measure_gpu(lab, &spec, case, plan.copies));
         progress.step();
@@ -284,14 +247,7 @@ pub fn run(lab: &Lab, plan: &ScanPlan, progress: &Progress) -> Vec<Row> {
     })
 }
 
-fn validate(selection: &Selection) -> Result<u64> {
-    Ok(ScanPlan::from_selection(selection, &BENCH_SIZES, &BENCH_TYPES)?.cases())
-}
-
-fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
-    let plan = ScanPlan::from_selection(selection, &BENCH_SIZES, &BENCH_TYPES)?;
-    Ok(run(lab, &plan, progress))
-}
+bench_entry_points!(|selection| ScanPlan::from_selection(selection, &BENCH_SIZES, &BENCH_TYPES));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = ScanPlan {

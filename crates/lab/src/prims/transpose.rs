@@ -4,19 +4,20 @@
 //! Bytes moved: every element read once and written once,
 //! [`linalg::transpose_bytes_moved`] = 2·R·C·size (8·R·C for `f32`).
 
-use gpu_core::{Element, ElementType, Gpu, Result};
+use gpu_core::{Element, ElementType, Result};
 use linalg::{Matrix, TransposeAlgorithm};
 use parprims_testkit::bench::Repetitions;
 
 use crate::check::{compare, Check};
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::run::{measure_cpu, measure_gpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
+use super::case::UploadedCase;
 use super::{cpu_reference, rows_per_shape, Primitive};
 
 /// The transpose's entry points.
@@ -115,49 +116,6 @@ pub fn bytes<T: Element>(rows: usize, cols: usize) -> f64 {
     linalg::transpose_bytes_moved(rows, cols, T::BYTES) as f64
 }
 
-struct TransposeCase<'a, T: Element> {
-    host: &'a [T],
-    expected: &'a [T],
-    input: &'a mut Matrix<T>,
-    output: Matrix<T>,
-    downloaded: Vec<T>,
-    algorithm: TransposeAlgorithm,
-}
-
-impl<T: Element> GpuCase for TransposeCase<'_, T> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<()> {
-        self.output.view_mut().data_mut().fill(gpu, T::poison())
-    }
-    fn run(&mut self, gpu: &Gpu) -> Result<()> {
-        linalg::transpose(
-            gpu,
-            self.input.view(),
-            self.output.view_mut(),
-            self.algorithm,
-        )
-    }
-    fn check(&mut self, gpu: &Gpu) -> Result<Check> {
-        Ok(compare(&self.output.to_host(gpu)?, self.expected, 1))
-    }
-    fn run_with_copies(&mut self, gpu: &Gpu) -> Option<Result<()>> {
-        Some((|| {
-            self.input
-                .view_mut()
-                .data_mut()
-                .copy_from_host(gpu, self.host)?;
-            self.run(gpu)?;
-            self.downloaded.resize(self.host.len(), T::zero());
-            self.output
-                .buffer()
-                .view()
-                .copy_to_host(gpu, &mut self.downloaded)
-        })())
-    }
-    fn check_copies(&mut self) -> Check {
-        compare(&self.downloaded, self.expected, 1)
-    }
-}
-
 fn run_shape<T: Element>(
     lab: &Lab,
     plan: &TransposePlan,
@@ -204,13 +162,17 @@ fn run_shape<T: Element>(
             shape.clone(),
             bytes::<T>(rows, cols),
         );
-        let case = Matrix::<T>::poisoned(gpu, cols, rows).map(|output| TransposeCase {
-            host: &host,
-            expected: &expected,
-            input: &mut input,
-            output,
-            downloaded: Vec::new(),
-            algorithm,
+        let case = Matrix::<T>::poisoned(gpu, cols, rows).map(|output| {
+            UploadedCase::new(
+                &host,
+                &mut input,
+                output,
+                &expected,
+                1,
+                move |gpu, input, output| {
+                    linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
+                },
+            )
         });
         rows_out.push(measure_gpu(lab, &spec, case, plan.copies));
         progress.step();
@@ -225,14 +187,7 @@ pub fn run(lab: &Lab, plan: &TransposePlan, progress: &Progress) -> Vec<Row> {
     })
 }
 
-fn validate(selection: &Selection) -> Result<u64> {
-    Ok(TransposePlan::from_selection(selection, &BENCH_DIMS)?.cases())
-}
-
-fn bench(lab: &Lab, selection: &Selection, progress: &Progress) -> Result<Vec<Row>> {
-    let plan = TransposePlan::from_selection(selection, &BENCH_DIMS)?;
-    Ok(run(lab, &plan, progress))
-}
+bench_entry_points!(|selection| TransposePlan::from_selection(selection, &BENCH_DIMS));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = TransposePlan {
