@@ -90,6 +90,12 @@ impl ScanAlgorithm {
     ];
 
     /// Short name for tables, CSV rows and the command line.
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert_eq!(ScanAlgorithm::BlellochPadded.name(), "blelloch-padded");
+    /// assert_eq!(ScanAlgorithm::BlellochPadded.to_string(), "blelloch-padded");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ScanAlgorithm::HillisSteeleGlobal => "hillis-steele-global",
@@ -104,6 +110,13 @@ impl ScanAlgorithm {
 
     /// Parses a name as [`ScanAlgorithm::name`] writes it (case-insensitive;
     /// `_` accepted for `-`; `lookback` and `rts` as short forms).
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert_eq!(ScanAlgorithm::parse("Hillis_Steele"), Some(ScanAlgorithm::HillisSteele));
+    /// assert_eq!(ScanAlgorithm::parse("lookback"), Some(ScanAlgorithm::DecoupledLookback));
+    /// assert_eq!(ScanAlgorithm::parse("bitonic"), None);
+    /// ```
     pub fn parse(name: &str) -> Option<ScanAlgorithm> {
         let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
         match wanted.as_str() {
@@ -115,6 +128,12 @@ impl ScanAlgorithm {
     }
 
     /// The algorithm `Auto` stands for (itself for every other variant).
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert_eq!(ScanAlgorithm::Auto.resolve(), ScanAlgorithm::DecoupledLookback);
+    /// assert_eq!(ScanAlgorithm::Blelloch.resolve(), ScanAlgorithm::Blelloch);
+    /// ```
     pub fn resolve(self) -> ScanAlgorithm {
         match self {
             ScanAlgorithm::Auto => ScanAlgorithm::DecoupledLookback,
@@ -126,11 +145,23 @@ impl ScanAlgorithm {
     /// teaching variants); the look-back and reduce-then-scan kernels use
     /// their own policies ([`crate::ScanOptions::with_policy`]) and refuse a
     /// bare block size.
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert!(ScanAlgorithm::HillisSteele.takes_block_threads());
+    /// assert!(!ScanAlgorithm::Auto.takes_block_threads());
+    /// ```
     pub fn takes_block_threads(self) -> bool {
         Self::TEACHING.contains(&self.resolve())
     }
 
     /// Whether the block size must be a power of two (Blelloch's tree).
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert!(ScanAlgorithm::Blelloch.needs_power_of_two_block());
+    /// assert!(!ScanAlgorithm::HillisSteele.needs_power_of_two_block());
+    /// ```
     pub fn needs_power_of_two_block(self) -> bool {
         matches!(
             self.resolve(),
@@ -140,6 +171,12 @@ impl ScanAlgorithm {
 
     /// Whether two runs on the same input give bit-identical results for
     /// every element type (false only for the look-back on floats).
+    ///
+    /// ```
+    /// use scan::ScanAlgorithm;
+    /// assert!(ScanAlgorithm::ReduceThenScan.deterministic_for_floats());
+    /// assert!(!ScanAlgorithm::Auto.deterministic_for_floats());
+    /// ```
     pub fn deterministic_for_floats(self) -> bool {
         self.resolve() != ScanAlgorithm::DecoupledLookback
     }

@@ -43,12 +43,23 @@ pub fn scan<T: Element, O: Operator<T>>(input: &[T], op: &O, kind: ScanKind<T>) 
 }
 
 /// Inclusive scan: `out[i] = x[0] ⊕ … ⊕ x[i]`.
+///
+/// ```
+/// use gpu_core::{Max, Sum};
+/// assert_eq!(scan::cpu::inclusive(&[3, 1, 7, 0, 4], &Sum), vec![3, 4, 11, 11, 15]);
+/// assert_eq!(scan::cpu::inclusive(&[3, 1, 7, 0, 4], &Max), vec![3, 3, 7, 7, 7]);
+/// ```
 pub fn inclusive<T: Element, O: Operator<T>>(input: &[T], op: &O) -> Vec<T> {
     scan(input, op, ScanKind::Inclusive)
 }
 
 /// Exclusive scan seeded with the operator's identity:
 /// `out[0] = identity`, `out[i] = x[0] ⊕ … ⊕ x[i−1]`.
+///
+/// ```
+/// use gpu_core::Sum;
+/// assert_eq!(scan::cpu::exclusive(&[3, 1, 7, 0, 4], &Sum), vec![0, 3, 4, 11, 11]);
+/// ```
 pub fn exclusive<T: Element, O: Operator<T>>(input: &[T], op: &O) -> Vec<T> {
     scan(
         input,
@@ -60,6 +71,14 @@ pub fn exclusive<T: Element, O: Operator<T>>(input: &[T], op: &O) -> Vec<T> {
 }
 
 /// Scans `data` in place (the reference for in-place GPU scans).
+///
+/// ```
+/// use gpu_core::Sum;
+/// use scan::ScanKind;
+/// let mut data = [3, 1, 7, 0, 4];
+/// scan::cpu::scan_in_place(&mut data, &Sum, ScanKind::Exclusive { initial: 10 });
+/// assert_eq!(data, [10, 13, 14, 21, 21]);
+/// ```
 pub fn scan_in_place<T: Element, O: Operator<T>>(data: &mut [T], op: &O, kind: ScanKind<T>) {
     match kind {
         ScanKind::Inclusive => {

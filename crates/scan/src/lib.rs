@@ -92,6 +92,14 @@ pub struct ScanOptions {
 
 impl ScanOptions {
     /// Options for `algorithm` with its default policy.
+    ///
+    /// ```
+    /// use scan::{ScanAlgorithm, ScanOptions};
+    /// let options = ScanOptions::new(ScanAlgorithm::ReduceThenScan);
+    /// assert_eq!(options.algorithm, ScanAlgorithm::ReduceThenScan);
+    /// assert_eq!((options.block_threads, options.policy), (None, None));
+    /// assert!(scan::validate(10, 10, &options).is_ok());
+    /// ```
     pub fn new(algorithm: ScanAlgorithm) -> Self {
         ScanOptions {
             algorithm,
@@ -102,6 +110,13 @@ impl ScanOptions {
 
     /// The same options with `block_threads` threads per block (teaching
     /// variants).
+    ///
+    /// ```
+    /// use scan::{ScanAlgorithm, ScanOptions};
+    /// let options = ScanOptions::new(ScanAlgorithm::HillisSteele).with_block_threads(512);
+    /// assert_eq!(options.block_threads, Some(512));
+    /// assert!(scan::validate(10, 10, &options).is_ok());
+    /// ```
     pub fn with_block_threads(mut self, block_threads: u32) -> Self {
         self.block_threads = Some(block_threads);
         self
@@ -109,12 +124,31 @@ impl ScanOptions {
 
     /// The same options with a single-pass `policy` (`DecoupledLookback`,
     /// `Auto`, `ReduceThenScan`).
+    ///
+    /// ```
+    /// use scan::policy::{Policy, TileLayout};
+    /// use scan::{ScanAlgorithm, ScanOptions};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let policy = Policy::new(256, 8)?.with_layout(TileLayout::WarpStriped);
+    /// let options = ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(policy);
+    /// assert!(scan::validate(10, 10, &options).is_ok());
+    /// // A teaching variant takes a block size, not a policy:
+    /// assert!(scan::validate(10, 10, &ScanOptions::new(ScanAlgorithm::Blelloch).with_policy(policy)).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn with_policy(mut self, policy: policy::Policy) -> Self {
         self.policy = Some(policy);
         self
     }
 
     /// The block size a teaching variant runs with.
+    ///
+    /// ```
+    /// use scan::{policy, ScanAlgorithm, ScanOptions};
+    /// let options = ScanOptions::new(ScanAlgorithm::Blelloch);
+    /// assert_eq!(options.effective_block_threads(), policy::DEFAULT_BLOCK_THREADS);
+    /// assert_eq!(options.with_block_threads(128).effective_block_threads(), 128);
+    /// ```
     pub fn effective_block_threads(&self) -> u32 {
         self.block_threads.unwrap_or(policy::DEFAULT_BLOCK_THREADS)
     }
@@ -124,6 +158,15 @@ impl ScanOptions {
 /// a block size or a policy the algorithm accepts (the element-size checks
 /// of a policy follow in dispatch, still before anything touches the
 /// device). Every entry point calls it first.
+///
+/// ```
+/// use scan::{ScanAlgorithm, ScanOptions};
+/// assert!(scan::validate(5, 5, &ScanOptions::default()).is_ok());
+/// assert!(scan::validate(5, 4, &ScanOptions::default()).is_err()); // lengths differ
+/// let blelloch = ScanOptions::new(ScanAlgorithm::Blelloch);
+/// assert!(scan::validate(5, 5, &blelloch.with_block_threads(96)).is_err()); // not a power of two
+/// assert!(scan::validate(5, 5, &ScanOptions::default().with_block_threads(256)).is_err()); // look-back takes a policy
+/// ```
 pub fn validate(input_len: usize, output_len: usize, options: &ScanOptions) -> Result<()> {
     Error::check_len("scan output", input_len, output_len)?;
     validate_options(options)
@@ -165,6 +208,13 @@ fn validate_options(options: &ScanOptions) -> Result<()> {
 /// Checks that an input and an output of `bytes` bytes each either are the
 /// same memory (an in-place scan) or do not overlap at all. Returns whether
 /// they are the same memory.
+///
+/// ```
+/// // 1 KiB at 0x1000: the same memory, disjoint memory, an overlap.
+/// assert_eq!(scan::check_aliasing(0x1000, 0x1000, 1024).unwrap(), true);
+/// assert_eq!(scan::check_aliasing(0x1000, 0x1400, 1024).unwrap(), false);
+/// assert!(scan::check_aliasing(0x1000, 0x1200, 1024).is_err());
+/// ```
 pub fn check_aliasing(input_ptr: u64, output_ptr: u64, bytes: u64) -> Result<bool> {
     if bytes == 0 {
         return Ok(false);
@@ -188,6 +238,15 @@ pub fn check_aliasing(input_ptr: u64, output_ptr: u64, bytes: u64) -> Result<boo
 /// Global-memory bytes an inclusive scan of `n` elements of `element_bytes`
 /// moves with `algorithm` (`block_threads` for the teaching variants; ignored
 /// otherwise): the figure the benchmarks turn into GB/s.
+///
+/// ```
+/// use scan::ScanAlgorithm;
+/// let n = 1 << 20;
+/// let lookback = scan::bytes_moved(ScanAlgorithm::DecoupledLookback, n, 4, 0);
+/// let blelloch = scan::bytes_moved(ScanAlgorithm::Blelloch, n, 4, 256);
+/// assert!(lookback >= 2 * 4 * n); // at least one read and one write of each element
+/// assert!(blelloch > lookback);
+/// ```
 pub fn bytes_moved(
     algorithm: ScanAlgorithm,
     n: u64,
@@ -221,6 +280,20 @@ pub fn bytes_moved(
 }
 
 /// Scans `input` into a new buffer.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [3i32, 1, 7, 0, 4];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let kind = ScanKind::Exclusive { initial: 100 };
+/// let options = ScanOptions::new(ScanAlgorithm::Blelloch);
+/// let starts = scan::scan(&gpu, x.view(), &Sum, kind, &options)?;
+/// assert_eq!(starts.to_host(&gpu)?, scan::cpu::scan(&input, &Sum, kind)); // [100, 103, 104, 111, 111]
+/// # Ok(()) }
+/// ```
 pub fn scan<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -239,6 +312,19 @@ pub fn scan<T: Element, O: Operator<T>>(
 /// Scans `input` into the caller's `output` (same length). `output` may be
 /// the very memory of `input` (then it is an in-place scan); any other
 /// overlap is an error. On any argument error nothing is written.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Max};
+/// use scan::{ScanKind, ScanOptions};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [3i32, 1, 7, 0, 4];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let mut running_max = DeviceBuffer::<i32>::zeros(&gpu, input.len())?;
+/// scan::scan_into(&gpu, x.view(), running_max.view_mut(), &Max, ScanKind::Inclusive, &ScanOptions::default())?;
+/// assert_eq!(running_max.to_host(&gpu)?, scan::cpu::inclusive(&input, &Max)); // [3, 3, 7, 7, 7]
+/// # Ok(()) }
+/// ```
 pub fn scan_into<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -258,6 +344,19 @@ pub fn scan_into<T: Element, O: Operator<T>>(
 }
 
 /// Scans `data` in place.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// use scan::{ScanKind, ScanOptions};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let mut host = vec![3u64, 1, 7, 0, 4];
+/// let mut data = DeviceBuffer::from_host(&gpu, &host)?;
+/// scan::scan_in_place(&gpu, data.view_mut(), &Sum, ScanKind::Inclusive, &ScanOptions::default())?;
+/// scan::cpu::scan_in_place(&mut host, &Sum, ScanKind::Inclusive);
+/// assert_eq!(data.to_host(&gpu)?, host); // [3, 4, 11, 11, 15]
+/// # Ok(()) }
+/// ```
 pub fn scan_in_place<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     data: DeviceViewMut<'_, T>,
@@ -270,6 +369,17 @@ pub fn scan_in_place<T: Element, O: Operator<T>>(
 }
 
 /// Inclusive scan into a new buffer with the default algorithm.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [3i32, 1, 7, 0, 4];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let sums = scan::inclusive(&gpu, x.view(), &Sum)?;
+/// assert_eq!(sums.to_host(&gpu)?, scan::cpu::inclusive(&input, &Sum)); // [3, 4, 11, 11, 15]
+/// # Ok(()) }
+/// ```
 pub fn inclusive<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -280,6 +390,17 @@ pub fn inclusive<T: Element, O: Operator<T>>(
 
 /// Exclusive scan (initial value: the operator's identity) into a new
 /// buffer with the default algorithm.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let counts = [3u32, 1, 7, 0, 4];
+/// let x = DeviceBuffer::from_host(&gpu, &counts)?;
+/// let offsets = scan::exclusive(&gpu, x.view(), &Sum)?;
+/// assert_eq!(offsets.to_host(&gpu)?, scan::cpu::exclusive(&counts, &Sum)); // [0, 3, 4, 11, 11]
+/// # Ok(()) }
+/// ```
 pub fn exclusive<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -367,6 +488,12 @@ pub(crate) fn operator_key<T: Element, O: Operator<T>>(op: &O) -> String {
 
 /// Every module any algorithm can request for `T` and `op` (every block
 /// size uses the same module: the block size is a launch parameter).
+///
+/// ```
+/// use gpu_core::Sum;
+/// let modules = scan::modules_for::<f32, _>(&Sum);
+/// assert!(modules.len() > 5);
+/// ```
 pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     let mut modules = vec![
         hillis_steele_global::module::<T, O>(op),
@@ -395,6 +522,11 @@ fn bitwise_modules<T: IntElement>(modules: &mut Vec<ModuleSource>) {
 /// Every kernel module this crate can request (every algorithm × element
 /// type × built-in operator: sum, max and min for all six types; and, or and
 /// xor for the four integer types), for the kernel-compile test.
+///
+/// ```
+/// let catalog = scan::kernel_catalog();
+/// assert!(catalog.len() > scan::modules_for::<i32, _>(&gpu_core::Sum).len());
+/// ```
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     arithmetic_modules::<i32>(&mut modules);

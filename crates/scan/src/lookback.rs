@@ -81,11 +81,26 @@ pub trait LookbackPolicy {
     /// the padded exchange (one element of padding per 128 bytes), the warp
     /// totals, and a few words of tile bookkeeping. WarpStriped: the warp
     /// totals and the bookkeeping only.
+    ///
+    /// ```
+    /// use scan::policy::{LookbackPolicy, Policy, TileLayout};
+    /// let blocked = Policy::shape(256, 8);
+    /// let striped = blocked.with_layout(TileLayout::WarpStriped);
+    /// assert!(blocked.shared_bytes(4) > 256 * 8 * 4); // the exchange holds the whole tile
+    /// assert!(striped.shared_bytes(4) < 1024); // warp totals and bookkeeping only
+    /// ```
     fn shared_bytes(&self, element_bytes: u64) -> u64;
     /// [`Policy::validate`], plus what the look-back scan needs: one tile
     /// per block, cache hints only with the warp-striped layout, and the
     /// tile's shared memory within the 48 KiB a block gets without opting
     /// in. A typed error, never a panic.
+    ///
+    /// ```
+    /// use scan::policy::{LookbackPolicy, Policy, Schedule};
+    /// assert!(scan::policy::lookback_policy(4).validate_lookback(4).is_ok());
+    /// let persistent = Policy::shape(256, 8).with_schedule(Schedule::Persistent);
+    /// assert!(persistent.validate_lookback(4).is_err()); // the scan takes one tile per block
+    /// ```
     fn validate_lookback(&self, element_bytes: usize) -> Result<()>;
 }
 
@@ -154,6 +169,12 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
 /// `element_bytes`-byte elements, the table's entry first. Every one is
 /// exact (the sweep checks it against the CPU) and compiled by the unit
 /// tests for sm_80 and sm_90.
+///
+/// ```
+/// use scan::policy::{lookback_candidates, lookback_policy};
+/// let candidates = lookback_candidates(8);
+/// assert_eq!(candidates[0], lookback_policy(8)); // the table's entry first
+/// ```
 pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
     use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
@@ -259,6 +280,14 @@ pub const PROTOCOL_TEST_TUNING: Policy = Policy::shape(32, 1);
 /// 64 × 8 items so the warp-striped layout's vector path runs too (the
 /// latter with the streaming cache hints). Every
 /// shape keeps tiles tiny, so hundreds of thousands are in flight.
+///
+/// ```
+/// use scan::policy::{protocol_test_variants, LookbackPolicy};
+/// for policy in protocol_test_variants() {
+///     assert!(policy.tile_items() <= 512);
+///     assert!(policy.validate_lookback(8).is_ok());
+/// }
+/// ```
 pub fn protocol_test_variants() -> Vec<Policy> {
     use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
@@ -291,6 +320,13 @@ pub fn protocol_test_variants() -> Vec<Policy> {
 }
 
 /// The table's shape for `element_bytes`-byte elements.
+///
+/// ```
+/// use scan::policy::{lookback_policy, LookbackPolicy};
+/// let policy = lookback_policy(4);
+/// assert!(policy.validate_lookback(4).is_ok());
+/// println!("4-byte look-back tiles: {}", policy.label());
+/// ```
 pub fn lookback_policy(element_bytes: usize) -> Policy {
     LOOKBACK_TUNING
         .iter()
@@ -377,6 +413,13 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
 
 /// The module and entry name of one tuning, for tests that inspect the
 /// compiled kernel (registers, occupancy).
+///
+/// ```
+/// use gpu_core::Sum;
+/// use scan::policy::{lookback_module, lookback_policy};
+/// let (module, entry) = lookback_module::<i32, _>(&Sum, lookback_policy(4));
+/// assert!(module.entries().iter().any(|e| *e == entry));
+/// ```
 pub fn lookback_module<T: Element, O: Operator<T>>(
     op: &O,
     tuning: Policy,

@@ -38,6 +38,12 @@ use crate::lookback::{kind_arguments, vector_ok, LookbackPolicy, Policy, PROTOCO
 /// (shared-memory exchange; the look-back fields do not apply): 256 × 16
 /// four-byte items, 256 × 8 eight-byte items, 16 KiB of data per tile
 /// (measurements in `docs/tuning.md`).
+///
+/// ```
+/// use scan::policy::reduce_then_scan_policy;
+/// assert_eq!(reduce_then_scan_policy(4).tile_items(), 256 * 16);
+/// assert_eq!(reduce_then_scan_policy(8).tile_items(), 256 * 8);
+/// ```
 pub fn reduce_then_scan_policy(element_bytes: usize) -> Policy {
     if element_bytes == 4 {
         Policy::shape(256, 16)
