@@ -18,6 +18,12 @@ use crate::modules::{
 use crate::Selection;
 
 /// Global bytes the count pass moves for `n` items of `element_bytes`.
+///
+/// ```
+/// // By flags one byte per item, by a predicate the items; plus the 8-byte count.
+/// assert_eq!(compact::count_bytes_moved(1000, 4, true), 1008);
+/// assert_eq!(compact::count_bytes_moved(1000, 4, false), 4008);
+/// ```
 pub fn count_bytes_moved(n: usize, element_bytes: usize, by_flags: bool) -> u64 {
     let per_item = if by_flags { 1 } else { element_bytes };
     (n * per_item) as u64 + 8

@@ -93,6 +93,13 @@ pub enum CompactAlgorithm {
 impl CompactAlgorithm {
     /// Every variant: `ThreePass` with each scan algorithm (`Auto` left
     /// out), then `SinglePass`.
+    ///
+    /// ```
+    /// use compact::{CompactAlgorithm, ScanAlgorithm};
+    /// let all = CompactAlgorithm::all();
+    /// assert_eq!(all.last(), Some(&CompactAlgorithm::SinglePass));
+    /// assert!(all.contains(&CompactAlgorithm::ThreePass { scan: ScanAlgorithm::Blelloch }));
+    /// ```
     pub fn all() -> Vec<CompactAlgorithm> {
         let mut all: Vec<CompactAlgorithm> = ScanAlgorithm::ALL
             .into_iter()
@@ -104,6 +111,13 @@ impl CompactAlgorithm {
     }
 
     /// A name for tables and CSV rows: `single-pass`, `three-pass/blelloch`.
+    ///
+    /// ```
+    /// use compact::{CompactAlgorithm, ScanAlgorithm};
+    /// assert_eq!(CompactAlgorithm::SinglePass.name(), "single-pass");
+    /// let three_pass = CompactAlgorithm::ThreePass { scan: ScanAlgorithm::Blelloch };
+    /// assert_eq!(three_pass.name(), "three-pass/blelloch");
+    /// ```
     pub fn name(&self) -> String {
         match self {
             CompactAlgorithm::ThreePass { scan } => format!("three-pass/{}", scan.name()),
@@ -129,6 +143,13 @@ pub struct CompactOptions {
 
 impl CompactOptions {
     /// Options for `algorithm` with its default policy.
+    ///
+    /// ```
+    /// use compact::{CompactAlgorithm, CompactOptions, ScanAlgorithm};
+    /// let options = CompactOptions::new(CompactAlgorithm::ThreePass { scan: ScanAlgorithm::HillisSteele });
+    /// assert_eq!(options.policy, None);
+    /// assert_eq!(CompactOptions::from(CompactAlgorithm::SinglePass), CompactOptions::default());
+    /// ```
     pub fn new(algorithm: CompactAlgorithm) -> Self {
         CompactOptions {
             algorithm,
@@ -137,11 +158,24 @@ impl CompactOptions {
     }
 
     /// `SinglePass` with `policy`.
+    ///
+    /// ```
+    /// use compact::{policy, CompactAlgorithm, CompactOptions};
+    /// let options = CompactOptions::single_pass(policy::candidates(4)[0]);
+    /// assert_eq!(options.algorithm, CompactAlgorithm::SinglePass);
+    /// assert!(policy::validate_tuning(4, &options.policy.unwrap()).is_ok());
+    /// ```
     pub fn single_pass(policy: policy::Policy) -> Self {
         CompactOptions::new(CompactAlgorithm::SinglePass).with_policy(policy)
     }
 
     /// The same options with `policy`.
+    ///
+    /// ```
+    /// use compact::{policy, CompactAlgorithm, CompactOptions};
+    /// let options = CompactOptions::new(CompactAlgorithm::SinglePass).with_policy(policy::default_policy::<f64>());
+    /// assert_eq!(options.policy, Some(policy::default_policy_for(8)));
+    /// ```
     pub fn with_policy(mut self, policy: policy::Policy) -> Self {
         self.policy = Some(policy);
         self
@@ -246,6 +280,12 @@ impl<'a, T: Element> Compaction<'a, T> {
 /// For `i32` by flags that is 5n + 4·kept; by a predicate 4n + 4·kept.
 /// (The single-pass tile statuses, [`status_bytes`], and the owned forms'
 /// count pass, [`count_bytes_moved`], are not included.)
+///
+/// ```
+/// // 1000 i32 items, 250 kept: read 4000 item bytes (+ 1000 flag bytes), write 1000.
+/// assert_eq!(compact::bytes_moved(1000, 250, 4, true), 6000);
+/// assert_eq!(compact::bytes_moved(1000, 250, 4, false), 5000);
+/// ```
 pub fn bytes_moved(n: usize, kept: usize, element_bytes: usize, by_flags: bool) -> u64 {
     let flags = if by_flags { n } else { 0 };
     ((n + kept) * element_bytes + flags) as u64
@@ -253,6 +293,10 @@ pub fn bytes_moved(n: usize, kept: usize, element_bytes: usize, by_flags: bool) 
 
 /// Global-memory bytes a single-pass partition moves: the count pass (n
 /// items read) and the scatter (n read, n written): 3n·s.
+///
+/// ```
+/// assert_eq!(compact::partition_bytes_moved(1000, 4), 12_000);
+/// ```
 pub fn partition_bytes_moved(n: usize, element_bytes: usize) -> u64 {
     (3 * n * element_bytes) as u64
 }
@@ -347,6 +391,19 @@ fn select_owned<T: Element>(
 /// **Synchronises** (reads the count back to size the result). Errors:
 /// [`gpu_core::Error::LengthMismatch`] when `flags` and `input` differ in
 /// length (nothing launched).
+///
+/// ```no_run
+/// use compact::CompactAlgorithm;
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let (input, flags) = ([5i32, -1, 7, 0, 3], [1u8, 0, 2, 0, 1]);
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let f = DeviceBuffer::from_host(&gpu, &flags)?;
+/// let kept = compact::select_flagged(&gpu, x.view(), f.view(), CompactAlgorithm::default())?;
+/// assert_eq!(kept.items.to_host(&gpu)?, compact::cpu::select_flagged(&input, &flags)?); // [5, 7, 3]
+/// # Ok(()) }
+/// ```
 pub fn select_flagged<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -362,6 +419,19 @@ pub fn select_flagged<T: Element>(
 ///
 /// **Synchronises** (reads the count back). A [`Predicate::Custom`] whose
 /// CUDA C does not compile gives [`gpu_core::Error::Compile`] with NVRTC's log.
+///
+/// ```no_run
+/// use compact::{CompactAlgorithm, Predicate};
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5.0f32, -1.0, 7.5, 0.0, 3.0];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let positive = Predicate::Gt(0.0);
+/// let kept = compact::select_if(&gpu, x.view(), &positive, CompactAlgorithm::SinglePass)?;
+/// assert_eq!(kept.items.to_host(&gpu)?, compact::cpu::select_if(&input, &positive)); // [5.0, 7.5, 3.0]
+/// # Ok(()) }
+/// ```
 pub fn select_if<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -380,6 +450,19 @@ pub fn select_if<T: Element>(
 /// order** (CUB reverses them). Returns the buffer and the kept count.
 ///
 /// **Synchronises** (reads the count back).
+///
+/// ```no_run
+/// use compact::{CompactAlgorithm, Predicate};
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5u32, 1, 7, 0, 3];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let big = Predicate::Ge(3);
+/// let (items, kept) = compact::partition(&gpu, x.view(), &big, CompactAlgorithm::default())?;
+/// assert_eq!((items.to_host(&gpu)?, kept), compact::cpu::partition(&input, &big)); // ([5, 7, 3, 1, 0], 3)
+/// # Ok(()) }
+/// ```
 pub fn partition<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -402,6 +485,19 @@ pub fn partition<T: Element>(
 }
 
 /// How many items `predicate` keeps. **Synchronises** (reads the count back).
+///
+/// ```no_run
+/// use compact::Predicate;
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5i64, -1, 7, 0, 3];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let in_range = Predicate::InRange { low: 0, high: 6 };
+/// let count = compact::count_if(&gpu, x.view(), &in_range)?;
+/// assert_eq!(count, compact::cpu::count_if(&input, &in_range)); // 5, 0 and 3
+/// # Ok(()) }
+/// ```
 pub fn count_if<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -421,6 +517,20 @@ pub fn count_if<T: Element>(
 
 /// [`count_if`] leaving the count in `count_out[0]` on the device. **Does
 /// not synchronise.**
+///
+/// ```no_run
+/// use compact::Predicate;
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5i32, -1, 7, 0, 3];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let mut count = DeviceBuffer::<u64>::zeros(&gpu, 1)?;
+/// compact::count_if_into(&gpu, x.view(), &Predicate::NonZero, count.view_mut())?;
+/// // ... more work on gpu's stream; the count stays on the device until read:
+/// assert_eq!(count.to_host(&gpu)?[0] as usize, compact::cpu::count_if(&input, &Predicate::NonZero));
+/// # Ok(()) }
+/// ```
 pub fn count_if_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -449,6 +559,22 @@ pub fn count_if_into<T: Element>(
 /// `output.len() >= input.len()` (the count is not known on the host);
 /// `output[count..]` is left as it was. `count_out.len() == 1`. No argument
 /// may overlap another. Any violation is an error before anything is written.
+///
+/// ```no_run
+/// use compact::CompactAlgorithm;
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let (input, flags) = ([5i32, -1, 7, 0, 3], [1u8, 0, 1, 0, 1]);
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let f = DeviceBuffer::from_host(&gpu, &flags)?;
+/// let mut output = DeviceBuffer::<i32>::zeros(&gpu, input.len())?; // room for every item
+/// let mut count = DeviceBuffer::<u64>::zeros(&gpu, 1)?;
+/// compact::select_flagged_into(&gpu, x.view(), f.view(), output.view_mut(), count.view_mut(), CompactAlgorithm::default())?;
+/// let count = count.to_host(&gpu)?[0] as usize;
+/// assert_eq!(output.to_host(&gpu)?[..count], compact::cpu::select_flagged(&input, &flags)?); // [5, 7, 3]
+/// # Ok(()) }
+/// ```
 pub fn select_flagged_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -467,6 +593,22 @@ pub fn select_flagged_into<T: Element>(
 
 /// [`select_if`] into a caller's buffer, the count left in `count_out[0]`.
 /// **Does not synchronise.** Same requirements as [`select_flagged_into`].
+///
+/// ```no_run
+/// use compact::{CompactAlgorithm, Predicate};
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5i32, -1, 7, 0, 3];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let mut output = DeviceBuffer::<i32>::zeros(&gpu, input.len())?;
+/// let mut count = DeviceBuffer::<u64>::zeros(&gpu, 1)?;
+/// let nonzero = Predicate::Ne(0);
+/// compact::select_if_into(&gpu, x.view(), &nonzero, output.view_mut(), count.view_mut(), CompactAlgorithm::default())?;
+/// let count = count.to_host(&gpu)?[0] as usize;
+/// assert_eq!(output.to_host(&gpu)?[..count], compact::cpu::select_if(&input, &nonzero)); // [5, -1, 7, 3]
+/// # Ok(()) }
+/// ```
 pub fn select_if_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
@@ -485,6 +627,22 @@ pub fn select_if_into<T: Element>(
 
 /// [`partition`] into a caller's buffer of exactly `input.len()` elements,
 /// the kept count left in `count_out[0]`. **Does not synchronise.**
+///
+/// ```no_run
+/// use compact::{CompactAlgorithm, Predicate};
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let input = [5i32, -1, 7, 0, 3];
+/// let x = DeviceBuffer::from_host(&gpu, &input)?;
+/// let mut output = DeviceBuffer::<i32>::zeros(&gpu, input.len())?; // exactly input.len()
+/// let mut count = DeviceBuffer::<u64>::zeros(&gpu, 1)?;
+/// let negative = Predicate::Lt(0);
+/// compact::partition_into(&gpu, x.view(), &negative, output.view_mut(), count.view_mut(), CompactAlgorithm::default())?;
+/// let (expected, kept) = compact::cpu::partition(&input, &negative); // ([-1, 5, 7, 0, 3], 1)
+/// assert_eq!((output.to_host(&gpu)?, count.to_host(&gpu)?[0] as usize), (expected, kept));
+/// # Ok(()) }
+/// ```
 pub fn partition_into<T: Element>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,

@@ -12,6 +12,13 @@ pub use gpu_core::single_pass::{Policy, Schedule, StatusEncoding, TileLayout};
 /// and the status encoding every compaction default uses (u64 counts in one
 /// 128-bit word per tile). Unchecked, for `const` tables: see
 /// [`CompactPolicy::validate_compact`].
+///
+/// ```
+/// use compact::policy::{policy, CompactPolicy, Schedule, StatusEncoding, TileLayout};
+/// let p = policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock);
+/// assert_eq!(p.status(), StatusEncoding::Packed128);
+/// assert!(p.validate_compact(4).is_ok());
+/// ```
 pub const fn policy(
     block_threads: u32,
     items_per_thread: u32,
@@ -114,28 +121,56 @@ const STATIC_SHARED_LIMIT: usize = 48 * 1024;
 
 /// The default policy for an element of `element_bytes` bytes (4 or 8; any
 /// other size gets the 8-byte entry).
+///
+/// ```
+/// use compact::policy::{default_policy_for, CompactPolicy};
+/// assert!(default_policy_for(4).validate_compact(4).is_ok());
+/// assert_eq!(default_policy_for(2), default_policy_for(8)); // any other size: the 8-byte row
+/// ```
 pub fn default_policy_for(element_bytes: usize) -> Policy {
     table_entry(&TUNING, element_bytes)
 }
 
 /// The default policy for `T`.
+///
+/// ```
+/// use compact::policy::{default_policy, default_policy_for};
+/// assert_eq!(default_policy::<f32>(), default_policy_for(4));
+/// ```
 pub fn default_policy<T: Element>() -> Policy {
     default_policy_for(T::BYTES)
 }
 
 /// The `select_if` policy ([`SELECT_IF_TUNING`]) for an element of
 /// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
+///
+/// ```
+/// use compact::policy::{select_if_policy_for, validate_tuning};
+/// assert!(validate_tuning(4, &select_if_policy_for(4)).is_ok());
+/// ```
 pub fn select_if_policy_for(element_bytes: usize) -> Policy {
     table_entry(&SELECT_IF_TUNING, element_bytes)
 }
 
 /// The `select_if` policy for `T`.
+///
+/// ```
+/// use compact::policy::{select_if_policy, select_if_policy_for};
+/// assert_eq!(select_if_policy::<u64>(), select_if_policy_for(8));
+/// ```
 pub fn select_if_policy<T: Element>() -> Policy {
     select_if_policy_for(T::BYTES)
 }
 
 /// The sweep's policies for elements of `element_bytes` bytes (4-byte list
 /// for 4, 8-byte list otherwise).
+///
+/// ```
+/// use compact::policy::{candidates, CompactPolicy};
+/// for policy in candidates(8) {
+///     assert!(policy.validate_compact(8).is_ok());
+/// }
+/// ```
 pub fn candidates(element_bytes: usize) -> &'static [Policy] {
     if element_bytes == 4 {
         &CANDIDATES_4
@@ -149,17 +184,42 @@ pub fn candidates(element_bytes: usize) -> &'static [Policy] {
 pub trait CompactPolicy {
     /// Static shared memory of a single-pass block, bytes: the staging tile
     /// plus the warp totals and three 8-byte words.
+    ///
+    /// ```
+    /// use compact::policy::{CompactPolicy, Policy};
+    /// // The 256 × 16 tile staged in shared memory, plus 8 warp totals and 24 bytes.
+    /// assert_eq!(Policy::shape(256, 16).shared_bytes(4), 256 * 16 * 4 + 8 * 4 + 24);
+    /// ```
     fn shared_bytes(&self, element_bytes: usize) -> usize;
     /// A short name for tables: `256x16/blocked/lb1/tile-per-block`.
+    ///
+    /// ```
+    /// use compact::policy::{policy, CompactPolicy, Schedule, TileLayout};
+    /// let p = policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock);
+    /// assert_eq!(p.name(), "256x16/blocked/lb1/tile-per-block");
+    /// ```
     fn name(&self) -> String;
     /// An identifier for module names and keys, every field:
     /// `b256x16_lb1_t`.
+    ///
+    /// ```
+    /// use compact::policy::{policy, CompactPolicy, Schedule, TileLayout};
+    /// let p = policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock);
+    /// assert_eq!(p.module_tag(), "b256x16_lb1_t");
+    /// ```
     fn module_tag(&self) -> String;
     /// [`Policy::validate`], plus whether the kernel template accepts this
     /// shape for elements of `element_bytes` bytes (the static_asserts of
     /// compact/compact.cuh, checked on the host): at most 32 items (the keep
     /// mask is a u32), whole 16-byte flag vectors when blocked, at most 8
     /// item vectors when striped, no cache hints, the staging within 48 KiB.
+    ///
+    /// ```
+    /// use compact::policy::{CompactPolicy, Policy, TileLayout};
+    /// assert!(Policy::shape(256, 16).validate_compact(4).is_ok());
+    /// assert!(Policy::shape(256, 8).validate_compact(4).is_err()); // blocked needs whole 16-byte flag vectors
+    /// assert!(Policy::shape(256, 8).with_layout(TileLayout::WarpStriped).validate_compact(4).is_ok());
+    /// ```
     fn validate_compact(&self, element_bytes: usize) -> Result<()>;
 }
 
@@ -272,6 +332,14 @@ fn extra_suffix(policy: &Policy, separator: char) -> String {
 /// A call with a policy may only ask for a catalogued module: a default tuning (of
 /// the flags table or the `select_if` table) or one of the candidates for
 /// the element size.
+///
+/// ```
+/// use compact::policy::{default_policy_for, policy, validate_tuning, CompactPolicy, Schedule, TileLayout};
+/// assert!(validate_tuning(8, &default_policy_for(8)).is_ok());
+/// // A valid policy that is not catalogued is refused: only catalogued modules are compiled.
+/// let odd_one = policy(64, 32, TileLayout::Blocked, 8, Schedule::TilePerBlock);
+/// assert!(odd_one.validate_compact(4).is_ok() && validate_tuning(4, &odd_one).is_err());
+/// ```
 pub fn validate_tuning(element_bytes: usize, tuning: &Policy) -> Result<()> {
     tuning.validate_compact(element_bytes)?;
     if *tuning == default_policy_for(element_bytes)
@@ -654,6 +722,11 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
 /// `CompactOptions` uses, and the built-in `select_if` where its tuning differs),
 /// and, where the `select_if` tuning differs from the default, the
 /// custom-predicate single-pass module at that tuning.
+///
+/// ```
+/// let catalog = compact::kernel_catalog();
+/// assert!(!catalog.is_empty());
+/// ```
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     modules.extend(modules_for::<i32>());

@@ -52,6 +52,13 @@ const CODE_IN_RANGE: u32 = 7;
 
 impl<T: Element> Predicate<T> {
     /// Whether `x` is kept: the CPU reference the kernels are checked against.
+    ///
+    /// ```
+    /// use compact::Predicate;
+    /// assert!(Predicate::InRange { low: 0, high: 10 }.evaluate(0));
+    /// assert!(!Predicate::InRange { low: 0, high: 10 }.evaluate(10));
+    /// assert!(!Predicate::Gt(0.0).evaluate(f32::NAN));
+    /// ```
     pub fn evaluate(&self, x: T) -> bool {
         match self {
             Predicate::NonZero => x != T::zero(),
@@ -69,6 +76,13 @@ impl<T: Element> Predicate<T> {
     /// The kernel's view of a built-in predicate: (code, first parameter,
     /// second parameter). A custom predicate ignores these (its module has
     /// the expression compiled in); it gets (0, 0, 0).
+    ///
+    /// ```
+    /// use compact::Predicate;
+    /// let (code, low, high) = Predicate::InRange { low: 2u32, high: 9 }.kernel_arguments();
+    /// assert_eq!((low, high), (2, 9));
+    /// assert_ne!(code, Predicate::Eq(2u32).kernel_arguments().0);
+    /// ```
     pub fn kernel_arguments(&self) -> (u32, T, T) {
         let z = T::zero();
         match self {
@@ -85,6 +99,14 @@ impl<T: Element> Predicate<T> {
     }
 
     /// A short name for tables and CSV rows (`lt`, `in_range`, `custom_<name>`).
+    ///
+    /// ```
+    /// use compact::{CustomPredicate, Predicate};
+    /// assert_eq!(Predicate::Le(3i32).name(), "le");
+    /// let odd = CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0)?;
+    /// assert_eq!(Predicate::Custom(odd).name(), "custom_odd");
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn name(&self) -> String {
         match self {
             Predicate::NonZero => "nonzero".into(),
@@ -100,6 +122,14 @@ impl<T: Element> Predicate<T> {
     }
 
     /// The custom predicate, if this is one.
+    ///
+    /// ```
+    /// use compact::{CustomPredicate, Predicate};
+    /// let odd = CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0)?;
+    /// assert_eq!(Predicate::Custom(odd).custom().map(|c| c.name()), Some("odd"));
+    /// assert!(Predicate::<i32>::NonZero.custom().is_none());
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn custom(&self) -> Option<&CustomPredicate<T>> {
         match self {
             Predicate::Custom(custom) => Some(custom),
@@ -143,6 +173,14 @@ impl<T: Element> CustomPredicate<T> {
     /// `name`: 1 to 48 ASCII letters, digits or `_` (it becomes part of the
     /// module name). `cuda_expr`: a CUDA C expression over `x` convertible to
     /// `bool`. `cpu`: the same test in Rust.
+    ///
+    /// ```
+    /// use compact::{CustomPredicate, Predicate};
+    /// let even = CustomPredicate::<u64>::new("even", "(x & 1) == 0", |x| x & 1 == 0)?;
+    /// assert_eq!(compact::cpu::select_if(&[1, 2, 3, 4], &Predicate::Custom(even)), [2, 4]);
+    /// assert!(CustomPredicate::<u64>::new("not a name", "x > 0", |x| x > 0).is_err());
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new(
         name: &str,
         cuda_expr: &str,
@@ -163,6 +201,14 @@ impl<T: Element> CustomPredicate<T> {
 
     /// Adds CUDA C definitions (device functions) placed before the
     /// predicate, for expressions that call them.
+    ///
+    /// ```
+    /// use compact::CustomPredicate;
+    /// let square = CustomPredicate::<i32>::new("small_square", "sq(x) < 50", |x| x * x < 50)?
+    ///     .with_support_code("__device__ int sq(int v) { return v * v; }")?;
+    /// assert!(square.evaluate(7) && !square.evaluate(8));
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn with_support_code(mut self, cuda_source: &str) -> Result<Self> {
         validate_cuda_text("cuda_source", cuda_source)?;
         self.cuda_support = cuda_source.to_owned();
@@ -170,21 +216,49 @@ impl<T: Element> CustomPredicate<T> {
     }
 
     /// The predicate's name.
+    ///
+    /// ```
+    /// use compact::policy::{policy, CompactPolicy, Schedule, TileLayout};
+    /// let p = policy(256, 16, TileLayout::Blocked, 1, Schedule::TilePerBlock);
+    /// assert_eq!(p.name(), "256x16/blocked/lb1/tile-per-block");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The CUDA C expression over `x`.
+    ///
+    /// ```
+    /// use compact::CustomPredicate;
+    /// let odd = CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0)?;
+    /// assert_eq!(odd.cuda_expr(), "(x & 1) != 0");
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn cuda_expr(&self) -> &str {
         &self.cuda_expr
     }
 
     /// The CUDA C support code placed before the predicate.
+    ///
+    /// ```
+    /// use compact::CustomPredicate;
+    /// let odd = CustomPredicate::<i32>::new("odd", "is_odd(x)", |x| x & 1 != 0)?
+    ///     .with_support_code("__device__ bool is_odd(int v) { return v & 1; }")?;
+    /// assert!(odd.cuda_support().contains("is_odd"));
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn cuda_support(&self) -> &str {
         &self.cuda_support
     }
 
     /// Evaluates the Rust closure (the CPU reference).
+    ///
+    /// ```
+    /// use compact::CustomPredicate;
+    /// let odd = CustomPredicate::<i32>::new("odd", "(x & 1) != 0", |x| x & 1 != 0)?;
+    /// assert!(odd.evaluate(-3) && !odd.evaluate(4));
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn evaluate(&self, x: T) -> bool {
         (self.cpu)(x)
     }

@@ -150,6 +150,12 @@ pub(crate) fn run<T: Element>(
 /// Global bytes of the tile statuses at the default policy (16 per tile,
 /// written and read once): about 0.4 % of the data for 4-byte items, left out
 /// of [`crate::bytes_moved`].
+///
+/// ```
+/// let n = 1 << 24;
+/// let status = compact::status_bytes(n, 4);
+/// assert!(status > 0 && status < compact::bytes_moved(n, n, 4, true) / 100);
+/// ```
 pub fn status_bytes(n: usize, element_bytes: usize) -> u64 {
     let policy = default_policy_for(element_bytes);
     let words = tile_state_words(policy.tiles(n as u64), 8, policy.status());

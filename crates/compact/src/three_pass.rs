@@ -35,12 +35,24 @@ use crate::modules::{default_policy, entry, module, module_key, THREE_PASS_BLOCK
 use crate::{Compaction, Selection};
 
 /// Whether the marks and positions are `u64` for `n` items.
+///
+/// ```
+/// assert!(!compact::uses_u64_marks(u32::MAX as usize));
+/// assert!(compact::uses_u64_marks(u32::MAX as usize + 1));
+/// ```
 pub fn uses_u64_marks(n: usize) -> bool {
     n as u64 > u32::MAX as u64
 }
 
 /// Global bytes the map and scatter move (the scan's own traffic excluded:
 /// see the scan crate's `bytes_moved` for n marks of 4 or 8 bytes).
+///
+/// ```
+/// // 1000 i32 items by flags, 250 kept: map reads 1000 flag bytes and writes
+/// // 4000 mark bytes; scatter reads marks (4000), positions (4000), items
+/// // (4000) and writes 1000 item bytes.
+/// assert_eq!(compact::map_scatter_bytes_moved(1000, 250, 4, true, false), 18_000);
+/// ```
 pub fn map_scatter_bytes_moved(
     n: usize,
     kept: usize,

@@ -6,17 +6,35 @@
 use gpu_core::{Error, Result};
 
 /// `flags` must have one byte per input item.
+///
+/// ```
+/// use compact::validate::validate_flags;
+/// assert!(validate_flags(10, 10).is_ok());
+/// assert!(validate_flags(10, 9).is_err());
+/// ```
 pub fn validate_flags(input_len: usize, flags_len: usize) -> Result<()> {
     Error::check_len("flags", input_len, flags_len)
 }
 
 /// `count_out` must hold exactly one `u64`.
+///
+/// ```
+/// use compact::validate::validate_count_out;
+/// assert!(validate_count_out(1).is_ok());
+/// assert!(validate_count_out(2).is_err());
+/// ```
 pub fn validate_count_out(count_out_len: usize) -> Result<()> {
     Error::check_len("count_out", 1, count_out_len)
 }
 
 /// A select's output: the count is only known on the device, so the output
 /// must be able to hold every item (`output_len >= input_len`).
+///
+/// ```
+/// use compact::validate::validate_select_output;
+/// assert!(validate_select_output(10, 16).is_ok());
+/// assert!(validate_select_output(10, 9).is_err());
+/// ```
 pub fn validate_select_output(input_len: usize, output_len: usize) -> Result<()> {
     if output_len < input_len {
         return Err(Error::invalid(
@@ -31,12 +49,25 @@ pub fn validate_select_output(input_len: usize, output_len: usize) -> Result<()>
 }
 
 /// A partition's output holds every item: `output_len == input_len`.
+///
+/// ```
+/// use compact::validate::validate_partition_output;
+/// assert!(validate_partition_output(10, 10).is_ok());
+/// assert!(validate_partition_output(10, 16).is_err());
+/// ```
 pub fn validate_partition_output(input_len: usize, output_len: usize) -> Result<()> {
     Error::check_len("output", input_len, output_len)
 }
 
 /// No two of the named device ranges `(name, address, bytes)` may share a
 /// byte (compaction is not in place). Empty ranges never overlap.
+///
+/// ```
+/// use compact::validate::validate_disjoint;
+/// assert!(validate_disjoint(&[("input", 0x1000, 400), ("output", 0x2000, 400)]).is_ok());
+/// assert!(validate_disjoint(&[("input", 0x1000, 400), ("output", 0x1100, 400)]).is_err());
+/// assert!(validate_disjoint(&[("input", 0x1000, 0), ("output", 0x1000, 400)]).is_ok()); // empty
+/// ```
 pub fn validate_disjoint(ranges: &[(&'static str, u64, usize)]) -> Result<()> {
     for (i, &(name_a, start_a, bytes_a)) in ranges.iter().enumerate() {
         for &(name_b, start_b, bytes_b) in &ranges[i + 1..] {
@@ -59,6 +90,15 @@ pub fn validate_disjoint(ranges: &[(&'static str, u64, usize)]) -> Result<()> {
 /// Everything a `select_*_into` checks: flags length (when selecting by
 /// flags), output capacity, `count_out` length, and that nothing written
 /// overlaps anything else.
+///
+/// ```
+/// use compact::validate::validate_select_into;
+/// // 100 i32 items at 0x10000 with flags at 0x20000; output and count elsewhere.
+/// let (input, flags, count) = ((0x10000, 100, 4), Some((0x20000, 100)), (0x40000, 1));
+/// assert!(validate_select_into(input, flags, (0x30000, 100, 4), count).is_ok());
+/// assert!(validate_select_into(input, flags, (0x30000, 50, 4), count).is_err()); // too small
+/// assert!(validate_select_into(input, flags, (0x10100, 100, 4), count).is_err()); // overlaps input
+/// ```
 pub fn validate_select_into(
     input: (u64, usize, usize),
     flags: Option<(u64, usize)>,
@@ -84,6 +124,13 @@ pub fn validate_select_into(
 }
 
 /// Everything `partition_into` checks.
+///
+/// ```
+/// use compact::validate::validate_partition_into;
+/// let (input, count) = ((0x10000, 100, 8), (0x40000, 1));
+/// assert!(validate_partition_into(input, (0x30000, 100, 8), count).is_ok());
+/// assert!(validate_partition_into(input, (0x30000, 101, 8), count).is_err()); // exactly n
+/// ```
 pub fn validate_partition_into(
     input: (u64, usize, usize),
     output: (u64, usize, usize),
