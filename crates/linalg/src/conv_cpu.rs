@@ -15,6 +15,16 @@ use crate::conv::{anchor, output_shape, ConvElement, ConvOptions, Padding};
 /// Maps coordinate `x` (any value, possibly far outside) onto `0 … n − 1` by
 /// `padding`, or `None` for a zero sample ([`Padding::Zero`] outside).
 /// `n` must be at least 1.
+///
+/// ```
+/// use linalg::conv::Padding;
+/// use linalg::conv_cpu::padded_index;
+/// // A row of 4 samples, indices 0..4; coordinate -2 lies two to the left.
+/// assert_eq!(padded_index(-2, 4, Padding::Zero), None);
+/// assert_eq!(padded_index(-2, 4, Padding::Clamp), Some(0));
+/// assert_eq!(padded_index(-2, 4, Padding::Reflect), Some(1));
+/// assert_eq!(padded_index(-2, 4, Padding::Wrap), Some(2));
+/// ```
 pub fn padded_index(x: i64, n: usize, padding: Padding) -> Option<usize> {
     let n = n as i64;
     if (0..n).contains(&x) {
@@ -40,6 +50,17 @@ pub fn padded_index(x: i64, n: usize, padding: Padding) -> Option<usize> {
 /// `k × k` `filter`, as [`crate::conv2d`] defines it, with the border,
 /// padding and flip of `options` (its algorithm and block are ignored). Returns the row-major
 /// output of [`crate::conv::output_shape`].
+///
+/// ```
+/// use linalg::{Border, ConvOptions};
+/// let image = [1, 2, 3, 4, 5, 6, 7, 8, 9]; // 3 × 3
+/// let filter = [1, 0, 0, -1]; // 2 × 2: top-left minus bottom-right
+/// let out = linalg::conv_cpu::conv2d(&image, 3, 3, &filter, 2, &ConvOptions::default())?;
+/// assert_eq!(out, [-4, -4, -4, -4]); // 2 × 2 (Border::Valid)
+/// let same = ConvOptions { border: Border::Same, ..ConvOptions::default() };
+/// assert_eq!(linalg::conv_cpu::conv2d(&image, 3, 3, &filter, 2, &same)?.len(), 9);
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn conv2d<T: ConvElement>(
     image: &[T],
     h: usize,

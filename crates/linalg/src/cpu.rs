@@ -17,6 +17,15 @@ use crate::matvec::{check_matvec_lengths, MatvecElement, Transpose};
 ///
 /// Floats: products and sums in `f64`, rounded once at the end. Integers:
 /// wrapping multiply and add.
+///
+/// ```
+/// use linalg::Transpose;
+/// let a = [1, 2, 3, 4, 5, 6]; // 2 × 3
+/// assert_eq!(linalg::cpu::matvec(&a, 2, 3, &[1, 1, 1], Transpose::No)?, [6, 15]);
+/// assert_eq!(linalg::cpu::matvec(&a, 2, 3, &[1, 1], Transpose::Yes)?, [5, 7, 9]);
+/// assert!(linalg::cpu::matvec(&a, 2, 3, &[1, 1], Transpose::No).is_err()); // x needs cols elements
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn matvec<T: MatvecElement>(
     a: &[T],
     rows: usize,
@@ -53,6 +62,15 @@ pub fn matvec<T: MatvecElement>(
 
 /// The product in `f64` and, per output element, `Σ |a·x|` over its terms
 /// (the scale of the rounding error a float kernel may make).
+///
+/// ```
+/// use linalg::Transpose;
+/// let a = [1.0f32, -2.0, 3.0, 4.0]; // 2 × 2
+/// let (y, magnitude) = linalg::cpu::matvec_f64(&a, 2, 2, &[1.0, 1.0], Transpose::No)?;
+/// assert_eq!(y, [-1.0, 7.0]);
+/// assert_eq!(magnitude, [3.0, 7.0]); // Σ|a·x| per output
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn matvec_f64<T: MatvecElement>(
     a: &[T],
     rows: usize,
@@ -80,6 +98,17 @@ pub fn matvec_f64<T: MatvecElement>(
 /// `(terms + 2)·ε·Σ|a·x|`, the classic bound for a sum of `terms` rounded
 /// products in any order (`ε` of `T`; 0 for integers, which must match
 /// exactly).
+///
+/// ```
+/// use linalg::cpu::{matvec_f64, matvec_tolerance};
+/// use linalg::Transpose;
+/// let (a, x) = (vec![0.1f32; 1000], vec![0.3f32; 1000]); // 1 × 1000
+/// let (exact, magnitude) = matvec_f64(&a, 1, 1000, &x, Transpose::No)?;
+/// let gpu_result = 30.0f32; // what a kernel returned, say
+/// assert!((gpu_result as f64 - exact[0]).abs() <= matvec_tolerance::<f32>(1000, magnitude[0]));
+/// assert_eq!(matvec_tolerance::<i32>(1000, 1e9), 0.0); // integers match exactly
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn matvec_tolerance<T: MatvecElement>(terms: usize, magnitude: f64) -> f64 {
     (terms as f64 + 2.0) * T::EPSILON * magnitude
 }
@@ -99,6 +128,13 @@ fn check_host_matvec<T: MatvecElement>(
 
 /// `aᵀ` for a row-major `rows × cols` matrix: a row-major `cols × rows`
 /// matrix. Walks 32 × 32 blocks so both sides stay in cache.
+///
+/// ```
+/// let a = [1, 2, 3, 4, 5, 6]; // 2 × 3
+/// assert_eq!(linalg::cpu::transpose(&a, 2, 3)?, [1, 4, 2, 5, 3, 6]); // 3 × 2
+/// assert!(linalg::cpu::transpose(&a, 4, 2).is_err()); // 6 elements are not 4 × 2
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn transpose<T: Copy + Default>(a: &[T], rows: usize, cols: usize) -> Result<Vec<T>> {
     const BLOCK: usize = 32;
     let len = rows

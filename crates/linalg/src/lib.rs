@@ -69,6 +69,11 @@ pub use transpose::{
 
 /// Every kernel module this crate can request, for the kernel-compile test
 /// and cache warming.
+///
+/// ```
+/// let catalog = linalg::kernel_catalog();
+/// assert!(!catalog.is_empty());
+/// ```
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     let mut modules = matvec::catalog();
     modules.extend(transpose::catalog());

@@ -33,17 +33,36 @@ use gpu_core::ModuleSource;
 
 /// The conv module (direct kernels and block kernel) for `T` built with
 /// `policy`'s block-kernel fields, as a call with that policy loads it.
+///
+/// ```
+/// use linalg::policy::{conv_module, conv_module_with, ConvPolicy};
+/// let table = ConvPolicy::default_for::<f32>((9, 0));
+/// let module = conv_module_with::<f32>(&table);
+/// assert!(!module.entries().is_empty());
+/// # let _ = conv_module::<f32>();
+/// ```
 pub fn conv_module_with<T: ConvElement>(policy: &ConvPolicy) -> ModuleSource {
     crate::conv::conv_module_with::<T>(policy)
 }
 
 /// The conv module for `T` with the measured table's policy.
+///
+/// ```
+/// let module = linalg::policy::conv_module::<f64>();
+/// assert!(!module.entries().is_empty());
+/// ```
 pub fn conv_module<T: ConvElement>() -> ModuleSource {
     crate::conv::conv_module::<T>()
 }
 
 /// The strip module for `T` and `policy`'s compile-time fields (entries for
 /// K = 1 … [`STRIP_MAX_K`]), as a call with that strip policy loads it.
+///
+/// ```
+/// use linalg::policy::{strip_module, STRIP_CANDIDATES};
+/// let module = strip_module::<f32>(&STRIP_CANDIDATES[0]);
+/// assert!(!module.entries().is_empty());
+/// ```
 pub fn strip_module<T: ConvElement>(policy: &StripPolicy) -> ModuleSource {
     crate::conv::strip_module::<T>(policy)
 }

@@ -43,6 +43,12 @@ impl ConvAlgorithm {
     ];
 
     /// A short name for tables (`tiled_halo`).
+    ///
+    /// ```
+    /// use linalg::ConvAlgorithm;
+    /// assert_eq!(ConvAlgorithm::default().name(), "tiled_halo");
+    /// assert_eq!(ConvAlgorithm::ConstantFilter.name(), "constant_filter");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ConvAlgorithm::Global => "global",
@@ -91,6 +97,15 @@ impl ConvOptions {
     /// (the other algorithms have none): [`Error::InvalidArgument`]
     /// otherwise. The policy itself is checked with the element type
     /// ([`ConvPolicy::validate`]).
+    ///
+    /// ```
+    /// use linalg::policy::ConvPolicy;
+    /// use linalg::{ConvAlgorithm, ConvOptions};
+    /// let policy = Some(ConvPolicy::default_for::<f32>((9, 0)));
+    /// assert!(ConvOptions { policy, ..ConvOptions::default() }.check_policy().is_ok()); // TiledHalo
+    /// let global = ConvOptions { policy, algorithm: ConvAlgorithm::Global, ..ConvOptions::default() };
+    /// assert!(global.check_policy().is_err());
+    /// ```
     pub fn check_policy(&self) -> Result<()> {
         match (self.algorithm, self.policy) {
             (ConvAlgorithm::TiledHalo, _) | (_, None) => Ok(()),

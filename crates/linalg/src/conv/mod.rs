@@ -95,6 +95,16 @@ pub use shape::{anchor, conv_bytes_moved, output_shape, Border, Padding, CONV_MA
 /// largest shared memory a block can have on any supported GPU (227 KiB;
 /// the device's own limit is checked again at launch). Without a policy in
 /// `options` the measured table's is checked. Returns the output shape.
+///
+/// ```
+/// use linalg::{validate_conv, Border, ConvAlgorithm, ConvOptions};
+/// let options = ConvOptions::default(); // Border::Valid
+/// assert_eq!(validate_conv::<f32>((64, 48), (5, 5), (60, 44), &options)?, (60, 44));
+/// assert!(validate_conv::<f32>((64, 48), (5, 5), (64, 48), &options).is_err()); // wrong output shape
+/// let same = ConvOptions { border: Border::Same, algorithm: ConvAlgorithm::Global, ..options };
+/// assert!(validate_conv::<i32>((64, 48), (32, 32), (64, 48), &same).is_err()); // K > 31
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn validate_conv<T: ConvElement>(
     image: (usize, usize),
     filter: (usize, usize),
@@ -116,6 +126,21 @@ pub fn validate_conv<T: ConvElement>(
 /// is written. Enqueued on `gpu`'s stream; returns without waiting, except
 /// that [`ConvAlgorithm::ConstantFilter`] may wait for another stream (module
 /// docs).
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::{Border, ConvOptions, Matrix, Padding};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let image: Vec<i32> = (0..16).collect(); // 4 × 4
+/// let filter = [0i32, 1, 0, 1, -4, 1, 0, 1, 0]; // 3 × 3 Laplacian
+/// let (img, f) = (Matrix::from_host(&gpu, 4, 4, &image)?, Matrix::from_host(&gpu, 3, 3, &filter)?);
+/// let options = ConvOptions { border: Border::Same, padding: Padding::Clamp, ..ConvOptions::default() };
+/// let mut out = Matrix::<i32>::zeros(&gpu, 4, 4)?;
+/// linalg::conv2d(&gpu, img.view(), f.view(), out.view_mut(), &options)?;
+/// assert_eq!(out.to_host(&gpu)?, linalg::conv_cpu::conv2d(&image, 4, 4, &filter, 3, &options)?);
+/// # Ok(()) }
+/// ```
 pub fn conv2d<T: ConvElement>(
     gpu: &Gpu,
     image: MatrixView<'_, T>,
@@ -129,6 +154,22 @@ pub fn conv2d<T: ConvElement>(
 /// [`conv2d`] with `policy` as `TiledHalo`'s, for tuning sweeps:
 /// `conv2d(…, &ConvOptions { policy: Some(*policy), ..*options })`. The
 /// policy is checked, and refused with any algorithm but `TiledHalo`.
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::policy::ConvPolicy;
+/// use linalg::{ConvOptions, Matrix};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let (image, filter) = (vec![1.0f32; 64 * 64], vec![0.04f32; 25]); // a 5 × 5 box blur
+/// let (img, f) = (Matrix::from_host(&gpu, 64, 64, &image)?, Matrix::from_host(&gpu, 5, 5, &filter)?);
+/// let mut out = Matrix::<f32>::zeros(&gpu, 60, 60)?; // Border::Valid
+/// let (options, policy) = (ConvOptions::default(), ConvPolicy::for_device::<f32>(gpu.info()));
+/// linalg::conv::conv2d_tuned_with(&gpu, img.view(), f.view(), out.view_mut(), &options, &policy)?;
+/// let expected = linalg::conv_cpu::conv2d(&image, 64, 64, &filter, 5, &options)?;
+/// assert!(out.to_host(&gpu)?.iter().zip(&expected).all(|(g, c)| (g - c).abs() < 1e-5));
+/// # Ok(()) }
+/// ```
 pub fn conv2d_tuned_with<T: ConvElement>(
     gpu: &Gpu,
     image: MatrixView<'_, T>,
@@ -145,6 +186,21 @@ pub fn conv2d_tuned_with<T: ConvElement>(
 }
 
 /// [`conv2d`] into a new matrix of the [`output_shape`].
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::{Border, ConvOptions, Matrix};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let image: Vec<i32> = (0..20).collect(); // 4 × 5
+/// let filter = [1i32, 2, 3, 4]; // 2 × 2
+/// let (img, f) = (Matrix::from_host(&gpu, 4, 5, &image)?, Matrix::from_host(&gpu, 2, 2, &filter)?);
+/// let options = ConvOptions { border: Border::Full, flip: true, ..ConvOptions::default() };
+/// let out = linalg::conv2d_new(&gpu, img.view(), f.view(), &options)?;
+/// assert_eq!(out.shape(), (5, 6));
+/// assert_eq!(out.to_host(&gpu)?, linalg::conv_cpu::conv2d(&image, 4, 5, &filter, 2, &options)?);
+/// # Ok(()) }
+/// ```
 pub fn conv2d_new<T: ConvElement>(
     gpu: &Gpu,
     image: MatrixView<'_, T>,

@@ -76,6 +76,15 @@ pub(crate) fn check_filter_side(k: usize) -> Result<()> {
 ///
 /// Errors: `k` outside 1 … 31, a zero image dimension, `Valid` with `k > h` or
 /// `k > w`, `Full` overflowing `usize`.
+///
+/// ```
+/// use linalg::conv::{output_shape, Border};
+/// assert_eq!(output_shape(10, 7, 3, Border::Valid)?, (8, 5));
+/// assert_eq!(output_shape(10, 7, 3, Border::Same)?, (10, 7));
+/// assert_eq!(output_shape(10, 7, 3, Border::Full)?, (12, 9));
+/// assert!(output_shape(2, 7, 3, Border::Valid).is_err()); // the filter does not fit
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn output_shape(h: usize, w: usize, k: usize, border: Border) -> Result<(usize, usize)> {
     check_filter_side(k)?;
     if h == 0 || w == 0 {
@@ -103,6 +112,14 @@ pub fn output_shape(h: usize, w: usize, k: usize, border: Border) -> Result<(usi
 /// The anchor `a`: output `(i, j)` reads image rows `i − a … i − a + K − 1`
 /// (see the module docs). `Valid` 0, `Full` `K − 1`, `Same` `K/2`, or
 /// `(K−1)/2` with `flip` (SciPy's `correlate` / `convolve`).
+///
+/// ```
+/// use linalg::conv::{anchor, Border};
+/// assert_eq!(anchor(4, Border::Valid, false), 0);
+/// assert_eq!(anchor(4, Border::Full, false), 3);
+/// assert_eq!(anchor(4, Border::Same, false), 2); // scipy.ndimage.correlate
+/// assert_eq!(anchor(4, Border::Same, true), 1); // scipy.ndimage.convolve
+/// ```
 pub fn anchor(k: usize, border: Border, flip: bool) -> usize {
     match border {
         Border::Valid => 0,
@@ -126,6 +143,12 @@ pub(crate) fn kernel_padding(border: Border, padding: Padding) -> Padding {
 /// written once and the filter read once, `elem_bytes · (H·W + OH·OW + K²)`
 /// (`4·H·W + 4·outputs + 4·K²` for `f32`). The benchmark's GB/s use this.
 /// Shapes [`output_shape`] rejects count no outputs.
+///
+/// ```
+/// use linalg::conv::{conv_bytes_moved, Border};
+/// // f32, 100 × 100 image, 3 × 3 filter, 98 × 98 outputs.
+/// assert_eq!(conv_bytes_moved(100, 100, 3, Border::Valid, 4), 4 * (100 * 100 + 98 * 98 + 9));
+/// ```
 pub fn conv_bytes_moved(h: usize, w: usize, k: usize, border: Border, elem_bytes: usize) -> u64 {
     let outputs = output_shape(h, w, k, border)
         .map(|(rows, cols)| rows as u64 * cols as u64)

@@ -39,6 +39,12 @@ pub enum Transpose {
 
 impl Transpose {
     /// Length of x for a `rows × cols` matrix.
+    ///
+    /// ```
+    /// use linalg::Transpose;
+    /// assert_eq!(Transpose::No.input_len(2, 3), 3); // A·x: x has cols elements
+    /// assert_eq!(Transpose::Yes.input_len(2, 3), 2);
+    /// ```
     pub fn input_len(self, rows: usize, cols: usize) -> usize {
         match self {
             Transpose::No => cols,
@@ -46,6 +52,12 @@ impl Transpose {
         }
     }
     /// Length of y for a `rows × cols` matrix.
+    ///
+    /// ```
+    /// use linalg::Transpose;
+    /// assert_eq!(Transpose::No.output_len(2, 3), 2); // A·x: y has rows elements
+    /// assert_eq!(Transpose::Yes.output_len(2, 3), 3);
+    /// ```
     pub fn output_len(self, rows: usize, cols: usize) -> usize {
         match self {
             Transpose::No => rows,
@@ -53,6 +65,12 @@ impl Transpose {
         }
     }
     /// Index of y that element `(r, c)` of A contributes to.
+    ///
+    /// ```
+    /// use linalg::Transpose;
+    /// assert_eq!(Transpose::No.output_index(1, 2), 1); // A[1][2] adds to y[1]
+    /// assert_eq!(Transpose::Yes.output_index(1, 2), 2);
+    /// ```
     pub fn output_index(self, r: usize, c: usize) -> usize {
         match self {
             Transpose::No => r,
@@ -60,6 +78,12 @@ impl Transpose {
         }
     }
     /// Index of x that element `(r, c)` of A is multiplied by.
+    ///
+    /// ```
+    /// use linalg::Transpose;
+    /// assert_eq!(Transpose::No.reduce_index(1, 2), 2); // A[1][2] · x[2]
+    /// assert_eq!(Transpose::Yes.reduce_index(1, 2), 1);
+    /// ```
     pub fn reduce_index(self, r: usize, c: usize) -> usize {
         match self {
             Transpose::No => c,
@@ -67,6 +91,11 @@ impl Transpose {
         }
     }
     /// `"Ax"` or `"ATx"`, for tables.
+    ///
+    /// ```
+    /// use linalg::Transpose;
+    /// assert_eq!((Transpose::No.name(), Transpose::Yes.name()), ("Ax", "ATx"));
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Transpose::No => "Ax",
@@ -100,6 +129,13 @@ impl MatvecAlgorithm {
     pub const DEFAULT_TILE: u32 = 256;
 
     /// Every algorithm, with the default tile for `SharedTiled`.
+    ///
+    /// ```
+    /// use linalg::MatvecAlgorithm;
+    /// let all = MatvecAlgorithm::all();
+    /// assert_eq!(all[1], MatvecAlgorithm::SharedTiled { tile: MatvecAlgorithm::DEFAULT_TILE });
+    /// assert!(all.iter().all(|a| a.validate().is_ok()));
+    /// ```
     pub fn all() -> [MatvecAlgorithm; 3] {
         [
             MatvecAlgorithm::Global,
@@ -112,6 +148,12 @@ impl MatvecAlgorithm {
 
     /// A short name for tables and CSV rows (`global`, `shared-tiled-256`,
     /// `tuned`).
+    ///
+    /// ```
+    /// use linalg::MatvecAlgorithm;
+    /// assert_eq!(MatvecAlgorithm::SharedTiled { tile: 128 }.name(), "shared-tiled-128");
+    /// assert_eq!(MatvecAlgorithm::Tuned.to_string(), "tuned");
+    /// ```
     pub fn name(self) -> String {
         match self {
             MatvecAlgorithm::Global => "global".to_owned(),
@@ -121,6 +163,12 @@ impl MatvecAlgorithm {
     }
 
     /// Checks the algorithm's parameters (the tile width).
+    ///
+    /// ```
+    /// use linalg::MatvecAlgorithm;
+    /// assert!(MatvecAlgorithm::SharedTiled { tile: 1024 }.validate().is_ok());
+    /// assert!(MatvecAlgorithm::SharedTiled { tile: 0 }.validate().is_err());
+    /// ```
     pub fn validate(self) -> Result<()> {
         match self {
             MatvecAlgorithm::SharedTiled { tile } if tile == 0 || tile > MAX_BLOCK_THREADS => {
@@ -144,12 +192,25 @@ impl std::fmt::Display for MatvecAlgorithm {
 /// once: `(rows·cols + rows + cols)·elem_bytes`. The GB/s of the benchmark
 /// are computed from this figure (extra traffic an algorithm makes, such as
 /// Tuned Aᵀ·x's slab partials, is not counted).
+///
+/// ```
+/// // f32, 1000 × 500: A once (500,000 elements), x (500) and y (1000) once.
+/// assert_eq!(linalg::matvec_bytes_moved(1000, 500, 4), 4 * (500_000 + 1000 + 500));
+/// ```
 pub fn matvec_bytes_moved(rows: usize, cols: usize, elem_bytes: usize) -> u64 {
     (rows as u64 * cols as u64 + rows as u64 + cols as u64) * elem_bytes as u64
 }
 
 /// Checks the vector lengths against the matrix shape (pure; the shape
 /// itself was checked when the matrix view was made).
+///
+/// ```
+/// use linalg::{check_matvec_lengths, Transpose};
+/// assert!(check_matvec_lengths(2, 3, 3, 2, Transpose::No).is_ok());
+/// assert!(check_matvec_lengths(2, 3, 2, 3, Transpose::Yes).is_ok());
+/// assert!(check_matvec_lengths(2, 3, 2, 3, Transpose::No).is_err());
+/// assert!(check_matvec_lengths(0, 3, 3, 0, Transpose::No).is_err()); // zero dimension
+/// ```
 pub fn check_matvec_lengths(
     rows: usize,
     cols: usize,
@@ -182,6 +243,13 @@ pub struct MatvecOptions {
 
 impl MatvecOptions {
     /// `op` by `algorithm`, with the device's default policy.
+    ///
+    /// ```
+    /// use linalg::{MatvecAlgorithm, MatvecOptions, Transpose};
+    /// let options = MatvecOptions::new(Transpose::Yes, MatvecAlgorithm::Global);
+    /// assert_eq!(options.policy, None);
+    /// assert!(options.validate().is_ok());
+    /// ```
     pub fn new(op: Transpose, algorithm: MatvecAlgorithm) -> Self {
         MatvecOptions {
             op,
@@ -191,6 +259,14 @@ impl MatvecOptions {
     }
 
     /// `op` by [`MatvecAlgorithm::Tuned`] with `policy`.
+    ///
+    /// ```
+    /// use linalg::policy::MatvecPolicy;
+    /// use linalg::{MatvecAlgorithm, MatvecOptions, Transpose};
+    /// let options = MatvecOptions::tuned(Transpose::No, MatvecPolicy::DEFAULT);
+    /// assert_eq!(options.algorithm, MatvecAlgorithm::Tuned);
+    /// assert!(options.validate().is_ok());
+    /// ```
     pub fn tuned(op: Transpose, policy: MatvecPolicy) -> Self {
         MatvecOptions {
             op,
@@ -202,6 +278,15 @@ impl MatvecOptions {
     /// Checks the algorithm's parameters ([`MatvecAlgorithm::validate`])
     /// and the policy, if one is given: only Tuned takes one, and it must
     /// be one the compiled kernels run ([`MatvecPolicy::validate`]).
+    ///
+    /// ```
+    /// use linalg::policy::MatvecPolicy;
+    /// use linalg::{MatvecAlgorithm, MatvecOptions, Transpose};
+    /// let global = MatvecOptions::new(Transpose::No, MatvecAlgorithm::Global);
+    /// assert!(global.validate().is_ok());
+    /// let with_policy = MatvecOptions { policy: Some(MatvecPolicy::DEFAULT), ..global };
+    /// assert!(with_policy.validate().is_err()); // only Tuned takes a policy
+    /// ```
     pub fn validate(&self) -> Result<()> {
         self.algorithm.validate()?;
         match (self.algorithm, self.policy) {

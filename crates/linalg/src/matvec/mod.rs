@@ -42,6 +42,20 @@ use policy::MatvecPolicy;
 /// elements, y the other. Every argument is checked first: a shape or
 /// length mismatch, an overlap of y with A or x, or a bad tile width is a
 /// typed error and nothing is written.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::{Matrix, MatvecAlgorithm, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1i32, 2, 3, 4, 5, 6]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1i32, 0, -1])?;
+/// let mut y = DeviceBuffer::<i32>::zeros(&gpu, 2)?;
+/// linalg::matvec(&gpu, a.view(), x.view(), y.view_mut(), Transpose::No, MatvecAlgorithm::Global)?;
+/// assert_eq!(y.to_host(&gpu)?, linalg::cpu::matvec(&host, 2, 3, &[1, 0, -1], Transpose::No)?); // [-2, -2]
+/// # Ok(()) }
+/// ```
 pub fn matvec<T: MatvecElement>(
     gpu: &Gpu,
     a: MatrixView<'_, T>,
@@ -57,6 +71,22 @@ pub fn matvec<T: MatvecElement>(
 /// Tuned, a [`crate::policy::MatvecPolicy`] (a policy the kernels cannot
 /// run, or one given to another algorithm, is a typed error). Same checks
 /// and guarantees as [`matvec`].
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::policy::MatvecPolicy;
+/// use linalg::{Matrix, MatvecOptions, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1i32, 2, 3, 4, 5, 6]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1i32, 1])?;
+/// let mut y = DeviceBuffer::<i32>::zeros(&gpu, 3)?; // Aᵀ·x has cols elements
+/// let options = MatvecOptions::tuned(Transpose::Yes, MatvecPolicy::new(8, 8, false)?);
+/// linalg::matvec_with(&gpu, a.view(), x.view(), y.view_mut(), &options)?;
+/// assert_eq!(y.to_host(&gpu)?, linalg::cpu::matvec(&host, 2, 3, &[1, 1], Transpose::Yes)?); // [5, 7, 9]
+/// # Ok(()) }
+/// ```
 pub fn matvec_with<T: MatvecElement>(
     gpu: &Gpu,
     a: MatrixView<'_, T>,
@@ -71,6 +101,22 @@ pub fn matvec_with<T: MatvecElement>(
 /// `matvec_with(…, &MatvecOptions::tuned(op, *policy))`. Only the run-time
 /// constants and the compiled variants may differ from
 /// [`MatvecPolicy::DEFAULT`] ([`MatvecPolicy::validate`]).
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::policy::MatvecPolicy;
+/// use linalg::{Matrix, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1i32, 2, 3, 4, 5, 6]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1i32, 1, 1])?;
+/// let mut y = DeviceBuffer::<i32>::zeros(&gpu, 2)?;
+/// let policy = MatvecPolicy { n_waves: 4, ..MatvecPolicy::DEFAULT };
+/// linalg::matvec_tuned_with(&gpu, a.view(), x.view(), y.view_mut(), Transpose::No, &policy)?;
+/// assert_eq!(y.to_host(&gpu)?, linalg::cpu::matvec(&host, 2, 3, &[1, 1, 1], Transpose::No)?); // [6, 15]
+/// # Ok(()) }
+/// ```
 pub fn matvec_tuned_with<T: MatvecElement>(
     gpu: &Gpu,
     a: MatrixView<'_, T>,
@@ -83,6 +129,20 @@ pub fn matvec_tuned_with<T: MatvecElement>(
 }
 
 /// [`matvec`] into a new device vector.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::{Matrix, MatvecAlgorithm, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1.0f64, 1.0, 1.0])?;
+/// let y = linalg::matvec_new(&gpu, a.view(), x.view(), Transpose::No, MatvecAlgorithm::Tuned)?;
+/// let expected = linalg::cpu::matvec(&host, 2, 3, &[1.0, 1.0, 1.0], Transpose::No)?; // [6, 15]
+/// assert_eq!(y.to_host(&gpu)?, expected); // small integers: exact in any order
+/// # Ok(()) }
+/// ```
 pub fn matvec_new<T: MatvecElement>(
     gpu: &Gpu,
     a: MatrixView<'_, T>,

@@ -71,6 +71,14 @@ impl MatvecPolicy {
     /// The default with another compiled variant: `n_loads` and `t_loads`
     /// loads in flight (each one of [`TUNABLE_LOADS`]), with or without the
     /// streaming hint. Checked.
+    ///
+    /// ```
+    /// use linalg::policy::MatvecPolicy;
+    /// let policy = MatvecPolicy::new(8, 4, false)?;
+    /// assert_eq!((policy.n_loads, policy.t_loads, policy.streaming), (8, 4, false));
+    /// assert!(MatvecPolicy::new(6, 4, true).is_err()); // 6 loads in flight: not compiled
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new(n_loads: u32, t_loads: u32, streaming: bool) -> Result<MatvecPolicy> {
         let policy = MatvecPolicy {
             n_loads,
@@ -84,11 +92,26 @@ impl MatvecPolicy {
 
     /// The default for a device: [`MatvecPolicy::DEFAULT`] on every
     /// architecture (measured on sm_90).
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// use linalg::policy::MatvecPolicy;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let policy = MatvecPolicy::for_device(gpu.info());
+    /// assert_eq!(policy, MatvecPolicy::default_for(gpu.info().compute_capability));
+    /// # Ok(()) }
+    /// ```
     pub fn for_device(info: &DeviceInfo) -> MatvecPolicy {
         Self::default_for(info.compute_capability)
     }
 
     /// The default for compute capability `arch` (see [`Self::for_device`]).
+    ///
+    /// ```
+    /// use linalg::policy::MatvecPolicy;
+    /// assert_eq!(MatvecPolicy::default_for((9, 0)), MatvecPolicy::DEFAULT);
+    /// ```
     pub fn default_for(_arch: (u32, u32)) -> MatvecPolicy {
         Self::DEFAULT
     }
@@ -97,6 +120,13 @@ impl MatvecPolicy {
     /// compiled-in block shapes must be [`MatvecPolicy::DEFAULT`]'s, the
     /// run-time constants at least 1, the loads in flight one of
     /// [`TUNABLE_LOADS`]. Each refusal is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use linalg::policy::MatvecPolicy;
+    /// assert!(MatvecPolicy { n_waves: 4, ..MatvecPolicy::DEFAULT }.validate().is_ok());
+    /// assert!(MatvecPolicy { n_block_threads: 128, ..MatvecPolicy::DEFAULT }.validate().is_err()); // compiled in
+    /// assert!(MatvecPolicy { t_waves: 0, ..MatvecPolicy::DEFAULT }.validate().is_err());
+    /// ```
     pub fn validate(&self) -> Result<()> {
         let compiled = Self::DEFAULT;
         if self.n_block_threads != compiled.n_block_threads

@@ -34,6 +34,12 @@ impl TransposeAlgorithm {
     ];
 
     /// A short name for tables and CSV rows.
+    ///
+    /// ```
+    /// use linalg::TransposeAlgorithm;
+    /// assert_eq!(TransposeAlgorithm::TiledPadded.name(), "tiled-padded");
+    /// assert_eq!(TransposeAlgorithm::default().to_string(), "tuned");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             TransposeAlgorithm::Naive => "naive",
@@ -64,6 +70,13 @@ pub struct TransposeOptions {
 
 impl TransposeOptions {
     /// `algorithm` with the device's default policy.
+    ///
+    /// ```
+    /// use linalg::{TransposeAlgorithm, TransposeOptions};
+    /// let options = TransposeOptions::new(TransposeAlgorithm::Naive);
+    /// assert_eq!(options.policy, None);
+    /// assert!(options.validate().is_ok());
+    /// ```
     pub fn new(algorithm: TransposeAlgorithm) -> Self {
         TransposeOptions {
             algorithm,
@@ -72,6 +85,14 @@ impl TransposeOptions {
     }
 
     /// [`TransposeAlgorithm::Tuned`] with `policy`.
+    ///
+    /// ```
+    /// use linalg::policy::TransposePolicy;
+    /// use linalg::{TransposeAlgorithm, TransposeOptions};
+    /// let options = TransposeOptions::tuned(TransposePolicy::new(4)?);
+    /// assert_eq!(options.algorithm, TransposeAlgorithm::Tuned);
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn tuned(policy: TransposePolicy) -> Self {
         TransposeOptions {
             algorithm: TransposeAlgorithm::Tuned,
@@ -81,6 +102,14 @@ impl TransposeOptions {
 
     /// Checks the policy, if one is given: only Tuned takes one, and it
     /// must be one the compiled kernels run ([`TransposePolicy::validate`]).
+    ///
+    /// ```
+    /// use linalg::policy::TransposePolicy;
+    /// use linalg::{TransposeAlgorithm, TransposeOptions};
+    /// assert!(TransposeOptions::tuned(TransposePolicy::DEFAULT).validate().is_ok());
+    /// let tiled = TransposeOptions { policy: Some(TransposePolicy::DEFAULT), ..TransposeOptions::new(TransposeAlgorithm::Tiled) };
+    /// assert!(tiled.validate().is_err()); // only Tuned takes a policy
+    /// ```
     pub fn validate(&self) -> Result<()> {
         match (self.algorithm, self.policy) {
             (_, None) => Ok(()),
@@ -95,12 +124,24 @@ impl TransposeOptions {
 
 /// Global-memory bytes a transpose moves: every element read once and
 /// written once, `2·rows·cols·elem_bytes`.
+///
+/// ```
+/// // Every element read once and written once: 2 · 1000 · 500 · 8 bytes for f64.
+/// assert_eq!(linalg::transpose_bytes_moved(1000, 500, 8), 8_000_000);
+/// ```
 pub fn transpose_bytes_moved(rows: usize, cols: usize, elem_bytes: usize) -> u64 {
     2 * rows as u64 * cols as u64 * elem_bytes as u64
 }
 
 /// Checks that `output_shape` is `input_shape` transposed, and that the
 /// element size has a kernel (1, 4 or 8 bytes). Pure, for CI.
+///
+/// ```
+/// use linalg::check_transpose_shapes;
+/// assert!(check_transpose_shapes((2, 3), (3, 2), 4).is_ok());
+/// assert!(check_transpose_shapes((2, 3), (2, 3), 4).is_err()); // not transposed
+/// assert!(check_transpose_shapes((2, 3), (3, 2), 3).is_err()); // no kernel for 3-byte elements
+/// ```
 pub fn check_transpose_shapes(
     input_shape: (usize, usize),
     output_shape: (usize, usize),

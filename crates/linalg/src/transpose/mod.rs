@@ -40,6 +40,19 @@ use policy::TransposePolicy;
 /// `output` must be `cols × rows` and must not overlap `input`. Shape
 /// errors, overlap and unsupported element sizes are typed errors, found
 /// before anything is written.
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::{Matrix, TransposeAlgorithm};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let mut t = Matrix::<f32>::zeros(&gpu, 3, 2)?;
+/// linalg::transpose(&gpu, a.view(), t.view_mut(), TransposeAlgorithm::TiledPadded)?;
+/// assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 2, 3)?); // [1, 4, 2, 5, 3, 6]
+/// # Ok(()) }
+/// ```
 pub fn transpose<T: DeviceType>(
     gpu: &Gpu,
     input: MatrixView<'_, T>,
@@ -53,6 +66,21 @@ pub fn transpose<T: DeviceType>(
 /// a [`crate::policy::TransposePolicy`] (a policy the kernels cannot run,
 /// or one given to another algorithm, is a typed error). Same checks and
 /// guarantees as [`transpose`].
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::policy::TransposePolicy;
+/// use linalg::{Matrix, TransposeOptions};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host: Vec<u8> = (0..=255).collect(); // 16 × 16 bytes
+/// let a = Matrix::from_host(&gpu, 16, 16, &host)?;
+/// let mut t = Matrix::<u8>::zeros(&gpu, 16, 16)?;
+/// let options = TransposeOptions::tuned(TransposePolicy::new(16)?);
+/// linalg::transpose_with(&gpu, a.view(), t.view_mut(), &options)?;
+/// assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 16, 16)?);
+/// # Ok(()) }
+/// ```
 pub fn transpose_with<T: DeviceType>(
     gpu: &Gpu,
     input: MatrixView<'_, T>,
@@ -64,6 +92,22 @@ pub fn transpose_with<T: DeviceType>(
 
 /// [`TransposeAlgorithm::Tuned`] with `policy`, for tuning sweeps:
 /// `transpose_with(…, &TransposeOptions::tuned(*policy))`.
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+/// use linalg::Matrix;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host: Vec<f64> = (0..12).map(f64::from).collect(); // 3 × 4
+/// let a = Matrix::from_host(&gpu, 3, 4, &host)?;
+/// let mut t = Matrix::<f64>::zeros(&gpu, 4, 3)?;
+/// for block_rows in TUNABLE_BLOCK_ROWS {
+///     linalg::transpose_tuned_with(&gpu, a.view(), t.view_mut(), &TransposePolicy::new(block_rows)?)?;
+///     assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 3, 4)?);
+/// }
+/// # Ok(()) }
+/// ```
 pub fn transpose_tuned_with<T: DeviceType>(
     gpu: &Gpu,
     input: MatrixView<'_, T>,
@@ -74,6 +118,19 @@ pub fn transpose_tuned_with<T: DeviceType>(
 }
 
 /// [`transpose`] into a new `cols × rows` matrix.
+///
+/// ```no_run
+/// use gpu_core::Gpu;
+/// use linalg::{Matrix, TransposeAlgorithm};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1i32, 2, 3, 4, 5, 6]; // 2 × 3
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let t = linalg::transpose_new(&gpu, a.view(), TransposeAlgorithm::Tuned)?;
+/// assert_eq!(t.shape(), (3, 2));
+/// assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 2, 3)?); // [1, 4, 2, 5, 3, 6]
+/// # Ok(()) }
+/// ```
 pub fn transpose_new<T: DeviceType>(
     gpu: &Gpu,
     input: MatrixView<'_, T>,

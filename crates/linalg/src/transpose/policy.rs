@@ -34,6 +34,13 @@ impl TransposePolicy {
     };
 
     /// A 32-wide tile with `block_rows` rows of threads, checked.
+    ///
+    /// ```
+    /// use linalg::policy::TransposePolicy;
+    /// assert_eq!(TransposePolicy::new(16)?.block_rows, 16);
+    /// assert!(TransposePolicy::new(12).is_err()); // not one of TUNABLE_BLOCK_ROWS
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new(block_rows: u32) -> Result<TransposePolicy> {
         let policy = TransposePolicy {
             tile: 32,
@@ -45,17 +52,38 @@ impl TransposePolicy {
 
     /// The default for a device: [`TransposePolicy::DEFAULT`] on every
     /// architecture (measured on sm_90).
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// use linalg::policy::TransposePolicy;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let policy = TransposePolicy::for_device(gpu.info());
+    /// assert_eq!(policy, TransposePolicy::default_for(gpu.info().compute_capability));
+    /// # Ok(()) }
+    /// ```
     pub fn for_device(info: &DeviceInfo) -> TransposePolicy {
         Self::default_for(info.compute_capability)
     }
 
     /// The default for compute capability `arch` (see [`Self::for_device`]).
+    ///
+    /// ```
+    /// use linalg::policy::TransposePolicy;
+    /// assert_eq!(TransposePolicy::default_for((8, 0)), TransposePolicy::DEFAULT);
+    /// ```
     pub fn default_for(_arch: (u32, u32)) -> TransposePolicy {
         Self::DEFAULT
     }
 
     /// Tile 32 (a warp per tile row) and `block_rows` one of
     /// [`TUNABLE_BLOCK_ROWS`]: [`Error::InvalidArgument`] otherwise.
+    ///
+    /// ```
+    /// use linalg::policy::TransposePolicy;
+    /// assert!(TransposePolicy { block_rows: 4, ..TransposePolicy::DEFAULT }.validate().is_ok());
+    /// assert!(TransposePolicy { tile: 16, ..TransposePolicy::DEFAULT }.validate().is_err());
+    /// ```
     pub fn validate(&self) -> Result<()> {
         if self.tile != 32 || !TUNABLE_BLOCK_ROWS.contains(&self.block_rows) {
             return Err(Error::invalid(
