@@ -100,6 +100,18 @@ impl<T: DeviceType> DeviceBuffer<T> {
     /// # Safety
     /// The contents are whatever the memory held; read them only after
     /// writing them.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let host = [1.0f32, 2.0, 3.0];
+    /// // SAFETY: the copy below writes every element before any is read.
+    /// let mut output = unsafe { DeviceBuffer::<f32>::uninit(&gpu, host.len())? };
+    /// output.view_mut().copy_from_host(&gpu, &host)?;
+    /// assert_eq!(output.to_host(&gpu)?, host);
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn uninit(gpu: &Gpu, len: usize) -> Result<Self> {
         // The byte count must fit before the pool is asked.
         byte_len::<T>(len)?;
@@ -113,6 +125,15 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// `len` zeros.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let counts = DeviceBuffer::<u64>::zeros(&gpu, 4)?;
+    /// assert_eq!(counts.to_host(&gpu)?, vec![0; 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn zeros(gpu: &Gpu, len: usize) -> Result<Self> {
         // SAFETY: every byte is set to zero below, before anyone reads it.
         let mut buffer = unsafe { Self::uninit(gpu, len)? };
@@ -123,6 +144,15 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// `len` copies of `value`, written by a fill kernel.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let ones = DeviceBuffer::filled(&gpu, 3, 1.5f64)?;
+    /// assert_eq!(ones.to_host(&gpu)?, vec![1.5; 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn filled(gpu: &Gpu, len: usize, value: T) -> Result<Self> {
         // SAFETY: fill writes every element before anyone reads it.
         let mut buffer = unsafe { Self::uninit(gpu, len)? };
@@ -132,11 +162,31 @@ impl<T: DeviceType> DeviceBuffer<T> {
 
     /// `len` copies of [`DeviceType::poison`]: an output to write into in tests
     /// and benchmarks, so an element the algorithm skipped shows up.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// use gpu_core::DeviceType;
+    /// let output = DeviceBuffer::<i32>::poisoned(&gpu, 3)?;
+    /// assert_eq!(output.to_host(&gpu)?, vec![i32::poison(); 3]); // overwritten by the operation under test
+    /// # Ok(()) }
+    /// ```
     pub fn poisoned(gpu: &Gpu, len: usize) -> Result<Self> {
         Self::filled(gpu, len, T::poison())
     }
 
     /// Copies `host` to a new device buffer (waits for the copy).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let data = DeviceBuffer::from_host(&gpu, &[3u8, 1, 4])?;
+    /// assert_eq!(data.len(), 3);
+    /// assert_eq!(data.to_host(&gpu)?, vec![3, 1, 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn from_host(gpu: &Gpu, host: &[T]) -> Result<Self> {
         // SAFETY: the whole buffer is written by the copy below.
         let mut buffer = unsafe { Self::uninit(gpu, host.len())? };
@@ -149,6 +199,17 @@ impl<T: DeviceType> DeviceBuffer<T> {
     /// buffer's views record nothing in cudarc's events. To lend a slice
     /// that other streams use, with the ordering recorded, use
     /// [`CudaRead`] / [`CudaWrite`] instead.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// // A slice from the caller's own cudarc code, on the Gpu's stream.
+    /// let slice = gpu.cudarc_stream().clone_htod(&[1i32, 2, 3])?;
+    /// let buffer = DeviceBuffer::from_cudarc(slice);
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn from_cudarc(slice: CudaSlice<T>) -> Self {
         let len = slice.len();
         DeviceBuffer {
@@ -166,6 +227,16 @@ impl<T: DeviceType> DeviceBuffer<T> {
     /// When its context tracks events, a write is recorded on that stream
     /// here, so that the caller's other streams wait for every parprims
     /// operation enqueued on it so far before they read or write the slice.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let output = DeviceBuffer::from_host(&gpu, &[1i32, 3, 6])?; // or scan::inclusive's result, …
+    /// let slice: cudarc::driver::CudaSlice<i32> = output.into_cudarc().expect("not empty");
+    /// assert_eq!(gpu.cudarc_stream().clone_dtoh(&slice)?, vec![1, 3, 6]);
+    /// # Ok(()) }
+    /// ```
     pub fn into_cudarc(self) -> Option<CudaSlice<T>> {
         let mut slice = self.slice?;
         let stream = slice.stream().clone();
@@ -179,6 +250,17 @@ impl<T: DeviceType> DeviceBuffer<T> {
     /// The cudarc slice behind the buffer (`None` when empty). Nothing is
     /// recorded in its events: order other streams with the [`Gpu`]'s
     /// yourself, or take the slice with [`DeviceBuffer::into_cudarc`].
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// let slice = buffer.as_cudarc().expect("not empty");
+    /// assert_eq!(slice.len(), 3);
+    /// assert!(DeviceBuffer::<i32>::zeros(&gpu, 0)?.as_cudarc().is_none());
+    /// # Ok(()) }
+    /// ```
     pub fn as_cudarc(&self) -> Option<&CudaSlice<T>> {
         self.slice.as_ref()
     }
@@ -188,6 +270,16 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// The whole buffer as a read-only view.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// let view = buffer.view(); // what read-only parprims inputs take
+    /// assert_eq!((view.len(), view.device_ptr()), (3, buffer.view().device_ptr()));
+    /// # Ok(()) }
+    /// ```
     pub fn view(&self) -> DeviceView<'_, T> {
         DeviceView {
             ptr: self.raw_ptr(),
@@ -197,6 +289,16 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// The whole buffer as a writable view.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<i32>::zeros(&gpu, 3)?;
+    /// buffer.view_mut().fill(&gpu, 7)?; // what parprims outputs take
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![7, 7, 7]);
+    /// # Ok(()) }
+    /// ```
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
         DeviceViewMut {
             ptr: self.raw_ptr(),
@@ -206,16 +308,45 @@ impl<T: DeviceType> DeviceBuffer<T> {
     }
 
     /// Elements `range` as a read-only view.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4, 5])?;
+    /// assert_eq!(buffer.slice(1..4)?.to_host(&gpu)?, vec![2, 3, 4]);
+    /// assert!(buffer.slice(4..9).is_err()); // out of bounds
+    /// # Ok(()) }
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
         self.view().slice(range)
     }
 
     /// Elements `range` as a writable view.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4, 5])?;
+    /// buffer.slice_mut(3..)?.fill(&gpu, 0)?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![1, 2, 3, 0, 0]);
+    /// # Ok(()) }
+    /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
         self.view_mut().into_slice(range)
     }
 
     /// Copies the buffer to the host (waits for the stream).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1.0f32, 2.0])?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<T>> {
         self.view().to_host(gpu)
     }
@@ -252,14 +383,44 @@ macro_rules! length_accessors {
     ($($memory:ty),*) => {$(
         impl<T: DeviceType> $memory {
             /// Number of elements.
+            ///
+            /// ```no_run
+            /// use gpu_core::{DeviceBuffer, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let gpu = Gpu::new(0)?;
+            /// let buffer = DeviceBuffer::<f64>::zeros(&gpu, 1000)?;
+            /// assert_eq!((buffer.len(), buffer.bytes()), (1000, 8000));
+            /// assert!(!buffer.is_empty() && buffer.view().slice(10..10)?.is_empty());
+            /// # Ok(()) }
+            /// ```
             pub fn len(&self) -> usize {
                 self.len
             }
             /// Whether it has no elements.
+            ///
+            /// ```no_run
+            /// use gpu_core::{DeviceBuffer, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let gpu = Gpu::new(0)?;
+            /// let buffer = DeviceBuffer::<f64>::zeros(&gpu, 1000)?;
+            /// assert_eq!((buffer.len(), buffer.bytes()), (1000, 8000));
+            /// assert!(!buffer.is_empty() && buffer.view().slice(10..10)?.is_empty());
+            /// # Ok(()) }
+            /// ```
             pub fn is_empty(&self) -> bool {
                 self.len == 0
             }
             /// Size in bytes.
+            ///
+            /// ```no_run
+            /// use gpu_core::{DeviceBuffer, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let gpu = Gpu::new(0)?;
+            /// let buffer = DeviceBuffer::<f64>::zeros(&gpu, 1000)?;
+            /// assert_eq!((buffer.len(), buffer.bytes()), (1000, 8000));
+            /// assert!(!buffer.is_empty() && buffer.view().slice(10..10)?.is_empty());
+            /// # Ok(()) }
+            /// ```
             pub fn bytes(&self) -> usize {
                 self.len * T::BYTES
             }
@@ -273,6 +434,16 @@ macro_rules! view_accessors {
     ($($view:ident),*) => {$(
         impl<T: DeviceType> $view<'_, T> {
             /// The device address of the first element (0 for an empty buffer).
+            ///
+            /// ```no_run
+            /// use gpu_core::{DeviceBuffer, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let gpu = Gpu::new(0)?;
+            /// let buffer = DeviceBuffer::<u32>::zeros(&gpu, 8)?;
+            /// let (whole, tail) = (buffer.view(), buffer.slice(4..)?);
+            /// assert_eq!(tail.device_ptr(), whole.device_ptr() + 4 * 4); // 4-byte elements
+            /// # Ok(()) }
+            /// ```
             pub fn device_ptr(&self) -> u64 {
                 self.ptr
             }
@@ -289,6 +460,16 @@ view_accessors!(DeviceView, DeviceViewMut);
 
 impl<'a, T: DeviceType> DeviceView<'a, T> {
     /// Elements `range` of this view.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4, 5])?;
+    /// let middle = buffer.view().slice(1..4)?;
+    /// assert_eq!(middle.slice(1..)?.to_host(&gpu)?, vec![3, 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>> {
         let (start, end) = resolve_range(range, self.len)?;
         Ok(DeviceView {
@@ -298,18 +479,49 @@ impl<'a, T: DeviceType> DeviceView<'a, T> {
         })
     }
     /// Whether this view and `other` share any byte of memory.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::<u32>::zeros(&gpu, 8)?;
+    /// let (head, tail) = (buffer.slice(..4)?, buffer.slice(4..)?);
+    /// assert!(!head.overlaps(tail.device_ptr(), tail.bytes()));
+    /// assert!(buffer.view().overlaps(tail.device_ptr(), tail.bytes()));
+    /// # Ok(()) }
+    /// ```
     pub fn overlaps(&self, other_ptr: u64, other_bytes: usize) -> bool {
         let (a0, a1) = (self.ptr, self.ptr + self.bytes() as u64);
         let (b0, b1) = (other_ptr, other_ptr + other_bytes as u64);
         self.len > 0 && other_bytes > 0 && a0 < b1 && b0 < a1
     }
     /// Copies the view to the host (waits for the stream).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// assert_eq!(buffer.view().slice(1..)?.to_host(&gpu)?, vec![2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn to_host(&self, gpu: &Gpu) -> Result<Vec<T>> {
         let mut host = vec![T::default(); self.len];
         self.copy_to_host(gpu, &mut host)?;
         Ok(host)
     }
     /// Copies the view into `host` (waits for the stream).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// let mut host = [0i32; 3];
+    /// buffer.view().copy_to_host(&gpu, &mut host)?; // into memory the caller reuses
+    /// assert_eq!(host, [1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn copy_to_host(&self, gpu: &Gpu, host: &mut [T]) -> Result<()> {
         Error::check_len("host slice", self.len, host.len())?;
         if self.len == 0 {
@@ -326,6 +538,16 @@ impl<'a, T: DeviceType> DeviceView<'a, T> {
 
 impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
     /// A read-only view of the same elements.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// let output = buffer.view_mut();
+    /// assert_eq!(output.as_view().to_host(&gpu)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn as_view(&self) -> DeviceView<'_, T> {
         DeviceView {
             ptr: self.ptr,
@@ -334,6 +556,18 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         }
     }
     /// A shorter-lived writable view of the same elements.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<i32>::zeros(&gpu, 4)?;
+    /// let mut output = buffer.view_mut();
+    /// output.reborrow().fill(&gpu, 1)?; // lend it for one call ...
+    /// output.slice_mut(2..)?.fill(&gpu, 2)?; // ... and keep using it
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![1, 1, 2, 2]);
+    /// # Ok(()) }
+    /// ```
     pub fn reborrow(&mut self) -> DeviceViewMut<'_, T> {
         DeviceViewMut {
             ptr: self.ptr,
@@ -342,6 +576,17 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         }
     }
     /// Elements `range` of this view, consuming it.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<i32>::zeros(&gpu, 4)?;
+    /// let mut tail = buffer.view_mut().into_slice(1..)?;
+    /// tail.fill(&gpu, 9)?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![0, 9, 9, 9]);
+    /// # Ok(()) }
+    /// ```
     pub fn into_slice(self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'a, T>> {
         let (start, end) = resolve_range(range, self.len)?;
         Ok(DeviceViewMut {
@@ -351,10 +596,33 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         })
     }
     /// Elements `range` of this view, borrowed.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<i32>::zeros(&gpu, 4)?;
+    /// let mut output = buffer.view_mut();
+    /// output.slice_mut(..1)?.fill(&gpu, 5)?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![5, 0, 0, 0]);
+    /// # Ok(()) }
+    /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
         self.reborrow().into_slice(range)
     }
     /// Splits into `[0, mid)` and `[mid, len)`.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<i32>::zeros(&gpu, 5)?;
+    /// let (mut head, mut tail) = buffer.view_mut().split_at_mut(2)?; // two outputs at once
+    /// head.fill(&gpu, 1)?;
+    /// tail.fill(&gpu, 2)?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![1, 1, 2, 2, 2]);
+    /// # Ok(()) }
+    /// ```
     pub fn split_at_mut(self, mid: usize) -> Result<(DeviceViewMut<'a, T>, DeviceViewMut<'a, T>)> {
         if mid > self.len {
             return Err(Error::OutOfBounds {
@@ -376,6 +644,16 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         Ok((head, tail))
     }
     /// Copies `host` into the view (waits for the copy).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<f32>::zeros(&gpu, 3)?;
+    /// buffer.view_mut().copy_from_host(&gpu, &[0.5, 1.5, 2.5])?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![0.5, 1.5, 2.5]);
+    /// # Ok(()) }
+    /// ```
     pub fn copy_from_host(&mut self, gpu: &Gpu, host: &[T]) -> Result<()> {
         Error::check_len("host slice", self.len, host.len())?;
         if self.len == 0 {
@@ -388,6 +666,17 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
     }
     /// Copies `src` (same length) into the view, device to device, enqueued
     /// on the stream (does not wait).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let source = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?;
+    /// let mut copy = DeviceBuffer::<i32>::zeros(&gpu, 3)?;
+    /// copy.view_mut().copy_from(&gpu, &source.view())?;
+    /// assert_eq!(copy.to_host(&gpu)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn copy_from(&mut self, gpu: &Gpu, src: &DeviceView<'_, T>) -> Result<()> {
         Error::check_len("copy source", self.len, src.len)?;
         if self.len == 0 {
@@ -401,6 +690,16 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         Ok(())
     }
     /// Writes `value` into every element (enqueued; does not wait).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut buffer = DeviceBuffer::<u16>::zeros(&gpu, 4)?;
+    /// buffer.view_mut().fill(&gpu, 0xffff)?;
+    /// assert_eq!(buffer.to_host(&gpu)?, vec![0xffff; 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn fill(&mut self, gpu: &Gpu, value: T) -> Result<()> {
         if self.len == 0 {
             return Ok(());
@@ -679,6 +978,19 @@ impl<'a, T: DeviceType> CudaRead<'a, T> {
     /// belongs to another CUDA context; or its context handle tracks events
     /// and `gpu`'s handle does not (make `gpu` with [`Gpu::from_cudarc`]
     /// from the buffer's context).
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// use gpu_core::{CudaRead, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let ctx = CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let input = stream.clone_htod(&[1i32, 2, 3])?; // the caller's own buffer
+    /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+    /// let lent = CudaRead::new(&gpu, &input)?; // gpu's stream waits for the upload
+    /// assert_eq!(lent.view().to_host(&gpu)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(gpu: &'a Gpu, source: impl CudarcReadable<'a, T>) -> Result<Self> {
         Ok(CudaRead {
             loan: Loan::lend(
@@ -699,6 +1011,19 @@ impl<'a, T: DeviceType> CudaWrite<'a, T> {
     /// writing (and reading).
     ///
     /// Errors: as [`CudaRead::new`].
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// use gpu_core::{CudaWrite, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let ctx = CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let mut output = stream.alloc_zeros::<i32>(3)?; // the caller's own buffer
+    /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+    /// CudaWrite::new(&gpu, &mut output)?.view_mut().fill(&gpu, 7)?; // the loan ends here
+    /// assert_eq!(stream.clone_dtoh(&output)?, vec![7, 7, 7]); // stream waits for the write
+    /// # Ok(()) }
+    /// ```
     pub fn new(gpu: &'a Gpu, source: impl CudarcWritable<'a, T>) -> Result<Self> {
         Ok(CudaWrite {
             loan: Loan::lend(
@@ -714,6 +1039,20 @@ impl<'a, T: DeviceType> CudaWrite<'a, T> {
 
     /// The lent memory as a writable view, for parprims operations on the
     /// `Gpu` that made the loan.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// use gpu_core::{CudaWrite, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let ctx = CudaContext::new(0)?;
+    /// let mut output = ctx.default_stream().alloc_zeros::<u64>(4)?;
+    /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+    /// let mut lent = CudaWrite::new(&gpu, output.slice_mut(1..))?;
+    /// lent.view_mut().fill(&gpu, 1)?;
+    /// drop(lent); // records the write: the default stream's copy below waits for it
+    /// assert_eq!(ctx.default_stream().clone_dtoh(&output)?, vec![0, 1, 1, 1]);
+    /// # Ok(()) }
+    /// ```
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
         self.loan.view_mut()
     }
@@ -725,16 +1064,55 @@ macro_rules! loan_accessors {
         impl<T: DeviceType> $loan<'_, T> {
             /// The lent memory as a read-only view, for parprims operations
             /// on the `Gpu` that made the loan.
+            ///
+            /// ```no_run
+            /// use cudarc::driver::CudaContext;
+            /// use gpu_core::{CudaRead, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let ctx = CudaContext::new(0)?;
+            /// let input = ctx.default_stream().clone_htod(&[5u32, 6, 7, 8])?;
+            /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+            /// let lent = CudaRead::new(&gpu, input.slice(1..3))?;
+            /// assert_eq!((lent.len(), lent.is_empty()), (2, false));
+            /// assert_eq!(lent.view().to_host(&gpu)?, vec![6, 7]);
+            /// # Ok(()) }
+            /// ```
             pub fn view(&self) -> DeviceView<'_, T> {
                 self.loan.view()
             }
 
             /// Number of elements.
+            ///
+            /// ```no_run
+            /// use cudarc::driver::CudaContext;
+            /// use gpu_core::{CudaRead, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let ctx = CudaContext::new(0)?;
+            /// let input = ctx.default_stream().clone_htod(&[5u32, 6, 7, 8])?;
+            /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+            /// let lent = CudaRead::new(&gpu, input.slice(1..3))?;
+            /// assert_eq!((lent.len(), lent.is_empty()), (2, false));
+            /// assert_eq!(lent.view().to_host(&gpu)?, vec![6, 7]);
+            /// # Ok(()) }
+            /// ```
             pub fn len(&self) -> usize {
                 self.loan.len
             }
 
             /// Whether the lent memory is empty.
+            ///
+            /// ```no_run
+            /// use cudarc::driver::CudaContext;
+            /// use gpu_core::{CudaRead, Gpu};
+            /// # fn main() -> gpu_core::Result<()> {
+            /// let ctx = CudaContext::new(0)?;
+            /// let input = ctx.default_stream().clone_htod(&[5u32, 6, 7, 8])?;
+            /// let gpu = Gpu::from_cudarc(ctx.clone(), ctx.new_stream()?)?;
+            /// let lent = CudaRead::new(&gpu, input.slice(1..3))?;
+            /// assert_eq!((lent.len(), lent.is_empty()), (2, false));
+            /// assert_eq!(lent.view().to_host(&gpu)?, vec![6, 7]);
+            /// # Ok(()) }
+            /// ```
             pub fn is_empty(&self) -> bool {
                 self.loan.len == 0
             }
@@ -750,11 +1128,21 @@ macro_rules! loan_accessors {
 loan_accessors!(CudaRead, CudaWrite);
 
 /// Entry name of the fill kernel for `T`.
+///
+/// ```
+/// assert_eq!(gpu_core::fill_entry::<f32>(), "fill_f32");
+/// ```
 pub fn fill_entry<T: DeviceType>() -> String {
     format!("fill_{}", T::SUFFIX)
 }
 
 /// gpu-core's module for `T`: the fill kernel.
+///
+/// ```
+/// use gpu_core::{fill_entry, fill_module};
+/// let module = fill_module::<u8>();
+/// assert_eq!(module.entries(), [fill_entry::<u8>()]);
+/// ```
 pub fn fill_module<T: DeviceType>() -> ModuleSource {
     ModuleSource::new(format!("gpu_core_{}", T::SUFFIX))
         .source(parprims_kernels::GPU_CORE)
