@@ -235,3 +235,31 @@ __device__ __forceinline__ T block_thread_seed(T tile_prefix, bool has_tile_pref
     has_seed = !first_thread;
     return thread_prefix;
 }
+
+// ---------------------------------------------------------------------------
+// Tile level: one blocked tile of a block-wide scan, as the look-back scan
+// and the reduce-then-scan both start it.
+
+// How many of the tile_items items of the tile starting at `tile_base` lie
+// below n: tile_items, or fewer for the last tile.
+__device__ __forceinline__ u32 tile_valid_items(u64 n, u64 tile_base, u32 tile_items) {
+    const u64 remaining = n - tile_base;
+    return remaining < (u64)tile_items ? (u32)remaining : tile_items;
+}
+
+// Loads the tile starting at `tile_in` (`valid` items, padded with the
+// identity) blocked into `items` (block_load_blocked, through `exchange`),
+// reduces each thread's items and scans the thread totals across the block.
+// Returns the thread's exclusive prefix (as BlockScan::exclusive_scan:
+// meaningless for thread 0) and sets `aggregate` to the tile's total in
+// every thread. `scan_storage` may be reused after a __syncthreads.
+template <typename T, typename Op, int BLOCK_THREADS, int ITEMS>
+__device__ __forceinline__ T block_load_scan_totals(
+    const T* tile_in, u32 valid, bool vector_ok, T* exchange,
+    typename BlockScan<T, Op, BLOCK_THREADS>::Storage& scan_storage, T (&items)[ITEMS],
+    T& aggregate) {
+    block_load_blocked<T, BLOCK_THREADS, ITEMS>(tile_in, valid, vector_ok, exchange, items,
+                                                Op::identity());
+    const T thread_total = thread_reduce<T, Op, ITEMS>(items);
+    return BlockScan<T, Op, BLOCK_THREADS>::exclusive_scan(thread_total, scan_storage, aggregate);
+}
