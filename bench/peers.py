@@ -10,6 +10,7 @@ own harness (parprims_testkit::bench), and writes the parprims results CSV forma
     python3 bench/peers.py --only scan,compact --sizes 2^28,123123123 --reps 20
     python3 bench/peers.py --out $OUT/peers.csv
     python3 bench/peers.py --self-test           # CSV/bytes/parsing checks, no torch needed
+    python3 bench/peers.py latency --sizes 1024,65536,1048576 --csv $OUT/latency-peers.csv
 
 Method (the same as parprims_testkit::bench::time_device)
 -------------------------------------------------
@@ -86,6 +87,36 @@ skipped cases are not written to the CSV (they are printed).
 
 Exit status: 0 all good; 1 a peer failed its check (the others still ran);
 2 no usable CUDA device or no torch.
+
+Latency mode (`peers.py latency`)
+---------------------------------
+The peers of examples/latency.rs, with its three numbers per row, for small
+inputs (--sizes, default 1024,65536,1048576), in steady state: inputs and
+preallocated outputs made once per row, --warmup untimed calls (default 20)
+before each phase, the median of --reps (default 200):
+
+* device_us_one: CUDA events around one call, the stream idle (synchronised)
+  when the start event is recorded, so Python's and the library's host work
+  inside the call is seen too;
+* device_us_back_to_back: events around --calls calls (default 100),
+  divided by the count;
+* host_us: time.perf_counter() before the call to after the stream's
+  synchronize() returns: call to result ready, Python included.
+
+Rows (primitive, the call): "torch.cumsum" torch.cumsum(x, 0,
+dtype=torch.int32, out=y) on int32; "torch.masked_select"
+torch.masked_select(x, mask), int32 x, a bool mask from random byte flags
+(about half kept), the output allocated by torch in the call, which
+synchronises with the host to learn its length; "torch.x[x>t]" x[x > 0];
+"torch.Tensor.copy_" y.copy_(x) of n int32 (the floor); "cupy.cumsum(cub)"
+cupy.cumsum(x, dtype=x.dtype, out=y) on int32 CuPy arrays with the CUB
+routine accelerator on. Outputs are poisoned before each phase and checked
+after it. A peer whose package (torch, cupy) is missing or cannot run is
+skipped with a note. CSV (--csv, default $OUT/latency-peers.csv or
+./latency-peers.csv): primitive,n,device_us_one,device_us_back_to_back,
+host_us,device, microseconds with 3 decimals, the same columns as
+examples/latency.rs writes. Exit status: 0 all good, 1 a check failed, 2
+neither torch nor CuPy could use a CUDA device.
 """
 
 from __future__ import annotations
@@ -190,6 +221,59 @@ def write_csv(path: str, records: list[Record]) -> None:
         file.write(CSV_HEADER + "\n")
         for record in records:
             file.write(record.to_csv() + "\n")
+
+
+# The latency table's CSV (examples/latency.rs writes the same columns).
+LATENCY_COLUMNS = "primitive,n,device_us_one,device_us_back_to_back,host_us,device"
+LATENCY_SIZES = [1 << 10, 1 << 16, 1 << 20]
+
+
+@dataclass
+class LatencyRow:
+    """One row of the latency table, times in microseconds (medians)."""
+
+    primitive: str
+    n: int
+    device_us_one: float
+    device_us_back_to_back: float
+    host_us: float
+    device: str
+
+    def to_csv(self) -> str:
+        return ",".join(
+            [
+                csv_field(self.primitive),
+                str(self.n),
+                f"{self.device_us_one:.3f}",
+                f"{self.device_us_back_to_back:.3f}",
+                f"{self.host_us:.3f}",
+                csv_field(self.device),
+            ]
+        )
+
+    def table_cells(self) -> list[str]:
+        # The shape column of examples/latency.rs's table: n for 1-D calls.
+        return [f"`{self.primitive}`", str(self.n), str(self.n), f"{self.device_us_one:.2f}",
+                f"{self.device_us_back_to_back:.2f}", f"{self.host_us:.2f}"]
+
+
+def write_latency_csv(path: str, rows: list[LatencyRow]) -> None:
+    """Writes LATENCY_COLUMNS and one line per row (replacing the file)."""
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as file:
+        file.write(LATENCY_COLUMNS + "\n")
+        for row in rows:
+            file.write(row.to_csv() + "\n")
+
+
+def latency_markdown(rows: list[LatencyRow]) -> str:
+    """The rows as the Markdown table examples/latency.rs prints (µs)."""
+    lines = ["| primitive | n | shape | device µs, one call | device µs, back to back | host µs |",
+             "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row.table_cells()) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def median(samples: list[float]) -> float:
@@ -456,6 +540,25 @@ def self_test() -> int:
     table = format_table([["a", "ms"], ["scan", "1.0"]], {1})
     expect(table.splitlines()[2].endswith("1.0"), "table")
 
+    latency = LatencyRow("torch.cumsum", 65536, 5.5, 4.25, 21.0,
+                         "NVIDIA H100 80GB HBM3, sm_90")
+    expect(latency.to_csv() == 'torch.cumsum,65536,5.500,4.250,21.000,'
+           '"NVIDIA H100 80GB HBM3, sm_90"', f"LatencyRow.to_csv: {latency.to_csv()}")
+    expect(len(split_csv(latency.to_csv())) == len(LATENCY_COLUMNS.split(",")),
+           "latency columns")
+    expect(latency_markdown([latency]).splitlines()[2]
+           == "| `torch.cumsum` | 65536 | 65536 | 5.50 | 4.25 | 21.00 |", "latency table")
+    latency_args = parse_latency_args(["--sizes", "2^10,65536", "--csv", "x.csv", "--calls", "7"])
+    expect(latency_args.sizes == [1024, 65536] and latency_args.csv == "x.csv"
+           and latency_args.calls == 7 and latency_args.reps == 200, "latency arguments")
+    expect(parse_latency_args([]).sizes == LATENCY_SIZES, "latency default sizes")
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "latency.csv")
+        write_latency_csv(path, [latency])
+        with open(path, encoding="utf-8") as file:
+            lines = file.read().splitlines()
+        expect(lines == [LATENCY_COLUMNS, latency.to_csv()], "write_latency_csv")
+
     if failures:
         for failure in failures:
             print(f"self-test FAILED: {failure}", file=sys.stderr)
@@ -562,6 +665,37 @@ def time_device(clock, warmup: int, reps: int, prepare: Callable[[int], None],
         run(warmup + i)
         clock.record(stop)
         samples.append(clock.elapsed_ms(start, stop))
+    return samples
+
+
+def time_device_batched(clock, warmup: int, reps: int, calls: int,
+                        prepare: Callable[[int], None], run: Callable[[int], None]) -> list[float]:
+    """parprims_testkit::bench::time_device_batched: events around `calls`
+    runs back to back, each sample the time per run."""
+    start, stop = clock.event(), clock.event()
+    samples = []
+    for group in range(warmup + reps):
+        prepare(group)
+        clock.record(start)
+        for call in range(calls):
+            run(group * calls + call)
+        clock.record(stop)
+        ms = clock.elapsed_ms(start, stop)
+        if group >= warmup:
+            samples.append(ms / calls)
+    return samples
+
+
+def time_host(warmup: int, reps: int, run: Callable[[int], None]) -> list[float]:
+    """parprims_testkit::bench::time_host: the wall clock around each run
+    (which must wait for its device work itself), in milliseconds."""
+    for i in range(warmup):
+        run(i)
+    samples = []
+    for i in range(reps):
+        started = time.perf_counter()
+        run(warmup + i)
+        samples.append((time.perf_counter() - started) * 1e3)
     return samples
 
 
@@ -1135,27 +1269,269 @@ def run_conv(ctx: Context) -> None:
     torch.backends.cudnn.allow_tf32 = True
 
 
+# --- latency --------------------------------------------------------------
+
+
+@dataclass
+class LatencyCase:
+    """One peer at one size: its call bound to inputs made once."""
+
+    primitive: str
+    n: int
+    clock: object  # TorchClock or CupyClock
+    sync: Callable[[], None]  # waits for the stream the call runs on
+    bound: Bound
+    check: Callable[[], str]  # raises CheckFailed
+    optional: bool = False  # cannot run: a note, not a failure
+
+
+def measure_latency(args: argparse.Namespace, case: LatencyCase, device: str) -> LatencyRow:
+    """examples/latency.rs's three numbers for one case; the output is
+    poisoned before each phase and checked after it."""
+    bound, sync = case.bound, case.sync
+
+    def prepare_idle(_: int) -> None:
+        bound.prepare()
+        sync()
+
+    def run_and_wait(_: int) -> None:
+        bound.run()
+        sync()
+
+    one = time_device(case.clock, args.warmup, args.reps, prepare_idle, lambda _: bound.run())
+    sync()
+    case.check()
+    bound.prepare()
+    back_to_back = time_device_batched(case.clock, args.warmup, args.reps, args.calls,
+                                       lambda _: sync(), lambda _: bound.run())
+    sync()
+    case.check()
+    bound.prepare()
+    sync()
+    host = time_host(args.warmup, args.reps, run_and_wait)
+    case.check()
+    return LatencyRow(case.primitive, case.n, median(one) * 1e3, median(back_to_back) * 1e3,
+                      median(host) * 1e3, device)
+
+
+def torch_latency_cases(ctx: Context, n: int) -> list[LatencyCase]:
+    """torch.cumsum, torch.masked_select, x[x > 0] and copy_ on n int32,
+    on torch's current stream."""
+    torch = ctx.torch
+    sync = torch.cuda.current_stream().synchronize
+
+    def cumsum() -> LatencyCase:
+        workload = scan_workload(ctx, n, "i32")
+        inputs = workload.make_inputs()
+        x, y = inputs["x"], inputs["y"]
+        bound = Bound(lambda: poison(torch, y),
+                      lambda: torch.cumsum(x, 0, dtype=torch.int32, out=y), lambda: y)
+        return LatencyCase("torch.cumsum", n, ctx.torch_clock, sync, bound,
+                           lambda: workload.check(inputs, y, 0.0, True))
+
+    def select(by_flags: bool) -> LatencyCase:
+        workload = compact_workload(ctx, n, by_flags)
+        inputs = workload.make_inputs()
+        x = inputs["x"]
+        holder = []
+
+        def run() -> None:
+            holder[:] = [torch.masked_select(x, inputs["mask"]) if by_flags else x[x > 0]]
+
+        bound = Bound(holder.clear, run, lambda: holder[0])
+        name = "torch.masked_select" if by_flags else "torch.x[x>t]"
+        return LatencyCase(name, n, ctx.torch_clock, sync, bound,
+                           lambda: workload.check(inputs, holder[0], 0.0, True))
+
+    def copy() -> LatencyCase:
+        x = torch.randint(-(1 << 31), (1 << 31) - 1, (n,), dtype=torch.int32, device=ctx.device,
+                          generator=ctx.generator())
+        y = torch.empty_like(x)
+        bound = Bound(lambda: poison(torch, y), lambda: y.copy_(x), lambda: y)
+        return LatencyCase("torch.Tensor.copy_", n, ctx.torch_clock, sync, bound,
+                           lambda: expect_equal(torch, y, x))
+
+    return [copy(), cumsum(), select(True), select(False)]
+
+
+def cupy_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
+    """cupy.cumsum on n int32 with CUB on, on CuPy's current stream."""
+    xc = cupy.random.RandomState(seed).randint(-1000, 1000, size=n, dtype=cupy.int32)
+    yc = cupy.empty_like(xc)
+
+    def check() -> str:
+        # Exact in int32's wrapping arithmetic: y[0] = x[0], y[i] - y[i-1] = x[i].
+        if int(yc[0]) != int(xc[0]) or not bool((yc[1:] - yc[:-1] == xc[1:]).all()):
+            raise CheckFailed("the output differs from the running sum of the input")
+        return ""
+
+    bound = Bound(lambda: yc.fill(POISON_4),
+                  lambda: cupy.cumsum(xc, dtype=xc.dtype, out=yc), lambda: yc)
+    return LatencyCase("cupy.cumsum(cub)", n, clock, cupy.cuda.get_current_stream().synchronize,
+                       bound, check, optional=True)
+
+
+def parse_latency_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="peers.py latency",
+        description="Latency of single PyTorch/CuPy calls at small sizes, "
+                    "the peers of examples/latency.rs (same columns).",
+        epilog="See 'Latency mode' in the header of this file for what each column times.",
+    )
+    parser.add_argument("--sizes", type=typed(parse_counts), default=list(LATENCY_SIZES),
+                        help="element counts (default 1024,65536,1048576)")
+    parser.add_argument("--reps", type=int, default=200, help="timed runs per phase (default 200)")
+    parser.add_argument("--warmup", type=int, default=20,
+                        help="untimed runs before each phase (default 20)")
+    parser.add_argument("--calls", type=int, default=100,
+                        help="calls between one pair of events, back to back (default 100)")
+    parser.add_argument("--csv", default=os.path.join(os.environ.get("OUT", "."),
+                                                      "latency-peers.csv"),
+                        help="CSV file to write (default $OUT/latency-peers.csv, "
+                             "or ./latency-peers.csv)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed the input generator (default: fresh from the OS)")
+    parser.add_argument("--no-cupy", action="store_true", help="skip the CuPy peer")
+    args = parser.parse_args(argv)
+    if args.reps < 1 or args.warmup < 0 or args.calls < 1:
+        parser.error("--reps and --calls must be >= 1, --warmup >= 0")
+    return args
+
+
+def latency_main(argv: list[str]) -> int:
+    args = parse_latency_args(argv)
+    notes, failures, rows = [], [], []
+
+    def note(text: str) -> None:
+        notes.append(text)
+        print(f"note: {text}", flush=True)
+
+    torch = None
+    try:
+        import torch  # noqa: PLC0415 (optional here)
+        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+            note("PyTorch sees no CUDA device; torch peers skipped")
+            torch = None
+    except ImportError as error:
+        note(f"PyTorch not available ({error}); torch peers skipped")
+    cupy = None
+    if args.no_cupy:
+        note("CuPy not used (--no-cupy)")
+    else:
+        cupy, _cub, _accelerator, why_not = import_cupy_with_cub()
+        if cupy is None:
+            note(why_not)
+    if torch is None and cupy is None:
+        print("error: neither PyTorch nor CuPy can use a CUDA device; nothing was measured",
+              file=sys.stderr)
+        return 2
+
+    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(63)
+    ctx = Context(torch, argparse.Namespace(seed=seed)) if torch is not None else None
+    cupy_seeds = random.Random(seed ^ 0x6375_7079)
+    if ctx is not None:
+        device = ctx.label
+        print(f"device: {device}; torch {torch.__version__}, CUDA {torch.version.cuda}", flush=True)
+    else:
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        device = f"{name}, sm_{props['major']}{props['minor']}"
+        print(f"device: {device}", flush=True)
+    if cupy is not None:
+        print(f"cupy {cupy.__version__} (CUB accelerator on)", flush=True)
+    print(f"latency, µs, median of {args.reps} after {args.warmup} warm-ups; one call: events "
+          f"from an idle stream; back to back: {args.calls} calls between events; host: call "
+          f"→ stream synchronize; seed {seed} (replay with --seed {seed})\n", flush=True)
+
+    cupy_clock = CupyClock(cupy) if cupy is not None else None
+    for n in args.sizes:
+        builders = []
+        if ctx is not None:
+            builders.append(("torch", lambda n=n: torch_latency_cases(ctx, n)))
+        if cupy is not None:
+            builders.append(("cupy.cumsum(cub)", lambda n=n: [
+                cupy_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
+        for label, build in builders:
+            try:
+                cases = build()
+            except Exception as error:
+                reason = f"{label} n = {n}: inputs could not be made " \
+                         f"({type(error).__name__}: {error})".splitlines()[0]
+                if label.startswith("cupy"):
+                    note(reason)
+                else:
+                    failures.append(reason)
+                continue
+            for case in cases:
+                try:
+                    row = measure_latency(args, case, device)
+                except CheckFailed as error:
+                    failures.append(f"{case.primitive} n = {n}: {error}")
+                    print(f"  {case.primitive} n = {n}: FAILED: {error}", flush=True)
+                    continue
+                except Exception as error:
+                    reason = f"{type(error).__name__}: {error}".splitlines()[0]
+                    if case.optional:
+                        note(f"{case.primitive} n = {n} skipped: {reason}")
+                    else:
+                        failures.append(f"{case.primitive} n = {n}: {reason}")
+                        print(f"  {case.primitive} n = {n}: FAILED: {reason}", flush=True)
+                    continue
+                rows.append(row)
+                print(f"  {row.primitive:22} n = {n:<8} one {row.device_us_one:8.2f} µs  "
+                      f"back to back {row.device_us_back_to_back:8.2f} µs  "
+                      f"host {row.host_us:8.2f} µs", flush=True)
+            del cases
+        if ctx is not None:
+            ctx.free()
+
+    print()
+    print(latency_markdown(rows))
+    write_latency_csv(args.csv, rows)
+    print(f"\nwrote {len(rows)} rows to {args.csv}")
+    for text in notes:
+        print(f"note: {text}")
+    if failures:
+        print(f"\n{len(failures)} FAILED:", file=sys.stderr)
+        for failure in failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
 # --- main -----------------------------------------------------------------
 
 
-def load_cupy(ctx: Context) -> None:
-    if ctx.args.no_cupy:
-        ctx.note("CuPy not used (--no-cupy)")
-        return
+def import_cupy_with_cub():
+    """Imports CuPy with its CUB accelerator on (CUPY_ACCELERATORS=cub set
+    before the import, then the routine and reduction accelerators).
+    Returns (cupy, cub, accelerator module, None), or (None, None, None,
+    a note) when CuPy is missing or cannot switch CUB on."""
     os.environ.setdefault("CUPY_ACCELERATORS", "cub")
     try:
         import cupy  # noqa: PLC0415 (optional, imported only on the GPU machine)
         from cupy.cuda import cub  # noqa: PLC0415
     except Exception as error:  # ImportError, or a CUDA mismatch inside cupy
-        ctx.note(f"CuPy not available ({type(error).__name__}: {error}); CuPy peers skipped")
-        return
+        return None, None, None, (f"CuPy not available ({type(error).__name__}: {error}); "
+                                  "CuPy peers skipped")
     try:
         from cupy._core import _accelerator  # noqa: PLC0415
 
         _accelerator.set_routine_accelerators(["cub"])
         _accelerator.set_reduction_accelerators(["cub"])
     except Exception as error:
-        ctx.note(f"could not switch CuPy's CUB accelerator on ({error}); cupy.cumsum skipped")
+        return None, None, None, (f"could not switch CuPy's CUB accelerator on ({error}); "
+                                  "cupy.cumsum skipped")
+    return cupy, cub, _accelerator, None
+
+
+def load_cupy(ctx: Context) -> None:
+    if ctx.args.no_cupy:
+        ctx.note("CuPy not used (--no-cupy)")
+        return
+    cupy, cub, _accelerator, why_not = import_cupy_with_cub()
+    if cupy is None:
+        ctx.note(why_not)
         return
     ctx.cupy = cupy
     ctx.cupy_clock = CupyClock(cupy)
@@ -1167,15 +1543,17 @@ def load_cupy(ctx: Context) -> None:
           f"routine accelerators {_accelerator.get_routine_accelerators()})", flush=True)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    def typed(parser_fn):
-        def convert(text):
-            try:
-                return parser_fn(text)
-            except ValueError as error:
-                raise argparse.ArgumentTypeError(str(error)) from error
-        return convert
+def typed(parser_fn):
+    """An argparse type from a parser that raises ValueError."""
+    def convert(text):
+        try:
+            return parser_fn(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from error
+    return convert
 
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Time the PyTorch/CuPy peers of parprims' primitives and write the parprims results CSV.",
         epilog="Sizes accept small expressions: 2^28, 5*2^25, 123123123. "
@@ -1213,7 +1591,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "latency":
+        return latency_main(argv[1:])
+    args = parse_args(argv)
     if args.self_test:
         return self_test()
     try:

@@ -104,6 +104,38 @@ pub fn time_device(
     Timing::from_samples(samples)
 }
 
+/// Times `calls` runs back to back between one pair of CUDA events and
+/// reports each repetition's time per run: the steady rate of a pipeline,
+/// where the host's work on one call overlaps the device's work on the one
+/// before. `prepare` runs untimed before each group of `calls` runs; `run`
+/// gets the running index of the run (warm-up groups included).
+pub fn time_device_batched(
+    gpu: &Gpu,
+    reps: Repetitions,
+    calls: usize,
+    mut prepare: impl FnMut(usize) -> Result<()>,
+    mut run: impl FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
+    if calls == 0 {
+        return Err(Error::invalid("calls", "at least one call per group"));
+    }
+    let timer = GpuTimer::new(gpu)?;
+    let mut samples = Vec::with_capacity(reps.timed);
+    for group in 0..reps.warmup + reps.timed {
+        prepare(group)?;
+        timer.start()?;
+        for call in 0..calls {
+            run(group * calls + call)?;
+        }
+        timer.stop()?;
+        let ms = timer.elapsed_ms()?;
+        if group >= reps.warmup {
+            samples.push(ms / calls as f64);
+        }
+    }
+    Timing::from_samples(samples)
+}
+
 /// Times host work (CPU references, or device work including its host↔device
 /// copies, which must synchronise before returning) with the wall clock.
 pub fn time_host(reps: Repetitions, mut run: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
@@ -250,7 +282,9 @@ impl Record {
     }
 }
 
-fn csv_field(text: &str) -> String {
+/// One CSV text field: quoted (quotes doubled) when it holds a comma, a
+/// quote or a newline, as is otherwise.
+pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
