@@ -53,6 +53,25 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// NVRTC target for this device: `sm_XY`.
+    ///
+    /// ```
+    /// let info = gpu_core::DeviceInfo {
+    ///     ordinal: 0,
+    ///     name: "NVIDIA H100 80GB HBM3".into(),
+    ///     compute_capability: (9, 0),
+    ///     sm_count: 132,
+    ///     shared_per_block: 48 << 10,
+    ///     shared_per_block_optin: 227 << 10,
+    ///     shared_per_sm: 228 << 10,
+    ///     l2_bytes: 50 << 20,
+    ///     memory_total: 80 << 30,
+    ///     memory_free_at_open: 79 << 30,
+    ///     max_threads_per_block: 1024,
+    ///     max_threads_per_sm: 2048,
+    ///     driver_version: 13000,
+    /// };
+    /// assert_eq!(info.arch(), "sm_90");
+    /// ```
     pub fn arch(&self) -> String {
         format!(
             "sm_{}{}",
@@ -61,6 +80,25 @@ impl DeviceInfo {
     }
 
     /// One line for tables and logs.
+    ///
+    /// ```
+    /// let info = gpu_core::DeviceInfo {
+    ///     ordinal: 0,
+    ///     name: "NVIDIA H100 80GB HBM3".into(),
+    ///     compute_capability: (9, 0),
+    ///     sm_count: 132,
+    ///     shared_per_block: 48 << 10,
+    ///     shared_per_block_optin: 227 << 10,
+    ///     shared_per_sm: 228 << 10,
+    ///     l2_bytes: 50 << 20,
+    ///     memory_total: 80 << 30,
+    ///     memory_free_at_open: 79 << 30,
+    ///     max_threads_per_block: 1024,
+    ///     max_threads_per_sm: 2048,
+    ///     driver_version: 13000,
+    /// };
+    /// assert_eq!(info.summary(), "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80.0 GiB, L2 50 MiB, driver 13.0)");
+    /// ```
     pub fn summary(&self) -> String {
         format!(
             "{} (sm_{}{}, {} SMs, {:.1} GiB, L2 {} MiB, driver {}.{})",
@@ -122,6 +160,15 @@ impl std::fmt::Debug for Gpu {
 }
 
 /// Checks that the CUDA driver library can be loaded. Never panics.
+///
+/// ```
+/// // Never panics: without a CUDA driver it is a typed error.
+/// match gpu_core::driver_available() {
+///     Ok(()) => println!("{} CUDA device(s)", gpu_core::device_count()?),
+///     Err(e) => println!("CPU references only: {e}"),
+/// }
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn driver_available() -> Result<()> {
     static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: is_culib_present only tries to dlopen candidate names.
@@ -133,6 +180,12 @@ pub fn driver_available() -> Result<()> {
 }
 
 /// Number of CUDA devices, or [`Error::NoDriver`].
+///
+/// ```
+/// if let Ok(count) = gpu_core::device_count() {
+///     println!("{count} CUDA device(s)");
+/// }
+/// ```
 pub fn device_count() -> Result<usize> {
     driver_available()?;
     driver_result::init()?;
@@ -144,12 +197,31 @@ impl Gpu {
     ///
     /// Returns [`Error::NoDriver`] when there is no CUDA driver and
     /// [`Error::BadOrdinal`] when there is no such device; never panics.
+    ///
+    /// ```
+    /// use gpu_core::{Error, Gpu};
+    /// match Gpu::new(0) {
+    ///     Ok(gpu) => println!("{}", gpu.info().summary()),
+    ///     Err(Error::NoDriver) => println!("no CUDA driver: CPU references only"),
+    ///     Err(e) => println!("no GPU: {e}"),
+    /// }
+    /// ```
     pub fn new(ordinal: usize) -> Result<Gpu> {
         Self::with_cache(ordinal, DiskCache::from_env())
     }
 
     /// [`Gpu::new`] with an explicit kernel cache instead of the one the
     /// environment selects (`PARPRIMS_CACHE_DIR`).
+    ///
+    /// ```no_run
+    /// use gpu_core::kernel::DiskCache;
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::with_cache(0, DiskCache::at("/tmp/my-kernels"))?;
+    /// let no_disk = Gpu::with_cache(0, DiskCache::disabled())?; // compile every module afresh
+    /// # let _ = (gpu, no_disk);
+    /// # Ok(()) }
+    /// ```
     pub fn with_cache(ordinal: usize, cache: DiskCache) -> Result<Gpu> {
         let count = device_count()?;
         if ordinal >= count {
@@ -177,6 +249,18 @@ impl Gpu {
     /// outputs taken back with
     /// [`DeviceBuffer::into_cudarc`](crate::DeviceBuffer::into_cudarc) are
     /// ordered with the caller's other streams by cudarc's events.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let ctx = CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?; // the caller's stream
+    /// let gpu = Gpu::from_cudarc(ctx, stream.clone())?;
+    /// let data = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3])?; // ordered on `stream`
+    /// # let _ = data;
+    /// # Ok(()) }
+    /// ```
     pub fn from_cudarc(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Gpu> {
         if stream.context() != &ctx {
             return Err(Error::invalid(
@@ -231,11 +315,33 @@ impl Gpu {
 
     /// The kernel store of this handle's context, shared by every handle
     /// on it.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let store = gpu.kernel_store();
+    /// let before = store.module_count();
+    /// gpu_core::DeviceBuffer::filled(&gpu, 4, 1u32)?; // loads the fill kernel once
+    /// assert!(store.module_count() >= before);
+    /// # Ok(()) }
+    /// ```
     pub fn kernel_store(&self) -> &Arc<KernelStore> {
         &self.shared.store
     }
 
     /// A handle on the same context and kernel store with a new stream.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let worker = gpu.with_new_stream()?; // same context and kernels, its own stream
+    /// std::thread::spawn(move || gpu_core::DeviceBuffer::<f32>::zeros(&worker, 1 << 20).map(drop))
+    ///     .join()
+    ///     .expect("worker thread")?;
+    /// # Ok(()) }
+    /// ```
     pub fn with_new_stream(&self) -> Result<Gpu> {
         let stream = self.shared.ctx.new_stream()?;
         Ok(Gpu {
@@ -246,21 +352,59 @@ impl Gpu {
     }
 
     /// The device's properties.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let info = gpu.info();
+    /// println!("{} with {} SMs, {}", info.name, info.sm_count, info.arch());
+    /// # Ok(()) }
+    /// ```
     pub fn info(&self) -> &DeviceInfo {
         &self.shared.info
     }
 
     /// The cudarc context, for callers who mix parprims with their own cudarc code.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let ctx = gpu.cudarc_context();
+    /// let event = ctx.new_event(None)?; // the caller's own cudarc work on parprims' context
+    /// event.record(gpu.cudarc_stream())?;
+    /// # Ok(()) }
+    /// ```
     pub fn cudarc_context(&self) -> &Arc<CudaContext> {
         &self.shared.ctx
     }
 
     /// The cudarc stream parprims enqueues on.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let slice = gpu.cudarc_stream().clone_htod(&[1u32, 2, 3])?; // ordered with parprims' work
+    /// let data = gpu_core::DeviceBuffer::from_cudarc(slice);
+    /// assert_eq!(data.to_host(&gpu)?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn cudarc_stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
     /// (free, total) device memory in bytes, now.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let (free, total) = gpu.memory_info()?;
+    /// println!("{} of {} MiB free", free >> 20, total >> 20);
+    /// # Ok(()) }
+    /// ```
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         Ok(self.shared.ctx.mem_get_info()?)
     }
@@ -276,6 +420,18 @@ impl Gpu {
     /// trims by itself and tries again). **Synchronises the context** first,
     /// so frees still pending on any stream are counted. Nothing to do where
     /// the device has no stream-ordered allocator.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let big = gpu_core::DeviceBuffer::<u8>::zeros(&gpu, 1 << 30)?;
+    /// drop(big); // kept by the pool for the next allocation
+    /// gpu.trim_memory_pool()?; // now counted as free again
+    /// let (free, _) = gpu.memory_info()?;
+    /// # let _ = free;
+    /// # Ok(()) }
+    /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
         self.release_scratch();
         self.shared.ctx.synchronize()?;
@@ -314,6 +470,16 @@ impl Gpu {
     }
 
     /// Waits for all work enqueued on this handle's stream.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut data = gpu_core::DeviceBuffer::<i32>::zeros(&gpu, 1 << 20)?;
+    /// data.view_mut().fill(&gpu, 1)?; // enqueued
+    /// gpu.synchronize()?; // done
+    /// # Ok(()) }
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream.synchronize()?)
     }
@@ -336,6 +502,16 @@ impl Gpu {
     /// cache holds loads through the driver alone, and one it does not hold
     /// is [`Error::KernelNotCached`], which says how to fill a cache
     /// (`parprims warm-cache --arch sm_XY --out DIR`).
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let module = gpu.module(&fill_module::<f32>())?; // compiled or loaded once per context
+    /// let kernel = module.kernel(&fill_entry::<f32>())?;
+    /// println!("{} from {:?}", kernel.name(), module.origin());
+    /// # Ok(()) }
+    /// ```
     pub fn module(&self, source: &ModuleSource) -> Result<Module> {
         let arch = self.shared.info.arch();
         let key = source.cubin_key(&arch);
@@ -441,6 +617,15 @@ impl Gpu {
     }
 
     /// The kernel `entry` of `source` (compiling or loading the module first).
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<u64>(), &fill_entry::<u64>())?;
+    /// assert_eq!(kernel.name(), "fill_u64");
+    /// # Ok(()) }
+    /// ```
     pub fn kernel(&self, source: &ModuleSource, entry: &str) -> Result<Kernel> {
         self.module(source)?.kernel(entry)
     }
@@ -454,6 +639,22 @@ impl Gpu {
     ///    this context, and long enough for the indices the kernel computes.
     /// 3. No buffer the kernel writes is read or written by other work that
     ///    is not ordered with this stream.
+    ///
+    /// ```no_run
+    /// use gpu_core::launch::grid_1d;
+    /// use gpu_core::{fill_entry, fill_module, DeviceBuffer, Gpu, KernelArgs};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut out = DeviceBuffer::<f32>::zeros(&gpu, 1000)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// let (config, _blocks) = grid_1d(1000, 256, 1, 0)?;
+    /// let mut args = KernelArgs::new();
+    /// args.output(&mut out.view_mut()).scalar(1000u64).scalar(2.5f32);
+    /// // SAFETY: fill_f32(float* out, u64 n, float value) matches the arguments; out holds n floats.
+    /// unsafe { gpu.launch(&kernel, config, &args)? };
+    /// assert_eq!(out.to_host(&gpu)?, vec![2.5; 1000]);
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn launch(
         &self,
         kernel: &Kernel,
@@ -504,6 +705,19 @@ impl Gpu {
     /// `module` must have been loaded through this handle's context
     /// ([`Gpu::module`]). Errors: [`Error::InvalidArgument`] when the module
     /// has no such symbol or `src` is longer than it.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu, ModuleSource};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let source = ModuleSource::new("weights")
+    ///     .source("__constant__ float weights[4];")
+    ///     .entry("scale", "float* x", "x[threadIdx.x] *= weights[threadIdx.x]", None);
+    /// let module = gpu.stored_module("example/weights", || source)?;
+    /// let weights = DeviceBuffer::from_host(&gpu, &[1.0f32, 0.5, 0.25, 0.125])?;
+    /// gpu.copy_to_symbol(&module, "weights", &weights.view())?; // kernels enqueued after it see these
+    /// # Ok(()) }
+    /// ```
     pub fn copy_to_symbol<T: crate::DeviceType>(
         &self,
         module: &Module,
@@ -574,6 +788,16 @@ impl Module {
     /// no such entry, [`Error::Driver`] for any other failure of the lookup
     /// (a context already broken by an earlier fault answers every call
     /// with that fault's error, which must not read as a missing entry).
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let module = gpu.module(&fill_module::<i8>())?;
+    /// assert_eq!(module.kernel(&fill_entry::<i8>())?.name(), "fill_i8");
+    /// assert!(module.kernel("no_such_entry").is_err()); // Error::MissingEntry
+    /// # Ok(()) }
+    /// ```
     pub fn kernel(&self, entry: &str) -> Result<Kernel> {
         let function = self
             .loaded
@@ -589,6 +813,17 @@ impl Module {
 
     /// Where the module came from and how long that took (the first load on
     /// this context).
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_module, Gpu, ModuleOrigin};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let module = gpu.module(&fill_module::<i8>())?;
+    /// if let ModuleOrigin::Compiled { ms } = module.origin() {
+    ///     println!("NVRTC took {ms:.1} ms; the next process loads it from the disk cache");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn origin(&self) -> ModuleOrigin {
         self.loaded.origin
     }
@@ -617,11 +852,29 @@ struct KernelState {
 
 impl Kernel {
     /// The entry point's name.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// assert_eq!(kernel.name(), "fill_f32");
+    /// # Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Registers per thread, as the compiler allocated them.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// println!("{} registers per thread", kernel.registers()?);
+    /// # Ok(()) }
+    /// ```
     pub fn registers(&self) -> Result<i32> {
         Ok(self
             .function
@@ -631,6 +884,17 @@ impl Kernel {
     /// Blocks of `block_threads` threads with `shared_bytes` dynamic shared
     /// memory that fit on one multiprocessor at once. Asked of the driver
     /// once per shape, then remembered.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// let resident = kernel.resident_blocks_per_sm(256, 0)?; // 256 threads, no dynamic shared memory
+    /// let full_wave = resident as u64 * gpu.info().sm_count as u64;
+    /// println!("{full_wave} blocks of 256 threads run at once");
+    /// # Ok(()) }
+    /// ```
     pub fn resident_blocks_per_sm(&self, block_threads: u32, shared_bytes: usize) -> Result<u32> {
         let shape = (block_threads, shared_bytes);
         let known = |resident: &Vec<((u32, usize), u32)>| {
@@ -672,16 +936,45 @@ pub struct KernelArgs {
 
 impl KernelArgs {
     /// No arguments yet.
+    ///
+    /// ```
+    /// let mut args = gpu_core::KernelArgs::new();
+    /// assert!(args.is_empty());
+    /// args.scalar(42u64).scalar(1.5f32);
+    /// assert_eq!(args.len(), 2);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A read-only buffer argument (`const T*`).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu, KernelArgs};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let x = DeviceBuffer::from_host(&gpu, &[1.0f32, 2.0])?;
+    /// let mut y = DeviceBuffer::<f32>::zeros(&gpu, 2)?;
+    /// let mut args = KernelArgs::new(); // for `kernel(const float* x, float* y, u64 n)`
+    /// args.input(&x.view()).output(&mut y.view_mut()).scalar(2u64);
+    /// # Ok(()) }
+    /// ```
     pub fn input<T: crate::DeviceType>(&mut self, view: &crate::DeviceView<'_, T>) -> &mut Self {
         self.scalar(view.device_ptr())
     }
 
     /// A written buffer argument (`T*`).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu, KernelArgs};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let x = DeviceBuffer::from_host(&gpu, &[1.0f32, 2.0])?;
+    /// let mut y = DeviceBuffer::<f32>::zeros(&gpu, 2)?;
+    /// let mut args = KernelArgs::new(); // for `kernel(const float* x, float* y, u64 n)`
+    /// args.input(&x.view()).output(&mut y.view_mut()).scalar(2u64);
+    /// # Ok(()) }
+    /// ```
     pub fn output<T: crate::DeviceType>(
         &mut self,
         view: &mut crate::DeviceViewMut<'_, T>,
@@ -690,6 +983,12 @@ impl KernelArgs {
     }
 
     /// A scalar argument passed by value.
+    ///
+    /// ```
+    /// let mut args = gpu_core::KernelArgs::new();
+    /// args.scalar(1000u64).scalar(-1i32).scalar([0.5f64, 2.0]); // n, a flag, a 16-byte pair
+    /// assert_eq!(args.len(), 3);
+    /// ```
     pub fn scalar<S: bytemuck::Pod>(&mut self, value: S) -> &mut Self {
         let bytes = bytemuck::bytes_of(&value);
         assert!(
@@ -704,11 +1003,25 @@ impl KernelArgs {
     }
 
     /// How many arguments have been pushed.
+    ///
+    /// ```
+    /// let mut args = gpu_core::KernelArgs::new();
+    /// assert!(args.is_empty());
+    /// args.scalar(42u64).scalar(1.5f32);
+    /// assert_eq!(args.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
     /// Whether no argument has been pushed.
+    ///
+    /// ```
+    /// let mut args = gpu_core::KernelArgs::new();
+    /// assert!(args.is_empty());
+    /// args.scalar(42u64).scalar(1.5f32);
+    /// assert_eq!(args.len(), 2);
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

@@ -75,17 +75,34 @@ impl std::fmt::Debug for Workspace {
 
 impl Workspace {
     /// An empty workspace: nothing is allocated until a call needs it.
+    ///
+    /// ```
+    /// let workspace = gpu_core::Workspace::new();
+    /// assert_eq!(workspace.stats().bytes_held, 0); // nothing allocated until a call needs it
+    /// ```
     pub fn new() -> Workspace {
         Workspace::default()
     }
 
     /// What the workspace has done, and the bytes it holds.
+    ///
+    /// ```
+    /// let workspace = gpu_core::Workspace::new();
+    /// let stats = workspace.stats();
+    /// assert_eq!((stats.allocations, stats.bytes_held), (0, 0));
+    /// ```
     pub fn stats(&self) -> ScratchStats {
         lock(&self.arena).stats
     }
 
     /// Frees the workspace's memory (stream-ordered, after the work that
     /// used it); the next call allocates again.
+    ///
+    /// ```
+    /// let workspace = gpu_core::Workspace::new();
+    /// workspace.release();
+    /// assert_eq!(workspace.stats().bytes_held, 0);
+    /// ```
     pub fn release(&self) {
         lock(&self.arena).release();
     }
@@ -101,6 +118,16 @@ fn lock(arena: &Mutex<Arena>) -> MutexGuard<'_, Arena> {
 impl Gpu {
     /// A handle on this handle's context and stream whose calls take their
     /// scratch memory from `workspace` instead of the stream's own arena.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let workspace = gpu_core::Workspace::new();
+    /// let pinned = gpu.with_workspace(&workspace); // scratch from `workspace` from now on
+    /// assert_eq!(pinned.scratch_stats(), workspace.stats());
+    /// # Ok(()) }
+    /// ```
     pub fn with_workspace(&self, workspace: &Workspace) -> Gpu {
         let mut gpu = self.clone();
         gpu.scratch = workspace.arena.clone();
@@ -109,6 +136,15 @@ impl Gpu {
 
     /// What this handle's arena (its stream's, or the workspace it was
     /// given) has done, and the bytes it holds.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let stats = gpu.scratch_stats();
+    /// println!("{} allocations, {} bytes held", stats.allocations, stats.bytes_held);
+    /// # Ok(()) }
+    /// ```
     pub fn scratch_stats(&self) -> ScratchStats {
         lock(&self.scratch).stats
     }
@@ -166,6 +202,18 @@ impl Gpu {
     /// allocates nothing. `words = 0` passes an empty view. (The single-pass
     /// primitives use epoch-tagged tile states instead, which need no
     /// memset: [`crate::single_pass::with_tile_state`].)
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// // Eight zeroed counters for a kernel of the caller's, reused by the next call.
+    /// gpu.with_zeroed_scratch(8, |counters| {
+    ///     assert_eq!(counters.len(), 8);
+    ///     Ok(()) // enqueue work that uses `counters` on gpu's stream here
+    /// })?;
+    /// # Ok(()) }
+    /// ```
     pub fn with_zeroed_scratch<R>(
         &self,
         words: usize,
@@ -286,6 +334,15 @@ impl Gpu {
 
     /// Frees this handle's scratch memory (stream-ordered); the next call
     /// that needs scratch allocates it again.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// gpu.release_scratch(); // the next call that needs scratch allocates it again
+    /// assert_eq!(gpu.scratch_stats().bytes_held, 0);
+    /// # Ok(()) }
+    /// ```
     pub fn release_scratch(&self) {
         lock(&self.scratch).release();
     }

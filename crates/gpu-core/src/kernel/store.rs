@@ -103,18 +103,49 @@ impl KernelStore {
     }
 
     /// Modules loaded on this context.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// gpu_core::DeviceBuffer::filled(&gpu, 4, 1i32)?; // needs the fill kernel for i32
+    /// let store = gpu.kernel_store();
+    /// println!("{} modules, {} stored kernels", store.module_count(), store.kernel_count());
+    /// # Ok(()) }
+    /// ```
     pub fn module_count(&self) -> usize {
         self.modules.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// Where each module loaded on this context came from, and how long
     /// loading it took.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// gpu_core::DeviceBuffer::filled(&gpu, 4, 1i32)?;
+    /// for origin in gpu.kernel_store().module_origins() {
+    ///     println!("{origin:?}"); // Compiled, DiskCache or Embedded, with the milliseconds it took
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn module_origins(&self) -> Vec<super::ModuleOrigin> {
         let modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
         modules.values().map(|loaded| loaded.origin).collect()
     }
 
     /// Kernels stored under a module key on this context.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// gpu_core::DeviceBuffer::filled(&gpu, 4, 1i32)?; // needs the fill kernel for i32
+    /// let store = gpu.kernel_store();
+    /// println!("{} modules, {} stored kernels", store.module_count(), store.kernel_count());
+    /// # Ok(()) }
+    /// ```
     pub fn kernel_count(&self) -> usize {
         let kernels = self.kernels.read().unwrap_or_else(|p| p.into_inner());
         kernels.values().map(HashMap::len).sum()
@@ -127,6 +158,17 @@ impl Gpu {
     /// [`Gpu::copy_to_symbol`]); `build` runs only when the key is new on
     /// this context. The same contract on `module_key` as
     /// [`Gpu::stored_kernel`]: it must name the source completely.
+    ///
+    /// ```no_run
+    /// use gpu_core::{Gpu, ModuleSource};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let build = || ModuleSource::new("table").source("__constant__ int table[16];");
+    /// let module = gpu.stored_module("example/table/v1", build)?; // built and loaded once
+    /// let again = gpu.stored_module("example/table/v1", build)?; // from the store: build not called
+    /// # let _ = (module, again);
+    /// # Ok(()) }
+    /// ```
     pub fn stored_module(
         &self,
         module_key: &str,
@@ -164,6 +206,17 @@ impl Gpu {
     /// and for caller-supplied CUDA text (a custom operator or predicate)
     /// its [`fingerprint`]. A lookup is two probes of short-string maps
     /// under a read lock, with no source built and no driver call.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// // The key names the source completely: the family and the element type.
+    /// let kernel = gpu.stored_kernel("gpu_core/fill/f64", &fill_entry::<f64>(), fill_module::<f64>)?;
+    /// let again = gpu.stored_kernel("gpu_core/fill/f64", &fill_entry::<f64>(), fill_module::<f64>)?;
+    /// assert_eq!(kernel.name(), again.name());
+    /// # Ok(()) }
+    /// ```
     pub fn stored_kernel(
         &self,
         module_key: &str,
@@ -181,6 +234,14 @@ impl Gpu {
 
 /// A short, stable fingerprint of caller-supplied CUDA text (an operator's
 /// or predicate's expression), for module keys: 16 hex digits.
+///
+/// ```
+/// use gpu_core::kernel::fingerprint;
+/// let key = format!("my_family/i32/{}", fingerprint("a * b + 1"));
+/// assert_eq!(fingerprint("a * b + 1").len(), 16);
+/// assert_ne!(fingerprint("a * b + 1"), fingerprint("a * b + 2"));
+/// # let _ = key;
+/// ```
 pub fn fingerprint(cuda_text: &str) -> String {
     format!("{:016x}", stable_hash64(&[cuda_text.as_bytes()]))
 }
