@@ -135,6 +135,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use gpu_core::Error;
+    /// let e = Error::invalid("tile", "must be 1 to 1024");
+    /// assert!(matches!(e, Error::InvalidArgument { name: "tile", .. }));
+    /// ```
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidArgument {
             name,
@@ -143,6 +149,15 @@ impl Error {
     }
 
     /// Checks `actual == expected`, else [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// use gpu_core::Error;
+    /// assert!(Error::check_len("output", 10, 10).is_ok());
+    /// assert!(matches!(
+    ///     Error::check_len("output", 10, 9),
+    ///     Err(Error::LengthMismatch { what: "output", expected: 10, actual: 9 })
+    /// ));
+    /// ```
     pub fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
         if expected == actual {
             Ok(())
@@ -156,6 +171,12 @@ impl Error {
     }
 
     /// True for [`Error::OutOfMemory`] and for a raw driver out-of-memory code.
+    ///
+    /// ```
+    /// use gpu_core::Error;
+    /// assert!(Error::OutOfMemory { bytes: 1 << 40, free: 1 << 30, total: 80 << 30 }.is_out_of_memory());
+    /// assert!(!Error::invalid("n", "too large").is_out_of_memory());
+    /// ```
     pub fn is_out_of_memory(&self) -> bool {
         match self {
             Error::OutOfMemory { .. } => true,

@@ -28,10 +28,22 @@ pub struct LaunchConfig {
 
 impl LaunchConfig {
     /// Blocks the grid launches (x·y·z), some of which may be surplus.
+    ///
+    /// ```
+    /// use gpu_core::LaunchConfig;
+    /// let config = LaunchConfig { grid: (100, 3, 1), block: (256, 1, 1), shared_bytes: 0 };
+    /// assert_eq!(config.grid_blocks(), 300);
+    /// ```
     pub fn grid_blocks(&self) -> u64 {
         self.grid.0 as u64 * self.grid.1 as u64 * self.grid.2 as u64
     }
     /// Threads per block.
+    ///
+    /// ```
+    /// use gpu_core::LaunchConfig;
+    /// let config = LaunchConfig { grid: (8, 8, 1), block: (32, 8, 1), shared_bytes: 0 };
+    /// assert_eq!(config.block_threads(), 256);
+    /// ```
     pub fn block_threads(&self) -> u32 {
         self.block.0 * self.block.1 * self.block.2
     }
@@ -39,6 +51,14 @@ impl LaunchConfig {
 
 /// Spreads `blocks` over (x, y): x = min(blocks, 2^31 − 1), y = ⌈blocks / x⌉.
 /// The grid holds `x·y ≥ blocks` blocks; the surplus (< x) must exit early.
+///
+/// ```
+/// use gpu_core::launch::{spread_blocks, MAX_GRID_X};
+/// assert_eq!(spread_blocks(1000)?, (1000, 1, 1));
+/// assert_eq!(spread_blocks(MAX_GRID_X + 1)?, (MAX_GRID_X as u32, 2, 1)); // spills into y
+/// assert!(spread_blocks(0).is_err());
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn spread_blocks(blocks: u64) -> Result<(u32, u32, u32)> {
     if blocks == 0 {
         return Err(Error::invalid("blocks", "a grid needs at least one block"));
@@ -56,6 +76,13 @@ pub fn spread_blocks(blocks: u64) -> Result<(u32, u32, u32)> {
 
 /// Checks a block size: 1 to 1024 threads, a multiple of the warp size (32)
 /// when `multiple_of_warp`, a power of two when `power_of_two`.
+///
+/// ```
+/// use gpu_core::launch::check_block_threads;
+/// assert!(check_block_threads(96, false).is_ok());
+/// assert!(check_block_threads(96, true).is_err()); // not a power of two
+/// assert!(check_block_threads(100, false).is_err()); // not a multiple of 32
+/// ```
 pub fn check_block_threads(block_threads: u32, power_of_two: bool) -> Result<()> {
     if !(32..=MAX_BLOCK_THREADS).contains(&block_threads) || !block_threads.is_multiple_of(32) {
         return Err(Error::invalid(
@@ -78,6 +105,14 @@ pub fn check_block_threads(block_threads: u32, power_of_two: bool) -> Result<()>
 ///
 /// Returns the configuration and the number of real blocks (the kernel's
 /// bound for `linear_block_index()`).
+///
+/// ```
+/// use gpu_core::launch::grid_1d;
+/// // 1,000,000 items, 256 threads × 4 items per block: 977 blocks.
+/// let (config, blocks) = grid_1d(1_000_000, 256, 4, 0)?;
+/// assert_eq!((config.grid, config.block, blocks), ((977, 1, 1), (256, 1, 1), 977));
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn grid_1d(
     items: u64,
     block_threads: u32,
@@ -111,6 +146,14 @@ pub fn grid_1d(
 /// Grid x runs over column tiles (at most 2^31 − 1); row tiles go into y, and
 /// past 65 535 into z: the kernel's row-tile index is
 /// `blockIdx.z * gridDim.y + blockIdx.y` (`block_row_2d()` in `common.cuh`).
+///
+/// ```
+/// use gpu_core::launch::grid_2d;
+/// // A 1000 × 3000 matrix, 32 × 8 threads, each thread 1 column × 4 rows: 94 × 32 tiles.
+/// let config = grid_2d(1000, 3000, (32, 8), (1, 4), 0)?;
+/// assert_eq!((config.grid, config.block), ((94, 32, 1), (32, 8, 1)));
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn grid_2d(
     rows: u64,
     cols: u64,

@@ -71,6 +71,11 @@ pub use timer::GpuTimer;
 
 /// Every module gpu-core itself can request (the fill kernel for each element
 /// type), for the kernel-compile test.
+///
+/// ```
+/// let catalog = gpu_core::kernel_catalog();
+/// assert!(catalog.iter().any(|module| module.entries().contains(&gpu_core::fill_entry::<f32>())));
+/// ```
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     vec![
         fill_module::<i8>(),

@@ -18,14 +18,43 @@ use crate::error::{Error, Result};
 pub trait Operator<T: Element>: Clone + Debug + Send + Sync + 'static {
     /// Name used in kernel entry and module names (`sum`, `max`,
     /// `custom_<name>`): letters, digits and `_` only.
+    ///
+    /// ```
+    /// use gpu_core::{Max, Operator};
+    /// assert_eq!(Operator::<f32>::name(&Max), "max");
+    /// ```
     fn name(&self) -> String;
     /// The identity: `combine(identity, x) == x`.
+    ///
+    /// ```
+    /// use gpu_core::{BitAnd, Max, Operator, Sum};
+    /// assert_eq!(Operator::<i32>::identity(&Sum), 0);
+    /// assert_eq!(Operator::<i32>::identity(&Max), i32::MIN);
+    /// assert_eq!(Operator::<u8>::identity(&BitAnd), 0xff);
+    /// ```
     fn identity(&self) -> T;
     /// CPU combine, the reference the GPU result is checked against.
+    ///
+    /// ```
+    /// use gpu_core::{Min, Operator, Sum};
+    /// assert_eq!(Sum.combine(i32::MAX, 1), i32::MIN); // integers wrap, as in the kernels
+    /// assert_eq!(Min.combine(2.5f64, -1.0), -1.0);
+    /// ```
     fn combine(&self, a: T, b: T) -> T;
     /// CUDA C expression of type `T` over the parameters `a` and `b`.
+    ///
+    /// ```
+    /// use gpu_core::{Operator, Sum};
+    /// let expr = Operator::<u32>::cuda_combine(&Sum); // a CUDA C expression over `a` and `b`
+    /// assert!(expr.contains('a') && expr.contains('b'));
+    /// ```
     fn cuda_combine(&self) -> String;
     /// Extra CUDA C placed before the functor (helper functions), if any.
+    ///
+    /// ```
+    /// use gpu_core::{Operator, Sum};
+    /// assert!(Operator::<i32>::cuda_support(&Sum).is_empty()); // built-ins need no helpers
+    /// ```
     fn cuda_support(&self) -> String {
         String::new()
     }
@@ -153,6 +182,15 @@ impl<T: Element> CustomOp<T> {
     /// Whether `cuda_expr` compiles is only known when NVRTC sees it: the
     /// first operation using the operator returns [`Error::Compile`] with the
     /// NVRTC log if it does not.
+    ///
+    /// ```
+    /// use gpu_core::{CustomOp, Operator};
+    /// let product = CustomOp::<i64>::new("product", "a * b", 1, |a, b| a.wrapping_mul(b))?;
+    /// assert_eq!(product.combine(6, 7), 42);
+    /// assert_eq!(product.identity(), 1);
+    /// assert!(CustomOp::<i64>::new("bad name!", "a * b", 1, |a, b| a * b).is_err());
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new(
         name: &str,
         cuda_expr: &str,
@@ -177,6 +215,17 @@ impl<T: Element> CustomOp<T> {
 
     /// Adds CUDA C helper definitions (device functions) placed before the
     /// functor, for expressions that call them.
+    ///
+    /// ```
+    /// use gpu_core::{CustomOp, Operator};
+    /// let gcd = |mut a: u32, mut b: u32| { while b != 0 { (a, b) = (b, a % b); } a };
+    /// let op = CustomOp::<u32>::new("gcd", "gcd(a, b)", 0, gcd)?.with_support_code(
+    ///     "__device__ unsigned gcd(unsigned a, unsigned b) { while (b) { unsigned t = a % b; a = b; b = t; } return a; }",
+    /// )?;
+    /// assert_eq!(op.combine(12, 18), 6);
+    /// assert!(op.cuda_support().contains("__device__ unsigned gcd"));
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn with_support_code(mut self, cuda_source: &str) -> Result<Self> {
         if cuda_source.contains('\0') {
             return Err(Error::invalid("cuda_source", "contains a NUL byte"));
@@ -205,6 +254,13 @@ impl<T: Element> Operator<T> for CustomOp<T> {
 }
 
 /// Checks that `value` can be part of a CUDA identifier.
+///
+/// ```
+/// use gpu_core::validate_identifier;
+/// assert!(validate_identifier("name", "sum_of_squares").is_ok());
+/// assert!(validate_identifier("name", "sum-of-squares").is_err());
+/// assert!(validate_identifier("name", "").is_err());
+/// ```
 pub fn validate_identifier(what: &'static str, value: &str) -> Result<()> {
     let ok = !value.is_empty()
         && value.len() <= 48
