@@ -43,6 +43,12 @@ pub enum StatusEncoding {
 
 impl StatusEncoding {
     /// The kernels' `STATUS8` template argument.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::StatusEncoding;
+    /// assert_eq!(StatusEncoding::Split.cuda_flag(), 0);
+    /// assert_eq!(StatusEncoding::Packed128.cuda_flag(), 1);
+    /// ```
     pub fn cuda_flag(self) -> u32 {
         match self {
             StatusEncoding::Split => 0,
@@ -60,6 +66,13 @@ pub const STATE_HEADER_WORDS: u64 = 2;
 /// values (mirrors `tile_status.cuh`): the header, then one word per tile
 /// (4-byte, split), two (packed 128, either width), or ⌈tiles/2⌉ words of
 /// u32 statuses plus an aggregate and a prefix word per tile (8-byte, split).
+///
+/// ```
+/// use gpu_core::single_pass::{tile_state_words, StatusEncoding, STATE_HEADER_WORDS};
+/// // 1000 tiles of 4-byte values, packed: the header and two words per tile.
+/// assert_eq!(tile_state_words(1000, 4, StatusEncoding::Packed128), STATE_HEADER_WORDS + 2000);
+/// assert_eq!(tile_state_words(1000, 4, StatusEncoding::Split), STATE_HEADER_WORDS + 1000);
+/// ```
 pub fn tile_state_words(num_tiles: u64, element_bytes: usize, encoding: StatusEncoding) -> u64 {
     let region = match (element_bytes, encoding) {
         (4, StatusEncoding::Split) => num_tiles,
@@ -72,6 +85,13 @@ pub fn tile_state_words(num_tiles: u64, element_bytes: usize, encoding: StatusEn
 /// Checks that a tile state at `address` suits `encoding`: the 128-bit
 /// words need 16-byte alignment (allocations are 256-byte aligned, so this
 /// guards against a caller's offset view).
+///
+/// ```
+/// use gpu_core::single_pass::{check_state_alignment, StatusEncoding};
+/// assert!(check_state_alignment(0x7f00_0000_0100, StatusEncoding::Packed128).is_ok());
+/// assert!(check_state_alignment(0x7f00_0000_0108, StatusEncoding::Packed128).is_err());
+/// assert!(check_state_alignment(0x7f00_0000_0108, StatusEncoding::Split).is_ok());
+/// ```
 pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<()> {
     if encoding == StatusEncoding::Packed128 && !address.is_multiple_of(16) {
         return Err(Error::invalid(
@@ -114,6 +134,20 @@ pub struct TileState<'a> {
 /// work on `gpu`'s stream that uses the state, and that work must follow
 /// the epoch protocol: draw tiles with `lookback_next_tile(state, epoch)`
 /// and call `lookback_prepare_next_call(state, epoch)` from every block.
+///
+/// ```no_run
+/// use gpu_core::single_pass::{with_tile_state, Policy, StatusEncoding};
+/// use gpu_core::Gpu;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let policy = Policy::shape(256, 16).with_status(StatusEncoding::Packed128);
+/// let tiles = policy.tiles(1 << 24);
+/// with_tile_state(&gpu, tiles, 4, policy.status(), |state| {
+///     assert_eq!(state.words.len() as u64, gpu_core::single_pass::tile_state_words(tiles, 4, policy.status()));
+///     Ok(()) // launch the single-pass kernel with (state.words, state.epoch) here
+/// })?;
+/// # Ok(()) }
+/// ```
 pub fn with_tile_state<R>(
     gpu: &Gpu,
     num_tiles: u64,
@@ -182,6 +216,15 @@ impl Policy {
     /// A policy of `block_threads` × `items_per_thread`, checked (block a
     /// multiple of 32 from 32 to 1024, 1 to 64 items); every other field at
     /// its plain value (see [`Policy::shape`]).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::new(256, 16)?;
+    /// assert_eq!(policy.tile_items(), 4096);
+    /// assert!(Policy::new(100, 16).is_err()); // not a multiple of 32
+    /// assert!(Policy::new(256, 65).is_err()); // more than 64 items
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new(block_threads: u32, items_per_thread: u32) -> Result<Policy> {
         let policy = Policy::shape(block_threads, items_per_thread);
         policy.check_shape()?;
@@ -192,6 +235,12 @@ impl Policy {
     /// layout, one predecessor per lane per look-back round, the split
     /// status encoding, one tile per block, no register limit, no delays,
     /// no cache hints. Use [`Policy::validate`] before launching.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// const TABLE_ENTRY: Policy = Policy::shape(512, 8); // for const tables: unchecked
+    /// assert!(TABLE_ENTRY.validate(4).is_ok());
+    /// ```
     pub const fn shape(block_threads: u32, items_per_thread: u32) -> Policy {
         Policy {
             block_threads,
@@ -208,103 +257,221 @@ impl Policy {
     }
 
     /// With another layout.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, TileLayout};
+    /// let policy = Policy::shape(256, 8).with_layout(TileLayout::WarpStriped);
+    /// assert_eq!(policy.layout(), TileLayout::WarpStriped);
+    /// ```
     pub const fn with_layout(mut self, layout: TileLayout) -> Self {
         self.layout = layout;
         self
     }
     /// With another look-back width: predecessors each lane inspects per
     /// round (a window of 32 × width tiles).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_lookback_width(4); // a window of 128 tiles
+    /// assert_eq!(policy.lookback_width(), 4);
+    /// assert!(Policy::shape(256, 8).with_lookback_width(3).validate(4).is_err());
+    /// ```
     pub const fn with_lookback_width(mut self, width: u32) -> Self {
         self.lookback_width = width;
         self
     }
     /// With another status encoding.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, StatusEncoding};
+    /// let policy = Policy::shape(256, 8).with_status(StatusEncoding::Packed128);
+    /// assert_eq!(policy.status(), StatusEncoding::Packed128);
+    /// ```
     pub const fn with_status(mut self, status: StatusEncoding) -> Self {
         self.status = status;
         self
     }
     /// With another schedule.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, Schedule};
+    /// let policy = Policy::shape(256, 8).with_schedule(Schedule::Persistent);
+    /// assert_eq!(policy.schedule(), Schedule::Persistent);
+    /// ```
     pub const fn with_schedule(mut self, schedule: Schedule) -> Self {
         self.schedule = schedule;
         self
     }
     /// With a register limit for `blocks` resident blocks per SM.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_min_blocks_per_sm(4);
+    /// assert_eq!(policy.max_registers(), Some(64)); // 65,536 / (4 · 256)
+    /// ```
     pub const fn with_min_blocks_per_sm(mut self, blocks: u32) -> Self {
         self.min_blocks_per_sm = blocks;
         self
     }
     /// With a sleep between re-reads of unpublished predecessors.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_spin_ns(100);
+    /// assert_eq!(policy.spin_ns(), 100);
+    /// ```
     pub const fn with_spin_ns(mut self, spin_ns: u32) -> Self {
         self.spin_ns = spin_ns;
         self
     }
     /// With a sleep before the look-back's first read.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_start_delay_ns(300);
+    /// assert_eq!(policy.start_delay_ns(), 300);
+    /// ```
     pub const fn with_start_delay_ns(mut self, start_delay_ns: u32) -> Self {
         self.start_delay_ns = start_delay_ns;
         self
     }
     /// With both look-back delays: `start` before the first read, `spin`
     /// between re-reads.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_delays(300, 100);
+    /// assert_eq!((policy.start_delay_ns(), policy.spin_ns()), (300, 100));
+    /// ```
     pub const fn with_delays(self, start: u32, spin: u32) -> Self {
         self.with_start_delay_ns(start).with_spin_ns(spin)
     }
     /// With or without evict-first (`.cs`) cache hints on the data's loads
     /// and stores.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 8).with_streaming(true);
+    /// assert!(policy.streaming());
+    /// ```
     pub const fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
         self
     }
 
     /// Threads per block: a multiple of 32, 32 to 1024.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).block_threads(), 256);
+    /// ```
     pub fn block_threads(&self) -> u32 {
         self.block_threads
     }
     /// Items each thread holds in registers.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).items_per_thread(), 8);
+    /// ```
     pub fn items_per_thread(&self) -> u32 {
         self.items_per_thread
     }
     /// The register arrangement of a tile.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, TileLayout};
+    /// assert_eq!(Policy::shape(256, 8).layout(), TileLayout::Blocked);
+    /// ```
     pub fn layout(&self) -> TileLayout {
         self.layout
     }
     /// Predecessors each look-back lane inspects per round (1, 2, 4 or 8).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).lookback_width(), 1);
+    /// ```
     pub fn lookback_width(&self) -> u32 {
         self.lookback_width
     }
     /// The tile status encoding.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, StatusEncoding};
+    /// assert_eq!(Policy::shape(256, 8).status(), StatusEncoding::Split);
+    /// ```
     pub fn status(&self) -> StatusEncoding {
         self.status
     }
     /// One tile per block, or persistent blocks.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, Schedule};
+    /// assert_eq!(Policy::shape(256, 8).schedule(), Schedule::TilePerBlock);
+    /// ```
     pub fn schedule(&self) -> Schedule {
         self.schedule
     }
     /// Blocks per SM the register allocation must allow (0: no limit).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).min_blocks_per_sm(), 0);
+    /// assert_eq!(Policy::shape(256, 8).with_min_blocks_per_sm(2).min_blocks_per_sm(), 2);
+    /// ```
     pub fn min_blocks_per_sm(&self) -> u32 {
         self.min_blocks_per_sm
     }
     /// `__nanosleep` between re-reads of unpublished predecessors (0: none).
     /// Applied on grids of 512 tiles or more.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).spin_ns(), 0);
+    /// ```
     pub fn spin_ns(&self) -> u32 {
         self.spin_ns
     }
     /// One `__nanosleep` after publishing the aggregate, before the
     /// look-back's first read (0: none). Applied on grids of 512 tiles or
     /// more.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).start_delay_ns(), 0);
+    /// ```
     pub fn start_delay_ns(&self) -> u32 {
         self.start_delay_ns
     }
     /// Evict-first cache hints on the data.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert!(!Policy::shape(256, 8).streaming());
+    /// ```
     pub fn streaming(&self) -> bool {
         self.streaming
     }
 
     /// Items per tile (= per block at a time).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 16).tile_items(), 4096);
+    /// ```
     pub fn tile_items(&self) -> u64 {
         self.block_threads as u64 * self.items_per_thread as u64
     }
 
     /// Tiles covering `n` items.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// let policy = Policy::shape(256, 16); // 4096 items per tile
+    /// assert_eq!(policy.tiles(10_000), 3);
+    /// assert_eq!(policy.tiles(0), 0);
+    /// ```
     pub fn tiles(&self, n: u64) -> u64 {
         n.div_ceil(self.tile_items())
     }
@@ -313,6 +480,12 @@ impl Policy {
     /// registers per SM on every architecture we compile for, rounded down
     /// to a multiple of 8), if any. A kernel compiled with it goes without
     /// `__launch_bounds__` (which would override it).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert_eq!(Policy::shape(256, 8).max_registers(), None);
+    /// assert_eq!(Policy::shape(256, 8).with_min_blocks_per_sm(3).max_registers(), Some(80)); // 85, rounded down to 8s
+    /// ```
     pub fn max_registers(&self) -> Option<u32> {
         if self.min_blocks_per_sm == 0 {
             return None;
@@ -337,6 +510,13 @@ impl Policy {
     /// 4 or 8), delays of at most [`MAX_DELAY_NS`], and a register limit
     /// that leaves at least 24 registers and fits one SM. The algorithm
     /// checks its own constraints on top.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::Policy;
+    /// assert!(Policy::shape(256, 16).validate(8).is_ok());
+    /// assert!(Policy::shape(256, 16).validate(2).is_err()); // 4- or 8-byte values only
+    /// assert!(Policy::shape(256, 16).with_spin_ns(20_000).validate(4).is_err()); // past MAX_DELAY_NS
+    /// ```
     pub fn validate(&self, element_bytes: usize) -> Result<()> {
         self.check_shape()?;
         if element_bytes != 4 && element_bytes != 8 {
@@ -381,6 +561,13 @@ impl Policy {
     /// names: `256x16` for [`Policy::shape`], then `_ws` (warp-striped),
     /// `_w{width}`, `_p128`, `_persistent`, `_r{blocks}`, `_ns{spin}`,
     /// `_d{start}`, `_cs` (streaming) for the fields that differ from it.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, TileLayout};
+    /// assert_eq!(Policy::shape(256, 16).tag(), "256x16");
+    /// let striped = Policy::shape(512, 16).with_layout(TileLayout::WarpStriped).with_lookback_width(4);
+    /// assert_eq!(striped.tag(), "512x16_ws_w4");
+    /// ```
     pub fn tag(&self) -> String {
         format!(
             "{}x{}{}",
@@ -391,6 +578,12 @@ impl Policy {
     }
 
     /// The non-default fields of [`Policy::tag`] (empty for a plain shape).
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, StatusEncoding};
+    /// assert_eq!(Policy::shape(256, 16).variant_suffix(), "");
+    /// assert_eq!(Policy::shape(256, 16).with_status(StatusEncoding::Packed128).variant_suffix(), "_p128");
+    /// ```
     pub fn variant_suffix(&self) -> String {
         let mut suffix = String::new();
         if self.layout == TileLayout::WarpStriped {
@@ -421,6 +614,12 @@ impl Policy {
     }
 
     /// A short human-readable name: `256x16`, `512x16 ws w4 r4`.
+    ///
+    /// ```
+    /// use gpu_core::single_pass::{Policy, TileLayout};
+    /// let policy = Policy::shape(512, 16).with_layout(TileLayout::WarpStriped).with_min_blocks_per_sm(4);
+    /// assert_eq!(policy.label(), "512x16 ws r4");
+    /// ```
     pub fn label(&self) -> String {
         self.tag().replace('_', " ")
     }
