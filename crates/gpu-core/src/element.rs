@@ -20,9 +20,20 @@ pub trait DeviceType:
     /// A value no algorithm produces by accident on test inputs, written into
     /// outputs before a run so that an element the kernel never wrote shows up
     /// (a NaN with a recognisable payload for floats).
+    ///
+    /// ```
+    /// use gpu_core::DeviceType;
+    /// assert_eq!(i32::poison() as u32, 0xDEAD_BEEF);
+    /// assert!(f32::poison().is_nan()); // a NaN with a recognisable payload
+    /// ```
     fn poison() -> Self;
     /// The value as an exact CUDA expression of type [`Self::CUDA_TYPE`]
     /// (bit pattern, so `i32::MIN` and NaN payloads survive).
+    ///
+    /// ```
+    /// use gpu_core::DeviceType;
+    /// assert_eq!(i32::MIN.cuda_literal(), "((i32)0x80000000u)"); // the bit pattern, exactly
+    /// ```
     fn cuda_literal(self) -> String;
 }
 
@@ -53,15 +64,48 @@ pub trait Element: DeviceType + PartialOrd + Display {
     /// `Self`, except `f32` for `f16` and `bf16`.
     type Acc: Element;
     /// Widens to the accumulator (exact).
+    ///
+    /// ```
+    /// use gpu_core::{f16, Element};
+    /// let x = f16::from_f32(0.1);
+    /// let acc: f32 = x.to_acc(); // 16-bit floats accumulate in f32
+    /// assert_eq!(acc, x.to_f32());
+    /// assert_eq!(7i32.to_acc(), 7); // other types in themselves
+    /// ```
     fn to_acc(self) -> Self::Acc;
     /// Rounds an accumulator to the type (to nearest, ties to even; the
     /// identity where [`Element::Acc`] is `Self`).
+    ///
+    /// ```
+    /// use gpu_core::{bf16, Element};
+    /// let acc = 1.0f32 + 0.001; // a sum carried in f32
+    /// assert_eq!(bf16::from_acc(acc), bf16::from_f32(acc)); // rounded to nearest once, when stored
+    /// assert_eq!(i64::from_acc(5), 5);
+    /// ```
     fn from_acc(acc: Self::Acc) -> Self;
     /// `self + rhs`, wrapping for integers.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(i32::MAX.add(1), i32::MIN); // wraps, as the kernels do
+    /// assert_eq!(1.5f64.add(2.0), 3.5);
+    /// ```
     fn add(self, rhs: Self) -> Self;
     /// `self * rhs`, wrapping for integers.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(200u8.mul(2), 144); // wraps: 400 mod 256
+    /// assert_eq!(1.5f32.mul(2.0), 3.0);
+    /// ```
     fn mul(self, rhs: Self) -> Self;
     /// `if self > rhs { self } else { rhs }`: the same rule as the kernels.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(3i64.max_of(-7), 3);
+    /// assert!(f32::NAN.max_of(1.0) == 1.0); // NaN > 1.0 is false: the kernels' rule
+    /// ```
     fn max_of(self, rhs: Self) -> Self {
         if self > rhs {
             self
@@ -70,6 +114,12 @@ pub trait Element: DeviceType + PartialOrd + Display {
         }
     }
     /// `if self < rhs { self } else { rhs }`: the same rule as the kernels.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(3i64.min_of(-7), -7);
+    /// assert!(f32::NAN.min_of(1.0) == 1.0);
+    /// ```
     fn min_of(self, rhs: Self) -> Self {
         if self < rhs {
             self
@@ -78,21 +128,63 @@ pub trait Element: DeviceType + PartialOrd + Display {
         }
     }
     /// The smallest value (negative infinity for floats).
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(<i16 as Element>::lowest(), i16::MIN);
+    /// assert_eq!(<f64 as Element>::lowest(), f64::NEG_INFINITY);
+    /// ```
     fn lowest() -> Self;
     /// The largest value (infinity for floats).
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(<u32 as Element>::highest(), u32::MAX);
+    /// assert_eq!(<f32 as Element>::highest(), f32::INFINITY);
+    /// ```
     fn highest() -> Self;
     /// Zero.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(<u64 as Element>::zero(), 0);
+    /// assert_eq!(<f64 as Element>::zero(), 0.0);
+    /// ```
     fn zero() -> Self {
         Self::default()
     }
     /// One.
+    ///
+    /// ```
+    /// use gpu_core::{f16, Element};
+    /// assert_eq!(<i8 as Element>::one(), 1);
+    /// assert_eq!(<f16 as Element>::one(), f16::ONE);
+    /// ```
     fn one() -> Self;
     /// Lossy conversion to `f64`, for tolerances and GB/s arithmetic.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(u64::MAX.to_f64(), 18_446_744_073_709_551_615.0); // lossy: rounds to 2^64
+    /// assert_eq!((-3i32).to_f64(), -3.0);
+    /// ```
     fn to_f64(self) -> f64;
     /// Conversion from `f64` (truncating for integers, rounding to nearest
     /// for floats), for generated inputs.
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert_eq!(<i32 as Element>::from_f64(2.9), 2); // truncates
+    /// assert_eq!(<f32 as Element>::from_f64(0.1), 0.1f32); // rounds to nearest
+    /// ```
     fn from_f64(v: f64) -> Self;
     /// Whether the value is NaN (always false for integers).
+    ///
+    /// ```
+    /// use gpu_core::Element;
+    /// assert!(Element::is_nan(f64::NAN));
+    /// assert!(!Element::is_nan(0i32));
+    /// ```
     fn is_nan(self) -> bool {
         false
     }
@@ -102,12 +194,33 @@ pub trait Element: DeviceType + PartialOrd + Display {
 /// accumulates in its own type.
 pub trait IntElement: Element<Acc = Self> {
     /// `self & rhs`.
+    ///
+    /// ```
+    /// use gpu_core::IntElement;
+    /// assert_eq!(0b1100u8.bit_and(0b1010), 0b1000);
+    /// ```
     fn bit_and(self, rhs: Self) -> Self;
     /// `self | rhs`.
+    ///
+    /// ```
+    /// use gpu_core::IntElement;
+    /// assert_eq!(0b1100u8.bit_or(0b1010), 0b1110);
+    /// ```
     fn bit_or(self, rhs: Self) -> Self;
     /// `self ^ rhs`.
+    ///
+    /// ```
+    /// use gpu_core::IntElement;
+    /// assert_eq!(0b1100u8.bit_xor(0b1010), 0b0110);
+    /// ```
     fn bit_xor(self, rhs: Self) -> Self;
     /// All bits set.
+    ///
+    /// ```
+    /// use gpu_core::IntElement;
+    /// assert_eq!(<i32 as IntElement>::all_ones(), -1);
+    /// assert_eq!(<u16 as IntElement>::all_ones(), u16::MAX);
+    /// ```
     fn all_ones() -> Self;
 }
 
@@ -346,6 +459,12 @@ impl ElementType {
         ElementType::F64,
     ];
     /// The type's name (`"i32"`).
+    ///
+    /// ```
+    /// use gpu_core::ElementType;
+    /// assert_eq!(ElementType::F64.name(), "f64");
+    /// assert_eq!(ElementType::I32.to_string(), "i32");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ElementType::I32 => "i32",
@@ -357,10 +476,22 @@ impl ElementType {
         }
     }
     /// Parses a name as [`ElementType::name`] writes it.
+    ///
+    /// ```
+    /// use gpu_core::ElementType;
+    /// assert_eq!(ElementType::parse("u64"), Some(ElementType::U64));
+    /// assert_eq!(ElementType::parse("int"), None);
+    /// ```
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.name() == name)
     }
     /// True for integer types.
+    ///
+    /// ```
+    /// use gpu_core::ElementType;
+    /// assert!(ElementType::U32.is_integer());
+    /// assert!(!ElementType::F32.is_integer());
+    /// ```
     pub fn is_integer(self) -> bool {
         !matches!(self, ElementType::F32 | ElementType::F64)
     }
