@@ -21,7 +21,7 @@ per_binary_timeout=${PER_BINARY_TIMEOUT:-300}
 # of memory and report OutOfMemory. So does reliability_concurrency, whose
 # leak check reads the device-wide free memory: another process's
 # allocations in between read as a leak.
-big='(_huge|_large|reliability_oom|reliability_sizes|reliability_concurrency|lookback_variants)'
+big='(_huge|_large|reliability_oom|reliability_sizes|reliability_concurrency|lookback_variants|^pool)'
 skip='(tuning|sweep)'
 run_one() {
     local bin=$1 name
