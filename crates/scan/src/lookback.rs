@@ -463,7 +463,9 @@ pub(crate) fn kind_arguments<T: Element, O: Operator<T>>(op: &O, kind: ScanKind<
 /// tile then starts aligned too). A view may start at any element; a
 /// misaligned one takes the element-wise path.
 pub(crate) fn vector_ok(in_ptr: u64, out_ptr: u64, tuning: Policy, element_bytes: usize) -> bool {
-    in_ptr % 16 == 0 && out_ptr % 16 == 0 && (tuning.tile_items() * element_bytes as u64) % 16 == 0
+    in_ptr.is_multiple_of(16)
+        && out_ptr.is_multiple_of(16)
+        && (tuning.tile_items() * element_bytes as u64).is_multiple_of(16)
 }
 
 /// Scans `input` into `output` (same length) in one pass with `tuning`
