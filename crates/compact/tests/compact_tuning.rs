@@ -15,29 +15,18 @@
 //! (about a minute on an H100, NVRTC compiles included; needs ~8 GB of
 //! device memory).
 
+mod support;
+
 use compact::policy::{
     candidates, default_policy, select_if_policy, CompactPolicy, Policy, Schedule,
 };
 use compact::{bytes_moved, cpu, select_flagged_into, select_if_into, CompactOptions, Predicate};
-use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu};
+use gpu_core::{DeviceBuffer, Element, Gpu};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
 use parprims_testkit::rng::{random_flags, random_vec};
+use support::{all_poison, bits, fresh_seed};
 
 const N: usize = 1 << 28;
-
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    let seed = nanos | 1;
-    println!("seed = {seed:#x}");
-    seed
-}
-
-fn bits<T: DeviceType>(values: &[T]) -> &[u8] {
-    bytemuck::cast_slice(values)
-}
 
 /// What one sweep line compacts.
 struct Case<'a, T: Element> {
@@ -102,12 +91,7 @@ fn measure<T: Element>(
         .expect(&ctx)
         .to_host(gpu)
         .expect(&ctx);
-    let poison = [T::poison()];
-    assert!(
-        tail.iter()
-            .all(|v| bits(std::slice::from_ref(v)) == bits(&poison)),
-        "{ctx}: wrote past the count"
-    );
+    assert!(all_poison(&tail), "{ctx}: wrote past the count");
 
     // Both closures need the buffers mutably, one at a time.
     let buffers = std::cell::RefCell::new((output, count));
@@ -169,6 +153,38 @@ fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunin
     }
 }
 
+/// Every candidate for `T`'s size on `values`, by `flags` (host and device
+/// copies) and by `predicate` (the sweep line `label`).
+fn sweep_flags_and_predicate<T: Element>(
+    gpu: &Gpu,
+    ceiling: &CopyCeiling,
+    values: Vec<T>,
+    (flags_host, flags): (&[u8], &DeviceBuffer<u8>),
+    predicate: Predicate<T>,
+    label: &'static str,
+) {
+    let input = DeviceBuffer::from_host(gpu, &values).expect("upload");
+    let by_flags = cpu::select_flagged(&values, flags_host).expect("lengths");
+    let by_predicate = cpu::select_if(&values, &predicate);
+    drop(values);
+    let flagged = Case {
+        label: "select_flagged",
+        input: &input,
+        flags: Some(flags),
+        predicate: predicate.clone(),
+        expected: &by_flags,
+    };
+    sweep(gpu, ceiling, &flagged, candidates(T::BYTES));
+    let by_predicate = Case {
+        label,
+        input: &input,
+        flags: None,
+        predicate,
+        expected: &by_predicate,
+    };
+    sweep(gpu, ceiling, &by_predicate, candidates(T::BYTES));
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn single_pass_tuning_sweep_at_2_28() {
@@ -184,30 +200,15 @@ fn single_pass_tuning_sweep_at_2_28() {
     let flags = DeviceBuffer::from_host(&gpu, &flags_host).expect("flags");
 
     // i32: every 4-byte candidate, by flags and by x > 0.
-    {
-        let values: Vec<i32> = random_vec(N, seed, -1000.0, 1000.0);
-        let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
-        let by_flags = cpu::select_flagged(&values, &flags_host).expect("lengths");
-        let predicate = Predicate::Gt(0i32);
-        let by_predicate = cpu::select_if(&values, &predicate);
-        drop(values);
-        let flagged = Case {
-            label: "select_flagged",
-            input: &input,
-            flags: Some(&flags),
-            predicate: predicate.clone(),
-            expected: &by_flags,
-        };
-        sweep(&gpu, &ceiling, &flagged, candidates(4));
-        let positive = Case {
-            label: "select_if(x>0)",
-            input: &input,
-            flags: None,
-            predicate,
-            expected: &by_predicate,
-        };
-        sweep(&gpu, &ceiling, &positive, candidates(4));
-    }
+    let values: Vec<i32> = random_vec(N, seed, -1000.0, 1000.0);
+    sweep_flags_and_predicate(
+        &gpu,
+        &ceiling,
+        values,
+        (&flags_host, &flags),
+        Predicate::Gt(0),
+        "select_if(x>0)",
+    );
 
     // f32: the two defaults and the persistent candidates, by x > 0.
     {
@@ -235,28 +236,13 @@ fn single_pass_tuning_sweep_at_2_28() {
     }
 
     // u64: every 8-byte candidate, by flags and by x > 500.
-    {
-        let values: Vec<u64> = random_vec(N, seed ^ 0x64, 0.0, 1000.0);
-        let input = DeviceBuffer::from_host(&gpu, &values).expect("upload");
-        let by_flags = cpu::select_flagged(&values, &flags_host).expect("lengths");
-        let predicate = Predicate::Gt(500u64);
-        let by_predicate = cpu::select_if(&values, &predicate);
-        drop(values);
-        let flagged = Case {
-            label: "select_flagged",
-            input: &input,
-            flags: Some(&flags),
-            predicate: predicate.clone(),
-            expected: &by_flags,
-        };
-        sweep(&gpu, &ceiling, &flagged, candidates(8));
-        let above = Case {
-            label: "select_if(x>500)",
-            input: &input,
-            flags: None,
-            predicate,
-            expected: &by_predicate,
-        };
-        sweep(&gpu, &ceiling, &above, candidates(8));
-    }
+    let values: Vec<u64> = random_vec(N, seed ^ 0x64, 0.0, 1000.0);
+    sweep_flags_and_predicate(
+        &gpu,
+        &ceiling,
+        values,
+        (&flags_host, &flags),
+        Predicate::Gt(500),
+        "select_if(x>500)",
+    );
 }

@@ -7,37 +7,21 @@
 //!
 //! Run on a GPU machine with `cargo test -p parprims-compact -- --include-ignored`.
 
+mod support;
+
 use compact::{
     count_if, count_if_into, cpu, partition, partition_into, select_flagged, select_flagged_into,
     select_if, select_if_into, CompactAlgorithm, CustomPredicate, Predicate, ScanAlgorithm,
 };
-use gpu_core::{DeviceBuffer, DeviceType, Element, Error, Gpu};
+use gpu_core::{DeviceBuffer, Element, Error, Gpu};
 use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
+use support::{
+    all_poison, bits, check_select_flagged_into, check_select_if_and_partition_into, fresh_seed,
+    single_and_three_pass,
+};
 
 /// Tile of the single-pass kernel (256 threads × 16 items).
 const TILE: usize = 4096;
-
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    // Never zero, and printed so a failure can be reproduced.
-    let seed = nanos | 1;
-    eprintln!("seed = {seed:#x}");
-    seed
-}
-
-fn bits<T: DeviceType>(values: &[T]) -> &[u8] {
-    bytemuck::cast_slice(values)
-}
-
-fn all_poison<T: DeviceType>(values: &[T]) -> bool {
-    let poison = [T::poison()];
-    values
-        .iter()
-        .all(|v| bits(std::slice::from_ref(v)) == bits(&poison))
-}
 
 /// Every length the full matrix runs (SinglePass); ThreePass runs a subset.
 fn lengths_full() -> Vec<usize> {
@@ -100,28 +84,14 @@ fn check_flagged<T: Element>(
     let d_flags = DeviceBuffer::from_host(gpu, &flags).expect(&ctx);
 
     // The _into form: a longer output, poisoned; the count stays on the device.
-    let extra = 5;
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + extra).expect(&ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(&ctx);
-    select_flagged_into(
+    check_select_flagged_into(
         gpu,
         d_input.view(),
         d_flags.view(),
-        out.view_mut(),
-        count.view_mut(),
+        &expected,
+        5,
         algorithm,
-    )
-    .expect(&ctx);
-    let count_host = count.to_host(gpu).expect(&ctx)[0] as usize;
-    assert_eq!(count_host, expected.len(), "{ctx}: count");
-    let out_host = out.to_host(gpu).expect(&ctx);
-    assert!(
-        bits(&out_host[..count_host]) == bits(&expected),
-        "{ctx}: kept items differ"
-    );
-    assert!(
-        all_poison(&out_host[count_host..]),
-        "{ctx}: wrote past the count"
+        &ctx,
     );
 
     // The owned form: exactly `count` items.
@@ -139,64 +109,19 @@ fn check_predicate<T: Element>(
     predicate: &Predicate<T>,
     ctx: &str,
 ) {
-    let n = input.len();
     let d_input = DeviceBuffer::from_host(gpu, input).expect(ctx);
 
-    // select_if_into
-    let expected = cpu::select_if(input, predicate);
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 3).expect(ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    select_if_into(
-        gpu,
-        d_input.view(),
-        predicate,
-        out.view_mut(),
-        count.view_mut(),
-        algorithm,
-    )
-    .expect(ctx);
-    let count_host = count.to_host(gpu).expect(ctx)[0] as usize;
-    assert_eq!(count_host, expected.len(), "{ctx}: select_if count");
-    let out_host = out.to_host(gpu).expect(ctx);
-    assert!(
-        bits(&out_host[..count_host]) == bits(&expected),
-        "{ctx}: select_if items"
-    );
-    assert!(
-        all_poison(&out_host[count_host..]),
-        "{ctx}: select_if wrote past the count"
-    );
+    check_select_if_and_partition_into(gpu, d_input.view(), input, predicate, algorithm, ctx);
 
-    // select_if (owned)
+    // The owned forms.
+    let expected = cpu::select_if(input, predicate);
     let owned = select_if(gpu, d_input.view(), predicate, algorithm).expect(ctx);
     assert_eq!(owned.count, expected.len(), "{ctx}: owned count");
     assert!(
         bits(&owned.items.to_host(gpu).expect(ctx)) == bits(&expected),
         "{ctx}: owned items"
     );
-
-    // partition_into: kept in order, then rejected in order; a permutation.
     let (expected_partition, expected_count) = cpu::partition(input, predicate);
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect(ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    partition_into(
-        gpu,
-        d_input.view(),
-        predicate,
-        out.view_mut(),
-        count.view_mut(),
-        algorithm,
-    )
-    .expect(ctx);
-    assert_eq!(
-        count.to_host(gpu).expect(ctx)[0] as usize,
-        expected_count,
-        "{ctx}: partition count"
-    );
-    assert!(
-        bits(&out.to_host(gpu).expect(ctx)) == bits(&expected_partition),
-        "{ctx}: partition order"
-    );
     let (owned_partition, owned_count) =
         partition(gpu, d_input.view(), predicate, algorithm).expect(ctx);
     assert_eq!(owned_count, expected_count, "{ctx}: owned partition count");
@@ -296,12 +221,7 @@ fn every_predicate_on<T: Element>(values: Vec<T>, a: T, b: T) {
         Predicate::InRange { low: a, high: b },
         Predicate::InRange { low: b, high: a }, // empty range
     ];
-    for algorithm in [
-        CompactAlgorithm::SinglePass,
-        CompactAlgorithm::ThreePass {
-            scan: ScanAlgorithm::DecoupledLookback,
-        },
-    ] {
+    for algorithm in single_and_three_pass(ScanAlgorithm::DecoupledLookback) {
         for predicate in &predicates {
             let ctx = format!("{} {algorithm} {predicate:?}", T::SUFFIX);
             check_predicate(&gpu, algorithm, &values, predicate, &ctx);
@@ -444,12 +364,7 @@ fn unaligned_views_use_the_scalar_path() {
     let in_view = d_input.slice(1..).expect("in range");
     let flags_view = d_flags.slice(1..).expect("in range");
     let expected = cpu::select_flagged(&input[1..], &flags[1..]).expect("lengths");
-    for algorithm in [
-        CompactAlgorithm::SinglePass,
-        CompactAlgorithm::ThreePass {
-            scan: ScanAlgorithm::Blelloch,
-        },
-    ] {
+    for algorithm in single_and_three_pass(ScanAlgorithm::Blelloch) {
         let got = select_flagged(&gpu, in_view, flags_view, algorithm).expect("select");
         assert_eq!(got.items.to_host(&gpu).expect("download"), expected);
         let predicate = Predicate::Ge(500u32);
@@ -510,6 +425,35 @@ fn into_forms_do_not_synchronise_and_chain() {
     assert_eq!(&second_host[..expected_second.len()], &expected_second[..]);
 }
 
+/// One `_into` call that must fail: by flags, by a predicate, or a partition.
+enum IntoCall<'a> {
+    Flagged(&'a DeviceBuffer<u8>),
+    If(&'a Predicate<i32>),
+    Partition(&'a Predicate<i32>),
+}
+
+impl IntoCall<'_> {
+    /// The error the call returns on `input` with `algorithm`.
+    fn error(
+        &self,
+        gpu: &Gpu,
+        input: &DeviceBuffer<i32>,
+        out: &mut DeviceBuffer<i32>,
+        count: &mut DeviceBuffer<u64>,
+        algorithm: CompactAlgorithm,
+    ) -> Error {
+        let (input, out, count) = (input.view(), out.view_mut(), count.view_mut());
+        match *self {
+            IntoCall::Flagged(flags) => {
+                select_flagged_into(gpu, input, flags.view(), out, count, algorithm)
+            }
+            IntoCall::If(predicate) => select_if_into(gpu, input, predicate, out, count, algorithm),
+            IntoCall::Partition(p) => partition_into(gpu, input, p, out, count, algorithm),
+        }
+        .unwrap_err()
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_arguments_are_typed_errors_and_write_nothing() {
@@ -527,22 +471,16 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
         assert!(all_poison(&out.to_host(gpu).expect("download")));
         assert!(all_poison(&count.to_host(gpu).expect("download")));
     };
-    for algorithm in [
-        CompactAlgorithm::SinglePass,
-        CompactAlgorithm::ThreePass {
-            scan: ScanAlgorithm::Blelloch,
-        },
-    ] {
+    // A custom predicate that does not compile.
+    let broken = Predicate::Custom(
+        CustomPredicate::<i32>::new("broken", "x >>> nonsense(", |_| true).expect("valid name"),
+    );
+    for algorithm in single_and_three_pass(ScanAlgorithm::Blelloch) {
+        let fails = |call: IntoCall<'_>, out: &mut DeviceBuffer<i32>, count: &mut _| {
+            call.error(&gpu, &d_input, out, count, algorithm)
+        };
         // Flags and input of different lengths.
-        let e = select_flagged_into(
-            &gpu,
-            d_input.view(),
-            d_flags.view(),
-            out.view_mut(),
-            count.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        let e = fails(IntoCall::Flagged(&d_flags), &mut out, &mut count);
         assert!(
             matches!(e, Error::LengthMismatch { what: "flags", .. }),
             "{e}"
@@ -553,43 +491,23 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
         ));
         untouched(&gpu, &out, &count);
         // A caller's output too short.
-        let e = select_flagged_into(
-            &gpu,
-            d_input.view(),
-            d_flags_ok.view(),
-            short.view_mut(),
-            count.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        let e = fails(IntoCall::Flagged(&d_flags_ok), &mut short, &mut count);
         assert!(
             matches!(e, Error::InvalidArgument { name: "output", .. }),
             "{e}"
         );
-        let e = partition_into(
-            &gpu,
-            d_input.view(),
-            &Predicate::Gt(3),
-            short.view_mut(),
-            count.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        let e = fails(
+            IntoCall::Partition(&Predicate::Gt(3)),
+            &mut short,
+            &mut count,
+        );
         assert!(
             matches!(e, Error::LengthMismatch { what: "output", .. }),
             "{e}"
         );
         assert!(all_poison(&short.to_host(&gpu).expect("download")));
         // count_out of the wrong length.
-        let e = select_if_into(
-            &gpu,
-            d_input.view(),
-            &Predicate::Gt(3),
-            out.view_mut(),
-            count2.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        let e = fails(IntoCall::If(&Predicate::Gt(3)), &mut out, &mut count2);
         assert!(
             matches!(
                 e,
@@ -601,29 +519,10 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
             "{e}"
         );
         assert!(all_poison(&count2.to_host(&gpu).expect("download")));
-        // A custom predicate that does not compile.
-        let broken = Predicate::Custom(
-            CustomPredicate::<i32>::new("broken", "x >>> nonsense(", |_| true).expect("valid name"),
-        );
-        let e = select_if_into(
-            &gpu,
-            d_input.view(),
-            &broken,
-            out.view_mut(),
-            count.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        // The predicate that does not compile.
+        let e = fails(IntoCall::If(&broken), &mut out, &mut count);
         assert!(matches!(e, Error::Compile { .. }), "{e}");
-        let e = partition_into(
-            &gpu,
-            d_input.view(),
-            &broken,
-            out.view_mut(),
-            count.view_mut(),
-            algorithm,
-        )
-        .unwrap_err();
+        let e = fails(IntoCall::Partition(&broken), &mut out, &mut count);
         assert!(matches!(e, Error::Compile { .. }), "{e}");
         assert!(matches!(
             select_if(&gpu, d_input.view(), &broken, algorithm).unwrap_err(),

@@ -12,36 +12,21 @@
 //! Run on a GPU machine with
 //! `cargo test -p parprims-compact --test gpu_tuned -- --include-ignored`.
 
+mod support;
+
 use compact::policy::{
     candidates, default_policy, policy, CompactPolicy, Policy, Schedule, TileLayout,
 };
 use compact::{
     cpu, partition_into, select_flagged_into, select_if_into, CompactOptions, CustomPredicate,
-    Predicate,
+    Predicate, ScanAlgorithm,
 };
-use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Element, Error, Gpu};
+use gpu_core::{DeviceBuffer, DeviceView, Element, Error, Gpu};
 use parprims_testkit::rng::{random_flags, random_vec, SplitMix64};
-
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    let seed = nanos | 1;
-    eprintln!("seed = {seed:#x}");
-    seed
-}
-
-fn bits<T: DeviceType>(values: &[T]) -> &[u8] {
-    bytemuck::cast_slice(values)
-}
-
-fn all_poison<T: DeviceType>(values: &[T]) -> bool {
-    let poison = [T::poison()];
-    values
-        .iter()
-        .all(|v| bits(std::slice::from_ref(v)) == bits(&poison))
-}
+use support::{
+    all_poison, check_select_flagged_into, check_select_if_and_partition_into, fresh_seed,
+    single_and_three_pass,
+};
 
 /// Lengths around the tuning's warp segment and tile, and past a window of
 /// 32 · depth tiles.
@@ -75,26 +60,8 @@ fn check_flagged<T: Element>(
     expected: &[T],
     ctx: &str,
 ) {
-    let n = input.len();
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 7).expect(ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    select_flagged_into(
-        gpu,
-        input,
-        flags,
-        out.view_mut(),
-        count.view_mut(),
-        CompactOptions::single_pass(*tuning),
-    )
-    .expect(ctx);
-    let kept = count.to_host(gpu).expect(ctx)[0] as usize;
-    assert_eq!(kept, expected.len(), "{ctx}: select_flagged count");
-    let host = out.to_host(gpu).expect(ctx);
-    assert!(
-        bits(&host[..kept]) == bits(expected),
-        "{ctx}: select_flagged items"
-    );
-    assert!(all_poison(&host[kept..]), "{ctx}: wrote past the count");
+    let options = CompactOptions::single_pass(*tuning);
+    check_select_flagged_into(gpu, input, flags, expected, 7, options, ctx);
 }
 
 fn check_predicate<T: Element>(
@@ -105,52 +72,8 @@ fn check_predicate<T: Element>(
     predicate: &Predicate<T>,
     ctx: &str,
 ) {
-    let n = input.len();
-    let expected = cpu::select_if(host_input, predicate);
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n + 3).expect(ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    select_if_into(
-        gpu,
-        input,
-        predicate,
-        out.view_mut(),
-        count.view_mut(),
-        CompactOptions::single_pass(*tuning),
-    )
-    .expect(ctx);
-    let kept = count.to_host(gpu).expect(ctx)[0] as usize;
-    assert_eq!(kept, expected.len(), "{ctx}: select_if count");
-    let host = out.to_host(gpu).expect(ctx);
-    assert!(
-        bits(&host[..kept]) == bits(&expected),
-        "{ctx}: select_if items"
-    );
-    assert!(
-        all_poison(&host[kept..]),
-        "{ctx}: select_if wrote past the count"
-    );
-
-    let (expected_partition, expected_count) = cpu::partition(host_input, predicate);
-    let mut out = DeviceBuffer::<T>::poisoned(gpu, n).expect(ctx);
-    let mut count = DeviceBuffer::<u64>::poisoned(gpu, 1).expect(ctx);
-    partition_into(
-        gpu,
-        input,
-        predicate,
-        out.view_mut(),
-        count.view_mut(),
-        CompactOptions::single_pass(*tuning),
-    )
-    .expect(ctx);
-    assert_eq!(
-        count.to_host(gpu).expect(ctx)[0] as usize,
-        expected_count,
-        "{ctx}: partition count"
-    );
-    assert!(
-        bits(&out.to_host(gpu).expect(ctx)) == bits(&expected_partition),
-        "{ctx}: partition order"
-    );
+    let options = CompactOptions::single_pass(*tuning);
+    check_select_if_and_partition_into(gpu, input, host_input, predicate, options, ctx);
 }
 
 fn every_candidate<T: Element>(element_bytes: usize) {
@@ -171,44 +94,32 @@ fn every_candidate<T: Element>(element_bytes: usize) {
                 let flags = random_flags(n, case_seed ^ 0x9e37, density);
                 let d_input = DeviceBuffer::from_host(&gpu, &input).expect(&ctx);
                 let d_flags = DeviceBuffer::from_host(&gpu, &flags).expect(&ctx);
+                let (view, flags_view) = (d_input.view(), d_flags.view());
                 let expected = cpu::select_flagged(&input, &flags).expect("equal lengths");
-                check_flagged(
-                    &gpu,
-                    tuning,
-                    d_input.view(),
-                    d_flags.view(),
-                    &expected,
-                    &ctx,
-                );
+                check_flagged(&gpu, tuning, view, flags_view, &expected, &ctx);
                 let predicate = Predicate::Lt(T::from_f64((density * 1000.0).round()));
-                check_predicate(&gpu, tuning, d_input.view(), &input, &predicate, &ctx);
+                check_predicate(&gpu, tuning, view, &input, &predicate, &ctx);
             }
         }
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_4_byte_candidate_i32() {
-    every_candidate::<i32>(4);
+/// One test per element type, each running [`every_candidate`].
+macro_rules! every_candidate_per_type {
+    ($($name:ident: $t:ty, $bytes:expr;)*) => {$(
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $name() {
+            every_candidate::<$t>($bytes);
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_4_byte_candidate_f32() {
-    every_candidate::<f32>(4);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_8_byte_candidate_u64() {
-    every_candidate::<u64>(8);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_8_byte_candidate_f64() {
-    every_candidate::<f64>(8);
+every_candidate_per_type! {
+    every_4_byte_candidate_i32: i32, 4;
+    every_4_byte_candidate_f32: f32, 4;
+    every_8_byte_candidate_u64: u64, 8;
+    every_8_byte_candidate_f64: f64, 8;
 }
 
 #[test]
@@ -278,15 +189,9 @@ fn persistent_lookback_stress_many_tiles_repeated() {
             .filter(|t| t.schedule() == Schedule::Persistent)
         {
             let ctx = format!("stress {} density={density}", tuning.name());
+            let (view, flags_view) = (d_input.view(), d_flags.view());
             for _ in 0..2 {
-                check_flagged(
-                    &gpu,
-                    tuning,
-                    d_input.view(),
-                    d_flags.view(),
-                    &expected,
-                    &ctx,
-                );
+                check_flagged(&gpu, tuning, view, flags_view, &expected, &ctx);
             }
         }
     }
@@ -402,23 +307,12 @@ fn kernels_are_kept_per_context() {
         let d_flags = DeviceBuffer::from_host(gpu, &flags).expect("upload");
         for tuning in [default_policy::<i32>(), candidates(4)[6]] {
             let ctx = format!("{label} {}", tuning.name());
-            check_flagged(
-                gpu,
-                &tuning,
-                d_input.view(),
-                d_flags.view(),
-                &expected,
-                &ctx,
-            );
-            check_predicate(gpu, &tuning, d_input.view(), &input, &predicate, &ctx);
+            let (view, flags_view) = (d_input.view(), d_flags.view());
+            check_flagged(gpu, &tuning, view, flags_view, &expected, &ctx);
+            check_predicate(gpu, &tuning, view, &input, &predicate, &ctx);
         }
         // The untuned entry points (main module, count pass, three-pass).
-        for algorithm in [
-            compact::CompactAlgorithm::SinglePass,
-            compact::CompactAlgorithm::ThreePass {
-                scan: compact::ScanAlgorithm::Blelloch,
-            },
-        ] {
+        for algorithm in single_and_three_pass(ScanAlgorithm::Blelloch) {
             let got =
                 compact::select_if(gpu, d_input.view(), &predicate, algorithm).expect("select_if");
             assert_eq!(got.items.to_host(gpu).expect("download"), expected_if);
