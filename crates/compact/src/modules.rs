@@ -241,9 +241,9 @@ impl CompactPolicy for Policy {
         let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
         let items = self.items_per_thread();
         let items_ok = match self.layout() {
-            TileLayout::Blocked => items <= 32 && items % 16 == 0,
+            TileLayout::Blocked => items <= 32 && items.is_multiple_of(16),
             TileLayout::WarpStriped => {
-                items <= 32 && items % vector_items == 0 && items / vector_items <= 8
+                items <= 32 && items.is_multiple_of(vector_items) && items / vector_items <= 8
             }
         };
         if !items_ok {
