@@ -67,6 +67,14 @@ pub enum CacheLookup {
 
 impl DiskCache {
     /// The cache the environment selects.
+    ///
+    /// ```
+    /// use gpu_core::kernel::DiskCache;
+    /// // PARPRIMS_CACHE_DIR, else $XDG_CACHE_HOME/parprims, else ~/.cache/parprims;
+    /// // PARPRIMS_CACHE_DIR="" turns the cache off.
+    /// let cache = DiskCache::from_env();
+    /// println!("kernel cache: {:?}", cache.dir());
+    /// ```
     pub fn from_env() -> Self {
         let dir = match std::env::var_os("PARPRIMS_CACHE_DIR") {
             Some(d) if d.is_empty() => None,
@@ -87,6 +95,12 @@ impl DiskCache {
     }
 
     /// A cache in `dir`.
+    ///
+    /// ```
+    /// use gpu_core::kernel::DiskCache;
+    /// let cache = DiskCache::at("/opt/my-app/kernels"); // e.g. shipped with the application
+    /// assert_eq!(cache.dir(), Some(std::path::Path::new("/opt/my-app/kernels")));
+    /// ```
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         DiskCache {
             dir: Some(dir.into()),
@@ -94,21 +108,53 @@ impl DiskCache {
     }
 
     /// No disk cache: always compile.
+    ///
+    /// ```
+    /// use gpu_core::kernel::{CubinKey, DiskCache};
+    /// let cache = DiskCache::disabled();
+    /// assert_eq!(cache.dir(), None);
+    /// assert!(!cache.store(CubinKey(1), b"cubin")); // nothing is written
+    /// ```
     pub fn disabled() -> Self {
         DiskCache { dir: None }
     }
 
     /// The directory, if the cache is enabled.
+    ///
+    /// ```
+    /// use gpu_core::kernel::DiskCache;
+    /// assert!(DiskCache::at("/tmp/kernels").dir().is_some());
+    /// assert!(DiskCache::disabled().dir().is_none());
+    /// ```
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
 
     /// Where the cubin of `key` lives (`None` for a disabled cache).
+    ///
+    /// ```
+    /// use gpu_core::kernel::{DiskCache, ModuleSource};
+    /// let key = ModuleSource::new("example").cubin_key("sm_90");
+    /// let path = DiskCache::at("/tmp/kernels").path(key).unwrap();
+    /// assert_eq!(path, std::path::Path::new("/tmp/kernels").join(format!("{key}.cubin")));
+    /// assert_eq!(DiskCache::disabled().path(key), None);
+    /// ```
     pub fn path(&self, key: CubinKey) -> Option<PathBuf> {
         self.dir.as_ref().map(|d| d.join(format!("{key}.cubin")))
     }
 
     /// What the cache holds under `key`, verified against its checksum.
+    ///
+    /// ```
+    /// use gpu_core::kernel::{CacheLookup, CubinKey, DiskCache};
+    /// let dir = std::env::temp_dir().join(format!("parprims-doc-lookup-{}", std::process::id()));
+    /// let cache = DiskCache::at(&dir);
+    /// assert_eq!(cache.lookup(CubinKey(7)), CacheLookup::Missing);
+    /// cache.try_store(CubinKey(7), b"not really a cubin", (13, 0))?;
+    /// assert!(matches!(cache.lookup(CubinKey(7)), CacheLookup::Hit(entry) if entry.nvrtc_version == (13, 0)));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn lookup(&self, key: CubinKey) -> CacheLookup {
         let Some(path) = self.path(key) else {
             return CacheLookup::Missing;
@@ -124,6 +170,16 @@ impl DiskCache {
     }
 
     /// The cubin stored under `key`, if present and intact.
+    ///
+    /// ```
+    /// use gpu_core::kernel::{CubinKey, DiskCache};
+    /// let dir = std::env::temp_dir().join(format!("parprims-doc-load-{}", std::process::id()));
+    /// let cache = DiskCache::at(&dir);
+    /// assert!(cache.store(CubinKey(42), b"\x7fELF..."));
+    /// assert_eq!(cache.load(CubinKey(42)).as_deref(), Some(&b"\x7fELF..."[..]));
+    /// assert_eq!(cache.load(CubinKey(43)), None);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn load(&self, key: CubinKey) -> Option<Vec<u8>> {
         match self.lookup(key) {
             CacheLookup::Hit(entry) => Some(entry.cubin),
@@ -133,6 +189,15 @@ impl DiskCache {
 
     /// Stores `cubin` under `key`, recording this process's NVRTC version
     /// ((0, 0) without NVRTC); returns whether it was written.
+    ///
+    /// ```
+    /// use gpu_core::kernel::{CubinKey, DiskCache};
+    /// let dir = std::env::temp_dir().join(format!("parprims-doc-store-{}", std::process::id()));
+    /// let cache = DiskCache::at(&dir);
+    /// assert!(cache.store(CubinKey(1), b"cubin bytes")); // false if the directory is not writable
+    /// assert!(cache.load(CubinKey(1)).is_some());
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn store(&self, key: CubinKey, cubin: &[u8]) -> bool {
         let version = nvrtc_version().unwrap_or((0, 0));
         self.try_store(key, cubin, version).is_ok()
@@ -145,6 +210,16 @@ impl DiskCache {
     ///
     /// Errors: a disabled cache ([`std::io::ErrorKind::Unsupported`]) or the
     /// file system's error.
+    ///
+    /// ```
+    /// use gpu_core::kernel::{CubinKey, DiskCache};
+    /// let dir = std::env::temp_dir().join(format!("parprims-doc-try-store-{}", std::process::id()));
+    /// DiskCache::at(&dir).try_store(CubinKey(1), b"cubin bytes", (13, 0))?;
+    /// let refused = DiskCache::disabled().try_store(CubinKey(1), b"cubin bytes", (13, 0));
+    /// assert_eq!(refused.unwrap_err().kind(), std::io::ErrorKind::Unsupported);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn try_store(
         &self,
         key: CubinKey,
@@ -227,6 +302,13 @@ fn decode_entry(key: CubinKey, bytes: &[u8]) -> std::result::Result<CachedCubin,
 pub type CubinCompiler<'a> = &'a (dyn Fn(&ModuleSource, &str) -> Result<Vec<u8>> + Sync);
 
 /// [`compile_cubin`] if NVRTC can be loaded in this process, else `None`.
+///
+/// ```
+/// use gpu_core::kernel::{find_cubin, nvrtc_compiler, DiskCache};
+/// let compiler = nvrtc_compiler(); // None without NVRTC: only cached kernels load
+/// let found = find_cubin(&DiskCache::disabled(), &gpu_core::fill_module::<u8>(), "sm_90", compiler);
+/// assert_eq!(found.is_ok(), compiler.is_some());
+/// ```
 pub fn nvrtc_compiler() -> Option<CubinCompiler<'static>> {
     nvrtc_available()
         .ok()
@@ -253,6 +335,20 @@ pub struct FoundCubin {
 ///
 /// A cache that cannot be written degrades to compiling in memory, with
 /// one warning on stderr per process.
+///
+/// ```
+/// use gpu_core::kernel::{find_cubin, nvrtc_compiler, DiskCache};
+/// let dir = std::env::temp_dir().join(format!("parprims-doc-find-{}", std::process::id()));
+/// let (cache, source) = (DiskCache::at(&dir), gpu_core::fill_module::<f32>());
+/// // Without a compiler, a module the cache does not hold is Error::KernelNotCached.
+/// assert!(find_cubin(&cache, &source, "sm_90", None).is_err());
+/// if let Some(nvrtc) = nvrtc_compiler() {
+///     assert!(!find_cubin(&cache, &source, "sm_90", Some(nvrtc))?.from_disk); // compiled, stored
+///     assert!(find_cubin(&cache, &source, "sm_90", None)?.from_disk); // now from the cache
+/// }
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn find_cubin(
     cache: &DiskCache,
     source: &ModuleSource,
@@ -355,6 +451,13 @@ pub struct CacheWarmReport {
 }
 
 /// Checks that `arch` is `sm_` and digits (`sm_90`).
+///
+/// ```
+/// use gpu_core::kernel::validate_arch;
+/// assert!(validate_arch("sm_90").is_ok());
+/// assert!(validate_arch("compute_90").is_err());
+/// assert!(validate_arch("sm_9a").is_err());
+/// ```
 pub fn validate_arch(arch: &str) -> Result<()> {
     let digits = arch.strip_prefix("sm_").unwrap_or("");
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -380,6 +483,20 @@ pub fn validate_arch(arch: &str) -> Result<()> {
 /// architecture, or one that is not `sm_` and digits (checked before
 /// anything is compiled). A module that does not compile is listed in the
 /// report's `failures` and the others are still compiled.
+///
+/// ```
+/// use gpu_core::kernel::{nvrtc_available, warm_disk_cache, DiskCache};
+/// let dir = std::env::temp_dir().join(format!("parprims-doc-warm-{}", std::process::id()));
+/// let cache = DiskCache::at(&dir);
+/// if nvrtc_available().is_ok() {
+///     let modules = [gpu_core::fill_module::<i32>()];
+///     let report = warm_disk_cache(&cache, &modules, &["sm_80", "sm_90"], 2)?;
+///     assert_eq!((report.compiled, report.failures.len()), (2, 0));
+///     assert_eq!(warm_disk_cache(&cache, &modules, &["sm_90"], 1)?.already_cached, 1);
+/// }
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn warm_disk_cache(
     cache: &DiskCache,
     modules: &[ModuleSource],
@@ -433,6 +550,16 @@ pub fn warm_disk_cache(
 /// all are done. For many independent NVRTC compilations (each one
 /// single-threaded and tens of milliseconds to seconds long), where the
 /// items' costs are too uneven for a fixed split.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use gpu_core::kernel::for_each_in_parallel;
+/// let total = AtomicU64::new(0);
+/// for_each_in_parallel(&[1u64, 2, 3, 4], 3, |&x| {
+///     total.fetch_add(x, Ordering::Relaxed);
+/// });
+/// assert_eq!(total.into_inner(), 10);
+/// ```
 pub fn for_each_in_parallel<T: Sync>(items: &[T], threads: usize, work: impl Fn(&T) + Sync) {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = threads.clamp(1, items.len().max(1));

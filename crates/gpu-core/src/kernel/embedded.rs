@@ -35,6 +35,16 @@ static TABLES: RwLock<Vec<&'static [EmbeddedModule]>> = RwLock::new(Vec::new());
 /// Makes `table` available to every [`Gpu`](crate::Gpu) of this process;
 /// installing the same table again changes nothing. Returns the number of
 /// images installed in all.
+///
+/// ```
+/// use gpu_core::kernel::{install_embedded, EmbeddedImage, EmbeddedModule};
+/// let key = gpu_core::fill_module::<f32>().cubin_key("compute_80").0;
+/// let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"; // NVRTC's output, at build time
+/// let table: &'static [EmbeddedModule] =
+///     Box::leak(Box::new([EmbeddedModule { key, image: EmbeddedImage::Ptx(ptx) }]));
+/// assert_eq!(install_embedded(table), 1);
+/// assert_eq!(install_embedded(table), 1); // the same table again: nothing changes
+/// ```
 pub fn install_embedded(table: &'static [EmbeddedModule]) -> usize {
     let mut tables = TABLES.write().unwrap_or_else(|p| p.into_inner());
     if !tables.iter().any(|known| std::ptr::eq(*known, table)) {

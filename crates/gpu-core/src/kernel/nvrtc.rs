@@ -16,6 +16,13 @@ use crate::error::{Error, Result};
 /// [`Error::NoNvrtc`] even where NVRTC is installed: every kernel must then
 /// come from the disk cache, which is how an application checks that the
 /// cache it ships is complete.
+///
+/// ```
+/// match gpu_core::kernel::nvrtc_available() {
+///     Ok(()) => println!("kernels can be compiled here"),
+///     Err(e) => println!("{e}: kernels must come from the disk cache or the program"),
+/// }
+/// ```
 pub fn nvrtc_available() -> Result<()> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
     let present = *PRESENT.get_or_init(|| {
@@ -32,6 +39,12 @@ pub fn nvrtc_available() -> Result<()> {
 }
 
 /// NVRTC's (major, minor) version.
+///
+/// ```
+/// if let Ok((major, minor)) = gpu_core::kernel::nvrtc_version() {
+///     println!("NVRTC {major}.{minor}");
+/// }
+/// ```
 pub fn nvrtc_version() -> Result<(i32, i32)> {
     nvrtc_available()?;
     let (mut major, mut minor): (c_int, c_int) = (0, 0);
@@ -43,6 +56,16 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 /// Compiles `module` for `arch` (`sm_80`, `sm_90`) and returns the cubin.
 ///
 /// A compile error names the module and carries the options and NVRTC's log.
+///
+/// ```
+/// use gpu_core::kernel::{compile_cubin, cubin_defines, nvrtc_available};
+/// use gpu_core::{fill_entry, fill_module};
+/// if nvrtc_available().is_ok() {
+///     let cubin = compile_cubin(&fill_module::<f64>(), "sm_90")?; // no GPU needed
+///     assert!(cubin_defines(&cubin, &fill_entry::<f64>()));
+/// }
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn compile_cubin(module: &ModuleSource, arch: &str) -> Result<Vec<u8>> {
     let program = compile_program(module, arch)?;
     let mut size: usize = 0;
@@ -57,6 +80,17 @@ pub fn compile_cubin(module: &ModuleSource, arch: &str) -> Result<Vec<u8>> {
 /// Compiles `module` for the virtual architecture `arch` (`compute_80`) and
 /// returns its PTX, which the driver can compile for that architecture and
 /// every newer one. Errors as [`compile_cubin`].
+///
+/// ```
+/// use gpu_core::kernel::{compile_ptx, nvrtc_available};
+/// use gpu_core::{fill_entry, fill_module};
+/// if nvrtc_available().is_ok() {
+///     let ptx = compile_ptx(&fill_module::<f64>(), "compute_80")?; // runs on sm_80 and newer
+///     assert!(ptx.contains(&fill_entry::<f64>()));
+///     assert!(compile_ptx(&fill_module::<f64>(), "sm_80").is_err()); // a real arch: use compile_cubin
+/// }
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn compile_ptx(module: &ModuleSource, arch: &str) -> Result<String> {
     if !arch.starts_with("compute_") {
         return Err(Error::invalid(
@@ -121,6 +155,14 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
 }
 
 /// Whether a cubin defines `entry` (its name is in the ELF string table).
+///
+/// ```
+/// use gpu_core::kernel::cubin_defines;
+/// // An ELF string table holds whole, NUL-terminated names.
+/// let strings = b"\0.text.fill_f32\0fill_f32\0fill_f64\0";
+/// assert!(cubin_defines(strings, "fill_f32"));
+/// assert!(!cubin_defines(strings, "fill"));
+/// ```
 pub fn cubin_defines(cubin: &[u8], entry: &str) -> bool {
     let needle: Vec<u8> = entry.bytes().chain(std::iter::once(0)).collect();
     cubin.windows(needle.len()).enumerate().any(|(i, w)| {
