@@ -6,6 +6,12 @@
 /// operator × variant of every crate): what `tests/kernel_compile.rs`
 /// compiles in CI, `parprims warm-cache` compiles into the disk cache, and
 /// the `aot` feature embeds.
+///
+/// ```
+/// let catalog = parprims::kernel_catalog();
+/// let scan_modules = parprims::scan::kernel_catalog().len();
+/// assert!(catalog.len() > scan_modules); // every crate's modules
+/// ```
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     let mut modules = gpu_core::kernel_catalog();
     modules.extend(scan::kernel_catalog());

@@ -71,12 +71,27 @@ pub mod aot {
     /// Makes the embedded kernels available to every `Gpu` of this process
     /// (call once, before the first kernel is needed; calling again changes
     /// nothing). Returns the number of embedded images.
+    ///
+    /// ```no_run
+    /// # fn main() -> parprims::gpu_core::Result<()> {
+    /// let images = parprims::aot::install(); // once, before the first kernel is needed
+    /// println!("{images} embedded kernel images");
+    /// let gpu = parprims::gpu_core::Gpu::new(0)?;
+    /// # let _ = gpu; Ok(()) }
+    /// ```
     pub fn install() -> usize {
         install_embedded(EMBEDDED)
     }
 
     /// The embedded images: a cubin per module and architecture, and PTX
     /// per module. Empty when the build found no NVRTC.
+    ///
+    /// ```
+    /// use parprims::gpu_core::kernel::EmbeddedImage;
+    /// let images = parprims::aot::images();
+    /// let cubins = images.iter().filter(|m| matches!(m.image, EmbeddedImage::Cubin(_))).count();
+    /// println!("{cubins} cubins and {} PTX images embedded", images.len() - cubins);
+    /// ```
     pub fn images() -> &'static [EmbeddedModule] {
         EMBEDDED
     }
