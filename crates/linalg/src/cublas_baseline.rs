@@ -27,6 +27,16 @@ pub struct CublasHandle {
 
 impl CublasHandle {
     /// Loads cuBLAS and creates a handle on `gpu`'s stream.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// use linalg::cublas_baseline::CublasHandle;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let handle = CublasHandle::new(&gpu)?; // Error::Unsupported without libcublas
+    /// # let _ = handle;
+    /// # Ok(()) }
+    /// ```
     pub fn new(gpu: &Gpu) -> Result<Self> {
         // SAFETY: is_culib_present only tries to dlopen candidate names.
         if !unsafe { cublas_sys::is_culib_present() } {
@@ -86,6 +96,21 @@ fn check<T: gpu_core::DeviceType>(
 
 /// `y = A·x` or `y = Aᵀ·x` in `f32` by cuBLAS (`cublasSgemv`), enqueued on
 /// the handle's stream.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::cublas_baseline::{sgemv, CublasHandle};
+/// use linalg::{Matrix, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3, row-major
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1.0f32, 1.0, 1.0])?;
+/// let mut y = DeviceBuffer::<f32>::zeros(&gpu, 2)?;
+/// sgemv(&CublasHandle::new(&gpu)?, a.view(), x.view(), y.view_mut(), Transpose::No)?;
+/// assert_eq!(y.to_host(&gpu)?, linalg::cpu::matvec(&host, 2, 3, &[1.0, 1.0, 1.0], Transpose::No)?); // [6, 15]
+/// # Ok(()) }
+/// ```
 pub fn sgemv(
     handle: &CublasHandle,
     a: MatrixView<'_, f32>,
@@ -123,6 +148,21 @@ pub fn sgemv(
 
 /// `y = A·x` or `y = Aᵀ·x` in `f64` by cuBLAS (`cublasDgemv`), enqueued on
 /// the handle's stream.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use linalg::cublas_baseline::{dgemv, CublasHandle};
+/// use linalg::{Matrix, Transpose};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let host = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3, row-major
+/// let a = Matrix::from_host(&gpu, 2, 3, &host)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1.0f64, 1.0, 1.0])?;
+/// let mut y = DeviceBuffer::<f64>::zeros(&gpu, 2)?;
+/// dgemv(&CublasHandle::new(&gpu)?, a.view(), x.view(), y.view_mut(), Transpose::No)?;
+/// assert_eq!(y.to_host(&gpu)?, linalg::cpu::matvec(&host, 2, 3, &[1.0, 1.0, 1.0], Transpose::No)?); // [6, 15]
+/// # Ok(()) }
+/// ```
 pub fn dgemv(
     handle: &CublasHandle,
     a: MatrixView<'_, f64>,
