@@ -60,6 +60,11 @@ template <> struct acc_of<f16> { typedef f32 type; };
 template <> struct acc_of<bf16> { typedef f32 type; };
 template <typename T> using acc_t = typename acc_of<T>::type;
 
+// Whether an element type accumulates in itself (no rounding on store).
+template <typename A, typename B> struct same_type { static constexpr bool value = false; };
+template <typename A> struct same_type<A, A> { static constexpr bool value = true; };
+template <typename T> constexpr bool acc_is_self = same_type<T, acc_t<T>>::value;
+
 template <typename T> __device__ __forceinline__ acc_t<T> to_acc(T v) { return v; }
 template <> __device__ __forceinline__ f32 to_acc<f16>(f16 v) { return f16_to_f32(v); }
 template <> __device__ __forceinline__ f32 to_acc<bf16>(bf16 v) { return bf16_to_f32(v); }

@@ -1,13 +1,14 @@
 //! CPU references for matvec and transpose: what the GPU results are checked
 //! against, and the "cpu" row of the lab tables.
 //!
-//! Float matvec accumulates in `f64` (so the reference is more accurate than
-//! any `f32` kernel, and the comparison needs a tolerance, see
+//! Float matvec accumulates in `f64` and rounds once to the element type (so
+//! the reference is more accurate than any kernel, which sums in `f32` for
+//! `f16`, `bf16` and `f32`, and the comparison needs a tolerance, see
 //! [`matvec_tolerance`]); integer matvec wraps exactly as the kernels do
 //! (two's-complement sums are independent of order, so GPU and CPU agree bit
 //! for bit).
 
-use gpu_core::{Error, Result};
+use gpu_core::{Element, Error, Result};
 
 use crate::matrix::check_shape;
 use crate::matvec::{check_matvec_lengths, MatvecElement, Transpose};
@@ -94,10 +95,16 @@ pub fn matvec_f64<T: MatvecElement>(
     Ok((y, magnitude))
 }
 
-/// How far a float kernel's result may be from the `f64` reference:
-/// `(terms + 2)·ε·Σ|a·x|`, the classic bound for a sum of `terms` rounded
-/// products in any order (`ε` of `T`; 0 for integers, which must match
-/// exactly).
+/// How far a float kernel's result may be from the reference
+/// ([`matvec`]: the `f64` sum rounded once to `T`), with `magnitude` =
+/// `Σ|a·x|` of the output ([`matvec_f64`]):
+/// `((terms + 2)·ε_acc + ε − ε_acc)·Σ|a·x|`. The first part is the classic
+/// bound for a sum of `terms` rounded products in any order, made in the
+/// accumulator ([`gpu_core::Element::Acc`], `ε_acc` its epsilon); the
+/// second covers rounding the sum to `T` (`ε` of `T`), which only the
+/// 16-bit floats do (accumulating in `f32`; `ε = ε_acc` for the others, so
+/// their bound is `(terms + 2)·ε·Σ|a·x|`). 0 for integers, which must match
+/// exactly.
 ///
 /// ```
 /// use linalg::cpu::{matvec_f64, matvec_tolerance};
@@ -110,7 +117,8 @@ pub fn matvec_f64<T: MatvecElement>(
 /// # Ok::<(), gpu_core::Error>(())
 /// ```
 pub fn matvec_tolerance<T: MatvecElement>(terms: usize, magnitude: f64) -> f64 {
-    (terms as f64 + 2.0) * T::EPSILON * magnitude
+    let acc_epsilon = <T::Acc as Element>::EPSILON;
+    ((terms as f64 + 2.0) * acc_epsilon + (T::EPSILON - acc_epsilon)) * magnitude
 }
 
 fn check_host_matvec<T: MatvecElement>(
@@ -201,6 +209,16 @@ mod tests {
         assert!((y[0] - 1.0001).abs() < 1e-6, "{}", y[0]);
         assert_eq!(matvec_tolerance::<i32>(100, 1e9), 0.0);
         assert!(matvec_tolerance::<f32>(10, 1.0) > matvec_tolerance::<f64>(10, 1.0));
+        // f32: the classic bound. f16: f32 accumulation plus one rounding
+        // to f16.
+        assert_eq!(
+            matvec_tolerance::<f32>(10, 2.0),
+            12.0 * f32::EPSILON as f64 * 2.0
+        );
+        let half = matvec_tolerance::<gpu_core::f16>(10, 1.0);
+        let expected = 12.0 * f32::EPSILON as f64 + 2f64.powi(-10) - f32::EPSILON as f64;
+        assert!((half - expected).abs() < 1e-18, "{half} {expected}");
+        assert!(matvec_tolerance::<gpu_core::bf16>(10, 1.0) > half);
     }
 
     #[test]

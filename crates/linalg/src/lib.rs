@@ -6,9 +6,15 @@
 //!
 //! | operation | function | algorithms (default last) | bytes moved |
 //! |---|---|---|---|
-//! | `y = A·x`, `y = Aᵀ·x` (`f32`, `f64`, `i32`) | [`matvec`] | [`MatvecAlgorithm`]: Global, SharedTiled { tile }, Tuned | [`matvec_bytes_moved`] |
-//! | `out = Aᵀ` (1-, 4-, 8-byte elements) | [`transpose`] | [`TransposeAlgorithm`]: Naive, Tiled, TiledPadded, Tuned | [`transpose_bytes_moved`] |
-//! | 2-D cross-correlation / convolution, K = 1…31, Valid/Same/Full, Zero/Clamp/Reflect/Wrap (`f32`, `f64`, `i32`) | [`conv2d`] | [`ConvAlgorithm`]: Global, SharedFilter, ConstantFilter, TiledHalo | [`conv_bytes_moved`] |
+//! | `y = A·x`, `y = Aᵀ·x` (`f16`, `bf16`, `f32`, `f64`, `i32`) | [`matvec`] | [`MatvecAlgorithm`]: Global, SharedTiled { tile }, Tuned | [`matvec_bytes_moved`] |
+//! | `out = Aᵀ` (every element type: 1, 2, 4 and 8 bytes) | [`transpose`] | [`TransposeAlgorithm`]: Naive, Tiled, TiledPadded, Tuned | [`transpose_bytes_moved`] |
+//! | 2-D cross-correlation / convolution, K = 1…31, Valid/Same/Full, Zero/Clamp/Reflect/Wrap (`f16`, `bf16`, `f32`, `f64`, `i32`) | [`conv2d`] | [`ConvAlgorithm`]: Global, SharedFilter, ConstantFilter, TiledHalo | [`conv_bytes_moved`] |
+//!
+//! `f16` and `bf16` ([`gpu_core::f16`], [`gpu_core::bf16`]) accumulate in
+//! `f32`, as PyTorch does: products and sums (partial sums of split
+//! problems too) are carried in `f32` ([`gpu_core::Element::Acc`]) and each
+//! output is rounded to the 16-bit type once, when it is stored. Integers
+//! wrap.
 //!
 //! Matrices are row-major views of device memory ([`MatrixView`],
 //! [`MatrixViewMut`]), so a caller's buffer, or part of one, works wherever
@@ -52,6 +58,18 @@ mod transpose;
 
 #[cfg(feature = "cublas")]
 pub mod cublas_baseline;
+
+/// The element types of the arithmetic (matvec and conv): `f16`, `bf16`,
+/// `f32`, `f64`, `i32`. Sealed, so that every type the public traits admit
+/// has its kernels in the catalog.
+mod sealed {
+    pub trait Arithmetic {}
+    impl Arithmetic for gpu_core::f16 {}
+    impl Arithmetic for gpu_core::bf16 {}
+    impl Arithmetic for f32 {}
+    impl Arithmetic for f64 {}
+    impl Arithmetic for i32 {}
+}
 
 pub use conv::{
     conv2d, conv2d_new, conv_bytes_moved, validate_conv, Border, ConvAlgorithm, ConvElement,

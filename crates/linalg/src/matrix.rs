@@ -46,6 +46,29 @@ pub fn check_shape<T: DeviceType>(what: &str, rows: usize, cols: usize) -> Resul
         .ok_or_else(|| Error::Shape(format!("{what}: {rows}×{cols} overflows")))
 }
 
+/// `rows()`, `cols()` and `shape()`, the same for the three matrix types
+/// (each holds `rows` and `cols`).
+macro_rules! shape_accessors {
+    ($($matrix:ty),*) => {$(
+        impl<T: DeviceType> $matrix {
+            /// Rows.
+            pub fn rows(&self) -> usize {
+                self.rows
+            }
+            /// Columns.
+            pub fn cols(&self) -> usize {
+                self.cols
+            }
+            /// `(rows, cols)`.
+            pub fn shape(&self) -> (usize, usize) {
+                (self.rows, self.cols)
+            }
+        }
+    )*};
+}
+
+shape_accessors!(Matrix<T>, MatrixView<'_, T>, MatrixViewMut<'_, T>);
+
 impl<T: DeviceType> Matrix<T> {
     /// Uploads `host` (row-major, `rows·cols` elements).
     pub fn from_host(gpu: &Gpu, rows: usize, cols: usize, host: &[T]) -> Result<Self> {
@@ -85,18 +108,6 @@ impl<T: DeviceType> Matrix<T> {
         Ok(Matrix { rows, cols, data })
     }
 
-    /// Rows.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-    /// Columns.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-    /// `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
-    }
     /// The buffer behind the matrix.
     pub fn buffer(&self) -> &DeviceBuffer<T> {
         &self.data
@@ -134,18 +145,6 @@ impl<'a, T: DeviceType> MatrixView<'a, T> {
         Error::check_len("matrix view data", len, data.len())?;
         Ok(MatrixView { rows, cols, data })
     }
-    /// Rows.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-    /// Columns.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-    /// `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
-    }
     /// The elements, row-major.
     pub fn data(&self) -> DeviceView<'a, T> {
         self.data
@@ -158,18 +157,6 @@ impl<'a, T: DeviceType> MatrixViewMut<'a, T> {
         let len = check_shape::<T>("matrix view", rows, cols)?;
         Error::check_len("matrix view data", len, data.len())?;
         Ok(MatrixViewMut { rows, cols, data })
-    }
-    /// Rows.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-    /// Columns.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-    /// `(rows, cols)`.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
     }
     /// A read-only view of the same matrix.
     pub fn as_view(&self) -> MatrixView<'_, T> {

@@ -1,9 +1,10 @@
 // conv.cu — 2-D cross-correlation / convolution of an H × W image with a
 // K × K filter (K = 1 … CONV_MAX_K), four algorithms.
 //
-// The host (crates/linalg/src/conv.rs) prepends common.cuh, then
-// `typedef <element> conv_t;` and the tuning #defines (CONV_ROWS_PER_THREAD,
-// CONV_REG_FILTER_MAX_K), then this file, then the extern "C" entries.
+// The host (crates/linalg/src/conv/module.rs) prepends common.cuh, then
+// `typedef <element> conv_t;`, `typedef <its accumulator> conv_acc_t;` and
+// the tuning #defines (CONV_ROWS_PER_THREAD, CONV_REG_FILTER_MAX_K,
+// CONV_LOAD_BATCH), then this file, then the extern "C" entries.
 //
 // What every kernel computes, for output (i, j), 0 ≤ i < OH, 0 ≤ j < OW:
 //
@@ -13,8 +14,11 @@
 // when `flip` is set (true convolution), `pad` is the anchor the host chose
 // for the border mode (Valid 0, Full K−1, Same K/2, or (K−1)/2 with flip, as
 // scipy.ndimage does), and image(r, c) outside the image is given by the
-// padding mode (conv_map_coord). Arithmetic: fused multiply-add in conv_t
-// for floats, wrapping for integers.
+// padding mode (conv_map_coord). Arithmetic: in conv_acc_t (acc_t<conv_t>,
+// common.cuh: conv_t itself, f32 for f16 and bf16), fused multiply-add for
+// floats, wrapping for integers. Samples and taps are widened to conv_acc_t
+// as they are read (the shared tiles and filters hold conv_acc_t), and each
+// output is rounded to conv_t once, when it is stored.
 //
 // Parameters (the same list for every entry):
 //   img   H × W row-major        filt  K × K row-major       out  OH × OW
@@ -67,16 +71,17 @@ __device__ __forceinline__ i64 conv_map_coord(i64 x, i64 n, int padding) {
     }
 }
 
-// image(r, c) with padding applied.
-__device__ __forceinline__ conv_t conv_fetch(const conv_t* __restrict__ img, i64 H, i64 W,
-                                             i64 r, i64 c, int padding) {
+// image(r, c) with padding applied, widened to the accumulator.
+__device__ __forceinline__ conv_acc_t conv_fetch(const conv_t* __restrict__ img, i64 H, i64 W,
+                                                 i64 r, i64 c, int padding) {
     const i64 rr = conv_map_coord(r, H, padding);
     const i64 cc = conv_map_coord(c, W, padding);
-    if (rr < 0 || cc < 0) return (conv_t)0;
-    return img[rr * W + cc];
+    if (rr < 0 || cc < 0) return (conv_acc_t)0;
+    return to_acc(img[rr * W + cc]);
 }
 
-// acc + x · w: one rounding for floats (FMA), wrapping for integers.
+// acc + x · w in the accumulator: one rounding for floats (FMA), wrapping
+// for integers.
 __device__ __forceinline__ f32 conv_mul_add(f32 acc, f32 x, f32 w) { return __fmaf_rn(x, w, acc); }
 __device__ __forceinline__ f64 conv_mul_add(f64 acc, f64 x, f64 w) { return __fma_rn(x, w, acc); }
 __device__ __forceinline__ i32 conv_mul_add(i32 acc, i32 x, i32 w) {
@@ -109,13 +114,13 @@ __device__ __forceinline__ void conv_direct(const conv_t* __restrict__ img,
                                             conv_t* __restrict__ out, i64 H, i64 W, i64 OH,
                                             i64 OW, int K, int pad, int padding, int flip) {
     extern __shared__ __align__(16) unsigned char conv_direct_smem[];
-    conv_t* filter_s = reinterpret_cast<conv_t*>(conv_direct_smem);
+    conv_acc_t* filter_s = reinterpret_cast<conv_acc_t*>(conv_direct_smem);
     if (SOURCE == CONV_FILTER_SHARED) {
         // Every thread of the block helps stage the filter, already rotated
         // when flipping, before any thread may leave.
         const int threads = blockDim.x * blockDim.y;
         for (int t = threadIdx.y * blockDim.x + threadIdx.x; t < K * K; t += threads) {
-            filter_s[t] = filt[conv_filter_index(t / K, t % K, K, flip)];
+            filter_s[t] = to_acc(filt[conv_filter_index(t / K, t % K, K, flip)]);
         }
         __syncthreads();
     }
@@ -127,23 +132,23 @@ __device__ __forceinline__ void conv_direct(const conv_t* __restrict__ img,
     const i64 c0 = col - pad;
     // A window wholly inside the image needs no padding logic.
     const bool inside = r0 >= 0 && c0 >= 0 && r0 + K <= H && c0 + K <= W;
-    conv_t acc = (conv_t)0;
+    conv_acc_t acc = (conv_acc_t)0;
     for (int u = 0; u < K; ++u) {
         for (int v = 0; v < K; ++v) {
-            const conv_t x = inside ? img[(r0 + u) * W + (c0 + v)]
-                                    : conv_fetch(img, H, W, r0 + u, c0 + v, padding);
-            conv_t w;
+            const conv_acc_t x = inside ? to_acc(img[(r0 + u) * W + (c0 + v)])
+                                        : conv_fetch(img, H, W, r0 + u, c0 + v, padding);
+            conv_acc_t w;
             if (SOURCE == CONV_FILTER_SHARED) {
                 w = filter_s[u * K + v];
             } else if (SOURCE == CONV_FILTER_CONSTANT) {
-                w = conv_constant_filter[conv_filter_index(u, v, K, flip)];
+                w = to_acc(conv_constant_filter[conv_filter_index(u, v, K, flip)]);
             } else {
-                w = filt[conv_filter_index(u, v, K, flip)];
+                w = to_acc(filt[conv_filter_index(u, v, K, flip)]);
             }
             acc = conv_mul_add(acc, x, w);
         }
     }
-    out[row * OW + col] = acc;
+    out[row * OW + col] = from_acc<conv_t>(acc);
 }
 
 // ---------------------------------------------------------------------------
@@ -164,11 +169,33 @@ __device__ __forceinline__ void conv_direct(const conv_t* __restrict__ img,
 // Global memory: reads (by·R + K − 1)(bx + K − 1) image samples per tile (the
 // halo overlap between tiles mostly hits L2), writes each output once; DRAM
 // traffic ≈ H·W + OH·OW elements + the filter. Launches: 1.
-// Shared memory per block: ((by·R + K − 1)·stride + K²) elements. `stride` is
+// Shared memory per block: ((by·R + K − 1)·stride + K²) accumulators
+// (conv_acc_t: samples are widened once, as they are staged). `stride` is
 // chosen on the host (conv::tile_stride) so that the row groups of one warp
 // (bx < 32) fall in distinct banks: conflict-free reads for 4-byte elements.
 // Deterministic (fixed-order sums). Not in place.
 // ---------------------------------------------------------------------------
+// One tile row of a compile-time-K block kernel: the K values of `tile_row`
+// into every output i of the thread's column whose window holds the row
+// (filter row fu = u − i), taps from `w` (registers or shared memory; with
+// every loop unrolled its indices are compile-time constants).
+template <int KC, int R, typename Taps>
+__device__ __forceinline__ void conv_tiled_add_row(conv_acc_t (&acc)[R],
+                                                   const conv_acc_t* tile_row, int u,
+                                                   const Taps& w) {
+    conv_acc_t x[KC];
+#pragma unroll
+    for (int v = 0; v < KC; ++v) x[v] = tile_row[v];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int fu = u - i;  // the filter row tile row u meets for output i
+        if (fu >= 0 && fu < KC) {
+#pragma unroll
+            for (int v = 0; v < KC; ++v) acc[i] = conv_mul_add(acc[i], x[v], w[fu * KC + v]);
+        }
+    }
+}
+
 template <int KC>
 __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
                                            const conv_t* __restrict__ filt,
@@ -185,8 +212,8 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
     const int tid = threadIdx.y * bx + threadIdx.x;
 
     extern __shared__ __align__(16) unsigned char conv_tiled_smem[];
-    conv_t* tile = reinterpret_cast<conv_t*>(conv_tiled_smem);
-    conv_t* filter_s = tile + tile_rows * stride;
+    conv_acc_t* tile = reinterpret_cast<conv_acc_t*>(conv_tiled_smem);
+    conv_acc_t* filter_s = tile + tile_rows * stride;
 
     const i64 out_row0 = (i64)block_row_2d() * (i64)(by * R);
     const i64 out_col0 = (i64)blockIdx.x * (i64)bx;
@@ -197,8 +224,8 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
     // `threads` taps are loaded now and stored after the tile loads have been
     // issued, so waiting for them does not hold the tile loads back.
     const int taps = K * K;
-    conv_t first_tap = (conv_t)0;
-    if (tid < taps) first_tap = filt[conv_filter_index(tid / K, tid % K, K, flip)];
+    conv_acc_t first_tap = (conv_acc_t)0;
+    if (tid < taps) first_tap = to_acc(filt[conv_filter_index(tid / K, tid % K, K, flip)]);
 
     // Stage the tile. Thread tid loads elements tid, tid + threads, ... of the
     // tile in row-major order: consecutive threads read consecutive columns,
@@ -214,7 +241,7 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
         const bool tile_inside = in_row0 >= 0 && in_col0 >= 0 && in_row0 + tile_rows <= H &&
                                  in_col0 + tile_cols <= W;
         for (int base = 0; base < total; base += CONV_LOAD_BATCH * threads) {
-            conv_t value[CONV_LOAD_BATCH];
+            conv_acc_t value[CONV_LOAD_BATCH];
             int slot[CONV_LOAD_BATCH];  // shared index, or −1 past the tile's end
 #pragma unroll
             for (int j = 0; j < CONV_LOAD_BATCH; ++j) {
@@ -222,7 +249,7 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
                 if (base + j * threads + tid < total) {
                     const i64 gr = in_row0 + r;
                     const i64 gc = in_col0 + c;
-                    value[j] = tile_inside ? img[gr * W + gc]
+                    value[j] = tile_inside ? to_acc(img[gr * W + gc])
                                            : conv_fetch(img, H, W, gr, gc, padding);
                     slot[j] = r * stride + c;
                 }
@@ -241,64 +268,39 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
     }
     if (tid < taps) filter_s[tid] = first_tap;
     for (int t = tid + threads; t < taps; t += threads) {  // K² > threads: 8 × 8 blocks, K ≥ 9
-        filter_s[t] = filt[conv_filter_index(t / K, t % K, K, flip)];
+        filter_s[t] = to_acc(filt[conv_filter_index(t / K, t % K, K, flip)]);
     }
     __syncthreads();
 
     // Each thread: output column tx, output rows ty·R … ty·R + R − 1 of the tile.
     const int tx = threadIdx.x;
     const int row_base = threadIdx.y * R;
-    const conv_t* column = tile + row_base * stride + tx;
-    conv_t acc[R];
+    const conv_acc_t* column = tile + row_base * stride + tx;
+    conv_acc_t acc[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) acc[i] = (conv_t)0;
+    for (int i = 0; i < R; ++i) acc[i] = (conv_acc_t)0;
 
     if constexpr (KC > 0 && KC <= CONV_REG_FILTER_MAX_K) {
         // Filter in registers: everything unrolled, so every filter index
         // is a compile-time constant.
-        conv_t w[KC * KC];
+        conv_acc_t w[KC * KC];
 #pragma unroll
         for (int t = 0; t < KC * KC; ++t) w[t] = filter_s[t];
 #pragma unroll
-        for (int u = 0; u < KC + R - 1; ++u) {
-            conv_t x[KC];
-#pragma unroll
-            for (int v = 0; v < KC; ++v) x[v] = column[u * stride + v];
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const int fu = u - i;  // the filter row tile row u meets for output i
-                if (fu >= 0 && fu < KC) {
-#pragma unroll
-                    for (int v = 0; v < KC; ++v) acc[i] = conv_mul_add(acc[i], x[v], w[fu * KC + v]);
-                }
-            }
-        }
+        for (int u = 0; u < KC + R - 1; ++u) conv_tiled_add_row<KC, R>(acc, column + u * stride, u, w);
     } else if constexpr (KC > 0) {
         // Filter in shared memory (broadcast reads); the row loop is kept
         // rolled so the compiler does not hoist every row's loads at once
         // (register spills); the `fu` tests are uniform across the block.
 #pragma unroll 1
-        for (int u = 0; u < KC + R - 1; ++u) {
-            conv_t x[KC];
-#pragma unroll
-            for (int v = 0; v < KC; ++v) x[v] = column[u * stride + v];
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const int fu = u - i;
-                if (fu >= 0 && fu < KC) {
-#pragma unroll
-                    for (int v = 0; v < KC; ++v)
-                        acc[i] = conv_mul_add(acc[i], x[v], filter_s[fu * KC + v]);
-                }
-            }
-        }
+        for (int u = 0; u < KC + R - 1; ++u) conv_tiled_add_row<KC, R>(acc, column + u * stride, u, filter_s);
     } else {
         // Run-time K (large filters): the same order of work, loops not
         // unrolled over K. The `fu` test is uniform across the block.
         for (int u = 0; u < K + R - 1; ++u) {
-            const conv_t* tile_row = column + u * stride;
+            const conv_acc_t* tile_row = column + u * stride;
             for (int v = 0; v < K; ++v) {
-                const conv_t x = tile_row[v];
+                const conv_acc_t x = tile_row[v];
 #pragma unroll
                 for (int i = 0; i < R; ++i) {
                     const int fu = u - i;
@@ -313,7 +315,7 @@ __device__ __forceinline__ void conv_tiled(const conv_t* __restrict__ img,
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const i64 row = out_row0 + row_base + i;
-            if (row < OH) out[row * OW + col] = acc[i];
+            if (row < OH) out[row * OW + col] = from_acc<conv_t>(acc[i]);
         }
     }
 }

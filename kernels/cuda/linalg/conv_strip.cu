@@ -2,9 +2,9 @@
 // convolution of an H × W image with a K × K filter (K = 1 … 7, compile-time),
 // one warp per vertical strip, a sliding window of rows in registers.
 //
-// The host (crates/linalg/src/conv_strip.rs) prepends common.cuh, then
-// `typedef <element> conv_t;`, the tuning #defines (CONV_STRIP_VEC,
-// CONV_STRIP_PREFETCH, CONV_STRIP_STORES), then conv.cu (for conv_map_coord,
+// The host (crates/linalg/src/conv/module.rs) prepends common.cuh, then
+// `typedef <element> conv_t;` and `conv_acc_t`, the tuning #defines
+// (CONV_STRIP_VEC, CONV_STRIP_PREFETCH, CONV_STRIP_STORES), then conv.cu (for conv_map_coord,
 // conv_mul_add and conv_filter_index; its tuning #defines are set too), then
 // this file, then the extern "C" entries. It computes exactly what conv.cu's
 // kernels compute (same definition, anchor `pad`, padding modes, flip), and
@@ -75,6 +75,12 @@
 #error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STORES from the host"
 #endif
 #define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
+
+// The strip kernel loads, shuffles and adds conv_t: it serves the element
+// types that accumulate in themselves (conv_acc_t is conv_t), and the host
+// refuses a strip policy for the others (f16, bf16).
+static_assert(acc_is_self<conv_t>,
+              "the strip kernel needs an element type that accumulates in itself");
 
 // A VEC-element chunk as one register-sized load: 4, 8 or 16 bytes.
 template <int BYTES> struct conv_strip_raw;

@@ -10,6 +10,7 @@
 // baseline the tiled and tuned kernels improve on.
 // Aᵀ·x: thread c walks column c down the rows. A warp reads 32 consecutive
 // columns of one row per step: coalesced.
+// Sums in acc_t<T>, each output rounded once (matvec_common.cu).
 // Deterministic (fixed summation order); not in place (y must not overlap).
 #pragma once
 
@@ -19,9 +20,9 @@ __device__ void matvec_global_n(const T* __restrict__ a, const T* __restrict__ x
     const u64 row = global_thread_index();
     if (row >= rows) return;  // past the last row, or a surplus block of a spilled grid
     const T* arow = a + row * cols;
-    T sum = T(0);
+    acc_t<T> sum = acc_t<T>(0);
     for (u64 c = 0; c < cols; ++c) sum = mul_add(arow[c], x[c], sum);
-    y[row] = sum;
+    y[row] = from_acc<T>(sum);
 }
 
 template <typename T>
@@ -29,7 +30,7 @@ __device__ void matvec_global_t(const T* __restrict__ a, const T* __restrict__ x
                                 T* __restrict__ y, u64 rows, u64 cols) {
     const u64 col = global_thread_index();
     if (col >= cols) return;
-    T sum = T(0);
+    acc_t<T> sum = acc_t<T>(0);
     for (u64 r = 0; r < rows; ++r) sum = mul_add(a[r * cols + col], x[r], sum);
-    y[col] = sum;
+    y[col] = from_acc<T>(sum);
 }

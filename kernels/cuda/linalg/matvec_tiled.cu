@@ -23,53 +23,51 @@
 // Bank conflicts: none (all threads read the same x_tile[k]: a broadcast).
 // Global access: A·x reads A uncoalesced (a warp touches 32 rows), as in
 // the lab; Aᵀ·x reads 32 consecutive columns of a row per warp (coalesced).
+// Sums in acc_t<T>, each output rounded once (matvec_common.cu).
 // Deterministic; not in place.
 #pragma once
+
+// The loop both directions share: the block stages x (`len` elements) tile
+// by tile; a thread with an output (`active`) adds a_at(k)·x[k] for every k,
+// in order, into its accumulator. `a_at(k)` is the thread's matrix element
+// that multiplies x[k]: along its row (A·x) or down its column (Aᵀ·x).
+template <typename T, typename MatrixAt>
+__device__ __forceinline__ acc_t<T> matvec_tiled_dot(const T* __restrict__ x, u64 len,
+                                                     bool active, MatrixAt a_at) {
+    T* x_tile = reinterpret_cast<T*>(matvec_dynamic_smem);
+    const u32 tile = blockDim.x;
+    acc_t<T> sum = acc_t<T>(0);
+    for (u64 base = 0; base < len; base += tile) {
+        const u64 i = base + threadIdx.x;
+        if (i < len) x_tile[threadIdx.x] = x[i];
+        __syncthreads();
+        const u64 left = len - base;
+        const u32 width = left < tile ? (u32)left : tile;
+        if (active) {
+#pragma unroll 4
+            for (u32 k = 0; k < width; ++k) sum = mul_add(a_at(base + k), x_tile[k], sum);
+        }
+        __syncthreads();
+    }
+    return sum;
+}
 
 template <typename T>
 __device__ void matvec_tiled_n(const T* __restrict__ a, const T* __restrict__ x,
                                T* __restrict__ y, u64 rows, u64 cols) {
-    T* x_tile = reinterpret_cast<T*>(matvec_dynamic_smem);
-    const u32 tile = blockDim.x;
     const u64 row = global_thread_index();
     const bool has_row = row < rows;
     const T* arow = a + (has_row ? row : 0) * cols;
-    T sum = T(0);
-    for (u64 base = 0; base < cols; base += tile) {
-        const u64 c = base + threadIdx.x;
-        if (c < cols) x_tile[threadIdx.x] = x[c];
-        __syncthreads();
-        const u64 left = cols - base;
-        const u32 width = left < tile ? (u32)left : tile;
-        if (has_row) {
-#pragma unroll 4
-            for (u32 k = 0; k < width; ++k) sum = mul_add(arow[base + k], x_tile[k], sum);
-        }
-        __syncthreads();
-    }
-    if (has_row) y[row] = sum;
+    const acc_t<T> sum = matvec_tiled_dot(x, cols, has_row, [&](u64 c) { return arow[c]; });
+    if (has_row) y[row] = from_acc<T>(sum);
 }
 
 template <typename T>
 __device__ void matvec_tiled_t(const T* __restrict__ a, const T* __restrict__ x,
                                T* __restrict__ y, u64 rows, u64 cols) {
-    T* x_tile = reinterpret_cast<T*>(matvec_dynamic_smem);
-    const u32 tile = blockDim.x;
     const u64 col = global_thread_index();
     const bool has_col = col < cols;
-    T sum = T(0);
-    for (u64 base = 0; base < rows; base += tile) {
-        const u64 r = base + threadIdx.x;
-        if (r < rows) x_tile[threadIdx.x] = x[r];
-        __syncthreads();
-        const u64 left = rows - base;
-        const u32 width = left < tile ? (u32)left : tile;
-        if (has_col) {
-            const T* a_tile = a + base * cols + col;
-#pragma unroll 4
-            for (u32 k = 0; k < width; ++k) sum = mul_add(a_tile[(u64)k * cols], x_tile[k], sum);
-        }
-        __syncthreads();
-    }
-    if (has_col) y[col] = sum;
+    const T* acol = a + (has_col ? col : 0);
+    const acc_t<T> sum = matvec_tiled_dot(x, rows, has_col, [&](u64 r) { return acol[r * cols]; });
+    if (has_col) y[col] = from_acc<T>(sum);
 }

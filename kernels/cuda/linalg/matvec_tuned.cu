@@ -9,13 +9,20 @@
 //   STREAM           whether matrix loads carry the evict-first streaming hint
 // Every variant sums in the same order, so all give the same bits.
 //
+// Sums run in acc_t<T> (f32 for f16 and bf16, matvec_common.cu): partial
+// sums, shuffles and shared-memory folds stay in it, and each output is
+// rounded once, when it is stored into y. The entries take y and a
+// `partial` buffer of accumulators: a kernel whose grid has one part (one
+// column chunk, one row slab) writes y and never touches `partial` (the
+// host passes a null pointer); with more parts it writes `partial` only.
+//
 // ---------------------------------------------------------------------------
 // y = A·x: matvec_tuned_n. A group of `tpr` = 2^tpr_log2 consecutive threads
 // (1 to MATVEC_N_BLOCK; the host picks it from cols) owns one row; a block
 // holds MATVEC_N_BLOCK / tpr groups, so rows are consecutive in a block.
-// The row is read in 16-byte vectors (float4 / double2 / int4): the group's
-// threads take vectors v, v + tpr, ... so a warp reads 512 contiguous bytes
-// per step (coalesced). UNROLL vectors (4 or 8, a template parameter the
+// The row is read in 16-byte vectors (vec16<T>: 4 f32 or i32, 2 f64, 8 f16
+// or bf16): the group's threads take vectors v, v + tpr, ... so a warp reads
+// 512 contiguous bytes per step (coalesced). UNROLL vectors (4 or 8, a template parameter the
 // host picks from the tuning) are loaded before they are used, so each
 // thread keeps UNROLL independent 16-byte loads in flight. With STREAM the
 // matrix loads carry the cache-streaming hint (ld.global.cs: evict first),
@@ -68,7 +75,7 @@
 #pragma once
 
 template <typename T>
-__device__ __forceinline__ T butterfly_sum(T v, u32 width) {
+__device__ __forceinline__ T butterfly_sum(T v, u32 width) {  // T: an accumulator type
     for (u32 offset = width >> 1; offset > 0; offset >>= 1)
         v = wrapping_add(v, __shfl_xor_sync(0xffffffffu, v, offset));
     return v;
@@ -83,7 +90,7 @@ __device__ __forceinline__ typename vec16<T>::type load_matrix_vec(const T* p) {
 }
 template <typename T, bool STREAM>
 __device__ __forceinline__ T load_matrix(const T* p) {
-    if constexpr (STREAM) return __ldcs(p);
+    if constexpr (STREAM) return load_streaming(p);
     else return *p;
 }
 
@@ -94,8 +101,9 @@ __device__ __forceinline__ T load_matrix(const T* p) {
 // runs over v in increasing order whatever UNROLL and STREAM are, so every
 // variant gives the same bits.
 template <typename T, bool X_VECTOR, u32 UNROLL, bool STREAM>
-__device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __restrict__ xbody,
-                                      u64 body, u32 lane, u32 tpr, T sum) {
+__device__ __forceinline__ acc_t<T> body_dot(const T* __restrict__ abody,
+                                             const T* __restrict__ xbody, u64 body, u32 lane,
+                                             u32 tpr, acc_t<T> sum) {
     typedef vec16<T> V;
     constexpr u32 L = V::lanes;
     u64 v = lane;
@@ -120,21 +128,23 @@ __device__ __forceinline__ T body_dot(const T* __restrict__ abody, const T* __re
 
 template <typename T, u32 UNROLL, bool STREAM>
 __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
-                               T* __restrict__ out, u64 rows, u64 cols, u32 tpr_log2,
-                               u64 chunk_cols) {
+                               T* __restrict__ y, acc_t<T>* __restrict__ partial, u64 rows,
+                               u64 cols, u32 tpr_log2, u64 chunk_cols) {
+    typedef acc_t<T> A;
     constexpr u32 L = vec16<T>::lanes;
-    __shared__ T warp_sums[MATVEC_N_BLOCK / 32];
+    __shared__ A warp_sums[MATVEC_N_BLOCK / 32];
     const u32 tpr = 1u << tpr_log2;
     const u32 lane = threadIdx.x & (tpr - 1);           // thread within its row group
     const u32 groups = MATVEC_N_BLOCK >> tpr_log2;      // rows per block
     const u64 row = linear_block_index() * groups + (threadIdx.x >> tpr_log2);
     // Column chunk blockIdx.z: columns [c_begin, c_end) of the row. With
-    // one chunk (chunk_cols = cols) `out` is y; else out[chunk·rows + row]
-    // holds the chunk's partial sum for the reduce kernel.
+    // one chunk (chunk_cols = cols) the row's result goes to y; else
+    // partial[chunk·rows + row] holds the chunk's sum for the reduce kernel.
     const u64 chunk = blockIdx.z;
+    const u64 chunks = gridDim.z;
     const u64 c_begin = chunk * chunk_cols;
     const u64 c_end = c_begin + chunk_cols < cols ? c_begin + chunk_cols : cols;
-    T sum = T(0);
+    A sum = A(0);
     // No early return: every lane must reach the shuffles and the barrier.
     if (row < rows && c_begin < c_end) {
         const u64 len = c_end - c_begin;
@@ -156,7 +166,7 @@ __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
     }
     sum = butterfly_sum(sum, tpr < 32 ? tpr : 32u);
     if (tpr <= 32) {  // tpr is a kernel argument: uniform over the block
-        if (lane == 0 && row < rows) out[chunk * rows + row] = sum;
+        if (lane == 0 && row < rows) matvec_store(y, partial, chunk, chunks, rows, row, sum);
         return;
     }
     const u32 warp = threadIdx.x >> 5;
@@ -164,27 +174,30 @@ __device__ void matvec_tuned_n(const T* __restrict__ a, const T* __restrict__ x,
     __syncthreads();
     if (lane == 0 && row < rows) {
         // Lane 0 of a group is lane 0 of the group's first warp.
-        T total = warp_sums[warp];
+        A total = warp_sums[warp];
         for (u32 w = 1; w < (tpr >> 5); ++w) total = wrapping_add(total, warp_sums[warp + w]);
-        out[chunk * rows + row] = total;
+        matvec_store(y, partial, chunk, chunks, rows, row, total);
     }
 }
 
 template <typename T, bool VECTOR, u32 UNROLL, bool STREAM>
 __device__ void matvec_tuned_t_partial(const T* __restrict__ a, const T* __restrict__ x,
-                                       T* __restrict__ partial, u64 rows, u64 cols, u64 slab_rows) {
+                                       T* __restrict__ y, acc_t<T>* __restrict__ partial,
+                                       u64 rows, u64 cols, u64 slab_rows) {
     typedef vec16<T> V;
+    typedef acc_t<T> A;
     constexpr u32 L = VECTOR ? V::lanes : 1;
     constexpr u32 STRIP = 32 * L;                       // columns per block
-    __shared__ T fold[MATVEC_T_ROWS][STRIP];
+    __shared__ A fold[MATVEC_T_ROWS][STRIP];
     const u64 strip_col = (u64)blockIdx.x * STRIP;
     const u64 slab = blockIdx.y;
+    const u64 slabs = gridDim.y;
     const u64 c0 = strip_col + (u64)threadIdx.x * L;
     const u64 r_begin = slab * slab_rows;
     const u64 r_end = r_begin + slab_rows < rows ? r_begin + slab_rows : rows;
-    T acc[L];
+    A acc[L];
 #pragma unroll
-    for (u32 k = 0; k < L; ++k) acc[k] = T(0);
+    for (u32 k = 0; k < L; ++k) acc[k] = A(0);
     // With VECTOR the host guarantees cols % L == 0 and 16-byte-aligned
     // rows, so c0 < cols means all L columns exist.
     if (c0 < cols) {
@@ -224,19 +237,19 @@ __device__ void matvec_tuned_t_partial(const T* __restrict__ a, const T* __restr
     for (u32 j = t; j < STRIP; j += 32 * MATVEC_T_ROWS) {
         const u64 c = strip_col + j;
         if (c < cols) {
-            T s = fold[0][j];
+            A s = fold[0][j];
             for (u32 i = 1; i < MATVEC_T_ROWS; ++i) s = wrapping_add(s, fold[i][j]);
-            partial[slab * cols + c] = s;
+            matvec_store(y, partial, slab, slabs, cols, c, s);
         }
     }
 }
 
 template <typename T>
-__device__ void matvec_tuned_t_reduce(const T* __restrict__ partial, T* __restrict__ y,
+__device__ void matvec_tuned_t_reduce(const acc_t<T>* __restrict__ partial, T* __restrict__ y,
                                       u64 cols, u32 slabs) {
     const u64 c = global_thread_index();
     if (c >= cols) return;
-    T s = partial[c];
+    acc_t<T> s = partial[c];
     for (u32 k = 1; k < slabs; ++k) s = wrapping_add(s, partial[(u64)k * cols + c]);
-    y[c] = s;
+    y[c] = from_acc<T>(s);
 }

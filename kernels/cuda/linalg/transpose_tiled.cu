@@ -18,6 +18,11 @@
 // distinct. 1-byte elements: lane tx reads byte 33·tx + ty, word
 // ⌊(33·tx + ty)/4⌋: at most 2 lanes per bank (2-way, for some ty); with
 // PAD = 0 lane tx reads word 8·tx + ty/4: only 4 banks, 8-way conflicts.
+// 2-byte elements: lane tx reads halfword 33·tx + ty, word
+// ⌊(33·tx + ty)/2⌋: at most 2 lanes per bank; with PAD = 0 word
+// 16·tx + ty/2: 2 banks, 16-way conflicts. Sub-word elements are read and
+// written whole (16- and 8-bit shared and global accesses): no thread
+// touches another's element.
 //
 // Edges: lanes outside the matrix skip their load and store (rows, cols
 // need not be multiples of 32). Surplus blocks of a z-spilled grid exit

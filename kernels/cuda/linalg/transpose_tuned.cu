@@ -6,7 +6,8 @@
 // ty, ty + 8, ty + 16, ty + 24), so several independent loads are in flight
 // per thread and the block is small enough for eight of them per SM.
 // The tile is padded to TILE + 1 columns: conflict-free column reads for
-// 4- and 8-byte elements, at most 2-way for bytes (see transpose_tiled.cu).
+// 4- and 8-byte elements, at most 2-way for 1- and 2-byte elements (see
+// transpose_tiled.cu).
 // Tile origins and element indices are 64-bit (inputs past 2^31 elements).
 //
 // Interior tiles (the whole tile inside the matrix: all but the last row

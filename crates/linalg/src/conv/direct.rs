@@ -13,8 +13,10 @@
 //! - One launch (ConstantFilter: a device-to-device copy into the symbol,
 //!   then the launch); one thread per output, a `bx × by` block per
 //!   `bx × by` outputs.
-//! - Shared memory [`shared_bytes`]: the filter (`K²` elements) for
+//! - Shared memory [`shared_bytes`]: the filter (`K²` accumulators) for
 //!   SharedFilter, none otherwise; filter reads are broadcasts.
+//! - Arithmetic in [`gpu_core::Element::Acc`] (`f32` for `f16` and `bf16`),
+//!   each output rounded once.
 //! - Deterministic; not in place.
 //!
 //! # ConstantFilter and concurrency
@@ -33,19 +35,18 @@
 use std::sync::{Arc, Mutex};
 
 use gpu_core::launch::grid_2d;
-use gpu_core::{Gpu, Result};
+use gpu_core::{DeviceType, Gpu, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvOptions};
+use super::algorithm::ConvAlgorithm;
 use super::element::ConvElement;
-use super::module::{self, EntryArgs, CONSTANT_FILTER_SYMBOL};
+use super::module::{self, ConvCall, CONSTANT_FILTER_SYMBOL};
 use super::policy::ConvPolicy;
-use super::shape::{anchor, kernel_padding};
-use crate::matrix::{MatrixView, MatrixViewMut};
 
-/// Dynamic shared memory per block, bytes: the filter for SharedFilter.
+/// Dynamic shared memory per block, bytes: the filter for SharedFilter, as
+/// `K²` accumulators ([`gpu_core::Element::Acc`]).
 pub(crate) fn shared_bytes<T: ConvElement>(algorithm: ConvAlgorithm, k: usize) -> usize {
     match algorithm {
-        ConvAlgorithm::SharedFilter => k * k * T::BYTES,
+        ConvAlgorithm::SharedFilter => k * k * <T::Acc as DeviceType>::BYTES,
         _ => 0,
     }
 }
@@ -55,53 +56,39 @@ pub(crate) fn shared_bytes<T: ConvElement>(algorithm: ConvAlgorithm, k: usize) -
 /// orders the `__constant__` symbol across streams; it is no kernel cache.
 static CONSTANT_FILTER_LAST_USER: Mutex<Option<Gpu>> = Mutex::new(None);
 
-/// Launches `options.algorithm` (a direct method) for a validated problem
+/// Launches the call's algorithm (a direct method) for a validated problem
 /// whose output does not overlap its inputs and whose shared memory fits
 /// the device. The kernels live in `policy`'s conv module.
 pub(crate) fn launch<T: ConvElement>(
     gpu: &Gpu,
     policy: &ConvPolicy,
-    image: MatrixView<'_, T>,
-    filter: MatrixView<'_, T>,
-    mut output: MatrixViewMut<'_, T>,
-    out_shape: (usize, usize),
-    options: &ConvOptions,
+    mut call: ConvCall<'_, '_, T>,
 ) -> Result<()> {
-    let k = filter.rows();
-    let shared = shared_bytes::<T>(options.algorithm, k);
+    let (k, algorithm) = (call.k(), call.options.algorithm);
+    let shared = shared_bytes::<T>(algorithm, k);
     // One thread per output, a block covers bx × by outputs: grid x over
     // column tiles, y (spilling into z) over row tiles.
     let config = grid_2d(
-        out_shape.0 as u64,
-        out_shape.1 as u64,
-        options.block,
+        call.out_shape.0 as u64,
+        call.out_shape.1 as u64,
+        call.options.block,
         (1, 1),
         shared as u32,
     )?;
-    let entry = module::conv_entry::<T>(options.algorithm, k);
+    let entry = module::conv_entry::<T>(algorithm, k);
     let kernel = module::conv_kernel::<T>(gpu, policy, &entry)?;
-    let filter_data = filter.data();
-    let args = EntryArgs {
-        image: image.shape(),
-        out: out_shape,
-        k,
-        pad: anchor(k, options.border, options.flip),
-        padding: kernel_padding(options.border, options.padding),
-        flip: options.flip,
-        stride: 0,
-    }
-    .pack(&image.data(), &filter_data, &mut output.data_mut());
+    let args = call.entry_args(0);
 
     // SAFETY (both launches): the arguments match the entry's parameters
-    // (EntryArgs::pack: three pointers, four i64, five i32, in order); the
-    // image holds H·W elements, the filter K·K and the output OH·OW
+    // (ConvCall::entry_args: three pointers, four i64, five i32, in order);
+    // the image holds H·W elements, the filter K·K and the output OH·OW
     // (validated shapes); the kernel reads image samples only through
     // conv_map_coord or inside-window checks (indices in [0, H)×[0, W)),
     // filter indices < K², and writes only (row < OH, col < OW);
-    // SharedFilter's shared memory holds the K² filter elements it stages.
-    // The output does not overlap the inputs (checked by the dispatch) and
-    // is only written by this stream.
-    if options.algorithm != ConvAlgorithm::ConstantFilter {
+    // SharedFilter's shared memory holds the K² filter accumulators it
+    // stages. The output does not overlap the inputs (checked by the
+    // dispatch) and is only written by this stream.
+    if algorithm != ConvAlgorithm::ConstantFilter {
         return unsafe { gpu.launch(&kernel, config, &args) };
     }
     // The symbol needs the module itself: the store's, under the same key
@@ -116,7 +103,7 @@ pub(crate) fn launch<T: ConvElement>(
             previous.synchronize()?;
         }
     }
-    gpu.copy_to_symbol(&loaded, CONSTANT_FILTER_SYMBOL, &filter_data)?;
+    gpu.copy_to_symbol(&loaded, CONSTANT_FILTER_SYMBOL, &call.filter.data())?;
     *last = Some(gpu.clone());
     unsafe { gpu.launch(&kernel, config, &args) }
 }
@@ -133,5 +120,10 @@ mod tests {
         );
         assert_eq!(shared_bytes::<f32>(ConvAlgorithm::Global, 31), 0);
         assert_eq!(shared_bytes::<f32>(ConvAlgorithm::ConstantFilter, 5), 0);
+        // The 16-bit floats stage f32 taps.
+        assert_eq!(
+            shared_bytes::<gpu_core::f16>(ConvAlgorithm::SharedFilter, 3),
+            9 * 4
+        );
     }
 }

@@ -6,6 +6,7 @@ use gpu_core::{Error, Gpu, Result};
 
 use super::algorithm::{ConvAlgorithm, ConvOptions, CONV_BLOCKS};
 use super::element::ConvElement;
+use super::module::ConvCall;
 use super::policy::ConvPolicy;
 use super::shape::{check_filter_side, output_shape};
 use super::{direct, strip, tiled};
@@ -122,17 +123,16 @@ pub(crate) fn conv2d<T: ConvElement>(
             ));
         }
     }
+    let call = ConvCall {
+        image,
+        filter,
+        output,
+        out_shape,
+        options,
+    };
     if options.algorithm == ConvAlgorithm::TiledHalo {
         if let Some(strip_policy) = policy.strip_for(k) {
-            return strip::launch(
-                gpu,
-                image,
-                filter,
-                output,
-                out_shape,
-                options,
-                &strip_policy,
-            );
+            return strip::launch(gpu, call, &strip_policy);
         }
     }
     let shared = shared_bytes::<T>(options.algorithm, options.block, k, &policy);
@@ -144,10 +144,8 @@ pub(crate) fn conv2d<T: ConvElement>(
         )));
     }
     match options.algorithm {
-        ConvAlgorithm::TiledHalo => {
-            tiled::launch(gpu, &policy, image, filter, output, out_shape, options)
-        }
-        _ => direct::launch(gpu, &policy, image, filter, output, out_shape, options),
+        ConvAlgorithm::TiledHalo => tiled::launch(gpu, &policy, call),
+        _ => direct::launch(gpu, &policy, call),
     }
 }
 

@@ -1,21 +1,15 @@
-//! The element types a convolution supports ([`ConvElement`]): `f32`,
-//! `f64`, `i32`, with the CPU reference's accumulator for each.
+//! The element types a convolution supports ([`ConvElement`]): `f16`,
+//! `bf16`, `f32`, `f64`, `i32`, with the CPU reference's accumulator for
+//! each.
 
-use gpu_core::{Element, ElementType};
+use gpu_core::{bf16, f16, Element};
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
-    impl Sealed for i32 {}
-}
-
-/// The element types [`crate::conv2d`] supports: `f32`, `f64`, `i32` (wrapping).
-pub trait ConvElement: Element + sealed::Sealed {
+/// The element types [`crate::conv2d`] supports: `f16` and `bf16` (products
+/// and sums in `f32`, each output rounded once), `f32`, `f64`, `i32`
+/// (wrapping). The kernels accumulate in [`Element::Acc`].
+pub trait ConvElement: Element + crate::sealed::Arithmetic {
     /// The CPU reference's accumulator (`f64` for floats, `i32` wrapping).
     type RefAcc: Copy;
-    /// The type as an [`ElementType`] (tuning lookup).
-    const TYPE: ElementType;
     /// Zero accumulator.
     fn acc_zero() -> Self::RefAcc;
     /// `acc + x·w` in the accumulator.
@@ -24,37 +18,28 @@ pub trait ConvElement: Element + sealed::Sealed {
     fn acc_finish(acc: Self::RefAcc) -> Self;
 }
 
-impl ConvElement for f32 {
-    type RefAcc = f64;
-    const TYPE: ElementType = ElementType::F32;
-    fn acc_zero() -> f64 {
-        0.0
-    }
-    fn acc_mul_add(acc: f64, x: f32, w: f32) -> f64 {
-        acc + x as f64 * w as f64
-    }
-    fn acc_finish(acc: f64) -> f32 {
-        acc as f32
-    }
+/// The floats: the reference sums exact-ish in `f64` and rounds once.
+macro_rules! float_conv_element {
+    ($($t:ty),*) => {$(
+        impl ConvElement for $t {
+            type RefAcc = f64;
+            fn acc_zero() -> f64 {
+                0.0
+            }
+            fn acc_mul_add(acc: f64, x: $t, w: $t) -> f64 {
+                acc + x.to_f64() * w.to_f64()
+            }
+            fn acc_finish(acc: f64) -> $t {
+                <$t as Element>::from_f64(acc)
+            }
+        }
+    )*};
 }
 
-impl ConvElement for f64 {
-    type RefAcc = f64;
-    const TYPE: ElementType = ElementType::F64;
-    fn acc_zero() -> f64 {
-        0.0
-    }
-    fn acc_mul_add(acc: f64, x: f64, w: f64) -> f64 {
-        acc + x * w
-    }
-    fn acc_finish(acc: f64) -> f64 {
-        acc
-    }
-}
+float_conv_element!(f16, bf16, f32, f64);
 
 impl ConvElement for i32 {
     type RefAcc = i32;
-    const TYPE: ElementType = ElementType::I32;
     fn acc_zero() -> i32 {
         0
     }

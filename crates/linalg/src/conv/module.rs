@@ -4,14 +4,15 @@
 //! compile-time fields; and the lookup of their kernels in the context's
 //! kernel store.
 
-use gpu_core::{DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, Module, ModuleSource, Result};
+use gpu_core::{bf16, f16, Gpu, Kernel, KernelArgs, Module, ModuleSource, Result};
 
-use super::algorithm::ConvAlgorithm;
+use super::algorithm::{ConvAlgorithm, ConvOptions};
 use super::element::ConvElement;
 use super::policy::{
     ConvPolicy, StripPolicy, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
 };
-use super::shape::{Padding, CONV_MAX_K};
+use super::shape::{anchor, kernel_padding, Padding, CONV_MAX_K};
+use crate::matrix::{MatrixView, MatrixViewMut};
 
 /// The architecture whose defaults name the plain modules (every
 /// architecture has the same table today).
@@ -23,47 +24,58 @@ pub(crate) const CONSTANT_FILTER_SYMBOL: &str = "conv_constant_filter";
 const ENTRY_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
      i64 OH, i64 OW, i32 K, i32 pad, i32 padding, i32 flip, i32 stride";
 
-/// The scalar arguments of every [`ENTRY_PARAMS`] entry (the direct kernels
-/// and the block kernel), in the order they are packed.
-pub(crate) struct EntryArgs {
-    /// `(H, W)`.
-    pub(crate) image: (usize, usize),
-    /// `(OH, OW)`.
-    pub(crate) out: (usize, usize),
-    /// The filter side.
-    pub(crate) k: usize,
-    /// The anchor.
-    pub(crate) pad: usize,
-    /// The padding the kernel applies (`Zero` for `Valid`).
-    pub(crate) padding: Padding,
-    /// Rotate the filter.
-    pub(crate) flip: bool,
-    /// The block kernel's shared-tile pitch (unused by the direct kernels).
-    pub(crate) stride: usize,
+/// One validated convolution on its way to a kernel: the operands, the
+/// output's shape and the caller's options. The direct kernels, the block
+/// kernel and the strip kernel all launch from one.
+pub(crate) struct ConvCall<'a, 'o, T: ConvElement> {
+    /// The `H × W` image.
+    pub(crate) image: MatrixView<'a, T>,
+    /// The `K × K` filter.
+    pub(crate) filter: MatrixView<'a, T>,
+    /// The output, not overlapping the image or the filter.
+    pub(crate) output: MatrixViewMut<'a, T>,
+    /// `(OH, OW)`, checked against the border.
+    pub(crate) out_shape: (usize, usize),
+    /// Border, padding, flip, algorithm and block.
+    pub(crate) options: &'o ConvOptions,
 }
 
-impl EntryArgs {
-    /// The arguments of [`ENTRY_PARAMS`], in order: three pointers, four
-    /// `i64`, five `i32`.
-    pub(crate) fn pack<T: ConvElement>(
-        &self,
-        image: &DeviceView<'_, T>,
-        filter: &DeviceView<'_, T>,
-        out: &mut DeviceViewMut<'_, T>,
-    ) -> KernelArgs {
+impl<T: ConvElement> ConvCall<'_, '_, T> {
+    /// The filter side `K`.
+    pub(crate) fn k(&self) -> usize {
+        self.filter.rows()
+    }
+
+    /// The anchor the border and flip give.
+    pub(crate) fn pad(&self) -> usize {
+        anchor(self.k(), self.options.border, self.options.flip)
+    }
+
+    /// The padding the kernels apply (`Zero` for `Valid`).
+    pub(crate) fn padding(&self) -> Padding {
+        kernel_padding(self.options.border, self.options.padding)
+    }
+
+    /// The arguments of an [`ENTRY_PARAMS`] entry (the direct kernels and
+    /// the block kernel), in order: three pointers, four `i64` (`H`, `W`,
+    /// `OH`, `OW`), five `i32` (`K`, the anchor, the padding, flip and
+    /// `stride`, the block kernel's shared-tile pitch, 0 for the others).
+    pub(crate) fn entry_args(&mut self, stride: usize) -> KernelArgs {
+        let (k, pad, padding) = (self.k(), self.pad(), self.padding());
+        let (h, w) = self.image.shape();
         let mut args = KernelArgs::new();
-        args.input(image)
-            .input(filter)
-            .output(out)
-            .scalar(self.image.0 as i64)
-            .scalar(self.image.1 as i64)
-            .scalar(self.out.0 as i64)
-            .scalar(self.out.1 as i64)
-            .scalar(self.k as i32)
-            .scalar(self.pad as i32)
-            .scalar(self.padding as i32)
-            .scalar(self.flip as i32)
-            .scalar(self.stride as i32);
+        args.input(&self.image.data())
+            .input(&self.filter.data())
+            .output(&mut self.output.data_mut())
+            .scalar(h as i64)
+            .scalar(w as i64)
+            .scalar(self.out_shape.0 as i64)
+            .scalar(self.out_shape.1 as i64)
+            .scalar(k as i32)
+            .scalar(pad as i32)
+            .scalar(padding as i32)
+            .scalar(self.options.flip as i32)
+            .scalar(stride as i32);
         args
     }
 }
@@ -113,6 +125,7 @@ pub(crate) fn conv_module_with<T: ConvElement>(tuning: &ConvPolicy) -> ModuleSou
     };
     let mut module = ModuleSource::new(name)
         .element::<T>("conv_t")
+        .element::<T::Acc>("conv_acc_t")
         .define("CONV_ROWS_PER_THREAD", tuning.rows_per_thread)
         .define("CONV_REG_FILTER_MAX_K", tuning.reg_filter_max_k)
         .define("CONV_LOAD_BATCH", tuning.load_batch)
@@ -216,6 +229,7 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
     let name = strip_module_name::<T>(tuning);
     let mut module = ModuleSource::new(name)
         .element::<T>("conv_t")
+        .element::<T::Acc>("conv_acc_t")
         // conv.cu supplies the padding, FMA and filter-index helpers; its
         // own tuning constants are unused here.
         .define("CONV_ROWS_PER_THREAD", 1)
@@ -269,6 +283,8 @@ pub(crate) fn conv_kernel_catalog() -> Vec<ModuleSource> {
         conv_module::<f32>(),
         conv_module::<f64>(),
         conv_module::<i32>(),
+        conv_module::<f16>(),
+        conv_module::<bf16>(),
     ];
     let mut strips: Vec<ModuleSource> = Vec::new();
     let mut add = |module: ModuleSource| {
@@ -276,23 +292,24 @@ pub(crate) fn conv_kernel_catalog() -> Vec<ModuleSource> {
             strips.push(module);
         }
     };
-    let f32_table = ConvPolicy::default_for::<f32>(TABLE_ARCH);
-    for t in f32_table.strip.iter().chain(f32_table.strip_wide.iter()) {
-        add(strip_module::<f32>(t));
-    }
-    let f64_table = ConvPolicy::default_for::<f64>(TABLE_ARCH);
-    for t in f64_table.strip.iter().chain(f64_table.strip_wide.iter()) {
-        add(strip_module::<f64>(t));
-    }
-    let i32_table = ConvPolicy::default_for::<i32>(TABLE_ARCH);
-    for t in i32_table.strip.iter().chain(i32_table.strip_wide.iter()) {
-        add(strip_module::<i32>(t));
-    }
+    add_table_strips::<f32>(&mut add);
+    add_table_strips::<f64>(&mut add);
+    add_table_strips::<i32>(&mut add);
+    add_table_strips::<f16>(&mut add);
+    add_table_strips::<bf16>(&mut add);
     for t in STRIP_CANDIDATES {
         add(strip_module::<f32>(&t));
     }
     modules.extend(strips);
     modules
+}
+
+/// Hands `add` the strip module of each strip policy in `T`'s table policy.
+fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
+    let table = ConvPolicy::default_for::<T>(TABLE_ARCH);
+    for t in table.strip.iter().chain(table.strip_wide.iter()) {
+        add(strip_module::<T>(t));
+    }
 }
 
 #[cfg(test)]

@@ -9,13 +9,15 @@
 //! one row in flight and 8 warps, because K = 5 holds 25 filter taps and 20
 //! accumulators in registers and a second row in flight costs more than it
 //! hides. The block kernel serves K > 7, and `f64` and `i32` (strips not
-//! yet measured for them); its values come from register budgets (blocks of
+//! yet measured for them), and `f16` and `bf16` (the strip kernel computes
+//! in the element type; they accumulate in `f32`, with `i32`'s block policy,
+//! not measured for them); its values come from register budgets (blocks of
 //! up to 1024 threads allow 64 registers per thread: `R` accumulators + `K`
 //! row values + `K²` filter registers must fit, checked with
 //! `cuobjdump -res-usage`) and from one batch of loads covering a K ≤ 5 tile
 //! of the default 32 × 8 block (`load_batch` ≥ tile elements / 256 threads).
 
-use gpu_core::{DeviceInfo, ElementType, Error, Result};
+use gpu_core::{DeviceInfo, DeviceType, Error, Result};
 
 use super::element::ConvElement;
 
@@ -55,11 +57,23 @@ pub const STRIP_WIDE_MIN_K: usize = 4;
 /// unrolled); larger filters use the run-time-`K` kernel.
 pub const TILED_SPECIALISED_MAX_K: usize = 7;
 
-/// The default `TiledHalo` policy per element type (measured in
-/// docs/tuning.md#conv; see the module docs for the reasoning).
-const TABLE: [(ElementType, ConvPolicy); 3] = [
+/// The block kernel's policy of the types without measurements of their own
+/// (`i32`; `f16` and `bf16`, whose tiles hold `f32` accumulators: the same
+/// shared memory and registers as a 4-byte type).
+const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
+    rows_per_thread: 8,
+    reg_filter_max_k: 5,
+    load_batch: 10,
+    strip: None,
+    strip_wide: None,
+};
+
+/// The default `TiledHalo` policy per element type, by
+/// [`DeviceType::SUFFIX`] (measured in docs/tuning.md#conv; see the module
+/// docs for the reasoning).
+const TABLE: [(&str, ConvPolicy); 5] = [
     (
-        ElementType::F32,
+        "f32",
         ConvPolicy {
             rows_per_thread: 8,
             reg_filter_max_k: 5,
@@ -82,18 +96,11 @@ const TABLE: [(ElementType, ConvPolicy); 3] = [
             }),
         },
     ),
+    ("i32", BLOCK_ONLY_4_BYTE),
+    ("f16", BLOCK_ONLY_4_BYTE),
+    ("bf16", BLOCK_ONLY_4_BYTE),
     (
-        ElementType::I32,
-        ConvPolicy {
-            rows_per_thread: 8,
-            reg_filter_max_k: 5,
-            load_batch: 10,
-            strip: None,
-            strip_wide: None,
-        },
-    ),
-    (
-        ElementType::F64,
+        "f64",
         ConvPolicy {
             rows_per_thread: 4,
             reg_filter_max_k: 3,
@@ -135,7 +142,7 @@ impl ConvPolicy {
     pub fn default_for<T: ConvElement>(_arch: (u32, u32)) -> ConvPolicy {
         TABLE
             .iter()
-            .find(|(t, _)| *t == T::TYPE)
+            .find(|(t, _)| *t == T::SUFFIX)
             .map(|&(_, policy)| policy)
             .expect("TABLE has an entry for every ConvElement type")
     }
@@ -293,11 +300,23 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
 }
 
 impl StripPolicy {
-    /// Checks the policy for element type `T`: `elems_per_lane · bytes` 4,
-    /// 8 or 16; `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 …
-    /// 32; `max_registers` 0 or 24 … 64. Each refusal is
+    /// Checks the policy for element type `T`: a type that accumulates in
+    /// itself (not `f16` or `bf16`); `elems_per_lane · bytes` 4, 8 or 16;
+    /// `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 … 32;
+    /// `max_registers` 0 or 24 … 64. Each refusal is
     /// [`Error::InvalidArgument`].
     pub fn validate<T: ConvElement>(&self) -> Result<()> {
+        if std::any::TypeId::of::<T>() != std::any::TypeId::of::<T::Acc>() {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "the strip kernel computes in the element type: {} (which accumulates in {}) \
+                     runs the block kernel only",
+                    T::SUFFIX,
+                    <T::Acc as DeviceType>::SUFFIX
+                ),
+            ));
+        }
         let load_bytes = self.elems_per_lane as usize * T::BYTES;
         if !matches!(load_bytes, 4 | 8 | 16) {
             return Err(Error::invalid(

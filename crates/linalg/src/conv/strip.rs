@@ -36,12 +36,9 @@
 use gpu_core::launch::grid_2d;
 use gpu_core::{Error, Gpu, KernelArgs, LaunchConfig, Result};
 
-use super::algorithm::ConvOptions;
 use super::element::ConvElement;
-use super::module;
+use super::module::{self, ConvCall};
 use super::policy::{StripPolicy, StripStores};
-use super::shape::{anchor, kernel_padding};
-use crate::matrix::{MatrixView, MatrixViewMut};
 
 /// Warps per block: [`StripPolicy::warps`], or when that is 0 the threads
 /// of `block = (x, y)` over 32, arranged as warps side by side (each its own
@@ -52,7 +49,7 @@ pub(crate) fn strip_warps(block: (u32, u32), tuning: &StripPolicy) -> Result<u32
         return Ok(tuning.warps);
     }
     let threads = block.0 * block.1;
-    if threads == 0 || threads % 32 != 0 || threads > 1024 {
+    if threads == 0 || !threads.is_multiple_of(32) || threads > 1024 {
         return Err(Error::invalid(
             "block",
             format!(
@@ -151,29 +148,25 @@ pub(crate) fn strip_launch_config<T: ConvElement>(
 pub(crate) fn rows_aligned<T: ConvElement>(image_ptr: u64, w: usize, tuning: &StripPolicy) -> bool {
     let vec = tuning.elems_per_lane as usize;
     let bytes = (vec * T::BYTES) as u64;
-    w % vec == 0 && image_ptr % bytes == 0
+    w.is_multiple_of(vec) && image_ptr.is_multiple_of(bytes)
 }
 
 /// `TiledHalo` through the strip kernel with `policy`, for a validated
 /// problem whose output does not overlap its inputs.
 pub(crate) fn launch<T: ConvElement>(
     gpu: &Gpu,
-    image: MatrixView<'_, T>,
-    filter: MatrixView<'_, T>,
-    mut output: MatrixViewMut<'_, T>,
-    out_shape: (usize, usize),
-    options: &ConvOptions,
+    mut call: ConvCall<'_, '_, T>,
     policy: &StripPolicy,
 ) -> Result<()> {
-    let k = filter.rows();
-    let (h, w) = image.shape();
+    let (k, out_shape, options) = (call.k(), call.out_shape, call.options);
+    let (h, w) = call.image.shape();
     let warps = strip_warps(options.block, policy)?;
-    let pad = anchor(k, options.border, options.flip);
+    let pad = call.pad();
     // As for the block kernel: Valid reads outside the image only for the
     // surplus outputs right of the last column, never stored: zeros.
-    let padding = kernel_padding(options.border, options.padding);
+    let padding = call.padding();
     let geometry = strip_geometry(out_shape.1, pad, policy.elems_per_lane, k);
-    let image_data = image.data();
+    let image_data = call.image.data();
     let aligned = rows_aligned::<T>(image_data.device_ptr(), w, policy);
 
     let shared = strip_shared_bytes::<T>(policy, warps);
@@ -191,8 +184,8 @@ pub(crate) fn launch<T: ConvElement>(
         policy.strip_rows
     };
     let config = strip_launch_config::<T>(out_shape, &geometry, warps, strip_rows, policy)?;
-    let filter_data = filter.data();
-    let mut out_data = output.data_mut();
+    let filter_data = call.filter.data();
+    let mut out_data = call.output.data_mut();
     let mut args = KernelArgs::new();
     args.input(&image_data)
         .input(&filter_data)

@@ -15,20 +15,20 @@
 //! - Work `K²` multiply-adds per output; one barrier per block.
 //! - Bytes ≈ `crate::conv_bytes_moved` (the image read once from DRAM, halos
 //!   mostly L2 hits; outputs written once).
+//! - Arithmetic in [`gpu_core::Element::Acc`] (`f32` for `f16` and `bf16`),
+//!   each output rounded once.
 //! - One launch; shared memory [`shared_bytes`] = `((by·R + K − 1)·pitch +
-//!   K²)` elements, the pitch from [`tile_stride`] so a warp's tile reads
+//!   K²)` accumulators, the pitch from [`tile_stride`] so a warp's tile reads
 //!   hit distinct banks.
 //! - Deterministic; not in place.
 
 use gpu_core::launch::grid_2d;
-use gpu_core::{Gpu, LaunchConfig, Result};
+use gpu_core::{DeviceType, Gpu, LaunchConfig, Result};
 
-use super::algorithm::{ConvAlgorithm, ConvOptions};
+use super::algorithm::ConvAlgorithm;
 use super::element::ConvElement;
-use super::module::{self, EntryArgs};
+use super::module::{self, ConvCall};
 use super::policy::ConvPolicy;
-use super::shape::{anchor, kernel_padding};
-use crate::matrix::{MatrixView, MatrixViewMut};
 
 /// The row pitch (elements) of the `TiledHalo` shared tile: the smallest value
 /// ≥ `block_x + k − 1` for which the `32 / block_x` row groups of one warp
@@ -55,15 +55,18 @@ pub(crate) fn tile_stride(
 }
 
 /// Dynamic shared memory per block, bytes: the tile with its halo at the
-/// [`tile_stride`] pitch, then the filter.
+/// [`tile_stride`] pitch, then the filter, both as accumulators
+/// ([`gpu_core::Element::Acc`]: samples are widened once, as they are
+/// staged).
 pub(crate) fn shared_bytes<T: ConvElement>(
     block: (u32, u32),
     k: usize,
     policy: &ConvPolicy,
 ) -> usize {
+    let acc_bytes = <T::Acc as DeviceType>::BYTES;
     let rows = block.1 as usize * policy.rows_per_thread as usize + k - 1;
-    let pitch = tile_stride(block.0, k, policy.rows_per_thread, T::BYTES);
-    (rows * pitch + k * k) * T::BYTES
+    let pitch = tile_stride(block.0, k, policy.rows_per_thread, acc_bytes);
+    (rows * pitch + k * k) * acc_bytes
 }
 
 /// A block covers `bx` columns × `by·R` rows of outputs: grid x over column
@@ -88,37 +91,30 @@ pub(crate) fn launch_config<T: ConvElement>(
 pub(crate) fn launch<T: ConvElement>(
     gpu: &Gpu,
     policy: &ConvPolicy,
-    image: MatrixView<'_, T>,
-    filter: MatrixView<'_, T>,
-    mut output: MatrixViewMut<'_, T>,
-    out_shape: (usize, usize),
-    options: &ConvOptions,
+    mut call: ConvCall<'_, '_, T>,
 ) -> Result<()> {
-    let k = filter.rows();
-    let config = launch_config::<T>(out_shape, k, options.block, policy)?;
+    let (k, block) = (call.k(), call.options.block);
+    let config = launch_config::<T>(call.out_shape, k, block, policy)?;
     let kernel = module::conv_kernel::<T>(
         gpu,
         policy,
         &module::conv_entry::<T>(ConvAlgorithm::TiledHalo, k),
     )?;
-    let args = EntryArgs {
-        image: image.shape(),
-        out: out_shape,
+    let args = call.entry_args(tile_stride(
+        block.0,
         k,
-        pad: anchor(k, options.border, options.flip),
-        padding: kernel_padding(options.border, options.padding),
-        flip: options.flip,
-        stride: tile_stride(options.block.0, k, policy.rows_per_thread, T::BYTES),
-    }
-    .pack(&image.data(), &filter.data(), &mut output.data_mut());
-    // SAFETY: the arguments match the entry's parameters (EntryArgs::pack:
-    // three pointers, four i64, five i32, in order); the image holds H·W
-    // elements, the filter K·K and the output OH·OW (validated shapes); the
-    // kernel reads image samples only through conv_map_coord (indices in
-    // [0, H)×[0, W)) and filter indices < K², writes only (row < OH, col <
-    // OW); the shared tile is `shared_bytes` as computed from the same
-    // block, K, R and stride the kernel uses. The output does not overlap
-    // the inputs (checked by the dispatch) and only this stream writes it.
+        policy.rows_per_thread,
+        <T::Acc as DeviceType>::BYTES,
+    ));
+    // SAFETY: the arguments match the entry's parameters
+    // (ConvCall::entry_args: three pointers, four i64, five i32, in order);
+    // the image holds H·W elements, the filter K·K and the output OH·OW
+    // (validated shapes); the kernel reads image samples only through
+    // conv_map_coord (indices in [0, H)×[0, W)) and filter indices < K²,
+    // writes only (row < OH, col < OW); the shared tile is `shared_bytes`
+    // as computed from the same block, K, R and stride the kernel uses. The
+    // output does not overlap the inputs (checked by the dispatch) and only
+    // this stream writes it.
     unsafe { gpu.launch(&kernel, config, &args) }
 }
 
@@ -147,5 +143,8 @@ mod tests {
         assert_eq!(c.block, (32, 8, 1));
         assert_eq!(c.grid, (8190u32.div_ceil(32), 8190u32.div_ceil(64), 1));
         assert_eq!(c.shared_bytes as usize, (66 * 34 + 9) * 4);
+        // f16 tiles hold f32 accumulators: the same bytes as i32's.
+        let half = launch_config::<gpu_core::f16>((8190, 8190), 3, (32, 8), &policy).unwrap();
+        assert_eq!(half.shared_bytes, c.shared_bytes);
     }
 }

@@ -8,19 +8,10 @@ use gpu_core::{DeviceView, DeviceViewMut, Element, Error, Result};
 use super::policy::MatvecPolicy;
 use crate::matrix::MatrixView;
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for gpu_core::f16 {}
-    impl Sealed for gpu_core::bf16 {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
-    impl Sealed for i32 {}
-}
-
 /// Element types matvec supports: `f16` and `bf16` (products and sums in
 /// `f32`, each output rounded once), `f32`, `f64`, and `i32` (wrapping).
 /// Sums run in [`Element::Acc`]; tolerances use [`Element::EPSILON`].
-pub trait MatvecElement: Element + sealed::Sealed {}
+pub trait MatvecElement: Element + crate::sealed::Arithmetic {}
 impl MatvecElement for gpu_core::f16 {}
 impl MatvecElement for gpu_core::bf16 {}
 impl MatvecElement for f32 {}

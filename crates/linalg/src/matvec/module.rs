@@ -4,7 +4,7 @@
 //! context's kernel store.
 
 use gpu_core::launch::MAX_BLOCK_THREADS;
-use gpu_core::{Gpu, Kernel, ModuleSource, Result};
+use gpu_core::{bf16, f16, DeviceType, Gpu, Kernel, ModuleSource, Result};
 
 use super::algorithm::MatvecElement;
 use super::policy::{MatvecPolicy, TUNABLE_LOADS};
@@ -40,6 +40,7 @@ pub(crate) fn variant_suffix(loads: u32, streaming: bool) -> String {
 /// variant.
 pub(crate) fn module<T: MatvecElement>(policy: &MatvecPolicy) -> ModuleSource {
     let t = T::CUDA_TYPE;
+    let acc = <T::Acc as DeviceType>::CUDA_TYPE;
     let params = format!("const {t}* a, const {t}* x, {t}* y, u64 rows, u64 cols");
     let args = "a, x, y, rows, cols";
     let mut module = ModuleSource::new(format!("matvec_{}", T::SUFFIX))
@@ -74,36 +75,39 @@ pub(crate) fn module<T: MatvecElement>(policy: &MatvecPolicy) -> ModuleSource {
             Some(MAX_BLOCK_THREADS),
         );
     // The Tuned kernels, one entry per (loads in flight, streaming hint)
-    // variant; the default variant's entries keep the plain names.
-    let partial_params =
-        format!("const {t}* a, const {t}* x, {t}* partial, u64 rows, u64 cols, u64 slab_rows");
+    // variant; the default variant's entries keep the plain names. They
+    // write y, or with several parts the accumulator partials.
+    let tuned_params =
+        format!("const {t}* a, const {t}* x, {t}* y, {acc}* partial, u64 rows, u64 cols");
+    let tuned_args = "a, x, y, partial, rows, cols";
     for loads in TUNABLE_LOADS {
         for streaming in [false, true] {
             let suffix = variant_suffix(loads, streaming);
             module = module
                 .entry(
                     entry::<T>(&format!("matvec_tuned_n{suffix}")),
-                    &format!("{params}, u32 tpr_log2, u64 chunk_cols"),
+                    &format!("{tuned_params}, u32 tpr_log2, u64 chunk_cols"),
                     &format!(
-                        "matvec_tuned_n<{t}, {loads}, {streaming}>({args}, tpr_log2, chunk_cols)"
+                        "matvec_tuned_n<{t}, {loads}, {streaming}>\
+                         ({tuned_args}, tpr_log2, chunk_cols)"
                     ),
                     Some(policy.n_block_threads),
                 )
                 .entry(
                     entry::<T>(&format!("matvec_tuned_t_partial_vec{suffix}")),
-                    &partial_params,
+                    &format!("{tuned_params}, u64 slab_rows"),
                     &format!(
                         "matvec_tuned_t_partial<{t}, true, {loads}, {streaming}>\
-                         (a, x, partial, rows, cols, slab_rows)"
+                         ({tuned_args}, slab_rows)"
                     ),
                     Some(32 * policy.t_block_rows),
                 )
                 .entry(
                     entry::<T>(&format!("matvec_tuned_t_partial_scalar{suffix}")),
-                    &partial_params,
+                    &format!("{tuned_params}, u64 slab_rows"),
                     &format!(
                         "matvec_tuned_t_partial<{t}, false, {loads}, {streaming}>\
-                         (a, x, partial, rows, cols, slab_rows)"
+                         ({tuned_args}, slab_rows)"
                     ),
                     Some(32 * policy.t_block_rows),
                 );
@@ -111,7 +115,7 @@ pub(crate) fn module<T: MatvecElement>(policy: &MatvecPolicy) -> ModuleSource {
     }
     module.entry(
         entry::<T>("matvec_tuned_t_reduce"),
-        &format!("const {t}* partial, {t}* y, u64 cols, u32 slabs"),
+        &format!("const {acc}* partial, {t}* y, u64 cols, u32 slabs"),
         &format!("matvec_tuned_t_reduce<{t}>(partial, y, cols, slabs)"),
         Some(REDUCE_BLOCK_THREADS),
     )
@@ -147,6 +151,8 @@ pub(crate) fn catalog() -> Vec<ModuleSource> {
         module::<f32>(&policy),
         module::<f64>(&policy),
         module::<i32>(&policy),
+        module::<f16>(&policy),
+        module::<bf16>(&policy),
     ]
 }
 
@@ -167,7 +173,24 @@ mod tests {
             .any(|e| e == "matvec_tuned_t_partial_vec_u8_cs_f32"));
         assert!(m.entries().iter().all(|e| e.ends_with("_f32")));
         let names: Vec<_> = catalog().iter().map(|m| m.name().to_owned()).collect();
-        assert_eq!(names, ["matvec_f32", "matvec_f64", "matvec_i32"]);
+        assert_eq!(
+            names,
+            [
+                "matvec_f32",
+                "matvec_f64",
+                "matvec_i32",
+                "matvec_f16",
+                "matvec_bf16"
+            ]
+        );
+        // The 16-bit floats sum in f32: their partials and reduction too.
+        let half = module::<f16>(&MatvecPolicy::DEFAULT);
+        assert!(half.code().contains(
+            "matvec_tuned_t_reduce_f16(const f32* partial, f16* y, u64 cols, u32 slabs)"
+        ));
+        assert!(half
+            .code()
+            .contains("const f16* a, const f16* x, f16* y, f32* partial, u64 rows"));
         assert_eq!(
             module_key::<f64>(&MatvecPolicy::DEFAULT),
             "linalg_matvec_f64_n256_t8"

@@ -85,7 +85,7 @@ mod tests {
                 let elements = shared_bytes(tile, bytes) / bytes as u32;
                 // Every group a remainder read can touch (the one holding
                 // the last element) is allocated, and no more than that.
-                assert!(elements >= tile && elements % TILE_GROUP == 0);
+                assert!(elements >= tile && elements.is_multiple_of(TILE_GROUP));
                 assert!(elements - tile < TILE_GROUP);
             }
         }

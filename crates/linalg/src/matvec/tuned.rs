@@ -170,7 +170,17 @@ pub fn t_geometry(
 /// Whether every row of an `cols`-column matrix at `base` starts on a
 /// 16-byte boundary.
 fn rows_aligned<T: MatvecElement>(base: u64, cols: u64) -> bool {
-    base % 16 == 0 && (cols * T::BYTES as u64) % 16 == 0
+    base.is_multiple_of(16) && (cols * T::BYTES as u64).is_multiple_of(16)
+}
+
+/// One Tuned product: the matrix elements (row-major, `rows × cols`), x
+/// and y, their lengths checked by the caller.
+struct Problem<'a, T: MatvecElement> {
+    a: DeviceView<'a, T>,
+    x: DeviceView<'a, T>,
+    y: DeviceViewMut<'a, T>,
+    rows: u64,
+    cols: u64,
 }
 
 pub(crate) fn launch<T: MatvecElement>(
@@ -181,32 +191,45 @@ pub(crate) fn launch<T: MatvecElement>(
     y: DeviceViewMut<'_, T>,
     op: Transpose,
 ) -> Result<()> {
-    let shape = (a.rows() as u64, a.cols() as u64);
-    let a = a.data();
+    let problem = Problem {
+        rows: a.rows() as u64,
+        cols: a.cols() as u64,
+        a: a.data(),
+        x,
+        y,
+    };
     match op {
-        Transpose::No => launch_n(gpu, a, x, y, shape, policy),
-        Transpose::Yes => launch_t(gpu, a, x, y, shape, policy),
+        Transpose::No => launch_n(gpu, policy, problem),
+        Transpose::Yes => launch_t(gpu, policy, problem),
     }
+}
+
+/// The Tuned kernel `name` for `T`, and how many blocks of `block_threads`
+/// the whole device holds at once (SMs × resident blocks per SM).
+fn kernel_and_capacity<T: MatvecElement>(
+    gpu: &Gpu,
+    policy: &MatvecPolicy,
+    name: &str,
+    block_threads: u32,
+) -> Result<(Kernel, u64)> {
+    let kernel = module::kernel::<T>(gpu, policy, name)?;
+    let resident = kernel.resident_blocks_per_sm(block_threads, 0)?.max(1) as u64;
+    Ok((kernel, gpu.info().sm_count as u64 * resident))
 }
 
 fn launch_n<T: MatvecElement>(
     gpu: &Gpu,
-    a: DeviceView<'_, T>,
-    x: DeviceView<'_, T>,
-    y: DeviceViewMut<'_, T>,
-    (rows, cols): (u64, u64),
     policy: &MatvecPolicy,
+    problem: Problem<'_, T>,
 ) -> Result<()> {
+    let (rows, cols) = (problem.rows, problem.cols);
     let lanes = 16 / T::BYTES as u64;
     let name = format!(
         "matvec_tuned_n{}",
         variant_suffix(policy.n_loads, policy.streaming)
     );
-    let kernel = module::kernel::<T>(gpu, policy, &name)?;
-    let resident = kernel
-        .resident_blocks_per_sm(policy.n_block_threads, 0)?
-        .max(1) as u64;
-    let target_blocks = gpu.info().sm_count as u64 * resident * policy.n_waves;
+    let (kernel, capacity) = kernel_and_capacity::<T>(gpu, policy, &name, policy.n_block_threads)?;
+    let target_blocks = capacity * policy.n_waves;
     let geometry = n_geometry(rows, cols, lanes, target_blocks, policy);
     // A block holds n_block_threads / tpr row groups; rows are consecutive
     // per block. Row blocks past 2^31 − 1 spill into gridDim.y (surplus
@@ -218,21 +241,20 @@ fn launch_n<T: MatvecElement>(
         shared_bytes: 0,
     };
     let tpr_log2 = geometry.threads_per_row.trailing_zeros();
-    // SAFETY: (const T* a, const T* x, T* out, u64 rows, u64 cols, u32
-    // tpr_log2, u64 chunk_cols) matches the entry; a has rows·cols
-    // elements, x cols, y rows (checked by the caller); the kernel writes
-    // out[chunk·rows + row] for chunk < chunks (grid z), row < rows, and
-    // nothing else; every chunk starts below cols; vector loads cover whole
-    // 16-byte-aligned vectors inside a row (the kernel peels head and tail);
-    // the block size is the MATVEC_N_BLOCK the module was compiled with.
+    // SAFETY: (…, u32 tpr_log2, u64 chunk_cols) is the entry's tail; a has
+    // rows·cols elements, x cols, y rows (checked by the caller); the
+    // kernel writes part (chunk) `chunk < chunks` (grid z) of rows `row <
+    // rows` and nothing else; every chunk starts below cols; vector loads
+    // cover whole 16-byte-aligned vectors inside a row (the kernel peels
+    // head and tail); the block size is the MATVEC_N_BLOCK the module was
+    // compiled with.
     unsafe {
         launch_into_parts(
             gpu,
             policy,
             &kernel,
             config,
-            (a, x, y),
-            (rows, cols),
+            problem,
             (rows, geometry.chunks),
             |args| {
                 args.scalar(tpr_log2).scalar(geometry.chunk_cols);
@@ -241,61 +263,74 @@ fn launch_n<T: MatvecElement>(
     }
 }
 
-/// The launch both directions end with: `kernel` reads A and x and writes
-/// `parts` partial vectors of `len` elements (A·x: column chunks of `rows`
-/// outputs; Aᵀ·x: row slabs of `cols`). One part is written straight into
-/// y; more go to a temporary buffer that [`reduce`] adds up into y, later
-/// on the same stream. `tail` appends the entry's arguments after
-/// `(a, x, out, rows, cols)`.
+/// The launch both directions end with: `kernel` reads A and x and
+/// computes `parts` partial vectors of `len` outputs (A·x: column chunks
+/// of `rows` outputs; Aᵀ·x: row slabs of `cols`). One part goes straight
+/// into y, rounded once; more go, as accumulators
+/// ([`gpu_core::Element::Acc`]), to a temporary buffer that [`reduce`] adds
+/// up into y, later on the same stream. `tail` appends the entry's
+/// arguments after `(a, x, y, partial, rows, cols)`.
 ///
 /// # Safety
 ///
-/// 1. The entry's parameters are `(const T* a, const T* x, T* out, u64
-///    rows, u64 cols)` followed by exactly what `tail` appends.
-/// 2. Launched with `config`, it writes `out[part·len + i]` for every
-///    `part < parts` and `i < len`, and nothing else.
+/// 1. The entry's parameters are `(const T* a, const T* x, T* y, Acc*
+///    partial, u64 rows, u64 cols)` followed by exactly what `tail`
+///    appends.
+/// 2. Launched with `config` (whose grid has `parts` parts), it writes
+///    `y[i]` for every `i < len` when `parts` is 1, else
+///    `partial[part·len + i]` for every `part < parts` and `i < len`, and
+///    nothing else.
 /// 3. `a` and `x` hold every element it reads; `y` holds `len` elements.
-#[allow(clippy::too_many_arguments)]
 unsafe fn launch_into_parts<T: MatvecElement>(
     gpu: &Gpu,
     policy: &MatvecPolicy,
     kernel: &Kernel,
     config: LaunchConfig,
-    (a, x, mut y): (DeviceView<'_, T>, DeviceView<'_, T>, DeviceViewMut<'_, T>),
-    (rows, cols): (u64, u64),
+    problem: Problem<'_, T>,
     (len, parts): (u64, u64),
     tail: impl Fn(&mut KernelArgs),
 ) -> Result<()> {
-    let args_into = |out: &mut DeviceViewMut<'_, T>| {
+    let Problem {
+        a,
+        x,
+        mut y,
+        rows,
+        cols,
+    } = problem;
+    let args_into = |y: &mut DeviceViewMut<'_, T>,
+                     partial: Option<&mut DeviceViewMut<'_, T::Acc>>| {
         let mut args = KernelArgs::new();
-        args.input(&a)
-            .input(&x)
-            .output(out)
-            .scalar(rows)
-            .scalar(cols);
+        args.input(&a).input(&x).output(y);
+        match partial {
+            Some(partial) => args.output(partial),
+            // A null `partial`: with one part the kernel never touches it.
+            None => args.scalar(0u64),
+        };
+        args.scalar(rows).scalar(cols);
         tail(&mut args);
         args
     };
     if parts == 1 {
-        let args = args_into(&mut y);
-        // SAFETY: the caller's 1–3; with one part the kernel writes out[i]
+        let args = args_into(&mut y, None);
+        // SAFETY: the caller's 1–3; with one part the kernel writes y[i]
         // for i < len only, and y holds len elements.
         return unsafe { gpu.launch(kernel, config, &args) };
     }
     // SAFETY: the kernel writes every element (each part × i, the caller's
     // 2) before the reduce kernel, later on the same stream, reads them.
-    let mut partial = unsafe { DeviceBuffer::<T>::uninit(gpu, (parts * len) as usize)? };
-    let args = args_into(&mut partial.view_mut());
-    // SAFETY: the caller's 1–3; out = partial has parts·len elements.
+    let mut partial = unsafe { DeviceBuffer::<T::Acc>::uninit(gpu, (parts * len) as usize)? };
+    let args = args_into(&mut y, Some(&mut partial.view_mut()));
+    // SAFETY: the caller's 1–3; partial has parts·len accumulators.
     unsafe { gpu.launch(kernel, config, &args)? };
     reduce(gpu, policy, &partial, y, len, parts)
 }
 
-/// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order.
+/// y[i] = Σ_k partial[k·len + i] over `parts` partial vectors, in order,
+/// in the accumulator, rounded once into y.
 fn reduce<T: MatvecElement>(
     gpu: &Gpu,
     policy: &MatvecPolicy,
-    partial: &DeviceBuffer<T>,
+    partial: &DeviceBuffer<T::Acc>,
     mut y: DeviceViewMut<'_, T>,
     len: u64,
     parts: u64,
@@ -307,54 +342,46 @@ fn reduce<T: MatvecElement>(
         .output(&mut y)
         .scalar(len)
         .scalar(parts as u32);
-    // SAFETY: (const T* partial, T* y, u64 cols, u32 slabs) matches the
-    // entry; partial holds parts·len elements (parts ≤ 65 535 fits u32), y
-    // len; the kernel drops threads past len. `partial` is freed
+    // SAFETY: (const Acc* partial, T* y, u64 cols, u32 slabs) matches the
+    // entry; partial holds parts·len accumulators (parts ≤ 65 535 fits
+    // u32), y len; the kernel drops threads past len. `partial` is freed
     // stream-ordered after this kernel.
     unsafe { gpu.launch(&kernel, config, &args) }
 }
 
 fn launch_t<T: MatvecElement>(
     gpu: &Gpu,
-    a: DeviceView<'_, T>,
-    x: DeviceView<'_, T>,
-    y: DeviceViewMut<'_, T>,
-    (rows, cols): (u64, u64),
     policy: &MatvecPolicy,
+    problem: Problem<'_, T>,
 ) -> Result<()> {
-    let vector = rows_aligned::<T>(a.device_ptr(), cols);
+    let (rows, cols) = (problem.rows, problem.cols);
+    let vector = rows_aligned::<T>(problem.a.device_ptr(), cols);
     let lanes = if vector { 16 / T::BYTES as u64 } else { 1 };
     let name = format!(
         "matvec_tuned_t_partial_{}{}",
         if vector { "vec" } else { "scalar" },
         variant_suffix(policy.t_loads, policy.streaming)
     );
-    let block_threads = 32 * policy.t_block_rows;
-    let partial_kernel = module::kernel::<T>(gpu, policy, &name)?;
-    let resident = partial_kernel
-        .resident_blocks_per_sm(block_threads, 0)?
-        .max(1) as u64;
-    let capacity = gpu.info().sm_count as u64 * resident;
+    let (kernel, capacity) =
+        kernel_and_capacity::<T>(gpu, policy, &name, 32 * policy.t_block_rows)?;
     let geometry = t_geometry(rows, cols, lanes, capacity, policy)?;
     let config = LaunchConfig {
         grid: (geometry.strips as u32, geometry.slabs as u32, 1),
         block: (32, policy.t_block_rows, 1),
         shared_bytes: 0,
     };
-    // SAFETY: (const T* a, const T* x, T* partial, u64 rows, u64 cols,
-    // u64 slab_rows) matches the entry; a has rows·cols elements, x rows,
-    // y cols (checked by the caller); the grid has exactly `slabs` slabs of
-    // at most slab_rows rows each, and the kernel writes partial[slab·cols
-    // + c] for slab < slabs, c < cols. Vector loads only when every row is
-    // 16-byte aligned and cols % lanes == 0.
+    // SAFETY: (…, u64 slab_rows) is the entry's tail; a has rows·cols
+    // elements, x rows, y cols (checked by the caller); the grid has
+    // exactly `slabs` slabs of at most slab_rows rows each, and the kernel
+    // writes part (slab) `slab < slabs` of columns `c < cols`. Vector loads
+    // only when every row is 16-byte aligned and cols % lanes == 0.
     unsafe {
         launch_into_parts(
             gpu,
             policy,
-            &partial_kernel,
+            &kernel,
             config,
-            (a, x, y),
-            (rows, cols),
+            problem,
             (cols, geometry.slabs),
             |args| {
                 args.scalar(geometry.slab_rows);

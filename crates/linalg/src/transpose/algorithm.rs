@@ -134,7 +134,7 @@ pub fn transpose_bytes_moved(rows: usize, cols: usize, elem_bytes: usize) -> u64
 }
 
 /// Checks that `output_shape` is `input_shape` transposed, and that the
-/// element size has a kernel (1, 4 or 8 bytes). Pure, for CI.
+/// element size has a kernel (1, 2, 4 or 8 bytes). Pure, for CI.
 ///
 /// ```
 /// use linalg::check_transpose_shapes;
@@ -166,10 +166,11 @@ pub fn check_transpose_shapes(
 pub(crate) fn storage_name(elem_bytes: usize) -> Result<&'static str> {
     match elem_bytes {
         1 => Ok("u8"),
+        2 => Ok("u16"),
         4 => Ok("u32"),
         8 => Ok("u64"),
         other => Err(Error::Unsupported(format!(
-            "transpose of {other}-byte elements (kernels exist for 1, 4 and 8 bytes)"
+            "transpose of {other}-byte elements (kernels exist for 1, 2, 4 and 8 bytes)"
         ))),
     }
 }
@@ -191,10 +192,13 @@ mod tests {
             check_transpose_shapes((0, 5), (5, 0), 4),
             Err(Error::Shape(_))
         ));
-        assert!(matches!(
-            check_transpose_shapes((3, 5), (5, 3), 2),
-            Err(Error::Unsupported(_))
-        ));
+        assert!(check_transpose_shapes((3, 5), (5, 3), 2).is_ok());
+        for bytes in [3, 16] {
+            assert!(matches!(
+                check_transpose_shapes((3, 5), (5, 3), bytes),
+                Err(Error::Unsupported(_))
+            ));
+        }
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! |---|---|---|---|---|
 //! | [`TransposeAlgorithm::Naive`] | 32 × 8 | — | reads coalesced, writes strided | — |
 //! | [`TransposeAlgorithm::Tiled`] | 32 × 32 | 32 × 32 | both coalesced | 32-way conflicts on the column read (4-byte) |
-//! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free for 4/8-byte, ≤ 2-way for bytes (the lab's gpu-sm) |
+//! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free for 4/8-byte, ≤ 2-way for 1- and 2-byte (the lab's gpu-sm) |
 //! | [`TransposeAlgorithm::Tuned`] | 32 × 8 | 32 × 33, 4 rows per thread | both coalesced | as TiledPadded |
 //!
-//! Any `rows × cols` (1 × N and N × 1 included), element sizes 1, 4 and 8
-//! bytes (`u8`, `i32`, `u32`, `f32`, `i64`, `u64`, `f64`): the kernels move
-//! bits, so one module per element *size* serves every type of that size.
+//! Any `rows × cols` (1 × N and N × 1 included), element sizes 1, 2, 4
+//! and 8 bytes (`i8`, `u8`; `i16`, `u16`, `f16`, `bf16`; `i32`, `u32`,
+//! `f32`; `i64`, `u64`, `f64`: every element type): the kernels move bits,
+//! so one module per element *size* serves every type of that size.
 //! Bytes moved [`transpose_bytes_moved`] = 2·rows·cols·sizeof(T); one
 //! launch; deterministic; not in place (the output must not overlap the
 //! input).

@@ -67,11 +67,11 @@ pub(crate) fn kernel(gpu: &Gpu, elem_bytes: usize, base: &str) -> Result<Kernel>
     })
 }
 
-/// Every transpose module (element sizes 1, 4, 8).
+/// Every transpose module (element sizes 1, 2, 4, 8).
 pub(crate) fn catalog() -> Vec<ModuleSource> {
-    [1, 4, 8]
+    [1, 2, 4, 8]
         .into_iter()
-        .map(|bytes| module(bytes).expect("1, 4 and 8 bytes have kernels"))
+        .map(|bytes| module(bytes).expect("1, 2, 4 and 8 bytes have kernels"))
         .collect()
 }
 
@@ -83,11 +83,19 @@ mod tests {
     fn one_module_per_element_size() {
         let modules = catalog();
         let names: Vec<_> = modules.iter().map(|m| m.name().to_owned()).collect();
-        assert_eq!(names, ["transpose_u8", "transpose_u32", "transpose_u64"]);
+        assert_eq!(
+            names,
+            [
+                "transpose_u8",
+                "transpose_u16",
+                "transpose_u32",
+                "transpose_u64"
+            ]
+        );
         for m in &modules {
             assert_eq!(m.entries().len(), 6);
         }
-        assert!(module(2).is_err());
+        assert!(module(3).is_err());
         assert_eq!(module_key("u32"), "linalg_transpose_u32_t32");
     }
 }
