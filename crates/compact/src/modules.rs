@@ -729,6 +729,10 @@ fn modules_for<T: Element>() -> Vec<ModuleSource> {
 /// ```
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
+    modules.extend(modules_for::<i8>());
+    modules.extend(modules_for::<u8>());
+    modules.extend(modules_for::<i16>());
+    modules.extend(modules_for::<u16>());
     modules.extend(modules_for::<i32>());
     modules.extend(modules_for::<u32>());
     modules.extend(modules_for::<i64>());
