@@ -10,13 +10,16 @@
 //! sums are exact too).
 
 mod lookback_support;
+mod scan_support;
 
 use gpu_core::{
     BitAnd, BitOr, BitXor, DeviceBuffer, DeviceType, Element, Error, Gpu, Max, Min, Operator, Sum,
 };
+use lookback_support::Placement::{InPlace, Offsets, OutOfPlace};
 use lookback_support::*;
 use scan::policy::{Policy, StatusEncoding, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
-use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+use scan::ScanKind::{Exclusive, Inclusive};
+use scan::{ScanAlgorithm, ScanOptions};
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
 
@@ -39,55 +42,22 @@ fn tile_of<T: Element>() -> usize {
         .expect("a tuning for every element size")
 }
 
-/// Runs the same scan `runs` times into a re-poisoned output and checks
-/// every run against the CPU reference.
-fn repeated<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    runner: Runner,
-    host: &[T],
-    op: &O,
-    kind: ScanKind<T>,
-    runs: usize,
-    what: &str,
-) {
-    let want = scan::cpu::scan(host, op, kind);
-    let input = DeviceBuffer::from_host(gpu, host).expect("upload");
-    let mut output = DeviceBuffer::<T>::poisoned(gpu, host.len()).expect("output");
-    for run in 0..runs {
-        output.view_mut().fill(gpu, T::poison()).expect("poison");
-        runner
-            .run(gpu, Some(input.view()), output.view_mut(), op, kind)
-            .unwrap_or_else(|e| panic!("{what} run {run}: {e}"));
-        let got = output.to_host(gpu).expect("download");
-        assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
-    }
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
     let gpu = gpu();
-    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let tiny = Checker::new(&gpu, Runner::Lookback(PROTOCOL_TEST_TUNING));
     // 300 000 tiles of 32 items: packed 64-bit status words.
     let n = 32 * tiny_tiles(300_000);
     let host: Vec<u32> = exact_input(n, fresh_seed("tiny u32 sum"));
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &Sum,
-        ScanKind::Inclusive,
-        repetitions(50),
-        "tiny u32 sum",
-    );
+    tiny.repeated(&host, &Sum, Inclusive, repetitions(50), "tiny u32 sum");
     // A partial last tile and an exclusive scan with an initial value.
     let host: Vec<i32> = exact_input(n - 7, fresh_seed("tiny i32 sum excl"));
-    repeated(
-        &gpu,
-        tiny,
+    let exclusive = Exclusive { initial: -12345 };
+    tiny.repeated(
         &host,
         &Sum,
-        ScanKind::Exclusive { initial: -12345 },
+        exclusive,
         repetitions(10),
         "tiny i32 sum exclusive",
     );
@@ -97,116 +67,60 @@ fn protocol_hundreds_of_thousands_of_tiny_tiles_repeated() {
 #[ignore = "needs a CUDA GPU"]
 fn protocol_split_status_for_eight_byte_values() {
     let gpu = gpu();
-    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let tiny = Checker::new(&gpu, Runner::Lookback(PROTOCOL_TEST_TUNING));
     let n = 32 * tiny_tiles(250_000) + 5;
     let host: Vec<u64> = exact_input(n, fresh_seed("tiny u64 sum"));
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &Sum,
-        ScanKind::Inclusive,
-        repetitions(20),
-        "tiny u64 sum",
-    );
+    tiny.repeated(&host, &Sum, Inclusive, repetitions(20), "tiny u64 sum");
     let host: Vec<f64> = exact_input(n, fresh_seed("tiny f64 sum"));
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &Sum,
-        ScanKind::Inclusive,
-        repetitions(10),
-        "tiny f64 sum",
-    );
+    tiny.repeated(&host, &Sum, Inclusive, repetitions(10), "tiny f64 sum");
     let host: Vec<i64> = exact_input(n, fresh_seed("tiny i64 max"));
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &Max,
-        ScanKind::Exclusive { initial: 0 },
-        repetitions(5),
-        "tiny i64 max",
-    );
+    let exclusive = Exclusive { initial: 0 };
+    tiny.repeated(&host, &Max, exclusive, repetitions(5), "tiny i64 max");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
     let gpu = gpu();
-    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let tiny = Checker::new(&gpu, Runner::Lookback(PROTOCOL_TEST_TUNING));
+    let lookback = Checker::new(&gpu, LOOKBACK);
     let n = 32 * tiny_tiles(200_000) + 17;
     // 4-byte values: the packed status word.
     let op32 = affine_u32();
     let host = affine_input_u32(n, fresh_seed("affine16"));
-    repeated(
-        &gpu,
-        tiny,
+    tiny.repeated(&host, &op32, Inclusive, repetitions(10), "tiny affine16");
+    let exclusive = Exclusive {
+        initial: 0x0003_0005,
+    };
+    tiny.repeated(
         &host,
         &op32,
-        ScanKind::Inclusive,
-        repetitions(10),
-        "tiny affine16",
-    );
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &op32,
-        ScanKind::Exclusive {
-            initial: 0x0003_0005,
-        },
+        exclusive,
         repetitions(3),
         "tiny affine16 exclusive",
     );
     // 8-byte values: the split status protocol.
     let op64 = affine_u64();
     let host = affine_input_u64(n, fresh_seed("affine32"));
-    repeated(
-        &gpu,
-        tiny,
+    tiny.repeated(&host, &op64, Inclusive, repetitions(10), "tiny affine32");
+    let exclusive = Exclusive {
+        initial: (7u64 << 32) | 3,
+    };
+    tiny.repeated(
         &host,
         &op64,
-        ScanKind::Inclusive,
-        repetitions(10),
-        "tiny affine32",
-    );
-    repeated(
-        &gpu,
-        tiny,
-        &host,
-        &op64,
-        ScanKind::Exclusive {
-            initial: (7u64 << 32) | 3,
-        },
+        exclusive,
         repetitions(3),
         "tiny affine32 exclusive",
     );
     // The same operators through the default tile shapes.
     for n in edge_lengths(tile_of::<u32>()) {
         let host = affine_input_u32(n, fresh_seed("affine16 edges"));
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &op32,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            "affine16",
-        );
+        lookback.case(&host, &op32, Inclusive, OutOfPlace, "affine16");
     }
     for n in edge_lengths(tile_of::<u64>()) {
         let host = affine_input_u64(n, fresh_seed("affine32 edges"));
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &op64,
-            ScanKind::Inclusive,
-            Placement::InPlace,
-            "affine32",
-        );
+        lookback.case(&host, &op64, Inclusive, InPlace, "affine32");
     }
 }
 
@@ -214,37 +128,13 @@ fn protocol_keeps_operands_in_order_for_non_commutative_operators() {
 #[ignore = "needs a CUDA GPU"]
 fn tiny_tiles_at_every_edge_length() {
     let gpu = gpu();
-    let tiny = Runner::Lookback(PROTOCOL_TEST_TUNING);
+    let tiny = Checker::new(&gpu, Runner::Lookback(PROTOCOL_TEST_TUNING));
+    let cases = [(Inclusive, OutOfPlace), (Exclusive { initial: 9 }, InPlace)];
     for n in edge_lengths(32) {
         let host: Vec<u32> = exact_input(n, fresh_seed("tiny edges u32"));
-        check_case(
-            &gpu,
-            tiny,
-            &host,
-            &Sum,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            "tiny",
-        );
-        check_case(
-            &gpu,
-            tiny,
-            &host,
-            &Sum,
-            ScanKind::Exclusive { initial: 9 },
-            Placement::InPlace,
-            "tiny",
-        );
+        tiny.cases(&host, &Sum, &cases, "tiny");
         let host: Vec<f64> = exact_input(n, fresh_seed("tiny edges f64"));
-        check_case(
-            &gpu,
-            tiny,
-            &host,
-            &Sum,
-            ScanKind::Inclusive,
-            Placement::Offsets(1, 3),
-            "tiny",
-        );
+        tiny.case(&host, &Sum, Inclusive, Offsets(1, 3), "tiny");
     }
 }
 
@@ -252,27 +142,11 @@ fn tiny_tiles_at_every_edge_length() {
 /// exclusive with a non-identity initial value in place; sums also
 /// exclusive out of place and inclusive in place.
 fn every_case<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O, initial: T, name: &str) {
+    let lookback = Checker::new(gpu, LOOKBACK);
+    let cases = [(Inclusive, OutOfPlace), (Exclusive { initial }, InPlace)];
     for n in edge_lengths(tile_of::<T>()) {
         let host: Vec<T> = exact_input(n, fresh_seed(name));
-        let exclusive = ScanKind::Exclusive { initial };
-        check_case(
-            gpu,
-            LOOKBACK,
-            &host,
-            op,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            name,
-        );
-        check_case(
-            gpu,
-            LOOKBACK,
-            &host,
-            op,
-            exclusive,
-            Placement::InPlace,
-            name,
-        );
+        lookback.cases(&host, op, &cases, name);
     }
 }
 
@@ -286,27 +160,10 @@ where
     every_case::<T, _>(gpu, &Sum, initial, &format!("{} sum", T::SUFFIX));
     every_case::<T, _>(gpu, &Max, initial, &format!("{} max", T::SUFFIX));
     every_case::<T, _>(gpu, &Min, initial, &format!("{} min", T::SUFFIX));
+    let sum_cases = [(Exclusive { initial }, OutOfPlace), (Inclusive, InPlace)];
     for n in [1, tile_of::<T>() + 1, 5 * tile_of::<T>() - 1] {
         let host: Vec<T> = exact_input(n, fresh_seed("sum extra"));
-        let exclusive = ScanKind::Exclusive { initial };
-        check_case(
-            gpu,
-            LOOKBACK,
-            &host,
-            &Sum,
-            exclusive,
-            Placement::OutOfPlace,
-            "sum",
-        );
-        check_case(
-            gpu,
-            LOOKBACK,
-            &host,
-            &Sum,
-            ScanKind::Inclusive,
-            Placement::InPlace,
-            "sum",
-        );
+        Checker::new(gpu, LOOKBACK).cases(&host, &Sum, &sum_cases, "sum");
     }
 }
 
@@ -314,6 +171,7 @@ where
 #[ignore = "needs a CUDA GPU"]
 fn every_type_and_operator_at_the_tile_edges() {
     let gpu = gpu();
+    let lookback = Checker::new(&gpu, LOOKBACK);
     every_operator::<i32>(&gpu);
     every_operator::<u32>(&gpu);
     every_operator::<i64>(&gpu);
@@ -322,45 +180,13 @@ fn every_type_and_operator_at_the_tile_edges() {
     every_operator::<f64>(&gpu);
     for n in edge_lengths(tile_of::<u32>()) {
         let host: Vec<u32> = exact_input(n, fresh_seed("u32 bitwise"));
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &BitXor,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            "xor",
-        );
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &BitAnd,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            "and",
-        );
+        lookback.case(&host, &BitXor, Inclusive, OutOfPlace, "xor");
+        lookback.case(&host, &BitAnd, Inclusive, OutOfPlace, "and");
     }
     for n in edge_lengths(tile_of::<i64>()) {
         let host: Vec<i64> = exact_input(n, fresh_seed("i64 bitwise"));
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &BitOr,
-            ScanKind::Inclusive,
-            Placement::OutOfPlace,
-            "or",
-        );
-        check_case(
-            &gpu,
-            LOOKBACK,
-            &host,
-            &BitXor,
-            ScanKind::Exclusive { initial: 5 },
-            Placement::InPlace,
-            "xor",
-        );
+        lookback.case(&host, &BitOr, Inclusive, OutOfPlace, "or");
+        lookback.case(&host, &BitXor, Exclusive { initial: 5 }, InPlace, "xor");
     }
 }
 
@@ -368,50 +194,20 @@ fn every_type_and_operator_at_the_tile_edges() {
 #[ignore = "needs a CUDA GPU"]
 fn misaligned_views_take_the_element_wise_path() {
     let gpu = gpu();
+    let lookback = Checker::new(&gpu, LOOKBACK);
     let offsets = [(1, 0), (2, 3), (3, 1), (0, 2), (4, 4)];
     for (in_offset, out_offset) in offsets {
-        let placement = Placement::Offsets(in_offset, out_offset);
+        let placement = Offsets(in_offset, out_offset);
         for n in [1, 4095, 3 * 4096 + 5, 100_003] {
             let host: Vec<i32> = exact_input(n, fresh_seed("misaligned i32"));
-            check_case(
-                &gpu,
-                LOOKBACK,
-                &host,
-                &Sum,
-                ScanKind::Inclusive,
-                placement,
-                "i32",
-            );
+            lookback.case(&host, &Sum, Inclusive, placement, "i32");
             let host: Vec<f32> = exact_input(n, fresh_seed("misaligned f32"));
-            check_case(
-                &gpu,
-                LOOKBACK,
-                &host,
-                &Max,
-                ScanKind::Exclusive { initial: -100.0 },
-                placement,
-                "f32",
-            );
+            let exclusive = Exclusive { initial: -100.0 };
+            lookback.case(&host, &Max, exclusive, placement, "f32");
             let host: Vec<u64> = exact_input(n, fresh_seed("misaligned u64"));
-            check_case(
-                &gpu,
-                LOOKBACK,
-                &host,
-                &Sum,
-                ScanKind::Inclusive,
-                placement,
-                "u64",
-            );
+            lookback.case(&host, &Sum, Inclusive, placement, "u64");
             let host: Vec<f64> = exact_input(n, fresh_seed("misaligned f64"));
-            check_case(
-                &gpu,
-                LOOKBACK,
-                &host,
-                &Sum,
-                ScanKind::Exclusive { initial: 0.5 },
-                placement,
-                "f64",
-            );
+            lookback.case(&host, &Sum, Exclusive { initial: 0.5 }, placement, "f64");
         }
     }
 }
@@ -433,7 +229,7 @@ fn other_tile_shapes() {
             .with_lookback_width(4),
     ];
     for tuning in shapes {
-        let runner = Runner::Lookback(tuning);
+        let shaped = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
         for n in [
             1,
@@ -444,25 +240,9 @@ fn other_tile_shapes() {
             parprims_testkit::testing::scaled(1 << 20, 1 << 16),
         ] {
             let host: Vec<i32> = exact_input(n, fresh_seed("shapes i32"));
-            check_case(
-                &gpu,
-                runner,
-                &host,
-                &Sum,
-                ScanKind::Inclusive,
-                Placement::OutOfPlace,
-                "i32",
-            );
+            shaped.case(&host, &Sum, Inclusive, OutOfPlace, "i32");
             let host: Vec<f64> = exact_input(n, fresh_seed("shapes f64"));
-            check_case(
-                &gpu,
-                runner,
-                &host,
-                &Sum,
-                ScanKind::Exclusive { initial: 2.0 },
-                Placement::InPlace,
-                "f64",
-            );
+            shaped.case(&host, &Sum, Exclusive { initial: 2.0 }, InPlace, "f64");
         }
     }
 }
@@ -471,28 +251,13 @@ fn other_tile_shapes() {
 #[ignore = "needs a CUDA GPU"]
 fn repeated_runs_at_2_24_with_the_default_tiles() {
     let gpu = gpu();
+    let lookback = Checker::new(&gpu, LOOKBACK);
     // 2^20 at the quick scale.
     let n = parprims_testkit::testing::scaled(1 << 24, 1 << 20);
     let host: Vec<i32> = exact_input(n, fresh_seed("2^24 i32"));
-    repeated(
-        &gpu,
-        LOOKBACK,
-        &host,
-        &Sum,
-        ScanKind::Inclusive,
-        repetitions(20),
-        "2^24 i32 sum",
-    );
+    lookback.repeated(&host, &Sum, Inclusive, repetitions(20), "2^24 i32 sum");
     let host: Vec<f64> = exact_input(n + 3, fresh_seed("2^24 f64"));
-    repeated(
-        &gpu,
-        LOOKBACK,
-        &host,
-        &Sum,
-        ScanKind::Inclusive,
-        repetitions(5),
-        "2^24 f64 sum",
-    );
+    lookback.repeated(&host, &Sum, Inclusive, repetitions(5), "2^24 f64 sum");
 }
 
 #[test]
@@ -508,7 +273,7 @@ fn empty_input_and_bad_arguments_write_nothing() {
                 Some(empty.view()),
                 empty_out.view_mut(),
                 &Sum,
-                ScanKind::Inclusive,
+                Inclusive,
             )
             .expect("n = 0 is a no-op");
     }
@@ -519,7 +284,7 @@ fn empty_input_and_bad_arguments_write_nothing() {
         input.view(),
         output.view_mut(),
         &Sum,
-        ScanKind::Inclusive,
+        Inclusive,
         &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(PROTOCOL_TEST_TUNING),
     )
     .expect_err("length mismatch");
@@ -530,7 +295,7 @@ fn empty_input_and_bad_arguments_write_nothing() {
         input.view(),
         output.slice_mut(0..4).expect("view"),
         &Sum,
-        ScanKind::Inclusive,
+        Inclusive,
         &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(bad),
     )
     .expect_err("bad tuning");

@@ -3,6 +3,7 @@
 //! elements (2^32 + 5 u32, 17 GB, scanned in place), every element checked.
 
 mod lookback_support;
+mod scan_support;
 
 use gpu_core::{DeviceBuffer, Element, Gpu, Operator, Sum};
 use lookback_support::*;

@@ -11,6 +11,7 @@
 //! example.
 
 mod lookback_support;
+mod scan_support;
 
 use std::cell::RefCell;
 

@@ -10,12 +10,14 @@
 //! and 2^24 elements. Every comparison is exact.
 
 mod lookback_support;
+mod scan_support;
 
-use gpu_core::{DeviceBuffer, Element, Gpu, Max, Operator, Sum};
+use gpu_core::{Max, Sum};
+use lookback_support::Placement::{InPlace, Offsets, OutOfPlace};
 use lookback_support::*;
 use parprims_testkit::testing::scaled;
 use scan::policy::Policy;
-use scan::{ScanAlgorithm, ScanKind, ScanOptions};
+use scan::ScanKind::{Exclusive, Inclusive};
 
 /// Elements for a protocol run: about 200 000 tiles of the tiny shapes,
 /// at most 2^23 + 5 elements for the larger ones (still 16 000+ tiles).
@@ -31,31 +33,6 @@ fn repetitions(full: usize) -> usize {
     scaled(full, 2)
 }
 
-/// Runs the same scan `runs` times into a re-poisoned output and checks
-/// every run against the CPU reference.
-fn repeated<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    tuning: Policy,
-    host: &[T],
-    op: &O,
-    kind: ScanKind<T>,
-    runs: usize,
-    what: &str,
-) {
-    let want = scan::cpu::scan(host, op, kind);
-    let input = DeviceBuffer::from_host(gpu, host).expect("upload");
-    let mut output = DeviceBuffer::<T>::poisoned(gpu, host.len()).expect("output");
-    let what = format!("{what} {} n={}", tuning.label(), host.len());
-    for run in 0..runs {
-        output.view_mut().fill(gpu, T::poison()).expect("poison");
-        let options = ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning);
-        scan::scan_into(gpu, input.view(), output.view_mut(), op, kind, &options)
-            .unwrap_or_else(|e| panic!("{what} run {run}: {e}"));
-        let got = output.to_host(gpu).expect("download");
-        assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
-    }
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
@@ -63,84 +40,37 @@ fn every_protocol_variant_with_hundreds_of_thousands_of_tiles() {
     let op32 = affine_u32();
     let op64 = affine_u64();
     for tuning in scan::policy::protocol_test_variants() {
+        let variant = Checker::new(&gpu, Runner::Lookback(tuning));
         let n = protocol_length(tuning);
         // 4-byte values, packed 64-bit word; non-commutative, so any
         // reordering of the look-back fold or the in-tile scan shows.
         let host = affine_input_u32(n, fresh_seed("variants affine16"));
-        repeated(
-            &gpu,
-            tuning,
-            &host,
-            &op32,
-            ScanKind::Inclusive,
-            repetitions(8),
-            "affine16",
-        );
-        repeated(
-            &gpu,
-            tuning,
-            &host,
-            &op32,
-            ScanKind::Exclusive {
-                initial: 0x0003_0005,
-            },
-            2,
-            "affine16 exclusive",
-        );
+        variant.repeated(&host, &op32, Inclusive, repetitions(8), "affine16");
+        let exclusive = Exclusive {
+            initial: 0x0003_0005,
+        };
+        variant.repeated(&host, &op32, exclusive, 2, "affine16 exclusive");
         // 8-byte values: the split or the 128-bit status, non-commutative.
         let host = affine_input_u64(n, fresh_seed("variants affine32"));
-        repeated(
-            &gpu,
-            tuning,
+        variant.repeated(&host, &op64, Inclusive, repetitions(8), "affine32");
+        let exclusive = Exclusive {
+            initial: (7u64 << 32) | 3,
+        };
+        variant.repeated(&host, &op64, exclusive, 2, "affine32 exclusive");
+        variant.case(&host, &op64, Inclusive, InPlace, "affine32 in place");
+        variant.case(
             &host,
             &op64,
-            ScanKind::Inclusive,
-            repetitions(8),
-            "affine32",
-        );
-        repeated(
-            &gpu,
-            tuning,
-            &host,
-            &op64,
-            ScanKind::Exclusive {
-                initial: (7u64 << 32) | 3,
-            },
-            2,
-            "affine32 exclusive",
-        );
-        let runner = Runner::Lookback(tuning);
-        check_case(
-            &gpu,
-            runner,
-            &host,
-            &op64,
-            ScanKind::Inclusive,
-            Placement::InPlace,
-            "affine32 in place",
-        );
-        check_case(
-            &gpu,
-            runner,
-            &host,
-            &op64,
-            ScanKind::Inclusive,
-            Placement::Offsets(1, 3),
+            Inclusive,
+            Offsets(1, 3),
             "affine32 misaligned",
         );
         // A commutative 8-byte sum and a float max with an initial value.
         let host: Vec<u64> = exact_input(n, fresh_seed("variants u64 sum"));
-        repeated(&gpu, tuning, &host, &Sum, ScanKind::Inclusive, 4, "u64 sum");
+        variant.repeated(&host, &Sum, Inclusive, 4, "u64 sum");
         let host: Vec<f64> = exact_input(n, fresh_seed("variants f64 max"));
-        repeated(
-            &gpu,
-            tuning,
-            &host,
-            &Max,
-            ScanKind::Exclusive { initial: -1.0e300 },
-            2,
-            "f64 max exclusive",
-        );
+        let exclusive = Exclusive { initial: -1.0e300 };
+        variant.repeated(&host, &Max, exclusive, 2, "f64 max exclusive");
     }
 }
 
@@ -151,36 +81,27 @@ fn every_protocol_variant_at_the_tile_edges() {
     let op32 = affine_u32();
     let op64 = affine_u64();
     for tuning in scan::policy::protocol_test_variants() {
-        let runner = Runner::Lookback(tuning);
+        let variant = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
         // Past the widest window (8 × 32 = 256 tiles) too.
         let mut lengths = edge_lengths(tile);
         lengths.extend([300 * tile - 1, 300 * tile + 1]);
+        let exclusive = Exclusive {
+            initial: 0x0001_0002,
+        };
         for n in lengths {
             let host = affine_input_u32(n, fresh_seed("variant edges affine16"));
-            check_case(
-                &gpu,
-                runner,
-                &host,
-                &op32,
-                ScanKind::Exclusive {
-                    initial: 0x0001_0002,
-                },
-                Placement::OutOfPlace,
-                "edges affine16",
-            );
+            variant.case(&host, &op32, exclusive, OutOfPlace, "edges affine16");
             let host = affine_input_u64(n, fresh_seed("variant edges affine32"));
-            check_case(
-                &gpu,
-                runner,
-                &host,
-                &op64,
-                ScanKind::Inclusive,
-                Placement::Offsets(3, 1),
-                "edges affine32",
-            );
+            variant.case(&host, &op64, Inclusive, Offsets(3, 1), "edges affine32");
         }
     }
+}
+
+/// The lengths a full-size candidate of `tile` items runs: the tile's
+/// edges, many tiles, and `large`.
+fn candidate_lengths(tile: usize, large: usize) -> [usize; 5] {
+    [1, tile - 1, tile + 1, 37 * tile + 5, large]
 }
 
 #[test]
@@ -191,66 +112,46 @@ fn every_sweep_candidate_at_full_size_shapes() {
     // covered above with vector-width tiles (32 × 4, 64 × 8).
     let gpu = gpu();
     for tuning in scan::policy::lookback_candidates(4) {
+        let candidate = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
-        let runner = Runner::Lookback(tuning);
-        for n in [
-            1,
-            tile - 1,
-            tile + 1,
-            37 * tile + 5,
-            scaled(1 << 24, 1 << 20) + 3,
-        ] {
+        for n in candidate_lengths(tile, scaled(1 << 24, 1 << 20) + 3) {
             let host: Vec<i32> = exact_input(n, fresh_seed("candidates i32"));
-            check_case(
-                &gpu,
-                runner,
+            candidate.case(
                 &host,
                 &Sum,
-                ScanKind::Exclusive { initial: -7 },
-                Placement::InPlace,
+                Exclusive { initial: -7 },
+                InPlace,
                 "candidate i32",
             );
         }
         let host: Vec<i32> = exact_input(3 * tile + 1, fresh_seed("candidates misaligned"));
-        check_case(
-            &gpu,
-            runner,
+        candidate.case(
             &host,
             &Sum,
-            ScanKind::Inclusive,
-            Placement::Offsets(1, 2),
+            Inclusive,
+            Offsets(1, 2),
             "candidate i32 misaligned",
         );
     }
     for tuning in scan::policy::lookback_candidates(8) {
+        let candidate = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
-        let runner = Runner::Lookback(tuning);
-        for n in [
-            1,
-            tile - 1,
-            tile + 1,
-            37 * tile + 5,
-            scaled(1 << 23, 1 << 19) + 3,
-        ] {
+        for n in candidate_lengths(tile, scaled(1 << 23, 1 << 19) + 3) {
             let host: Vec<u64> = exact_input(n, fresh_seed("candidates u64"));
-            check_case(
-                &gpu,
-                runner,
+            candidate.case(
                 &host,
                 &Sum,
-                ScanKind::Exclusive { initial: 11 },
-                Placement::OutOfPlace,
+                Exclusive { initial: 11 },
+                OutOfPlace,
                 "candidate u64",
             );
         }
         let host: Vec<u64> = exact_input(5 * tile + 3, fresh_seed("candidates u64 misaligned"));
-        check_case(
-            &gpu,
-            runner,
+        candidate.case(
             &host,
             &Sum,
-            ScanKind::Inclusive,
-            Placement::Offsets(1, 0),
+            Inclusive,
+            Offsets(1, 0),
             "candidate u64 misaligned",
         );
     }
@@ -268,16 +169,10 @@ fn loaded_kernels_are_told_apart_by_operator_text_and_context() {
     let host: Vec<u32> = exact_input(100_003, fresh_seed("same name"));
     for round in 0..2 {
         let gpu = gpu();
+        let lookback = Checker::new(&gpu, Runner::Public(scan::ScanAlgorithm::DecoupledLookback));
         for (op, what) in [(&sum, "sum"), (&xor, "xor"), (&sum, "sum again")] {
-            check_case(
-                &gpu,
-                Runner::Public(scan::ScanAlgorithm::DecoupledLookback),
-                &host,
-                op,
-                ScanKind::Inclusive,
-                Placement::OutOfPlace,
-                &format!("{what} (context {round})"),
-            );
+            let what = format!("{what} (context {round})");
+            lookback.case(&host, op, Inclusive, OutOfPlace, &what);
         }
     }
 }

@@ -7,7 +7,7 @@
 
 mod scan_support;
 
-use gpu_core::{CustomOp, DeviceBuffer, Error, Sum};
+use gpu_core::{CustomOp, DeviceBuffer, Error, Operator, Sum};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::gpu;
 
@@ -16,6 +16,27 @@ const N: usize = 10_000;
 fn input() -> DeviceBuffer<i32> {
     let host: Vec<i32> = (0..N as i32).collect();
     DeviceBuffer::from_host(gpu(), &host).expect("upload")
+}
+
+/// The error `scan_into` of `x` into `output` returns.
+fn into_error<O: Operator<i32>>(
+    x: &DeviceBuffer<i32>,
+    output: &mut DeviceBuffer<i32>,
+    op: &O,
+    kind: ScanKind<i32>,
+    options: &ScanOptions,
+) -> Error {
+    scan::scan_into(gpu(), x.view(), output.view_mut(), op, kind, options).unwrap_err()
+}
+
+/// The error `scan_in_place` of `data` returns.
+fn in_place_error<O: Operator<i32>>(
+    data: &mut DeviceBuffer<i32>,
+    op: &O,
+    kind: ScanKind<i32>,
+    options: &ScanOptions,
+) -> Error {
+    scan::scan_in_place(gpu(), data.view_mut(), op, kind, options).unwrap_err()
 }
 
 fn assert_untouched(buffer: &DeviceBuffer<i32>, what: &str) {
@@ -33,15 +54,8 @@ fn wrong_output_length_is_refused() {
     for algorithm in ScanAlgorithm::ALL {
         for len in [N - 1, N + 1, 0] {
             let mut output = DeviceBuffer::<i32>::poisoned(gpu(), len).unwrap();
-            let err = scan::scan_into(
-                gpu(),
-                x.view(),
-                output.view_mut(),
-                &Sum,
-                ScanKind::Inclusive,
-                &ScanOptions::new(algorithm),
-            )
-            .unwrap_err();
+            let options = ScanOptions::new(algorithm);
+            let err = into_error(&x, &mut output, &Sum, ScanKind::Inclusive, &options);
             assert!(
                 matches!(err, Error::LengthMismatch { expected: N, actual, .. } if actual == len),
                 "{algorithm}: {err}"
@@ -74,15 +88,7 @@ fn bad_block_sizes_are_refused() {
     for (algorithm, block) in cases {
         let options = ScanOptions::new(algorithm).with_block_threads(block);
         let mut output = DeviceBuffer::<i32>::poisoned(gpu(), N).unwrap();
-        let err = scan::scan_into(
-            gpu(),
-            x.view(),
-            output.view_mut(),
-            &Sum,
-            ScanKind::Inclusive,
-            &options,
-        )
-        .unwrap_err();
+        let err = into_error(&x, &mut output, &Sum, ScanKind::Inclusive, &options);
         assert!(
             matches!(
                 err,
@@ -95,14 +101,7 @@ fn bad_block_sizes_are_refused() {
         );
         assert_untouched(&output, &format!("{algorithm} block {block}"));
         // In place: the data is the poison, and must stay so.
-        let err = scan::scan_in_place(
-            gpu(),
-            output.view_mut(),
-            &Sum,
-            ScanKind::Inclusive,
-            &options,
-        )
-        .unwrap_err();
+        let err = in_place_error(&mut output, &Sum, ScanKind::Inclusive, &options);
         assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
         assert_untouched(&output, &format!("{algorithm} block {block} in place"));
     }
@@ -117,15 +116,8 @@ fn custom_operator_that_does_not_compile() {
     for algorithm in ScanAlgorithm::ALL {
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial: 5 }] {
             let mut output = DeviceBuffer::<i32>::poisoned(gpu(), N).unwrap();
-            let err = scan::scan_into(
-                gpu(),
-                x.view(),
-                output.view_mut(),
-                &broken,
-                kind,
-                &ScanOptions::new(algorithm),
-            )
-            .unwrap_err();
+            let options = ScanOptions::new(algorithm);
+            let err = into_error(&x, &mut output, &broken, kind, &options);
             match &err {
                 Error::Compile { module, log, .. } => {
                     assert!(module.contains("custom_broken"), "{algorithm}: {module}");
@@ -134,19 +126,12 @@ fn custom_operator_that_does_not_compile() {
                 other => panic!("{algorithm}: expected Error::Compile, got {other}"),
             }
             assert_untouched(&output, &format!("{algorithm} broken operator"));
-            let err = scan::scan_in_place(
-                gpu(),
-                output.view_mut(),
-                &broken,
-                kind,
-                &ScanOptions::new(algorithm),
-            )
-            .unwrap_err();
+            let err = in_place_error(&mut output, &broken, kind, &options);
             assert!(matches!(err, Error::Compile { .. }), "{err}");
             assert_untouched(&output, &format!("{algorithm} broken operator in place"));
             // A new-buffer scan reports the same error.
             assert!(matches!(
-                scan::scan(gpu(), x.view(), &broken, kind, &ScanOptions::new(algorithm)),
+                scan::scan(gpu(), x.view(), &broken, kind, &options),
                 Err(Error::Compile { .. })
             ));
         }

@@ -10,7 +10,7 @@
 
 mod scan_support;
 
-use gpu_core::{DeviceBuffer, DeviceType, Sum};
+use gpu_core::{DeviceBuffer, Sum};
 use parprims_testkit::rng::random_vec;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::{fresh_seed, gpu};
@@ -65,6 +65,23 @@ where
     }
 }
 
+/// Poisons `output`, then scans `input` into it with `algorithm`'s defaults.
+fn scan_into_poisoned<T: gpu_core::Element>(
+    input: &DeviceBuffer<T>,
+    output: &mut DeviceBuffer<T>,
+    kind: ScanKind<T>,
+    algorithm: ScanAlgorithm,
+    what: &str,
+) where
+    Sum: gpu_core::Operator<T>,
+{
+    let gpu = gpu();
+    output.view_mut().fill(gpu, T::poison()).unwrap();
+    let options = ScanOptions::new(algorithm);
+    scan::scan_into(gpu, input.view(), output.view_mut(), &Sum, kind, &options)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+}
+
 fn run_size(n: usize, kind: &str) {
     let gpu = gpu();
     let seed = fresh_seed(&format!("large {n}"));
@@ -75,41 +92,22 @@ fn run_size(n: usize, kind: &str) {
         let options = ScanOptions::new(algorithm);
         let what = format!("{algorithm} n={n} {kind} (seed {seed:#x})");
         let started = std::time::Instant::now();
-        match kind {
-            "inclusive" => {
-                output.view_mut().fill(gpu, i32::poison()).unwrap();
-                scan::scan_into(
-                    gpu,
-                    device.view(),
-                    output.view_mut(),
-                    &Sum,
-                    ScanKind::Inclusive,
-                    &options,
-                )
+        let initial = -123_456_789;
+        if kind == "in place" {
+            // In place: output starts as a copy of the input.
+            output.view_mut().copy_from(gpu, &device.view()).unwrap();
+            scan::scan_in_place(gpu, output.view_mut(), &Sum, ScanKind::Inclusive, &options)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-                check_wrapping_sum(&output, &input, None, &what);
-            }
-            "exclusive" => {
-                output.view_mut().fill(gpu, i32::poison()).unwrap();
-                let initial = -123_456_789;
-                scan::scan_into(
-                    gpu,
-                    device.view(),
-                    output.view_mut(),
-                    &Sum,
-                    ScanKind::Exclusive { initial },
-                    &options,
-                )
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-                check_wrapping_sum(&output, &input, Some(initial), &what);
-            }
-            _ => {
-                // In place: output starts as a copy of the input.
-                output.view_mut().copy_from(gpu, &device.view()).unwrap();
-                scan::scan_in_place(gpu, output.view_mut(), &Sum, ScanKind::Inclusive, &options)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                check_wrapping_sum(&output, &input, None, &what);
-            }
+            check_wrapping_sum(&output, &input, None, &what);
+        } else {
+            let exclusive = kind == "exclusive";
+            let scan_kind = if exclusive {
+                ScanKind::Exclusive { initial }
+            } else {
+                ScanKind::Inclusive
+            };
+            scan_into_poisoned(&device, &mut output, scan_kind, algorithm, &what);
+            check_wrapping_sum(&output, &input, exclusive.then_some(initial), &what);
         }
         eprintln!(
             "{what}: ok ({:.1} s with the check)",
@@ -149,16 +147,7 @@ fn large_past_two_to_the_31() {
     for algorithm in ALGORITHMS {
         let what = format!("{algorithm} n=2^31+17 (seed {seed:#x})");
         let started = std::time::Instant::now();
-        output.view_mut().fill(gpu, 0xDEAD_BEEF).unwrap();
-        scan::scan_into(
-            gpu,
-            device.view(),
-            output.view_mut(),
-            &Sum,
-            ScanKind::Inclusive,
-            &ScanOptions::new(algorithm),
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        scan_into_poisoned(&device, &mut output, ScanKind::Inclusive, algorithm, &what);
         check_wrapping_sum(&output, &input, None, &what);
         eprintln!(
             "{what}: ok ({:.1} s with the check)",

@@ -13,18 +13,9 @@ pub fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
 }
 
-/// A fresh seed per run, printed so a failure can be replayed.
-pub fn fresh_seed(what: &str) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    let mut hash = gpu_core::kernel::Fnv64::new();
-    hash.write(what.as_bytes());
-    let seed = nanos ^ hash.finish();
-    eprintln!("{what}: seed {seed:#018x}");
-    seed
-}
+/// A fresh seed per run (scan_support's, so each test binary that uses this
+/// module declares `mod scan_support;` beside it).
+pub use crate::scan_support::fresh_seed;
 
 /// Inputs whose scans are exact for every operator: integers over a wide
 /// range (sums wrap), floats rounded to whole numbers in [-8, 8) so every
@@ -232,6 +223,83 @@ pub fn check_case<T: Element, O: Operator<T>>(
                 .all(|x| bytemuck::bytes_of(x) == bytemuck::bytes_of(&T::poison()));
             assert!(untouched, "{what}: wrote outside the output view");
         }
+    }
+}
+
+/// One way of calling the kernels on one device: the checks the look-back
+/// and reduce-then-scan tests run, each against the CPU reference.
+#[derive(Clone, Copy)]
+pub struct Checker<'g> {
+    pub gpu: &'g Gpu,
+    pub runner: Runner,
+}
+
+impl<'g> Checker<'g> {
+    pub fn new(gpu: &'g Gpu, runner: Runner) -> Self {
+        Checker { gpu, runner }
+    }
+
+    /// [`check_case`] with this checker's device and runner.
+    pub fn case<T: Element, O: Operator<T>>(
+        &self,
+        host: &[T],
+        op: &O,
+        kind: ScanKind<T>,
+        placement: Placement,
+        what: &str,
+    ) {
+        check_case(self.gpu, self.runner, host, op, kind, placement, what);
+    }
+
+    /// [`Checker::case`] for each `(kind, placement)` of `cases`.
+    pub fn cases<T: Element, O: Operator<T>>(
+        &self,
+        host: &[T],
+        op: &O,
+        cases: &[(ScanKind<T>, Placement)],
+        what: &str,
+    ) {
+        for &(kind, placement) in cases {
+            self.case(host, op, kind, placement, what);
+        }
+    }
+
+    /// Runs the same scan of `host` `runs` times into a re-poisoned output;
+    /// `each(run, output)` gets every run's result.
+    pub fn each_run<T: Element, O: Operator<T>>(
+        &self,
+        host: &[T],
+        op: &O,
+        kind: ScanKind<T>,
+        runs: usize,
+        mut each: impl FnMut(usize, Vec<T>),
+    ) {
+        let gpu = self.gpu;
+        let input = DeviceBuffer::from_host(gpu, host).expect("upload");
+        let mut output = DeviceBuffer::<T>::poisoned(gpu, host.len()).expect("output");
+        for run in 0..runs {
+            output.view_mut().fill(gpu, T::poison()).expect("poison");
+            self.runner
+                .run(gpu, Some(input.view()), output.view_mut(), op, kind)
+                .unwrap_or_else(|e| panic!("{:?} run {run}: {e}", self.runner));
+            each(run, output.to_host(gpu).expect("download"));
+        }
+    }
+
+    /// [`Checker::each_run`], every run compared with the CPU reference.
+    pub fn repeated<T: Element, O: Operator<T>>(
+        &self,
+        host: &[T],
+        op: &O,
+        kind: ScanKind<T>,
+        runs: usize,
+        what: &str,
+    ) {
+        let want = scan::cpu::scan(host, op, kind);
+        let what = format!("{what} {:?} n={}", self.runner, host.len());
+        self.each_run(host, op, kind, runs, |run, got| {
+            assert_same(&got, &want, &format!("{what} run {run} of {runs}"));
+        });
     }
 }
 
