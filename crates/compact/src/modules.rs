@@ -163,7 +163,7 @@ pub fn select_if_policy<T: Element>() -> Policy {
 }
 
 /// The sweep's policies for elements of `element_bytes` bytes (4-byte list
-/// for 4, 8-byte list otherwise).
+/// for 4, the 8-byte default alone for 1 and 2, 8-byte list otherwise).
 ///
 /// ```
 /// use compact::policy::{candidates, CompactPolicy};
@@ -172,10 +172,12 @@ pub fn select_if_policy<T: Element>() -> Policy {
 /// }
 /// ```
 pub fn candidates(element_bytes: usize) -> &'static [Policy] {
-    if element_bytes == 4 {
-        &CANDIDATES_4
-    } else {
-        &CANDIDATES_8
+    match element_bytes {
+        4 => &CANDIDATES_4,
+        // 1- and 2-byte items: the default only (some 8-byte candidates
+        // give a thread fewer than 16 bytes of them).
+        1 | 2 => &CANDIDATES_8[..1],
+        _ => &CANDIDATES_8,
     }
 }
 
@@ -867,9 +869,10 @@ mod tests {
     #[test]
     fn catalog_names_are_unique_and_complete() {
         let modules = kernel_catalog();
-        // Per type: built-in + custom, the non-default candidates, and for
-        // 4-byte types the custom module at the select_if tuning.
-        let expected = 12 + 3 * (CANDIDATES_4.len() - 1) + 3 * (CANDIDATES_8.len() - 1) + 3;
+        // Per type (ten): built-in + custom, the non-default candidates, and
+        // for 4-byte types the custom module at the select_if tuning.
+        // The 1- and 2-byte types have the default tuning only.
+        let expected = 20 + 3 * (CANDIDATES_4.len() - 1) + 3 * (CANDIDATES_8.len() - 1) + 3;
         assert_eq!(modules.len(), expected);
         let mut names: Vec<&str> = modules.iter().map(|m| m.name()).collect();
         names.sort_unstable();
