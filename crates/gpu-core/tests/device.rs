@@ -306,6 +306,31 @@ fn run_probe(gpu: &Gpu, module: &ModuleSource) -> (ModuleOrigin, u64) {
     (loaded.origin(), out.to_host(gpu).unwrap()[0])
 }
 
+/// Nanoseconds since the epoch: a value no earlier run used.
+fn nanos_stamp() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// Runs the ignored test `test` of this binary alone in a child process,
+/// with `env` set; its output, which the parent checks.
+fn run_child_test(test: &str, env: &[(&str, &dyn AsRef<std::ffi::OsStr>)]) -> std::process::Output {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child.args([
+        "--exact",
+        test,
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (name, value) in env {
+        child.env(name, value);
+    }
+    child.output().unwrap()
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn kernel_cache_child_process() {
@@ -331,13 +356,7 @@ fn kernel_cache_is_used_by_a_second_process() {
     }
     let dir = std::env::temp_dir().join(format!("parprims-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let nonce = format!(
-        "{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-    );
+    let nonce = nanos_stamp().to_string();
     let gpu = Gpu::with_cache(0, DiskCache::at(&dir)).expect("a CUDA GPU");
     let (origin, value) = run_probe(&gpu, &nonce_module(&nonce));
     assert_eq!(value, nonce.parse::<u64>().unwrap());
@@ -348,18 +367,12 @@ fn kernel_cache_is_used_by_a_second_process() {
     assert_eq!(gpu.module(&nonce_module(&nonce)).unwrap().origin(), origin);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
 
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "kernel_cache_child_process",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("PARPRIMS_CACHE_PROBE_NONCE", &nonce)
-        .env("PARPRIMS_CACHE_DIR", &dir)
-        .output()
-        .unwrap();
+    let env: [(&str, &dyn AsRef<std::ffi::OsStr>); 2] = [
+        ("PARPRIMS_CACHE_PROBE_NONCE", &nonce),
+        ("PARPRIMS_CACHE_DIR", &dir),
+    ];
+
+    let child = run_child_test("kernel_cache_child_process", &env);
     let stdout = String::from_utf8_lossy(&child.stdout);
     assert!(
         child.status.success(),
@@ -387,18 +400,7 @@ fn kernel_cache_is_used_by_a_second_process() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         std::fs::write(entry.unwrap().path(), b"PPCUBIN1 garbage").unwrap();
     }
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "kernel_cache_child_process",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("PARPRIMS_CACHE_PROBE_NONCE", &nonce)
-        .env("PARPRIMS_CACHE_DIR", &dir)
-        .output()
-        .unwrap();
+    let child = run_child_test("kernel_cache_child_process", &env);
     let stdout = String::from_utf8_lossy(&child.stdout);
     assert!(
         child.status.success(),
@@ -788,10 +790,7 @@ fn no_nvrtc_child_process() {
 fn a_warmed_cache_is_used_without_nvrtc() {
     let dir = std::env::temp_dir().join(format!("parprims-no-nvrtc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
+    let stamp = nanos_stamp();
     let (cached, missing) = (stamp.to_string(), (stamp + 1).to_string());
     let arch = gpu().info().arch();
     let report = gpu_core::kernel::warm_disk_cache(
@@ -802,20 +801,15 @@ fn a_warmed_cache_is_used_without_nvrtc() {
     )
     .unwrap();
     assert_eq!(report.compiled, 1);
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "no_nvrtc_child_process",
-            "--include-ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("PARPRIMS_NO_NVRTC_CACHED", &cached)
-        .env("PARPRIMS_NO_NVRTC_MISSING", &missing)
-        .env("PARPRIMS_DISABLE_NVRTC", "1")
-        .env("PARPRIMS_CACHE_DIR", &dir)
-        .output()
-        .unwrap();
+    let child = run_child_test(
+        "no_nvrtc_child_process",
+        &[
+            ("PARPRIMS_NO_NVRTC_CACHED", &cached),
+            ("PARPRIMS_NO_NVRTC_MISSING", &missing),
+            ("PARPRIMS_DISABLE_NVRTC", &"1"),
+            ("PARPRIMS_CACHE_DIR", &dir),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&child.stdout);
     assert!(
         child.status.success() && stdout.contains("NO_NVRTC_CHILD_OK"),
