@@ -81,8 +81,7 @@ use std::sync::OnceLock;
 use compact::policy::{CompactPolicy, Schedule};
 use compact::{CompactAlgorithm, CompactOptions, CustomPredicate, Predicate};
 use gpu_core::{
-    DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, ElementType, Gpu, Max, Operator,
-    Sum,
+    DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, Gpu, Max, Operator, Sum,
 };
 use linalg::conv::CONV_BLOCKS;
 use linalg::policy::{
@@ -1334,7 +1333,7 @@ fn conv_block_cases<T: ConvElement>(gpu: &Gpu) {
         let tiled = ConvAlgorithm::TiledHalo;
         let options = conv_options(tiled, (Border::Full, Padding::Wrap), false, block);
         check_conv(gpu, &image, &filter9, &options, None);
-        if T::TYPE == ElementType::F32 {
+        if T::SUFFIX == "f32" {
             let options = conv_options(tiled, (Border::Same, Padding::Clamp), false, block);
             check_conv(
                 gpu,

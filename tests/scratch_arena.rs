@@ -17,7 +17,9 @@ fn round(gpu: &Gpu, n: usize, seed: u64) -> gpu_core::Result<()> {
         .map(|_| (rng.next_u64() % 201) as i32 - 100)
         .collect();
     let wide: Vec<u64> = random_vec(n, seed ^ 0x5eed, 0.0, 1e12);
-    let flags: Vec<u8> = (0..n).map(|_| (rng.next_u64() % 3 == 0) as u8).collect();
+    let flags: Vec<u8> = (0..n)
+        .map(|_| rng.next_u64().is_multiple_of(3) as u8)
+        .collect();
 
     let input = DeviceBuffer::from_host(gpu, &small)?;
     let mut sums = DeviceBuffer::<i32>::zeros(gpu, n)?;

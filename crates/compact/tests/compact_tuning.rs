@@ -132,7 +132,7 @@ fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunin
     let mut best: Option<(f64, Policy)> = None;
     for tuning in tunings {
         let ms = measure(gpu, ceiling, case, tuning);
-        if best.map_or(true, |(b, _)| ms < b) {
+        if best.is_none_or(|(b, _)| ms < b) {
             best = Some((ms, *tuning));
         }
     }

@@ -7,6 +7,8 @@
 //! They need a CUDA GPU: `cargo test -p parprims-linalg --test conv --
 //! --include-ignored`.
 
+mod support;
+
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::conv::{conv2d_tuned_with, output_shape, CONV_BLOCKS, CONV_MAX_K};
 use linalg::policy::ConvPolicy;
@@ -14,52 +16,20 @@ use linalg::{
     conv2d, conv2d_new, conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix,
     MatrixView, MatrixViewMut, Padding,
 };
-
-/// The measured table's `TiledHalo` policy for `T` (the default on every
-/// architecture today).
-fn table_policy<T: ConvElement>() -> ConvPolicy {
-    ConvPolicy::default_for::<T>((9, 0))
-}
 use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
+use support::{check_conv_against_cpu as check_against_cpu, gpu, gpu_tests, table_policy};
 
 /// A fresh seed per run (printed, so a failure can be replayed with
 /// `CONV_TEST_SEED`).
 fn run_seed() -> u64 {
-    let seed = std::env::var("CONV_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0x5eed)
-                | 1
-        });
-    eprintln!("conv tests: seed {seed} (set CONV_TEST_SEED to replay)");
-    seed
-}
-
-/// One handle for every test of this binary: one module store, so each
-/// conv module is compiled (or read from the disk cache) once, not once per
-/// test thread. Tests share its stream; each waits for its own results.
-fn shared_gpu() -> &'static Gpu {
-    static GPU: std::sync::OnceLock<Gpu> = std::sync::OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
-
-fn gpu() -> Gpu {
-    shared_gpu().clone()
+    support::run_seed("conv")
 }
 
 /// Test inputs: floats in [−1, 1), integers in [−100, 100) (sums stay far
 /// from wrapping unless a test asks for it).
 fn inputs<T: ConvElement>(len: usize, seed: u64) -> Vec<T> {
-    if T::IS_FLOAT {
-        random_vec::<T>(len, seed, -1.0, 1.0)
-    } else {
-        random_vec::<T>(len, seed, -100.0, 100.0)
-    }
+    support::random_input(len, seed, (-100.0, 100.0))
 }
 
 fn describe(h: usize, w: usize, k: usize, o: &ConvOptions, type_name: &str) -> String {
@@ -69,72 +39,40 @@ fn describe(h: usize, w: usize, k: usize, o: &ConvOptions, type_name: &str) -> S
     )
 }
 
-/// Compares `got` with the CPU reference: integers exactly; floats within
-/// `2·K²·ε·Σ|x·w|` per output (the FMA chain's error bound, plus the
-/// reference's final rounding), where `Σ|x·w|` is the reference run on the
-/// absolute values.
-#[allow(clippy::too_many_arguments)]
-fn check_against_cpu<T: ConvElement>(
-    got: &[T],
-    image: &[T],
-    h: usize,
-    w: usize,
-    filter: &[T],
-    k: usize,
-    options: &ConvOptions,
+/// One GPU run into a poisoned output, checked against the CPU: `conv2d`,
+/// or `conv2d_tuned_with` with `tuning`, on random inputs from `seeds`
+/// (image, filter).
+fn check_conv<T: ConvElement>(
+    gpu: &Gpu,
+    (h, w, k): (usize, usize, usize),
+    o: &ConvOptions,
+    (image_seed, filter_seed): (u64, u64),
+    tuning: Option<&ConvPolicy>,
     context: &str,
 ) {
-    let want = conv_cpu::conv2d(image, h, w, filter, k, options).expect("valid reference case");
-    assert_eq!(got.len(), want.len(), "{context}: output length");
-    if !T::IS_FLOAT {
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            let cols = output_shape(h, w, k, options.border).expect("valid").1;
-            panic!(
-                "{context}: output ({}, {}) is {:?}, expected {:?}",
-                i / cols,
-                i % cols,
-                got[i],
-                want[i]
-            );
-        }
-        return;
-    }
-    let abs_image: Vec<f64> = image.iter().map(|x| x.to_f64().abs()).collect();
-    let abs_filter: Vec<f64> = filter.iter().map(|x| x.to_f64().abs()).collect();
-    let magnitude =
-        conv_cpu::conv2d(&abs_image, h, w, &abs_filter, k, options).expect("valid reference case");
-    let eps = if T::BYTES == 4 {
-        f32::EPSILON as f64
-    } else {
-        f64::EPSILON
-    };
-    for i in 0..got.len() {
-        let tolerance = 2.0 * (k * k) as f64 * eps * magnitude[i] + f64::MIN_POSITIVE;
-        let error = (got[i].to_f64() - want[i].to_f64()).abs();
-        assert!(
-            error <= tolerance,
-            "{context}: output {i} is {}, expected {} (error {error:e} > {tolerance:e})",
-            got[i],
-            want[i]
-        );
-    }
-}
-
-/// One GPU run into a poisoned output, checked against the CPU.
-fn run_case<T: ConvElement>(gpu: &Gpu, h: usize, w: usize, k: usize, o: &ConvOptions, seed: u64) {
-    let context = describe(h, w, k, o, T::SUFFIX);
-    let image = inputs::<T>(h * w, seed);
-    let filter = inputs::<T>(k * k, seed ^ 0x9e37_79b9_7f4a_7c15);
+    let image = inputs::<T>(h * w, image_seed);
+    let filter = inputs::<T>(k * k, filter_seed);
     let (rows, cols) = output_shape(h, w, k, o.border).expect("a valid case");
     let image_d = Matrix::from_host(gpu, h, w, &image).expect("upload");
     let filter_d = Matrix::from_host(gpu, k, k, &filter).expect("upload");
     let mut out = Matrix::<T>::poisoned(gpu, rows, cols).expect("alloc");
-    conv2d(gpu, image_d.view(), filter_d.view(), out.view_mut(), o)
-        .unwrap_or_else(|e| panic!("{context}: {e}"));
+    let (image_v, filter_v, out_v) = (image_d.view(), filter_d.view(), out.view_mut());
+    match tuning {
+        None => conv2d(gpu, image_v, filter_v, out_v, o),
+        Some(tuning) => conv2d_tuned_with(gpu, image_v, filter_v, out_v, o, tuning),
+    }
+    .unwrap_or_else(|e| panic!("{context}: {e}"));
     let got = out
         .to_host(gpu)
         .unwrap_or_else(|e| panic!("{context}: {e}"));
-    check_against_cpu(&got, &image, h, w, &filter, k, o, &context);
+    check_against_cpu(&got, &image, h, w, &filter, k, o, context);
+}
+
+/// [`check_conv`] with `conv2d`, inputs from `seed`.
+fn run_case<T: ConvElement>(gpu: &Gpu, h: usize, w: usize, k: usize, o: &ConvOptions, seed: u64) {
+    let context = describe(h, w, k, o, T::SUFFIX);
+    let seeds = (seed, seed ^ 0x9e37_79b9_7f4a_7c15);
+    check_conv::<T>(gpu, (h, w, k), o, seeds, None, &context);
 }
 
 /// Edge-biased shapes `(h, w, k)`: 1 × 1, 1 × N, N × 1, TiledHalo tile ± 1
@@ -171,7 +109,7 @@ fn every_combination<T: ConvElement>(seed: u64) {
                     let o = ConvOptions {
                         border,
                         padding,
-                        flip: case % 2 == 0,
+                        flip: case.is_multiple_of(2),
                         algorithm,
                         block: CONV_BLOCKS[(case as usize / 2) % CONV_BLOCKS.len()],
                         policy: None,
@@ -183,22 +121,10 @@ fn every_combination<T: ConvElement>(seed: u64) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_border_padding_f32() {
-    every_combination::<f32>(run_seed());
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_border_padding_f64() {
-    every_combination::<f64>(run_seed());
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_border_padding_i32() {
-    every_combination::<i32>(run_seed());
+gpu_tests! {
+    every_algorithm_border_padding_f32 => every_combination::<f32>(run_seed());
+    every_algorithm_border_padding_f64 => every_combination::<f64>(run_seed());
+    every_algorithm_border_padding_i32 => every_combination::<i32>(run_seed());
 }
 
 /// Every K from 1 to 31 (the specialised kernels up to 7, the run-time-K one
@@ -227,22 +153,10 @@ fn every_k<T: ConvElement>(seed: u64) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_k_from_1_to_31_f32() {
-    every_k::<f32>(run_seed());
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_k_from_1_to_31_i32() {
-    every_k::<i32>(run_seed());
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_k_from_1_to_31_f64() {
-    every_k::<f64>(run_seed());
+gpu_tests! {
+    every_k_from_1_to_31_f32 => every_k::<f32>(run_seed());
+    every_k_from_1_to_31_i32 => every_k::<i32>(run_seed());
+    every_k_from_1_to_31_f64 => every_k::<f64>(run_seed());
 }
 
 /// Every block size with every algorithm, with shapes one past and one
@@ -309,23 +223,8 @@ fn other_tunings<T: ConvElement>(seed: u64, tunings: &[ConvPolicy]) {
                         policy: None,
                     };
                     let context = format!("{tuning:?} {}", describe(h, w, k, &o, T::SUFFIX));
-                    let image = inputs::<T>(h * w, seed ^ k as u64);
-                    let filter = inputs::<T>(k * k, seed ^ 77);
-                    let (rows, cols) = output_shape(h, w, k, border).unwrap();
-                    let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
-                    let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
-                    let mut out = Matrix::<T>::poisoned(&gpu, rows, cols).unwrap();
-                    conv2d_tuned_with(
-                        &gpu,
-                        image_d.view(),
-                        filter_d.view(),
-                        out.view_mut(),
-                        &o,
-                        &tuning,
-                    )
-                    .unwrap_or_else(|e| panic!("{context}: {e}"));
-                    let got = out.to_host(&gpu).unwrap();
-                    check_against_cpu(&got, &image, h, w, &filter, k, &o, &context);
+                    let seeds = (seed ^ k as u64, seed ^ 77);
+                    check_conv::<T>(&gpu, (h, w, k), &o, seeds, Some(&tuning), &context);
                 }
             }
         }
@@ -736,7 +635,7 @@ proptest! {
     ) {
         prop_assume!(border != Border::Valid || (k <= h && k <= w));
         let o = ConvOptions { border, padding, flip, algorithm, block: CONV_BLOCKS[block_index], policy: None };
-        let gpu = shared_gpu();
+        let gpu = gpu();
         match type_index {
             0 => run_case::<f32>(gpu, h, w, k, &o, seed | 1),
             1 => run_case::<f64>(gpu, h, w, k, &o, seed | 1),

@@ -314,7 +314,7 @@ fn shape_validation_is_pure_and_typed() {
         Err(Error::Shape(_))
     ));
     assert!(matches!(
-        check_transpose_shapes((4, 9), (9, 4), 2),
+        check_transpose_shapes((4, 9), (9, 4), 3),
         Err(Error::Unsupported(_))
     ));
 }
