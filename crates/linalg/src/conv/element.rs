@@ -11,10 +11,29 @@ pub trait ConvElement: Element + crate::sealed::Arithmetic {
     /// The CPU reference's accumulator (`f64` for floats, `i32` wrapping).
     type RefAcc: Copy;
     /// Zero accumulator.
+    ///
+    /// ```
+    /// use linalg::ConvElement;
+    /// assert_eq!(f32::acc_zero(), 0.0f64); // floats: the reference sums in f64
+    /// assert_eq!(i32::acc_zero(), 0);
+    /// ```
     fn acc_zero() -> Self::RefAcc;
     /// `acc + x·w` in the accumulator.
+    ///
+    /// ```
+    /// use linalg::ConvElement;
+    /// let acc = f32::acc_mul_add(f32::acc_zero(), 0.1, 3.0);
+    /// assert_eq!(acc, 0.1f32 as f64 * 3.0); // exact in f64
+    /// assert_eq!(i32::acc_mul_add(i32::MAX, 1, 1), i32::MIN); // i32 wraps
+    /// ```
     fn acc_mul_add(acc: Self::RefAcc, x: Self, w: Self) -> Self::RefAcc;
     /// The accumulator rounded back to the element.
+    ///
+    /// ```
+    /// use linalg::ConvElement;
+    /// assert_eq!(f32::acc_finish(0.1), 0.1f32); // rounded once
+    /// assert_eq!(i32::acc_finish(-7), -7);
+    /// ```
     fn acc_finish(acc: Self::RefAcc) -> Self;
 }
 

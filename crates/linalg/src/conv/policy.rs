@@ -115,6 +115,14 @@ impl ConvPolicy {
     /// A block-kernel policy (no strip kernel), checked for `T`:
     /// `rows_per_thread` 1 … 16, `reg_filter_max_k` 0 …
     /// [`TILED_SPECIALISED_MAX_K`], `load_batch` 1 … 32.
+    ///
+    /// ```
+    /// use linalg::policy::ConvPolicy;
+    /// let policy = ConvPolicy::new::<f32>(8, 5, 4)?; // 8 rows per thread, filters ≤ 5 in registers
+    /// assert_eq!(policy.strip, None); // the block kernel only
+    /// assert!(ConvPolicy::new::<f32>(17, 5, 4).is_err()); // rows_per_thread 1 … 16
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn new<T: ConvElement>(
         rows_per_thread: u32,
         reg_filter_max_k: u32,
@@ -133,12 +141,28 @@ impl ConvPolicy {
 
     /// The default for `T` on a device: the measured table on every
     /// architecture (measured on sm_90).
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// use linalg::policy::ConvPolicy;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let policy = ConvPolicy::for_device::<f32>(gpu.info());
+    /// assert_eq!(policy, ConvPolicy::default_for::<f32>(gpu.info().compute_capability));
+    /// # Ok(()) }
+    /// ```
     pub fn for_device<T: ConvElement>(info: &DeviceInfo) -> ConvPolicy {
         Self::default_for::<T>(info.compute_capability)
     }
 
     /// The default for `T` on compute capability `arch` (see
     /// [`Self::for_device`]).
+    ///
+    /// ```
+    /// use linalg::policy::ConvPolicy;
+    /// let policy = ConvPolicy::default_for::<f64>((9, 0));
+    /// assert!(policy.validate::<f64>().is_ok());
+    /// ```
     pub fn default_for<T: ConvElement>(_arch: (u32, u32)) -> ConvPolicy {
         TABLE
             .iter()
@@ -151,6 +175,13 @@ impl ConvPolicy {
     /// before using it: the block kernel's fields (see [`Self::new`]) and
     /// each strip policy ([`StripPolicy::validate`]). Each refusal is
     /// [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use linalg::policy::ConvPolicy;
+    /// let table = ConvPolicy::default_for::<f32>((9, 0));
+    /// assert!(table.validate::<f32>().is_ok());
+    /// assert!(ConvPolicy { load_batch: 0, ..table }.validate::<f32>().is_err());
+    /// ```
     pub fn validate<T: ConvElement>(&self) -> Result<()> {
         if !(1..=16).contains(&self.rows_per_thread) {
             return Err(Error::invalid(
@@ -182,6 +213,14 @@ impl ConvPolicy {
     /// The strip policy for filter side `k`: none above [`STRIP_MAX_K`];
     /// [`ConvPolicy::strip_wide`] (if set) from [`STRIP_WIDE_MIN_K`]; else
     /// [`ConvPolicy::strip`]. `None`: the block kernel serves `k`.
+    ///
+    /// ```
+    /// use linalg::policy::{ConvPolicy, STRIP_MAX_K};
+    /// let policy = ConvPolicy::default_for::<f32>((9, 0));
+    /// assert_eq!(policy.strip_for(STRIP_MAX_K + 2), None); // large filters: the block kernel
+    /// assert_eq!(ConvPolicy::new::<f32>(8, 5, 4)?.strip_for(3), None); // no strip policy set
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
     pub fn strip_for(&self, k: usize) -> Option<StripPolicy> {
         if k > STRIP_MAX_K {
             None
@@ -243,6 +282,12 @@ pub enum StripStores {
 
 impl StripStores {
     /// The kernel's `CONV_STRIP_STORES` value.
+    ///
+    /// ```
+    /// use linalg::policy::StripStores;
+    /// assert_eq!(StripStores::Scalar.code(), 0);
+    /// assert_eq!(StripStores::Staged.code(), 2);
+    /// ```
     pub fn code(self) -> u8 {
         match self {
             StripStores::Scalar => 0,
@@ -252,6 +297,11 @@ impl StripStores {
     }
 
     /// A short name: "direct", "vector" or "staged".
+    ///
+    /// ```
+    /// use linalg::policy::StripStores;
+    /// assert_eq!(StripStores::Vector.name(), "vector");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             StripStores::Scalar => "direct",
@@ -305,6 +355,14 @@ impl StripPolicy {
     /// `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 … 32;
     /// `max_registers` 0 or 24 … 64. Each refusal is
     /// [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use linalg::policy::{StripPolicy, STRIP_CANDIDATES};
+    /// let strip: StripPolicy = STRIP_CANDIDATES[0];
+    /// assert!(strip.validate::<f32>().is_ok());
+    /// assert!(StripPolicy { prefetch_rows: 5, ..strip }.validate::<f32>().is_err()); // 1 … 4
+    /// assert!(StripPolicy { elems_per_lane: 3, ..strip }.validate::<f32>().is_err()); // 12-byte loads
+    /// ```
     pub fn validate<T: ConvElement>(&self) -> Result<()> {
         if std::any::TypeId::of::<T>() != std::any::TypeId::of::<T::Acc>() {
             return Err(Error::invalid(

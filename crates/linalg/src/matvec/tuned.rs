@@ -44,6 +44,14 @@ use crate::matrix::MatrixView;
 /// A·x: threads per row, as a power of two: enough that each thread reads
 /// about `n_vectors_per_thread` vectors of `lanes` elements, at most one
 /// block.
+///
+/// ```
+/// use linalg::policy::{threads_per_row, MatvecPolicy};
+/// let policy = MatvecPolicy::DEFAULT; // 16 vectors per thread, 256-thread blocks
+/// assert_eq!(threads_per_row(4096, 4, &policy), 64); // 1024 vectors of 4 f32
+/// assert_eq!(threads_per_row(8, 4, &policy), 1);
+/// assert_eq!(threads_per_row(1 << 30, 4, &policy), 256); // at most one block
+/// ```
 pub fn threads_per_row(cols: u64, lanes: u64, policy: &MatvecPolicy) -> u32 {
     let vectors = cols.div_ceil(lanes.max(1));
     let wanted = vectors.div_ceil(policy.n_vectors_per_thread.max(1)).max(1);
@@ -70,6 +78,14 @@ pub struct RowGeometry {
 /// A·x: the row group width, and column chunks when there are too few rows
 /// to give `target_blocks` blocks, each chunk at least one vector's worth
 /// of work (`n_vectors_per_thread`) per thread, at most 65 535 chunks.
+///
+/// ```
+/// use linalg::policy::{n_geometry, MatvecPolicy};
+/// // 8 rows × 1,048,576 f32 columns: too few rows for 264 blocks, so the columns are chunked.
+/// let shape = n_geometry(8, 1 << 20, 4, 264, &MatvecPolicy::DEFAULT);
+/// assert!(shape.chunks > 1);
+/// assert_eq!(n_geometry(100_000, 512, 4, 264, &MatvecPolicy::DEFAULT).chunks, 1);
+/// ```
 pub fn n_geometry(
     rows: u64,
     cols: u64,
@@ -121,6 +137,15 @@ pub struct TransposedGeometry {
 /// over `1 ≤ s ≤` the slabs `t_waves` waves allow, keeping at least
 /// `t_min_rows_per_thread` rows per thread and at most 65 535 slabs; ties
 /// go to fewer slabs.
+///
+/// ```
+/// use linalg::policy::{t_geometry, MatvecPolicy};
+/// // 65,536 rows × 256 f32 columns (2 strips of 128) on 132 SMs × 6 blocks: split the rows.
+/// let shape = t_geometry(1 << 16, 256, 4, 132 * 6, &MatvecPolicy::DEFAULT)?;
+/// assert_eq!(shape.strips, 2);
+/// assert!(shape.slabs > 1 && shape.slabs * shape.slab_rows >= 1 << 16);
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
 pub fn t_geometry(
     rows: u64,
     cols: u64,
