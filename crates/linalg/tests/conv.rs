@@ -18,7 +18,9 @@ use linalg::{
 };
 use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
-use support::{check_conv_against_cpu as check_against_cpu, gpu, gpu_tests, table_policy};
+use support::{
+    all_poison, check_conv_against_cpu as check_against_cpu, gpu, gpu_tests, table_policy,
+};
 
 /// A fresh seed per run (printed, so a failure can be replayed with
 /// `CONV_TEST_SEED`).
@@ -114,7 +116,7 @@ fn every_combination<T: ConvElement>(seed: u64) {
                         block: CONV_BLOCKS[(case as usize / 2) % CONV_BLOCKS.len()],
                         policy: None,
                     };
-                    run_case::<T>(&gpu, h, w, k, &o, seed.wrapping_add(case));
+                    run_case::<T>(gpu, h, w, k, &o, seed.wrapping_add(case));
                 }
             }
         }
@@ -147,7 +149,7 @@ fn every_k<T: ConvElement>(seed: u64) {
                     algorithm,
                     ..ConvOptions::default()
                 };
-                run_case::<T>(&gpu, 67, 35, k, &o, seed ^ (k as u64 * 131));
+                run_case::<T>(gpu, 67, 35, k, &o, seed ^ (k as u64 * 131));
             }
         }
     }
@@ -186,9 +188,9 @@ fn every_block_size() {
                         block,
                         policy: None,
                     };
-                    run_case::<f32>(&gpu, h, w, k, &o, seed ^ k as u64);
-                    run_case::<f64>(&gpu, h, w, k, &o, seed ^ (k as u64 + 1000));
-                    run_case::<i32>(&gpu, h, w, k, &o, seed ^ (k as u64 + 2000));
+                    run_case::<f32>(gpu, h, w, k, &o, seed ^ k as u64);
+                    run_case::<f64>(gpu, h, w, k, &o, seed ^ (k as u64 + 1000));
+                    run_case::<i32>(gpu, h, w, k, &o, seed ^ (k as u64 + 2000));
                 }
             }
         }
@@ -283,8 +285,8 @@ fn integers_wrap_exactly() {
     let (h, w, k) = (70, 90, 5);
     let image = random_vec::<i32>(h * w, seed, -2.0e9, 2.0e9);
     let filter = random_vec::<i32>(k * k, seed ^ 7, -2.0e9, 2.0e9);
-    let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
-    let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
+    let image_d = Matrix::from_host(gpu, h, w, &image).unwrap();
+    let filter_d = Matrix::from_host(gpu, k, k, &filter).unwrap();
     for algorithm in ConvAlgorithm::ALL {
         let o = ConvOptions {
             border: Border::Same,
@@ -292,8 +294,8 @@ fn integers_wrap_exactly() {
             algorithm,
             ..ConvOptions::default()
         };
-        let out = conv2d_new(&gpu, image_d.view(), filter_d.view(), &o).unwrap();
-        let got = out.to_host(&gpu).unwrap();
+        let out = conv2d_new(gpu, image_d.view(), filter_d.view(), &o).unwrap();
+        let got = out.to_host(gpu).unwrap();
         check_against_cpu(
             &got,
             &image,
@@ -322,8 +324,8 @@ fn views_of_caller_buffers() {
     image_host[17..17 + h * w].copy_from_slice(&image);
     let mut filter_host = vec![f32::NAN; k * k + 9];
     filter_host[5..5 + k * k].copy_from_slice(&filter);
-    let image_buffer = DeviceBuffer::from_host(&gpu, &image_host).unwrap();
-    let filter_buffer = DeviceBuffer::from_host(&gpu, &filter_host).unwrap();
+    let image_buffer = DeviceBuffer::from_host(gpu, &image_host).unwrap();
+    let filter_buffer = DeviceBuffer::from_host(gpu, &filter_host).unwrap();
     for algorithm in ConvAlgorithm::ALL {
         let o = ConvOptions {
             border: Border::Same,
@@ -332,7 +334,7 @@ fn views_of_caller_buffers() {
             ..ConvOptions::default()
         };
         let (rows, cols) = output_shape(h, w, k, o.border).unwrap();
-        let mut out_buffer = DeviceBuffer::<f32>::poisoned(&gpu, rows * cols + 100).unwrap();
+        let mut out_buffer = DeviceBuffer::<f32>::poisoned(gpu, rows * cols + 100).unwrap();
         {
             let image_view =
                 MatrixView::new(h, w, image_buffer.slice(17..17 + h * w).unwrap()).unwrap();
@@ -344,9 +346,9 @@ fn views_of_caller_buffers() {
                 out_buffer.slice_mut(60..60 + rows * cols).unwrap(),
             )
             .unwrap();
-            conv2d(&gpu, image_view, filter_view, out_view, &o).unwrap();
+            conv2d(gpu, image_view, filter_view, out_view, &o).unwrap();
         }
-        let all = out_buffer.to_host(&gpu).unwrap();
+        let all = out_buffer.to_host(gpu).unwrap();
         let poison = f32::poison().to_bits();
         assert!(
             all[..60].iter().all(|x| x.to_bits() == poison),
@@ -376,12 +378,12 @@ fn views_of_caller_buffers() {
 #[ignore = "needs a CUDA GPU"]
 fn bad_input_is_a_typed_error_and_writes_nothing() {
     let gpu = gpu();
-    let image = Matrix::from_host(&gpu, 20, 20, &vec![1.0f32; 400]).unwrap();
-    let f3 = Matrix::from_host(&gpu, 3, 3, &[1.0f32; 9]).unwrap();
-    let f32x32 = Matrix::from_host(&gpu, 32, 32, &vec![1.0f32; 1024]).unwrap();
-    let f3x4 = Matrix::from_host(&gpu, 3, 4, &[1.0f32; 12]).unwrap();
-    let big_filter = Matrix::from_host(&gpu, 21, 21, &vec![1.0f32; 441]).unwrap();
-    let mut out = Matrix::<f32>::poisoned(&gpu, 18, 18).unwrap();
+    let image = Matrix::from_host(gpu, 20, 20, &vec![1.0f32; 400]).unwrap();
+    let f3 = Matrix::from_host(gpu, 3, 3, &[1.0f32; 9]).unwrap();
+    let f32x32 = Matrix::from_host(gpu, 32, 32, &vec![1.0f32; 1024]).unwrap();
+    let f3x4 = Matrix::from_host(gpu, 3, 4, &[1.0f32; 12]).unwrap();
+    let big_filter = Matrix::from_host(gpu, 21, 21, &vec![1.0f32; 441]).unwrap();
+    let mut out = Matrix::<f32>::poisoned(gpu, 18, 18).unwrap();
     let ok = ConvOptions::default();
     let cases: Vec<(&str, &Matrix<f32>, ConvOptions)> = vec![
         ("K = 32", &f32x32, ok),
@@ -418,8 +420,7 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
                 algorithm,
                 ..options
             };
-            let err =
-                conv2d(&gpu, image.view(), filter.view(), out.view_mut(), &o).expect_err(what);
+            let err = conv2d(gpu, image.view(), filter.view(), out.view_mut(), &o).expect_err(what);
             assert!(
                 matches!(err, Error::Shape(_) | Error::InvalidArgument { .. }),
                 "{what}: unexpected error kind {err:?}"
@@ -427,25 +428,16 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         }
     }
     // An output of the wrong shape for Valid.
-    let mut wrong = Matrix::<f32>::poisoned(&gpu, 18, 17).unwrap();
+    let mut wrong = Matrix::<f32>::poisoned(gpu, 18, 17).unwrap();
     assert!(matches!(
-        conv2d(&gpu, image.view(), f3.view(), wrong.view_mut(), &ok),
+        conv2d(gpu, image.view(), f3.view(), wrong.view_mut(), &ok),
         Err(Error::Shape(_))
     ));
     gpu.synchronize().unwrap();
-    let poison = f32::poison().to_bits();
-    assert!(out
-        .to_host(&gpu)
-        .unwrap()
-        .iter()
-        .all(|x| x.to_bits() == poison));
-    assert!(wrong
-        .to_host(&gpu)
-        .unwrap()
-        .iter()
-        .all(|x| x.to_bits() == poison));
+    assert!(all_poison(&out.to_host(gpu).unwrap()));
+    assert!(all_poison(&wrong.to_host(gpu).unwrap()));
     // conv2d_new reports the same errors.
-    assert!(conv2d_new(&gpu, image.view(), big_filter.view(), &ok).is_err());
+    assert!(conv2d_new(gpu, image.view(), big_filter.view(), &ok).is_err());
 }
 
 /// ConstantFilter from two streams on two threads, each with its own filter,
@@ -458,7 +450,7 @@ fn constant_filter_from_concurrent_streams() {
     let seed = run_seed();
     let (h, w, k) = (512, 768, 9);
     let image = inputs::<f32>(h * w, seed);
-    let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
+    let image_d = Matrix::from_host(gpu, h, w, &image).unwrap();
     let o = ConvOptions {
         algorithm: ConvAlgorithm::ConstantFilter,
         border: Border::Same,
@@ -520,8 +512,8 @@ fn large_image_over_2_pow_31_elements() {
     assert!(h * w > 1 << 31);
     let image = random_vec::<i32>(h * w, seed, -1000.0, 1000.0);
     let filter = random_vec::<i32>(k * k, seed ^ 5, -50.0, 50.0);
-    let image_d = Matrix::from_host(&gpu, h, w, &image).unwrap();
-    let filter_d = Matrix::from_host(&gpu, k, k, &filter).unwrap();
+    let image_d = Matrix::from_host(gpu, h, w, &image).unwrap();
+    let filter_d = Matrix::from_host(gpu, k, k, &filter).unwrap();
     // The strip kernel too (the table uses it for f32 only): 16-byte loads
     // of rows at 64-bit offsets, one-wave strips of ~1000 rows.
     let strip_tuning = ConvPolicy {
@@ -556,12 +548,12 @@ fn large_image_over_2_pow_31_elements() {
         ),
     ] {
         let (rows, cols) = output_shape(h, w, k, o.border).unwrap();
-        let mut out = Matrix::<i32>::poisoned(&gpu, rows, cols).unwrap();
+        let mut out = Matrix::<i32>::poisoned(gpu, rows, cols).unwrap();
         let o = ConvOptions {
             policy: tuning,
             ..o
         };
-        conv2d(&gpu, image_d.view(), filter_d.view(), out.view_mut(), &o).unwrap();
+        conv2d(gpu, image_d.view(), filter_d.view(), out.view_mut(), &o).unwrap();
         let (rows, cols) = out.shape();
         let point = |i: usize, j: usize| -> i32 {
             let a = linalg::conv::anchor(k, o.border, o.flip) as i64;
@@ -583,7 +575,7 @@ fn large_image_over_2_pow_31_elements() {
             .buffer()
             .slice(tail_start..)
             .unwrap()
-            .to_host(&gpu)
+            .to_host(gpu)
             .unwrap();
         for (n, &got) in tail.iter().enumerate() {
             let (i, j) = ((tail_start + n) / cols, (tail_start + n) % cols);
@@ -607,7 +599,7 @@ fn large_image_over_2_pow_31_elements() {
                 .buffer()
                 .slice(index..index + 1)
                 .unwrap()
-                .to_host(&gpu)
+                .to_host(gpu)
                 .unwrap()[0];
             assert_eq!(got, point(i, j), "{:?} output ({i}, {j})", o.algorithm);
         }

@@ -12,21 +12,15 @@
 //! Run on the GPU machine with
 //! `cargo test --release -p parprims-linalg --test conv_tuning -- --include-ignored --nocapture`.
 
-use gpu_core::kernel::{compile_cubin, nvrtc_version, DiskCache};
+mod support;
+
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
-use linalg::policy::{
-    conv_module_with, strip_module, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES,
-};
-use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix};
-
-/// The measured table's `TiledHalo` policy for `T` (the default on every
-/// architecture today).
-fn table_policy<T: ConvElement>() -> ConvPolicy {
-    ConvPolicy::default_for::<T>((9, 0))
-}
+use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES};
+use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
 use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
 use parprims_testkit::rng::random_vec;
+use support::{conv_and_strip_modules, table_policy};
 
 const REPS: Repetitions = Repetitions {
     warmup: 3,
@@ -68,44 +62,16 @@ fn cpu_exact(image: &[f32], h: usize, w: usize, filter: &[f32], k: usize) -> Vec
     out
 }
 
-/// Compiles `modules` for this device on every CPU thread at once and puts
-/// the cubins in the disk cache, so the sweep's first calls load them
-/// instead of compiling one after another (NVRTC takes seconds per module).
-/// Best effort: anything that fails here is compiled (and reported) by the
-/// call that needs it.
+/// `support::prewarm`, with the time it took.
 fn prewarm(gpu: &Gpu, modules: &[ModuleSource]) {
-    let Ok(version) = nvrtc_version() else {
-        return;
-    };
-    let arch = gpu.info().arch();
-    let cache = DiskCache::from_env();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(modules.len().max(1));
     let started = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(module) = modules.get(i) else {
-                    break;
-                };
-                let key = module.cache_key(&arch, version);
-                if cache.load(key).is_none() {
-                    if let Ok(cubin) = compile_cubin(module, &arch) {
-                        cache.store(key, &cubin);
-                    }
-                }
-            });
-        }
-    });
-    println!(
-        "prewarmed {} modules on {threads} threads in {:.1} s",
-        modules.len(),
-        started.elapsed().as_secs_f64()
-    );
+    if support::prewarm(gpu, modules).is_some() {
+        println!(
+            "prewarmed {} modules in {:.1} s",
+            modules.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
 }
 
 fn strip_name(t: &StripPolicy) -> String {
@@ -197,16 +163,11 @@ fn conv_tiled_halo_sweep_8192() {
         variants.push((strip_name(&t), tuning, (32, 8)));
     }
 
-    let mut modules = vec![conv_module_with::<f32>(&block_tuning)];
-    for (_, tuning, _) in &variants {
-        for t in tuning.strip.iter().chain(tuning.strip_wide.iter()) {
-            let module = strip_module::<f32>(t);
-            if !modules.iter().any(|m| m.name() == module.name()) {
-                modules.push(module);
-            }
-        }
-    }
-    prewarm(&gpu, &modules);
+    let strips = variants
+        .iter()
+        .flat_map(|(_, tuning, _)| tuning.strip.iter().chain(tuning.strip_wide.iter()));
+    let block_module = conv_module_with::<f32>(&block_tuning);
+    prewarm(&gpu, &conv_and_strip_modules::<f32>(block_module, strips));
 
     let (h, w) = (SIDE, SIDE);
     let seed = 0x5eed_c0de_u64

@@ -8,7 +8,7 @@
 //! `--include-ignored` on a GPU machine. The validation tests at the end run
 //! everywhere.
 
-use std::sync::OnceLock;
+mod support;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::policy::MatvecPolicy;
@@ -16,8 +16,8 @@ use linalg::{
     check_matvec_lengths, cpu, matvec, matvec_new, matvec_tuned_with, Matrix, MatrixView,
     MatvecAlgorithm, MatvecElement, Transpose,
 };
-use parprims_testkit::rng::random_vec;
 use proptest::prelude::*;
+use support::{each_type, gpu, gpu_cases, gpu_tests, same_bits, upload_past_2_pow_31};
 
 /// At the quick scale (the sanitizer script, `parprims_testkit::testing`) the
 /// edge-shape sweeps run fewer algorithm variants, so each binary fits its
@@ -26,27 +26,10 @@ fn quick() -> bool {
     parprims_testkit::testing::quick_tests()
 }
 
-/// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.
-fn gpu_cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(48)
-}
-
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
-
 /// Input range: floats in [-1, 1); integers over the whole i32 range, so
 /// products and sums wrap.
 fn random_input<T: MatvecElement>(len: usize, seed: u64) -> Vec<T> {
-    if T::IS_FLOAT {
-        random_vec::<T>(len, seed, -1.0, 1.0)
-    } else {
-        random_vec::<T>(len, seed, -2_147_483_648.0, 2_147_483_647.0)
-    }
+    support::random_input(len, seed, (-2_147_483_648.0, 2_147_483_647.0))
 }
 
 /// Compares a GPU result with the CPU reference: integers exactly, floats
@@ -152,22 +135,10 @@ fn every_algorithm_on_edge_shapes<T: MatvecElement>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_f32() {
-    every_algorithm_on_edge_shapes::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_f64() {
-    every_algorithm_on_edge_shapes::<f64>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_i32_wraps_exactly() {
-    every_algorithm_on_edge_shapes::<i32>();
+gpu_tests! {
+    every_algorithm_f32 => every_algorithm_on_edge_shapes::<f32>();
+    every_algorithm_f64 => every_algorithm_on_edge_shapes::<f64>();
+    every_algorithm_i32_wraps_exactly => every_algorithm_on_edge_shapes::<i32>();
 }
 
 /// Tuned A·x picks 1, 2, 4, ..., 256 threads per row from cols: cover each
@@ -212,20 +183,18 @@ fn tuned_short_wide_rows_split_into_chunks() {
     let a_buffer = DeviceBuffer::from_host(gpu, &a_host).unwrap();
     let x_buffer = DeviceBuffer::from_host(gpu, &x_host).unwrap();
     let a = MatrixView::new(rows, cols, a_buffer.slice(1..).unwrap()).unwrap();
-    let y = matvec_new(
-        gpu,
-        a,
-        x_buffer.slice(1..).unwrap(),
-        Transpose::No,
-        MatvecAlgorithm::Tuned,
-    )
-    .unwrap();
+    let (x, op) = (x_buffer.slice(1..).unwrap(), Transpose::No);
+    let got = matvec_new(gpu, a, x, op, MatvecAlgorithm::Tuned)
+        .unwrap()
+        .to_host(gpu)
+        .unwrap();
+    let (a_host, x_host) = (&a_host[1..], &x_host[1..]);
     assert_matches_cpu(
-        &a_host[1..],
+        a_host,
         (rows, cols),
-        &x_host[1..],
-        Transpose::No,
-        &y.to_host(gpu).unwrap(),
+        x_host,
+        op,
+        &got,
         "chunked view at offset 1",
     );
 }
@@ -261,14 +230,8 @@ fn tuned_with_every_setting() {
                         DeviceBuffer::<f32>::poisoned(gpu, op.output_len(rows, cols)).unwrap();
                     matvec_tuned_with(gpu, a.view(), x.view(), y.view_mut(), op, &tuning).unwrap();
                     let context = format!("{rows}×{cols} {} {tuning:?}", op.name());
-                    assert_matches_cpu(
-                        &a_host,
-                        (rows, cols),
-                        &x_host,
-                        op,
-                        &y.to_host(gpu).unwrap(),
-                        &context,
-                    );
+                    let got = y.to_host(gpu).unwrap();
+                    assert_matches_cpu(&a_host, (rows, cols), &x_host, op, &got, &context);
                 }
             }
         }
@@ -360,19 +323,13 @@ fn tuned_variants_agree<T: MatvecElement>() {
                     );
                     match &first {
                         None => {
-                            assert_matches_cpu(
-                                &a_host[offset..offset + rows * cols],
-                                (rows, cols),
-                                &x_host[offset..offset + x_len],
-                                op,
-                                &got,
-                                &context,
-                            );
+                            let a_host = &a_host[offset..offset + rows * cols];
+                            let x_host = &x_host[offset..offset + x_len];
+                            assert_matches_cpu(a_host, (rows, cols), x_host, op, &got, &context);
                             first = Some(got);
                         }
                         Some(expected) => assert!(
-                            bytemuck::cast_slice::<T, u8>(&got)
-                                == bytemuck::cast_slice::<T, u8>(expected),
+                            same_bits(&got, expected),
                             "{context}: differs from the default variant's bits"
                         ),
                     }
@@ -382,22 +339,10 @@ fn tuned_variants_agree<T: MatvecElement>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn tuned_variants_agree_f32() {
-    tuned_variants_agree::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn tuned_variants_agree_f64() {
-    tuned_variants_agree::<f64>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn tuned_variants_agree_i32_exactly() {
-    tuned_variants_agree::<i32>();
+gpu_tests! {
+    tuned_variants_agree_f32 => tuned_variants_agree::<f32>();
+    tuned_variants_agree_f64 => tuned_variants_agree::<f64>();
+    tuned_variants_agree_i32_exactly => tuned_variants_agree::<i32>();
 }
 
 /// Every entry point on one handle's context, checked against the CPU.
@@ -412,14 +357,8 @@ fn every_entry_on<T: MatvecElement>(gpu: &Gpu, seed: u64) {
             let x = DeviceBuffer::from_host(gpu, &x_host).unwrap();
             let check = |y: &DeviceBuffer<T>, what: &str| {
                 let context = format!("{} {rows}×{cols} {} {what}", T::SUFFIX, op.name());
-                assert_matches_cpu(
-                    &a_host,
-                    (rows, cols),
-                    &x_host,
-                    op,
-                    &y.to_host(gpu).unwrap(),
-                    &context,
-                );
+                let got = y.to_host(gpu).unwrap();
+                assert_matches_cpu(&a_host, (rows, cols), &x_host, op, &got, &context);
             };
             for algorithm in [
                 MatvecAlgorithm::Global,
@@ -450,9 +389,7 @@ fn kernels_are_kept_per_context() {
         let second = Gpu::new(0).expect("a CUDA GPU");
         for (k, gpu) in [&first, &second, &first].into_iter().enumerate() {
             let seed = 9000 + 10 * round + k as u64;
-            every_entry_on::<f32>(gpu, seed);
-            every_entry_on::<f64>(gpu, seed);
-            every_entry_on::<i32>(gpu, seed);
+            each_type!(every_entry_on(gpu, seed): f32, f64, i32);
         }
         // `second` is dropped here; the next round's handle is a new one.
     }
@@ -515,14 +452,10 @@ fn views_at_offsets<T: MatvecElement>() {
                         T::SUFFIX,
                         op.name()
                     );
-                    assert_matches_cpu(
-                        &a_host[a_off..a_off + len],
-                        (rows, cols),
-                        &x_host[x_off..x_off + x_len],
-                        op,
-                        &got[y_off..y_off + y_len],
-                        &context,
-                    );
+                    let (a_host, x_host) =
+                        (&a_host[a_off..a_off + len], &x_host[x_off..x_off + x_len]);
+                    let y = &got[y_off..y_off + y_len];
+                    assert_matches_cpu(a_host, (rows, cols), x_host, op, y, &context);
                     let poison = T::poison();
                     let untouched = got[..y_off]
                         .iter()
@@ -535,12 +468,8 @@ fn views_at_offsets<T: MatvecElement>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn views_at_unaligned_offsets() {
-    views_at_offsets::<f32>();
-    views_at_offsets::<f64>();
-    views_at_offsets::<i32>();
+gpu_tests! {
+    views_at_unaligned_offsets => each_type!(views_at_offsets(): f32, f64, i32);
 }
 
 /// The goal shape: 16384² f32, both directions, Tuned against the f64
@@ -605,15 +534,9 @@ fn large_f32_16384_squared_tuned_is_accurate_and_deterministic() {
 fn large_more_than_2_pow_31_elements() {
     let gpu = gpu();
     let (rows, cols) = (65_537usize, 32_771usize);
-    assert!(rows * cols > 1 << 31);
     let a_host = random_input::<i32>(rows * cols, 7);
-    let a = match Matrix::from_host(gpu, rows, cols, &a_host) {
-        Ok(a) => a,
-        Err(e) if e.is_out_of_memory() => {
-            eprintln!("SKIPPED: not enough device memory for 8.6 GB ({e})");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(a) = upload_past_2_pow_31(gpu, rows, cols, &a_host) else {
+        return;
     };
     for op in [Transpose::No, Transpose::Yes] {
         let x_host = random_input::<i32>(op.input_len(rows, cols), 8);
@@ -714,14 +637,9 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
             } else {
                 &x_rows_host
             };
-            assert_matches_cpu(
-                &a_host,
-                (rows, cols),
-                x_host,
-                op,
-                &created.to_host(gpu).unwrap(),
-                &format!("matvec_new {algorithm} {}", op.name()),
-            );
+            let context = format!("matvec_new {algorithm} {}", op.name());
+            let got = created.to_host(gpu).unwrap();
+            assert_matches_cpu(&a_host, (rows, cols), x_host, op, &got, &context);
         }
     }
     let after = y.to_host(gpu).unwrap();

@@ -7,7 +7,7 @@
 //! GPU tests are `#[ignore = "needs a CUDA GPU"]`; run them with
 //! `--include-ignored` on a GPU machine.
 
-use std::sync::OnceLock;
+mod support;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use linalg::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
@@ -17,19 +17,7 @@ use linalg::{
 };
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
-
-/// Proptest cases for GPU properties: PROPTEST_CASES if set, else 48.
-fn gpu_cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(48)
-}
-
-fn gpu() -> &'static Gpu {
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new(0).expect("a CUDA GPU"))
-}
+use support::{all_poison, each_type, gpu, gpu_cases, gpu_tests, same_bits, upload_past_2_pow_31};
 
 /// Random bit patterns (every value distinct with high probability, so a
 /// misplaced element shows). Floats get finite values so `==` works.
@@ -55,29 +43,44 @@ fn random_bits<T: DeviceType>(len: usize, seed: u64) -> Vec<T> {
     out
 }
 
-fn same_bits<T: DeviceType>(a: &[T], b: &[T]) -> bool {
-    bytemuck::cast_slice::<T, u8>(a) == bytemuck::cast_slice::<T, u8>(b)
-}
-
-fn check_case<T: DeviceType>(rows: usize, cols: usize, algorithm: TransposeAlgorithm, seed: u64) {
+/// Transposes a random `rows × cols` matrix with `run` (`what` in
+/// messages) into a poisoned output and compares it with the CPU, bit for
+/// bit.
+fn check_transpose<T: DeviceType>(
+    rows: usize,
+    cols: usize,
+    seed: u64,
+    what: &str,
+    run: impl FnOnce(&Gpu, MatrixView<'_, T>, MatrixViewMut<'_, T>) -> gpu_core::Result<()>,
+) {
     let gpu = gpu();
     let host = random_bits::<T>(rows * cols, seed);
     let input = Matrix::from_host(gpu, rows, cols, &host).unwrap();
     let mut output = Matrix::<T>::poisoned(gpu, cols, rows).unwrap();
-    transpose(gpu, input.view(), output.view_mut(), algorithm).unwrap();
+    run(gpu, input.view(), output.view_mut()).unwrap();
     let got = output.to_host(gpu).unwrap();
     let expected = cpu::transpose(&host, rows, cols).unwrap();
     if !same_bits(&got, &expected) {
         let wrong = (0..got.len()).filter(|&i| got[i] != expected[i]).count();
         let first = (0..got.len()).find(|&i| got[i] != expected[i]).unwrap_or(0);
         panic!(
-            "{} {rows}×{cols} {algorithm}: {wrong} of {} elements wrong, first at out[{}][{}]",
+            "{} {rows}×{cols} {what}: {wrong} of {} elements wrong, first at out[{}][{}]",
             T::SUFFIX,
             got.len(),
             first / rows,
             first % rows
         );
     }
+}
+
+fn check_case<T: DeviceType>(rows: usize, cols: usize, algorithm: TransposeAlgorithm, seed: u64) {
+    check_transpose::<T>(
+        rows,
+        cols,
+        seed,
+        &algorithm.to_string(),
+        |gpu, input, output| transpose(gpu, input, output, algorithm),
+    );
 }
 
 const EDGE_SHAPES: &[(usize, usize)] = &[
@@ -114,44 +117,20 @@ fn every_algorithm_on_edge_shapes<T: DeviceType>() {
 
 /// The Tuned kernel at another block height (tuning sweeps).
 fn check_tuned_with<T: DeviceType>(rows: usize, cols: usize, block_rows: u32, seed: u64) {
-    let gpu = gpu();
-    let host = random_bits::<T>(rows * cols, seed);
-    let input = Matrix::from_host(gpu, rows, cols, &host).unwrap();
-    let mut output = Matrix::<T>::poisoned(gpu, cols, rows).unwrap();
     let tuning = TransposePolicy {
         tile: 32,
         block_rows,
     };
-    transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning).unwrap();
-    let got = output.to_host(gpu).unwrap();
-    let expected = cpu::transpose(&host, rows, cols).unwrap();
-    assert!(
-        same_bits(&got, &expected),
-        "{} {rows}×{cols} tuned 32×{block_rows}",
-        T::SUFFIX
-    );
+    let what = format!("tuned 32×{block_rows}");
+    check_transpose::<T>(rows, cols, seed, &what, |gpu, input, output| {
+        transpose_tuned_with(gpu, input, output, &tuning)
+    });
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_4_byte_types() {
-    every_algorithm_on_edge_shapes::<f32>();
-    every_algorithm_on_edge_shapes::<i32>();
-    every_algorithm_on_edge_shapes::<u32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_8_byte_types() {
-    every_algorithm_on_edge_shapes::<f64>();
-    every_algorithm_on_edge_shapes::<i64>();
-    every_algorithm_on_edge_shapes::<u64>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_algorithm_bytes() {
-    every_algorithm_on_edge_shapes::<u8>();
+gpu_tests! {
+    every_algorithm_4_byte_types => each_type!(every_algorithm_on_edge_shapes(): f32, i32, u32);
+    every_algorithm_8_byte_types => each_type!(every_algorithm_on_edge_shapes(): f64, i64, u64);
+    every_algorithm_bytes => every_algorithm_on_edge_shapes::<u8>();
 }
 
 /// N × 1 with more row tiles than grid y holds (spills into z), and 1 × N
@@ -236,15 +215,9 @@ fn large_f32_16384_squared() {
 fn large_more_than_2_pow_31_elements() {
     let gpu = gpu();
     let (rows, cols) = (46_349usize, 46_351usize);
-    assert!(rows * cols > 1 << 31);
     let host = random_bits::<u8>(rows * cols, 12);
-    let input = match Matrix::from_host(gpu, rows, cols, &host) {
-        Ok(m) => m,
-        Err(e) if e.is_out_of_memory() => {
-            eprintln!("SKIPPED: not enough device memory ({e})");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(input) = upload_past_2_pow_31(gpu, rows, cols, &host) else {
+        return;
     };
     let expected = cpu::transpose(&host, rows, cols).unwrap();
     for algorithm in [TransposeAlgorithm::Tuned, TransposeAlgorithm::Naive] {
@@ -268,11 +241,7 @@ fn bad_shapes_are_typed_errors_and_write_nothing() {
             let mut output = Matrix::<f32>::poisoned(gpu, out_rows, out_cols).unwrap();
             let result = transpose(gpu, input.view(), output.view_mut(), algorithm);
             assert!(matches!(result, Err(Error::Shape(_))), "{result:?}");
-            assert!(output
-                .to_host(gpu)
-                .unwrap()
-                .iter()
-                .all(|v| v.to_bits() == f32::poison().to_bits()));
+            assert!(all_poison(&output.to_host(gpu).unwrap()));
         }
     }
 }
@@ -342,11 +311,7 @@ fn untunable_settings_are_refused() {
             Err(Error::InvalidArgument { .. })
         ));
     }
-    assert!(output
-        .to_host(gpu)
-        .unwrap()
-        .iter()
-        .all(|v| v.to_bits() == f32::poison().to_bits()));
+    assert!(all_poison(&output.to_host(gpu).unwrap()));
 }
 
 proptest! {

@@ -8,7 +8,7 @@
 use gpu_core::kernel::{warm_disk_cache, CacheWarmReport, DiskCache};
 use gpu_core::{DeviceType, Element, Gpu, ModuleSource};
 use linalg::conv::output_shape;
-use linalg::policy::ConvPolicy;
+use linalg::policy::{strip_module, ConvPolicy, StripPolicy};
 use linalg::{conv_cpu, ConvElement, ConvOptions};
 use parprims_testkit::rng::random_vec;
 
@@ -58,6 +58,35 @@ pub fn random_input<T: Element>(len: usize, seed: u64, integers: (f64, f64)) -> 
 /// Whether `a` and `b` are equal bit for bit.
 pub fn same_bits<T: DeviceType>(a: &[T], b: &[T]) -> bool {
     bytemuck::cast_slice::<T, u8>(a) == bytemuck::cast_slice::<T, u8>(b)
+}
+
+/// Whether every value is `T::poison()`, bit for bit: an output left
+/// untouched.
+pub fn all_poison<T: DeviceType>(values: &[T]) -> bool {
+    let poison = [T::poison()];
+    values
+        .iter()
+        .all(|v| same_bits(std::slice::from_ref(v), &poison))
+}
+
+/// `host` as a `rows × cols` matrix of more than 2^31 elements on the
+/// device, or `None` (said on stderr) when the device has too little memory
+/// for it: the tests past 2^31 elements skip there.
+pub fn upload_past_2_pow_31<T: DeviceType>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    host: &[T],
+) -> Option<linalg::Matrix<T>> {
+    assert!(rows * cols > 1 << 31, "{rows}×{cols} is not past 2^31");
+    match linalg::Matrix::from_host(gpu, rows, cols, host) {
+        Ok(matrix) => Some(matrix),
+        Err(e) if e.is_out_of_memory() => {
+            eprintln!("SKIPPED: not enough device memory for {rows}×{cols} ({e})");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// The measured table's `TiledHalo` policy for `T` (the default on every
@@ -131,8 +160,25 @@ pub fn prewarm(gpu: &Gpu, modules: &[ModuleSource]) -> Option<CacheWarmReport> {
     warm_disk_cache(&DiskCache::from_env(), modules, &[arch.as_str()], threads).ok()
 }
 
+/// A block kernel's `module`, then the strip module of each of `strips`
+/// (each once): what a convolution test prewarms.
+pub fn conv_and_strip_modules<'s, T: ConvElement>(
+    module: ModuleSource,
+    strips: impl IntoIterator<Item = &'s StripPolicy>,
+) -> Vec<ModuleSource> {
+    let mut modules = vec![module];
+    for t in strips {
+        let module = strip_module::<T>(t);
+        if !modules.iter().any(|m| m.name() == module.name()) {
+            modules.push(module);
+        }
+    }
+    modules
+}
+
 /// One `#[ignore = "needs a CUDA GPU"]` test per line, its body one call:
 /// `name => call;` (attributes such as doc comments before the name).
+#[allow(unused_macros)]
 macro_rules! gpu_tests {
     ($($(#[$meta:meta])* $name:ident => $call:expr;)*) => {$(
         $(#[$meta])*
@@ -143,4 +189,15 @@ macro_rules! gpu_tests {
         }
     )*};
 }
+#[allow(unused_imports)]
 pub(crate) use gpu_tests;
+
+/// Calls `$f::<T>(args…)` for each type `T` listed, in order.
+#[allow(unused_macros)]
+macro_rules! each_type {
+    ($f:ident $args:tt : $($t:ty),+ $(,)?) => {{
+        $($f::<$t> $args;)+
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use each_type;
