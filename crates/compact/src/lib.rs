@@ -583,12 +583,8 @@ pub fn select_flagged_into<T: Element>(
     count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    let selection = Selection::Flags { input, flags };
-    compact_into(
-        gpu,
-        Compaction::select(selection, output, count_out),
-        options.into(),
-    )
+    let job = Compaction::select(Selection::Flags { input, flags }, output, count_out);
+    compact_into(gpu, job, options.into())
 }
 
 /// [`select_if`] into a caller's buffer, the count left in `count_out[0]`.
@@ -617,12 +613,8 @@ pub fn select_if_into<T: Element>(
     count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    let selection = Selection::Predicate { input, predicate };
-    compact_into(
-        gpu,
-        Compaction::select(selection, output, count_out),
-        options.into(),
-    )
+    let job = Compaction::select(Selection::Predicate { input, predicate }, output, count_out);
+    compact_into(gpu, job, options.into())
 }
 
 /// [`partition`] into a caller's buffer of exactly `input.len()` elements,
@@ -651,12 +643,8 @@ pub fn partition_into<T: Element>(
     count_out: DeviceViewMut<'_, u64>,
     options: impl Into<CompactOptions>,
 ) -> Result<()> {
-    let selection = Selection::Predicate { input, predicate };
-    compact_into(
-        gpu,
-        Compaction::partition(selection, output, count_out),
-        options.into(),
-    )
+    let job = Compaction::partition(Selection::Predicate { input, predicate }, output, count_out);
+    compact_into(gpu, job, options.into())
 }
 
 /// The `_into` forms: checks the arguments as [`validate_select_into`] or
