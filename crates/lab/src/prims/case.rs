@@ -64,11 +64,8 @@ pub(crate) struct UploadedCase<'a, T: Element, I, O, F> {
     downloaded: Vec<T>,
 }
 
-impl<'a, T, I, O, F> UploadedCase<'a, T, I, O, F>
+impl<'a, T: Element, I, O, F> UploadedCase<'a, T, I, O, F>
 where
-    T: Element,
-    I: CaseMemory<T>,
-    O: CaseMemory<T>,
     F: FnMut(&Gpu, &I, &mut O) -> Result<()>,
 {
     /// The case of `method` from `input` (holding `host`) to `output`.

@@ -16,12 +16,12 @@ use compact::{CompactAlgorithm, Predicate};
 use crate::check::{compare, compare_count, Check};
 use crate::inputs::{derive_seed, flags, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, GpuCase, Spec};
+use crate::run::{measure_cpu, GpuCase, Spec};
 use crate::select::Selection;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
-use super::{rows_per_shape, Primitive};
+use super::{measure_method, rows_per_shape, Primitive};
 
 /// The compaction's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -31,6 +31,10 @@ pub const PRIMITIVE: Primitive = Primitive {
     tour,
     cpu,
 };
+
+bench_entry_points!(|selection| {
+    CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])
+});
 
 /// Density of the random flags: the 50 %.
 pub const KEEP: f64 = 0.5;
@@ -285,6 +289,14 @@ fn cpu_method_rows<T: Element>(inputs: &Inputs<T>, reps: Repetitions) -> Vec<Row
     ]
 }
 
+/// Runs a plan: for each type and size, fresh values and flags, the CPU
+/// references (rows if asked), then every method.
+pub fn run(lab: &Lab, plan: &CompactPlan, progress: &Progress) -> Vec<Row> {
+    rows_per_shape(&plan.types, &plan.sizes, 0xc0_0000, |t, n, stream| {
+        with_element_type!(t, run_size(lab, plan, n, stream, progress))
+    })
+}
+
 fn run_size<T: Element>(
     lab: &Lab,
     plan: &CompactPlan,
@@ -357,23 +369,10 @@ fn run_size<T: Element>(
                 count: DeviceBuffer::<u64>::zeros(gpu, 1)?,
             })
         });
-        rows.push(measure_gpu(lab, &spec, case, false));
-        progress.step();
+        rows.push(measure_method(lab, &spec, case, false, progress));
     }
     rows
 }
-
-/// Runs a plan: for each type and size, fresh values and flags, the CPU
-/// references (rows if asked), then every method.
-pub fn run(lab: &Lab, plan: &CompactPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(&plan.types, &plan.sizes, 0xc0_0000, |t, n, stream| {
-        with_element_type!(t, run_size(lab, plan, n, stream, progress))
-    })
-}
-
-bench_entry_points!(|selection| {
-    CompactPlan::from_selection(selection, &BENCH_SIZES, &[ElementType::I32])
-});
 
 /// The tour: both CPU methods, every algorithm on flags, and the default
 /// (single-pass) and the lab's (three-pass, Blelloch) with the predicate.

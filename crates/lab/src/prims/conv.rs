@@ -13,13 +13,13 @@ use parprims_testkit::bench::Repetitions;
 use crate::check::Check;
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, Spec};
+use crate::run::{measure_cpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
 use super::case::UploadedCase;
-use super::{cpu_reference, rows_per_shape, Primitive};
+use super::{cpu_reference, measure_method, rows_per_shape, Primitive};
 
 /// The convolution's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -29,6 +29,8 @@ pub const PRIMITIVE: Primitive = Primitive {
     tour,
     cpu,
 };
+
+bench_entry_points!(|selection| ConvPlan::from_selection(selection, &BENCH_DIMS));
 
 /// Element types conv2d takes.
 pub const TYPES: [ElementType; 3] = [ElementType::F32, ElementType::I32, ElementType::F64];
@@ -181,6 +183,13 @@ pub fn bytes<T: ConvElement>(h: usize, w: usize, k: usize) -> f64 {
     linalg::conv_bytes_moved(h, w, k, Border::Valid, T::BYTES) as f64
 }
 
+/// Runs a plan.
+pub fn run(lab: &Lab, plan: &ConvPlan, progress: &Progress) -> Vec<Row> {
+    rows_per_shape(&plan.types, &plan.dims, 0xc0_4000, |t, dims, stream| {
+        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
+}
+
 fn run_shape<T: ConvElement>(
     lab: &Lab,
     plan: &ConvPlan,
@@ -262,21 +271,11 @@ fn run_shape<T: ConvElement>(
                     },
                 )
             });
-            out.push(measure_gpu(lab, &spec, case, plan.copies));
-            progress.step();
+            out.push(measure_method(lab, &spec, case, plan.copies, progress));
         }
     }
     out
 }
-
-/// Runs a plan.
-pub fn run(lab: &Lab, plan: &ConvPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(&plan.types, &plan.dims, 0xc0_4000, |t, dims, stream| {
-        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
-    })
-}
-
-bench_entry_points!(|selection| ConvPlan::from_selection(selection, &BENCH_DIMS));
 
 /// The tour: every algorithm at the default block and `Global` and
 /// `SharedFilter` at the lab's 16 × 16.

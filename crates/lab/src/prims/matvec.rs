@@ -13,13 +13,13 @@ use parprims_testkit::bench::Repetitions;
 use crate::check::compare;
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, Spec};
+use crate::run::{measure_cpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::{Lab, Row};
 
 use super::case::UploadedCase;
-use super::{cpu_reference, rows_per_shape, Primitive};
+use super::{cpu_reference, measure_method, rows_per_shape, Primitive};
 
 /// The matvec's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -29,6 +29,8 @@ pub const PRIMITIVE: Primitive = Primitive {
     tour,
     cpu,
 };
+
+bench_entry_points!(|selection| MatvecPlan::from_selection(selection, &BENCH_DIMS));
 
 /// Element types matvec takes.
 pub const TYPES: [ElementType; 3] = [ElementType::F32, ElementType::F64, ElementType::I32];
@@ -211,6 +213,13 @@ impl<T: Gemv> Product<'_, T> {
     }
 }
 
+/// Runs a plan.
+pub fn run(lab: &Lab, plan: &MatvecPlan, progress: &Progress) -> Vec<Row> {
+    rows_per_shape(&plan.types, &plan.dims, 0x3a_0000, |t, dims, stream| {
+        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
+}
+
 fn run_shape<T: Gemv>(
     lab: &Lab,
     plan: &MatvecPlan,
@@ -302,21 +311,11 @@ fn run_shape<T: Gemv>(
                     product.multiply(gpu, a, y)
                 })
             });
-            out.push(measure_gpu(lab, &spec, case, plan.copies));
-            progress.step();
+            out.push(measure_method(lab, &spec, case, plan.copies, progress));
         }
     }
     out
 }
-
-/// Runs a plan.
-pub fn run(lab: &Lab, plan: &MatvecPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(&plan.types, &plan.dims, 0x3a_0000, |t, dims, stream| {
-        with_linalg_type!(t, run_shape(lab, plan, dims, stream, progress))
-    })
-}
-
-bench_entry_points!(|selection| MatvecPlan::from_selection(selection, &BENCH_DIMS));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = MatvecPlan {

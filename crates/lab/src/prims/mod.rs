@@ -9,7 +9,7 @@ use gpu_core::{ElementType, Result};
 use parprims_testkit::bench::Repetitions;
 
 use super::progress::Progress;
-use super::run::{measure_cpu, Spec};
+use super::run::{measure_cpu, measure_gpu, GpuCase, Spec};
 use super::select::Selection;
 use super::{Lab, Row};
 
@@ -104,6 +104,20 @@ pub(crate) fn rows_per_shape<S: Copy>(
         }
     }
     rows
+}
+
+/// Measures one GPU method of a shape ([`measure_gpu`]): its row, after
+/// one progress step.
+pub(crate) fn measure_method(
+    lab: &Lab,
+    spec: &Spec,
+    case: Result<impl GpuCase>,
+    copies: bool,
+    progress: &Progress,
+) -> Row {
+    let row = measure_gpu(lab, spec, case, copies);
+    progress.step();
+    row
 }
 
 /// The CPU reference of a case: `compute` fills in the expected values.

@@ -14,13 +14,13 @@ use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use crate::check::{compare, Check};
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, Spec};
+use crate::run::{measure_cpu, Spec};
 use crate::select::Selection;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
 use super::case::UploadedCase;
-use super::{rows_per_shape, Primitive};
+use super::{measure_method, rows_per_shape, Primitive};
 
 /// The scan's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -30,6 +30,8 @@ pub const PRIMITIVE: Primitive = Primitive {
     tour,
     cpu,
 };
+
+bench_entry_points!(|selection| ScanPlan::from_selection(selection, &BENCH_SIZES, &BENCH_TYPES));
 
 /// The GPU methods, in the lab's order (teaching variants first, the
 /// default last). `Auto` is `DecoupledLookback` and is not listed twice.
@@ -173,6 +175,14 @@ fn cpu_self_check<T: Element>(host: &[T], inclusive: &[T]) -> Check {
     }
 }
 
+/// Runs a plan: for each type and size, fresh inputs, the CPU reference
+/// (a row if asked), then every algorithm.
+pub fn run(lab: &Lab, plan: &ScanPlan, progress: &Progress) -> Vec<Row> {
+    rows_per_shape(&plan.types, &plan.sizes, 0x5ca0_0000, |t, n, stream| {
+        with_element_type!(t, run_size(lab, plan, n, stream, progress))
+    })
+}
+
 fn run_size<T: Element>(
     lab: &Lab,
     plan: &ScanPlan,
@@ -233,21 +243,10 @@ fn run_size<T: Element>(
                 },
             )
         });
-        rows.push(measure_gpu(lab, &spec, case, plan.copies));
-        progress.step();
+        rows.push(measure_method(lab, &spec, case, plan.copies, progress));
     }
     rows
 }
-
-/// Runs a plan: for each type and size, fresh inputs, the CPU reference
-/// (a row if asked), then every algorithm.
-pub fn run(lab: &Lab, plan: &ScanPlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(&plan.types, &plan.sizes, 0x5ca0_0000, |t, n, stream| {
-        with_element_type!(t, run_size(lab, plan, n, stream, progress))
-    })
-}
-
-bench_entry_points!(|selection| ScanPlan::from_selection(selection, &BENCH_SIZES, &BENCH_TYPES));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = ScanPlan {

@@ -11,14 +11,14 @@ use parprims_testkit::bench::Repetitions;
 use crate::check::{compare, Check};
 use crate::inputs::{derive_seed, values};
 use crate::progress::Progress;
-use crate::run::{measure_cpu, measure_gpu, Spec};
+use crate::run::{measure_cpu, Spec};
 use crate::select::Selection;
 use crate::sizes::dims_shape;
 use crate::with_element_type;
 use crate::{Lab, Row};
 
 use super::case::UploadedCase;
-use super::{cpu_reference, rows_per_shape, Primitive};
+use super::{cpu_reference, measure_method, rows_per_shape, Primitive};
 
 /// The transpose's entry points.
 pub const PRIMITIVE: Primitive = Primitive {
@@ -28,6 +28,8 @@ pub const PRIMITIVE: Primitive = Primitive {
     tour,
     cpu,
 };
+
+bench_entry_points!(|selection| TransposePlan::from_selection(selection, &BENCH_DIMS));
 
 /// Element types with transpose kernels (4- and 8-byte).
 pub const TYPES: [ElementType; 6] = ElementType::ALL;
@@ -116,6 +118,13 @@ pub fn bytes<T: Element>(rows: usize, cols: usize) -> f64 {
     linalg::transpose_bytes_moved(rows, cols, T::BYTES) as f64
 }
 
+/// Runs a plan.
+pub fn run(lab: &Lab, plan: &TransposePlan, progress: &Progress) -> Vec<Row> {
+    rows_per_shape(&plan.types, &plan.dims, 0x7a_0000, |t, dims, stream| {
+        with_element_type!(t, run_shape(lab, plan, dims, stream, progress))
+    })
+}
+
 fn run_shape<T: Element>(
     lab: &Lab,
     plan: &TransposePlan,
@@ -174,20 +183,10 @@ fn run_shape<T: Element>(
                 },
             )
         });
-        rows_out.push(measure_gpu(lab, &spec, case, plan.copies));
-        progress.step();
+        rows_out.push(measure_method(lab, &spec, case, plan.copies, progress));
     }
     rows_out
 }
-
-/// Runs a plan.
-pub fn run(lab: &Lab, plan: &TransposePlan, progress: &Progress) -> Vec<Row> {
-    rows_per_shape(&plan.types, &plan.dims, 0x7a_0000, |t, dims, stream| {
-        with_element_type!(t, run_shape(lab, plan, dims, stream, progress))
-    })
-}
-
-bench_entry_points!(|selection| TransposePlan::from_selection(selection, &BENCH_DIMS));
 
 fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     let plan = TransposePlan {
