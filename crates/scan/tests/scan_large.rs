@@ -15,15 +15,13 @@ use parprims_testkit::rng::random_vec;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 use scan_support::{fresh_seed, gpu};
 
-/// The algorithms the large cases run (`Auto` is the look-back).
-const ALGORITHMS: [ScanAlgorithm; 6] = [
-    ScanAlgorithm::HillisSteeleGlobal,
-    ScanAlgorithm::HillisSteele,
-    ScanAlgorithm::Blelloch,
-    ScanAlgorithm::BlellochPadded,
-    ScanAlgorithm::DecoupledLookback,
-    ScanAlgorithm::ReduceThenScan,
-];
+/// The algorithms the large cases run: every one but `Auto` (which is the
+/// look-back).
+fn algorithms() -> impl Iterator<Item = ScanAlgorithm> {
+    ScanAlgorithm::ALL
+        .into_iter()
+        .filter(|&algorithm| algorithm != ScanAlgorithm::Auto)
+}
 
 /// Elements downloaded per chunk while checking.
 const CHUNK: usize = 1 << 26;
@@ -88,7 +86,7 @@ fn run_size(n: usize, kind: &str) {
     let input: Vec<i32> = random_vec(n, seed, -2.0e9, 2.0e9);
     let device = DeviceBuffer::from_host(gpu, &input).expect("upload");
     let mut output = DeviceBuffer::<i32>::poisoned(gpu, n).expect("output");
-    for algorithm in ALGORITHMS {
+    for algorithm in algorithms() {
         let options = ScanOptions::new(algorithm);
         let what = format!("{algorithm} n={n} {kind} (seed {seed:#x})");
         let started = std::time::Instant::now();
@@ -144,7 +142,7 @@ fn large_past_two_to_the_31() {
     let input: Vec<u32> = random_vec(n, seed, 0.0, 4_294_967_296.0);
     let device = DeviceBuffer::from_host(gpu, &input).expect("upload 8.6 GB");
     let mut output = DeviceBuffer::<u32>::poisoned(gpu, n).expect("8.6 GB output");
-    for algorithm in ALGORITHMS {
+    for algorithm in algorithms() {
         let what = format!("{algorithm} n=2^31+17 (seed {seed:#x})");
         let started = std::time::Instant::now();
         scan_into_poisoned(&device, &mut output, ScanKind::Inclusive, algorithm, &what);
