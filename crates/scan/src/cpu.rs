@@ -4,8 +4,16 @@
 //! combination order is the textbook one, so integer results (which wrap,
 //! exactly like the kernels) are the ground truth; float results differ from
 //! a parallel scan's by rounding only.
+//!
+//! The running value is carried in [`Element::Acc`], as the kernels carry
+//! it: for `f16` and `bf16` the built-in sum, max and min combine in `f32`
+//! and each output is rounded once to the 16-bit type (a custom operator
+//! combines in the type itself). For every other type `Acc` is the type and
+//! this is the plain loop.
 
-use gpu_core::{Element, Operator};
+use std::any::TypeId;
+
+use gpu_core::{Element, Max, Min, Operator, Sum};
 
 use crate::kind::ScanKind;
 
@@ -18,28 +26,25 @@ use crate::kind::ScanKind;
 /// assert_eq!(cpu::scan(&[1, 2, 3], &Sum, ScanKind::Exclusive { initial: 10 }), vec![10, 11, 13]);
 /// ```
 pub fn scan<T: Element, O: Operator<T>>(input: &[T], op: &O, kind: ScanKind<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(input.len());
-    match kind {
-        ScanKind::Inclusive => {
-            let mut iter = input.iter();
-            if let Some(&first) = iter.next() {
-                let mut acc = first;
-                out.push(acc);
-                for &x in iter {
-                    acc = op.combine(acc, x);
-                    out.push(acc);
-                }
-            }
-        }
-        ScanKind::Exclusive { initial } => {
-            let mut acc = initial;
-            for &x in input {
-                out.push(acc);
-                acc = op.combine(acc, x);
-            }
-        }
-    }
+    let mut out = input.to_vec();
+    scan_in_place(&mut out, op, kind);
     out
+}
+
+/// `op` on accumulators: the built-in sum, max and min in [`Element::Acc`]
+/// (f32 for the 16-bit floats, the type itself otherwise); any other
+/// operator in `T`, which is `Acc` for every type but the 16-bit floats.
+fn combine_acc<T: Element, O: Operator<T>>(op: &O, a: T::Acc, b: T::Acc) -> T::Acc {
+    let operator = TypeId::of::<O>();
+    if operator == TypeId::of::<Sum>() {
+        a.add(b)
+    } else if operator == TypeId::of::<Max>() {
+        a.max_of(b)
+    } else if operator == TypeId::of::<Min>() {
+        a.min_of(b)
+    } else {
+        op.combine(T::from_acc(a), T::from_acc(b)).to_acc()
+    }
 }
 
 /// Inclusive scan: `out[i] = x[0] ⊕ … ⊕ x[i]`.
@@ -82,15 +87,20 @@ pub fn exclusive<T: Element, O: Operator<T>>(input: &[T], op: &O) -> Vec<T> {
 pub fn scan_in_place<T: Element, O: Operator<T>>(data: &mut [T], op: &O, kind: ScanKind<T>) {
     match kind {
         ScanKind::Inclusive => {
-            for i in 1..data.len() {
-                data[i] = op.combine(data[i - 1], data[i]);
+            let mut iter = data.iter_mut();
+            if let Some(first) = iter.next() {
+                let mut acc = first.to_acc();
+                for x in iter {
+                    acc = combine_acc(op, acc, x.to_acc());
+                    *x = T::from_acc(acc);
+                }
             }
         }
         ScanKind::Exclusive { initial } => {
-            let mut acc = initial;
+            let mut acc = initial.to_acc();
             for x in data.iter_mut() {
-                let next = op.combine(acc, *x);
-                *x = acc;
+                let next = combine_acc(op, acc, x.to_acc());
+                *x = T::from_acc(acc);
                 acc = next;
             }
         }
@@ -155,6 +165,35 @@ mod tests {
             scan_in_place(&mut data, &Sum, kind);
             assert_eq!(data, scan(&x, &Sum, kind));
         }
+    }
+
+    #[test]
+    fn half_floats_accumulate_in_f32_and_round_each_output_once() {
+        use gpu_core::{bf16, f16};
+        // 2048 + 1 is not an f16 (spacing 2 there): rounding after every
+        // step would lose each 1; carried in f32 the ones add up.
+        let x = [f16::from_f32(2048.0), f16::ONE, f16::ONE];
+        let sums = inclusive(&x, &Sum);
+        assert_eq!(sums[1], f16::from_f32(2048.0)); // 2049 rounds to even
+        assert_eq!(sums[2], f16::from_f32(2050.0)); // 2050 exactly
+        let x = [bf16::from_f32(256.0), bf16::ONE, bf16::ONE];
+        assert_eq!(inclusive(&x, &Sum)[2], bf16::from_f32(258.0));
+        assert_eq!(
+            exclusive(&x, &Max),
+            vec![
+                bf16::NEG_INFINITY,
+                bf16::from_f32(256.0),
+                bf16::from_f32(256.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn narrow_integers_wrap() {
+        assert_eq!(inclusive(&[100i8, 100, 100], &Sum), vec![100, -56, 44]);
+        assert_eq!(inclusive(&[255u8, 2], &Sum), vec![255, 1]);
+        assert_eq!(exclusive(&[-3i16, 7], &Min), vec![i16::MAX, -3]);
+        assert_eq!(inclusive(&[0xf0u16, 0x0f], &BitOr), vec![0xf0, 0xff]);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //!
 //! Inclusive and exclusive scans under any associative operator, on every
 //! element type of gpu-core, of any length (0 to past 2^32 elements), into a
-//! new buffer, into a caller's buffer, or in place.
+//! new buffer, into a caller's buffer, or in place. The 1- and 2-byte types
+//! (`i8 u8 i16 u16 f16 bf16`) take the default algorithm and the built-in
+//! operators: they scan in a 4-byte accumulator (`i32`/`u32`, exact; `f32`
+//! for the 16-bit floats, each output rounded once), see [`check_element`].
 //!
 //! | [`ScanAlgorithm`] | idea | work | global traffic | launches | deterministic for floats |
 //! |---|---|---|---|---|---|
@@ -63,7 +66,7 @@ pub use kind::ScanKind;
 
 use gpu_core::launch::check_block_threads;
 use gpu_core::{
-    BitAnd, BitOr, BitXor, DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu,
+    bf16, f16, BitAnd, BitOr, BitXor, DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu,
     IntElement, Max, Min, ModuleSource, Operator, Result, Sum,
 };
 
@@ -423,6 +426,7 @@ fn dispatch<T: Element, O: Operator<T>>(
     kind: ScanKind<T>,
     options: &ScanOptions,
 ) -> Result<()> {
+    check_element::<T, O>(op, options.algorithm)?;
     if output.is_empty() {
         return Ok(());
     }
@@ -473,6 +477,40 @@ fn dispatch<T: Element, O: Operator<T>>(
     }
 }
 
+/// Whether `algorithm` scans `T` with `op`. Every algorithm takes the 4- and
+/// 8-byte types with any operator. The 1- and 2-byte types (`i8`, `u8`,
+/// `i16`, `u16`, `f16`, `bf16`) scan in a 4-byte accumulator, which only
+/// the default algorithm ([`ScanAlgorithm::DecoupledLookback`] = `Auto`)
+/// implements, and only with the built-in operators. Anything else is a
+/// typed [`Error::Unsupported`], found on the host (for any length, 0
+/// included).
+///
+/// ```
+/// use gpu_core::{f16, CustomOp, Error, Sum};
+/// use scan::ScanAlgorithm;
+/// assert!(scan::check_element::<i8, _>(&Sum, ScanAlgorithm::Auto).is_ok());
+/// assert!(scan::check_element::<f16, _>(&Sum, ScanAlgorithm::DecoupledLookback).is_ok());
+/// assert!(matches!(
+///     scan::check_element::<u16, _>(&Sum, ScanAlgorithm::Blelloch),
+///     Err(Error::Unsupported(_))
+/// ));
+/// let custom = CustomOp::<i16>::new("add", "a + b", 0, |a, b| a.wrapping_add(b))?;
+/// assert!(scan::check_element::<i16, _>(&custom, ScanAlgorithm::Auto).is_err());
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
+pub fn check_element<T: Element, O: Operator<T>>(op: &O, algorithm: ScanAlgorithm) -> Result<()> {
+    match algorithm.resolve() {
+        ScanAlgorithm::DecoupledLookback => lookback::check_element::<T, O>(op),
+        other if T::BYTES < 4 => Err(Error::Unsupported(format!(
+            "{other} scans 4- and 8-byte elements; {} scans with the default algorithm \
+             ({})",
+            T::SUFFIX,
+            ScanAlgorithm::DecoupledLookback
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The part of a module key that names `T` and `op` completely (for
 /// `Gpu::stored_kernel`): the element suffix, the operator's name, and the
 /// fingerprint of its CUDA functor (two custom operators may share a name;
@@ -487,14 +525,20 @@ pub(crate) fn operator_key<T: Element, O: Operator<T>>(op: &O) -> String {
 }
 
 /// Every module any algorithm can request for `T` and `op` (every block
-/// size uses the same module: the block size is a launch parameter).
+/// size uses the same module: the block size is a launch parameter): only
+/// the look-back's for the 1- and 2-byte types, none where
+/// [`check_element`] refuses every algorithm.
 ///
 /// ```
-/// use gpu_core::Sum;
+/// use gpu_core::{f16, Sum};
 /// let modules = scan::modules_for::<f32, _>(&Sum);
 /// assert!(modules.len() > 5);
+/// assert_eq!(scan::modules_for::<f16, _>(&Sum).len(), 2); // the look-back's two shapes
 /// ```
 pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
+    if T::BYTES < 4 {
+        return lookback::lookback_modules::<T, O>(op);
+    }
     let mut modules = vec![
         hillis_steele_global::module::<T, O>(op),
         hillis_steele::HillisSteele.module::<T, O>(op),
@@ -520,8 +564,9 @@ fn bitwise_modules<T: IntElement>(modules: &mut Vec<ModuleSource>) {
 }
 
 /// Every kernel module this crate can request (every algorithm × element
-/// type × built-in operator: sum, max and min for all six types; and, or and
-/// xor for the four integer types), for the kernel-compile test.
+/// type × built-in operator: sum, max and min for every type; and, or and
+/// xor for the integer types; the 1- and 2-byte types through the look-back
+/// only), for the kernel-compile test.
 ///
 /// ```
 /// let catalog = scan::kernel_catalog();
@@ -539,6 +584,16 @@ pub fn kernel_catalog() -> Vec<ModuleSource> {
     bitwise_modules::<u32>(&mut modules);
     bitwise_modules::<i64>(&mut modules);
     bitwise_modules::<u64>(&mut modules);
+    arithmetic_modules::<i8>(&mut modules);
+    arithmetic_modules::<u8>(&mut modules);
+    arithmetic_modules::<i16>(&mut modules);
+    arithmetic_modules::<u16>(&mut modules);
+    arithmetic_modules::<f16>(&mut modules);
+    arithmetic_modules::<bf16>(&mut modules);
+    bitwise_modules::<i8>(&mut modules);
+    bitwise_modules::<u8>(&mut modules);
+    bitwise_modules::<i16>(&mut modules);
+    bitwise_modules::<u16>(&mut modules);
     modules
 }
 

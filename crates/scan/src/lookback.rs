@@ -43,6 +43,11 @@
 //! eight-byte values use a fenced status/value protocol or one 128-bit
 //! word (see the header of single_pass/tile_status.cuh for why each is correct; a unit
 //! test reads the SASS to check that each status load stays one access).
+//! One- and two-byte elements are read and written as themselves and scanned
+//! in a 4-byte accumulator (`i32`/`u32` extended, `f32` for `f16`/`bf16`),
+//! so their registers, tile state and tuning are the 4-byte ones
+//! (`accumulator_bytes`); the operator functor is built on the
+//! accumulator, which the built-in operators allow (custom ones are refused).
 //!
 //! Variants, as tuning data ([`Policy`]; every one a separate
 //! kernel entry so a sweep compares them in one process): the tile layout
@@ -55,10 +60,12 @@
 //! one per element size. A caller passes one with `ScanOptions::with_policy`
 //! (all of them through `crate::policy`).
 
+use std::any::TypeId;
+
 use gpu_core::launch::grid_1d;
 use gpu_core::{
-    DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource, Operator,
-    Result,
+    BitAnd, BitOr, BitXor, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, Max,
+    Min, ModuleSource, Operator, Result, Sum,
 };
 
 use crate::kind::ScanKind;
@@ -328,13 +335,89 @@ pub fn protocol_test_variants() -> Vec<Policy> {
 /// println!("4-byte look-back tiles: {}", policy.label());
 /// ```
 pub fn lookback_policy(element_bytes: usize) -> Policy {
+    // 1- and 2-byte elements scan in a 4-byte accumulator: the 4-byte
+    // shape (its registers and tile state are the accumulator's).
+    let bytes = accumulator_bytes(element_bytes);
     LOOKBACK_TUNING
         .iter()
-        .find(|(bytes, _)| *bytes == element_bytes)
+        .find(|(table_bytes, _)| *table_bytes == bytes)
         .map(|(_, tuning)| *tuning)
-        // Every Element is 4 or 8 bytes; an unknown size gets the 8-byte
-        // shape, which validate() then refuses with a typed error.
+        // An unknown size gets the 8-byte shape, which validate() then
+        // refuses with a typed error.
         .unwrap_or(LOOKBACK_TUNING[1].1)
+}
+
+/// Bytes of the value the look-back scan carries for `element_bytes`-byte
+/// elements (its registers, warp totals and tile state): the element
+/// itself for 4- and 8-byte types; a 4-byte accumulator (`i32`, `u32`,
+/// `f32`) for the 1- and 2-byte ones.
+pub(crate) fn accumulator_bytes(element_bytes: usize) -> usize {
+    element_bytes.max(4)
+}
+
+/// The CUDA type a narrow `T` scans in: `i32` for `i8`/`i16` (sign-extended),
+/// `u32` for `u8`/`u16` (zero-extended), `f32` for `f16`/`bf16`. `None`
+/// for the 4- and 8-byte types, which scan in themselves.
+fn narrow_accumulator<T: Element>() -> Option<&'static str> {
+    if T::BYTES >= 4 {
+        None
+    } else if T::IS_FLOAT {
+        Some("f32")
+    } else if T::IS_SIGNED {
+        Some("i32")
+    } else {
+        Some("u32")
+    }
+}
+
+/// Whether `O` is a built-in operator, whose CUDA expression
+/// (`wrapping_add(a, b)`, `max_of(a, b)`, `(a & b)`, ...) is the same text
+/// for every type and so applies to a narrow type's accumulator.
+fn is_builtin<O: 'static>() -> bool {
+    let operator = TypeId::of::<O>();
+    [
+        TypeId::of::<Sum>(),
+        TypeId::of::<Max>(),
+        TypeId::of::<Min>(),
+        TypeId::of::<BitAnd>(),
+        TypeId::of::<BitOr>(),
+        TypeId::of::<BitXor>(),
+    ]
+    .contains(&operator)
+}
+
+/// Whether the look-back scan takes `T` with `op`: every type with a
+/// built-in operator; custom operators (CUDA written for `T`) on the 4- and
+/// 8-byte types only. A typed [`Error::Unsupported`] otherwise.
+pub(crate) fn check_element<T: Element, O: Operator<T>>(op: &O) -> Result<()> {
+    if narrow_accumulator::<T>().is_some() && !is_builtin::<O>() {
+        return Err(Error::Unsupported(format!(
+            "scan of {} with the operator {}: {}-byte elements scan in a 4-byte accumulator, \
+             which the built-in operators (sum, max, min, and, or, xor) support; a custom \
+             operator needs a 4- or 8-byte element type",
+            T::SUFFIX,
+            op.name(),
+            T::BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// The operator functor `op_t` of the look-back module: `op` on `T` for
+/// the 4- and 8-byte types; for the narrow ones `op` on the accumulator
+/// (lookback.cu widens each item when loaded and narrows it when stored),
+/// with `T`'s identity widened (an identity on every widened value).
+fn scan_operator<T: Element, O: Operator<T>>(op: &O) -> String {
+    match narrow_accumulator::<T>() {
+        None => gpu_core::operator_prelude::<T, O>(op, "op_t"),
+        Some(acc) => format!(
+            "struct op_t {{\n    typedef {acc} value_type;\n    \
+             static __device__ __forceinline__ {acc} identity() {{ return scan_widen<{acc}>({identity}); }}\n    \
+             static __device__ __forceinline__ {acc} combine({acc} a, {acc} b) {{ return ({expr}); }}\n}};\n",
+            identity = op.identity().cuda_literal(),
+            expr = op.cuda_combine(),
+        ),
+    }
 }
 
 /// Bytes the look-back scan moves for `n` elements of `element_bytes`
@@ -346,7 +429,8 @@ pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     }
     let tuning = lookback_policy(element_bytes as usize);
     let tiles = n.div_ceil(tuning.tile_items());
-    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, element_bytes as usize, tuning.status())
+    let state_bytes = accumulator_bytes(element_bytes as usize);
+    2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, state_bytes, tuning.status())
 }
 
 fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> String {
@@ -382,7 +466,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
             module.source(header)
         })
         .source(parprims_kernels::SCAN_LOOKBACK)
-        .operator::<T, O>(op, "op_t")
+        .source(&scan_operator::<T, O>(op))
         .entry(
             entry,
             &format!(
@@ -442,8 +526,12 @@ fn lookback_kernel<T: Element, O: Operator<T>>(
 }
 
 /// The modules [`scan_lookback_tuned`] can request for `T` and `op`: the table's
-/// tuning, and the protocol tests' tiny tiles.
+/// tuning, and the protocol tests' tiny tiles (none where
+/// [`check_element`] refuses the pair).
 pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
+    if check_element::<T, O>(op).is_err() {
+        return Vec::new();
+    }
     vec![
         module::<T, O>(op, lookback_policy(T::BYTES)),
         module::<T, O>(op, PROTOCOL_TEST_TUNING),
@@ -480,7 +568,12 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     kind: ScanKind<T>,
     tuning: Policy,
 ) -> Result<()> {
-    tuning.validate_lookback(T::BYTES)?;
+    check_element::<T, O>(op)?;
+    // Registers, warp totals and tile state hold the accumulator; for a
+    // narrow type the exchange (T) is smaller than shared_bytes(4) counts,
+    // so the check errs on the safe side.
+    let state_bytes = accumulator_bytes(T::BYTES);
+    tuning.validate_lookback(state_bytes)?;
     if let Some(input) = &input {
         Error::check_len("scan input", output.len(), input.len())?;
     }
@@ -500,7 +593,7 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
 
     // Tile counters + statuses from the arena, epoch-tagged (no memset);
     // with_tile_state checks the 16-byte alignment the b128 accesses need.
-    with_tile_state(gpu, num_tiles, T::BYTES, tuning.status(), |mut state| {
+    with_tile_state(gpu, num_tiles, state_bytes, tuning.status(), |mut state| {
         let mut args = KernelArgs::new();
         args.scalar(in_ptr)
             .output(&mut output)
@@ -519,7 +612,8 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
         // reads its tile before writing it). The grid has num_tiles real blocks,
         // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
         // counter-assigned tile < num_tiles; `state` has tile_state_words(num_tiles)
-        // words for the tuning's status encoding, the layout tile_status.cuh reads,
+        // words for the tuning's status encoding of the accumulator (T, or the
+        // 4-byte one of a narrow T: op_t's value_type), the layout tile_status.cuh reads,
         // holding zeros or older epochs' tags (16-byte aligned, checked above, for
         // the 128-bit words), and `epoch` is this call's. Vector
         // accesses only when vector_ok checked 16-byte alignment.
@@ -728,6 +822,13 @@ mod tests {
         for tuning in distinct(four) {
             cases.push((module::<i32, _>(&Sum, tuning), ".64"));
             cases.push((module::<f32, _>(&Max, tuning), ".64"));
+        }
+        // The narrow types carry a 4-byte accumulator in the same words.
+        for tuning in [lookback_policy(1), PROTOCOL_TEST_TUNING] {
+            cases.push((module::<i8, _>(&Sum, tuning), ".64"));
+            cases.push((module::<u16, _>(&Max, tuning), ".64"));
+            cases.push((module::<gpu_core::f16, _>(&Sum, tuning), ".64"));
+            cases.push((module::<gpu_core::bf16, _>(&Min, tuning), ".64"));
         }
         let mut eight = lookback_candidates(8);
         eight.extend(protocol_test_variants());

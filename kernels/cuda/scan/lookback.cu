@@ -8,12 +8,12 @@
 //   work        O(n) combines (about 2n + look-back), steps O(ITEMS + log BLOCK
 //               + look-back depth);
 //   bytes       2·n·sizeof(T) (each element read once, written once) plus the
-//               tile state (one word per tile for 4-byte T, two with the
-//               16-byte stride; 2.5 for 8-byte T split, 2 with the 128-bit
-//               status word);
+//               tile state, sized by the accumulator A (below): one word per
+//               tile for 4-byte A, two with the 16-byte stride; 2.5 for 8-byte
+//               A split, 2 with the 128-bit status word);
 //   launches    one (the tile state is epoch-tagged: no memset between calls);
 //   shared mem  (TILE + TILE/(128/sizeof T))·sizeof(T) exchange + warp totals
-//               (≈ 17 KB for 256 × 16 four-byte items);
+//               of A (≈ 17 KB for 256 × 16 four-byte items);
 //   banks       conflict-free exchange (padding every 128 bytes);
 //   in place    yes: a block reads its whole tile before writing any of it and
 //               tiles are disjoint;
@@ -24,7 +24,7 @@
 //
 // Variants (template parameters, one entry each; lookback.rs picks them from
 // its tuning table): WIDTH = predecessors per lane per look-back round,
-// STATUS8 = status encoding (8-byte T: 0 split, 1 packed 128-bit; 4-byte T:
+// STATUS8 = status encoding (8-byte A: 0 split, 1 packed 128-bit; 4-byte A:
 // the packed 64-bit word at an 8- or 16-byte stride), SPIN_NS =
 // back-off while predecessors are unpublished, START_NS = one sleep before
 // the look-back's first read (both single_pass/lookback.cuh, large grids only), STREAM =
@@ -52,18 +52,60 @@
 //   5. each thread rescans its items seeded with tile prefix ⊕ thread prefix,
 //      exchange back to striped, store (vectorised when aligned).
 
+// Element type and accumulator. The kernels read and write T, and scan in
+// A = Op::value_type: every item is widened to A once when loaded and
+// narrowed to T once when stored; the block scan, the warp scans and the
+// tile state (TileStatusFor<A>) all hold A. The host builds op_t on T
+// itself for the 4- and 8-byte types (A = T: both conversions are the
+// identity and compile to nothing) and on a 4-byte accumulator for the
+// narrow ones (crates/scan/src/lookback.rs, scan_operator):
+//   i8, i16 → i32 (sign-extended), u8, u16 → u32 (zero-extended): wrapping
+//     sums, max, min, and, or, xor of the extended values, truncated to T,
+//     are exactly T's own wrapping results (the low bits of a sum depend
+//     only on the low bits of its operands; max and min of extended values
+//     are extended values; the bit operators act bit by bit);
+//   f16, bf16 → f32: every combine in f32, each output rounded once to
+//     nearest even (PyTorch's rule for 16-bit cumulative sums).
+template <typename A, typename T>
+__device__ __forceinline__ A scan_widen(T v) {
+    return (A)v;
+}
+template <>
+__device__ __forceinline__ f32 scan_widen<f32, f16>(f16 v) {
+    return f16_to_f32(v);
+}
+template <>
+__device__ __forceinline__ f32 scan_widen<f32, bf16>(bf16 v) {
+    return bf16_to_f32(v);
+}
+// Integers: the low bits (two's complement truncation, which is what CUDA
+// does for a narrowing integer conversion).
+template <typename T, typename A>
+__device__ __forceinline__ T scan_narrow(A v) {
+    return (T)v;
+}
+template <>
+__device__ __forceinline__ f16 scan_narrow<f16, f32>(f32 v) {
+    return f32_to_f16(v);
+}
+template <>
+__device__ __forceinline__ bf16 scan_narrow<bf16, f32>(f32 v) {
+    return f32_to_bf16(v);
+}
+
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                    u64 num_tiles, u32 exclusive, T initial,
                                                    u32 vector_ok) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
-    typedef BlockScan<T, Op, BLOCK_THREADS> Scan;
-    typedef typename TileStatusFor<T, STATUS8>::type Status;
+    typedef typename Op::value_type A;
+    typedef BlockScan<A, Op, BLOCK_THREADS> Scan;
+    typedef typename TileStatusFor<A, STATUS8>::type Status;
     __shared__ T exchange[ExchangeSize<T, BLOCK_THREADS * ITEMS>::ITEMS];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 tile_slot;
-    __shared__ T tile_prefix_slot;
+    __shared__ A tile_prefix_slot;
 
     lookback_prepare_next_call(state, epoch);
     // Surplus blocks of a grid that spilled into y take no tile.
@@ -71,29 +113,33 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
 
     if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
+    const A initial_acc = scan_widen<A>(initial);
     const u64 tile = tile_slot;
     const u64 tile_base = tile * (u64)TILE;
     const u64 remaining = n - tile_base;
     const u32 valid = remaining < (u64)TILE ? (u32)remaining : TILE;
 
-    T items[ITEMS];
+    T loaded[ITEMS];
     block_load_blocked<T, BLOCK_THREADS, ITEMS>(in + tile_base, valid, vector_ok != 0u, exchange,
-                                                items, Op::identity());
-    const T thread_total = thread_reduce<T, Op, ITEMS>(items);
-    T aggregate;
-    const T thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
+                                                loaded, scan_narrow<T>(Op::identity()));
+    A items[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) items[j] = scan_widen<A>(loaded[j]);
+    const A thread_total = thread_reduce<A, Op, ITEMS>(items);
+    A aggregate;
+    const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
 
     if (threadIdx.x < 32) {
         Status status(lookback_status_region(state), num_tiles, epoch);
         const bool leader = threadIdx.x == 0;
-        T tile_prefix = initial;
+        A tile_prefix = initial_acc;
         if (tile == 0) {
             if (leader)
                 status.publish(0, TILE_PREFIX,
-                               exclusive ? Op::combine(initial, aggregate) : aggregate);
+                               exclusive ? Op::combine(initial_acc, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS, START_NS>(
+            tile_prefix = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
                 status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
@@ -105,11 +151,14 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     // (an exclusive scan's tile 0 starts from `initial`).
     const bool has_tile_prefix = tile > 0 || exclusive != 0u;
     bool has_seed;
-    const T seed = block_thread_seed<T, Op>(tile_prefix_slot, has_tile_prefix, thread_prefix,
+    const A seed = block_thread_seed<A, Op>(tile_prefix_slot, has_tile_prefix, thread_prefix,
                                             has_seed);
-    thread_scan_seeded<T, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
+    thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
+    T stored[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) stored[j] = scan_narrow<T>(items[j]);
     block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, vector_ok != 0u, exchange,
-                                                 items);
+                                                 stored);
 }
 
 // ---------------------------------------------------------------------------
@@ -179,8 +228,9 @@ template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int 
           int SPIN_NS, int STREAM, int START_NS>
 __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                              u64 num_tiles, u32 exclusive, T initial,
-                                             u32 vector_ok, u64 tile, T* warp_totals,
-                                             T* tile_prefix_slot) {
+                                             u32 vector_ok, u64 tile,
+                                             typename Op::value_type* warp_totals,
+                                             typename Op::value_type* tile_prefix_slot) {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS >= 32 && BLOCK_THREADS <= 1024,
                   "BLOCK_THREADS must be a multiple of 32 from 32 to 1024");
     constexpr int WARPS = BLOCK_THREADS / 32;
@@ -189,7 +239,9 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     constexpr int VEC_WIDTH = 16 / (int)sizeof(T);
     constexpr int VEC = ITEMS % VEC_WIDTH == 0 ? VEC_WIDTH : 1;
     constexpr int GROUPS = ITEMS / VEC;
-    typedef typename TileStatusFor<T, STATUS8>::type Status;
+    typedef typename Op::value_type A;
+    typedef typename TileStatusFor<A, STATUS8>::type Status;
+    const A initial_acc = scan_widen<A>(initial);
 
     const u64 tile_base = tile * (u64)TILE;
     const u64 remaining = n - tile_base;
@@ -200,7 +252,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     const bool vectors = VEC > 1 && vector_ok != 0u && valid == TILE;
 
     // 1. Load: group k of this lane is items [k·VEC, (k+1)·VEC).
-    T items[ITEMS];
+    A items[ITEMS];
     if (vectors) {
         // 16-byte aligned: the tile (vector_ok) and the warp's part of it
         // (32·ITEMS·sizeof T is a multiple of 16) both start aligned.
@@ -211,14 +263,14 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 #pragma unroll
         for (int k = 0; k < GROUPS; ++k)
 #pragma unroll
-            for (int c = 0; c < VEC; ++c) items[k * VEC + c] = loaded[k].items[c];
+            for (int c = 0; c < VEC; ++c) items[k * VEC + c] = scan_widen<A>(loaded[k].items[c]);
     } else {
 #pragma unroll
         for (int k = 0; k < GROUPS; ++k)
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
                 const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
-                items[k * VEC + c] = e < valid ? in[tile_base + e] : Op::identity();
+                items[k * VEC + c] = e < valid ? scan_widen<A>(in[tile_base + e]) : Op::identity();
             }
     }
 
@@ -230,29 +282,29 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     //    (or exclusive) value and no seed stays live across the look-back.
     //    Exclusive: lane 0's first item has no local value (the warp prefix
     //    alone, handled in step 5).
-    T carry = Op::identity();  // set at k = 0
+    A carry = Op::identity();  // set at k = 0
 #pragma unroll
     for (int k = 0; k < GROUPS; ++k) {
-        T sum = items[k * VEC];
+        A sum = items[k * VEC];
 #pragma unroll
         for (int c = 1; c < VEC; ++c) sum = Op::combine(sum, items[k * VEC + c]);
-        const T inclusive = warp_inclusive_scan<T, Op>(sum);
-        const T lanes_below = __shfl_up_sync(PARPRIMS_FULL_WARP, inclusive, 1);
-        const T total = __shfl_sync(PARPRIMS_FULL_WARP, inclusive, 31);
+        const A inclusive = warp_inclusive_scan<A, Op>(sum);
+        const A lanes_below = __shfl_up_sync(PARPRIMS_FULL_WARP, inclusive, 1);
+        const A total = __shfl_sync(PARPRIMS_FULL_WARP, inclusive, 31);
         const bool has_seed = k > 0 || lane > 0;
-        T seed = lanes_below;  // k = 0 (meaningless in lane 0)
+        A seed = lanes_below;  // k = 0 (meaningless in lane 0)
         if (k > 0) seed = lane == 0 ? carry : Op::combine(carry, lanes_below);
         carry = k == 0 ? total : Op::combine(carry, total);
         if (exclusive != 0u) {
-            T run = seed;
+            A run = seed;
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
-                const T x = items[k * VEC + c];
+                const A x = items[k * VEC + c];
                 items[k * VEC + c] = run;
                 run = (c == 0 && !has_seed) ? x : Op::combine(run, x);
             }
         } else {
-            T run = has_seed ? Op::combine(seed, items[k * VEC]) : items[k * VEC];
+            A run = has_seed ? Op::combine(seed, items[k * VEC]) : items[k * VEC];
             items[k * VEC] = run;
 #pragma unroll
             for (int c = 1; c < VEC; ++c) {
@@ -266,28 +318,28 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 
     // 3. The warp's prefix (warps before it) and the tile aggregate, folded
     //    serially in warp order from broadcast reads.
-    T running = warp_totals[0];
-    T warp_prefix = running;  // only meaningful for warp >= 1
+    A running = warp_totals[0];
+    A warp_prefix = running;  // only meaningful for warp >= 1
 #pragma unroll
     for (int w = 1; w < WARPS; ++w) {
         if (w == warp) warp_prefix = running;
         running = Op::combine(running, warp_totals[w]);
     }
-    const T aggregate = running;
+    const A aggregate = running;
 
     // 4. Warp 0 publishes and looks back; the other warps wait at the
     //    barrier with their items already scanned.
     if (warp == 0) {
         Status status(lookback_status_region(state), num_tiles, epoch);
         const bool leader = lane == 0;
-        T tile_prefix = initial;
+        A tile_prefix = initial_acc;
         if (tile == 0) {
             if (leader)
                 status.publish(0, TILE_PREFIX,
-                               exclusive ? Op::combine(initial, aggregate) : aggregate);
+                               exclusive ? Op::combine(initial_acc, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<T, Op, Status, WIDTH, SPIN_NS, START_NS>(
+            tile_prefix = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
                 status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
             if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
@@ -301,7 +353,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     //    lane 0's first item is the prefix itself.
     const bool has_tile_prefix = tile > 0 || exclusive != 0u;
     const bool has_warp_prefix = warp > 0;
-    T prefix = warp_prefix;
+    A prefix = warp_prefix;
     if (has_tile_prefix)
         prefix = has_warp_prefix ? Op::combine(*tile_prefix_slot, warp_prefix) : *tile_prefix_slot;
     if (has_tile_prefix || has_warp_prefix) {
@@ -315,7 +367,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
         for (int k = 0; k < GROUPS; ++k) {
             Vec16<T> v;
 #pragma unroll
-            for (int c = 0; c < VEC; ++c) v.items[c] = items[k * VEC + c];
+            for (int c = 0; c < VEC; ++c) v.items[c] = scan_narrow<T>(items[k * VEC + c]);
             store_vector<STREAM>(target + k * 32 + lane, v.raw);
         }
     } else {
@@ -324,7 +376,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
                 const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
-                if (e < valid) out[tile_base + e] = items[k * VEC + c];
+                if (e < valid) out[tile_base + e] = scan_narrow<T>(items[k * VEC + c]);
             }
     }
 }
@@ -335,9 +387,10 @@ template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, 
 __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                            u64 num_tiles, u32 exclusive,
                                                            T initial, u32 vector_ok) {
-    __shared__ T warp_totals[BLOCK_THREADS / 32];
+    typedef typename Op::value_type A;
+    __shared__ A warp_totals[BLOCK_THREADS / 32];
     __shared__ u64 tile_slot;
-    __shared__ T tile_prefix_slot;
+    __shared__ A tile_prefix_slot;
 
     lookback_prepare_next_call(state, epoch);
     // Surplus blocks of a grid that spilled into y take no tile.
