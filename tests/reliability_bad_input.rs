@@ -1131,7 +1131,7 @@ proptest! {
         let transpose = no_panic("check_transpose_shapes", || linalg::check_transpose_shapes((rows, cols), out, elem_bytes))?;
         prop_assert_eq!(
             transpose.is_ok(),
-            rows > 0 && cols > 0 && out == (cols, rows) && [1, 4, 8].contains(&elem_bytes)
+            rows > 0 && cols > 0 && out == (cols, rows) && [1, 2, 4, 8].contains(&elem_bytes)
         );
         let shape = no_panic("check_shape", || linalg::check_shape::<f64>("m", rows, cols))?;
         prop_assert_eq!(
