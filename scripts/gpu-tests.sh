@@ -43,7 +43,9 @@ for bin in "$bundle"/tests/*; do
     if [[ $name =~ $big ]]; then large+=("$bin"); else small+=("$bin"); fi
 done
 {
-    printf '%s\n' "${small[@]}" | xargs -P 6 -I{} bash -c 'run_one {}'
+    # Six processes share the GPU here: each gives freed memory back at
+    # every synchronisation, so none starves another.
+    printf '%s\n' "${small[@]}" | PARPRIMS_POOL_KEEP_BYTES=0 xargs -P 6 -I{} bash -c 'run_one {}'
     for bin in "${large[@]}"; do run_one "$bin"; done
 } | tee "$logs/summary.txt"
 grep -h '^test result:' "$logs"/*.log | awk '{p+=$4; f+=$6} END {print "TOTAL: " p " passed, " f " failed"}' | tee -a "$logs/summary.txt"

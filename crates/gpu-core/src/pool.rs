@@ -18,6 +18,9 @@
 //!   live buffers is released as they are freed).
 //!
 //! A program's own cudarc allocations stay in the default pool, untouched.
+//! Several processes sharing one GPU each keep their freed memory; set
+//! `PARPRIMS_POOL_KEEP_BYTES` (bytes kept through a synchronisation, `0` for
+//! none) to bound that.
 
 use std::sync::Arc;
 
@@ -61,7 +64,7 @@ impl DevicePool {
             pool,
             ctx: ctx.clone(),
         };
-        let mut threshold: u64 = u64::MAX;
+        let mut threshold: u64 = keep_bytes();
         // SAFETY: RELEASE_THRESHOLD takes a u64 (cuuint64_t) by pointer.
         unsafe {
             driver_sys::cuMemPoolSetAttribute(
@@ -156,6 +159,17 @@ impl DevicePool {
         unsafe { driver_sys::cuMemPoolTrimTo(self.pool, 0) }.result()?;
         Ok(())
     }
+}
+
+/// Bytes the pool keeps through a synchronisation: `PARPRIMS_POOL_KEEP_BYTES`
+/// when it is set to a whole number (`0` gives freed memory back at every
+/// synchronisation, as the default pool does: for several processes
+/// sharing one GPU), else unlimited.
+fn keep_bytes() -> u64 {
+    std::env::var("PARPRIMS_POOL_KEEP_BYTES")
+        .ok()
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .unwrap_or(u64::MAX)
 }
 
 /// Trims the device's current (default) pool, which cudarc's own
