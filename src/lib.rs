@@ -41,6 +41,7 @@
 pub use compact;
 pub use gpu_core;
 pub use linalg;
+pub use reduce;
 pub use scan;
 
 include!("catalog.rs");

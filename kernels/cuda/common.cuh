@@ -109,6 +109,38 @@ __device__ __forceinline__ u64 wrapping_mul(u64 a, u64 b) { return a * b; }
 __device__ __forceinline__ f32 wrapping_mul(f32 a, f32 b) { return a * b; }
 __device__ __forceinline__ f64 wrapping_mul(f64 a, f64 b) { return a * b; }
 
+// Widening a narrow element to the register type it is combined in, and
+// back (gpu_core::op::register_type): i8, i16 -> i32 and u8, u16 -> u32
+// (extended; narrowing keeps the low bits, two's complement truncation);
+// f16, bf16 -> f32 (narrowing rounds to nearest even). Identity for the
+// 4- and 8-byte types.
+template <typename A, typename T>
+__device__ __forceinline__ A widen(T v) {
+    return (A)v;
+}
+template <>
+__device__ __forceinline__ f32 widen<f32, f16>(f16 v) {
+    return f16_to_f32(v);
+}
+template <>
+__device__ __forceinline__ f32 widen<f32, bf16>(bf16 v) {
+    return bf16_to_f32(v);
+}
+// Integers: the low bits (two's complement truncation, which is what CUDA
+// does for a narrowing integer conversion).
+template <typename T, typename A>
+__device__ __forceinline__ T narrow(A v) {
+    return (T)v;
+}
+template <>
+__device__ __forceinline__ f16 narrow<f16, f32>(f32 v) {
+    return f32_to_f16(v);
+}
+template <>
+__device__ __forceinline__ bf16 narrow<bf16, f32>(f32 v) {
+    return f32_to_bf16(v);
+}
+
 // Max and min as the CPU reference defines them: `a > b ? a : b` (no NaN
 // special-casing, so GPU and CPU agree bit for bit on any input).
 template <typename T> __device__ __forceinline__ T max_of(T a, T b) { return a > b ? a : b; }

@@ -21,6 +21,7 @@
 //! | `scan/` | the scan algorithms | `SCAN_*` |
 //! | `compact/` | stream compaction | `COMPACT*` |
 //! | `linalg/` | matvec, transpose, convolution | `MATVEC_*`, `TRANSPOSE_*`, `CONV*` |
+//! | `reduce/` | reduction, arg-reductions, histograms | `REDUCE*`, `HISTOGRAM` |
 #![deny(missing_docs)]
 
 /// Shared definitions every module starts with: fixed-width integer names,
@@ -95,6 +96,20 @@ pub const CONV: &str = include_str!("../cuda/linalg/conv.cu");
 /// (needs CONV for its helpers; crate `linalg`, `conv_strip`).
 pub const CONV_STRIP: &str = include_str!("../cuda/linalg/conv_strip.cu");
 
+/// Reduction: the reducer functors (operator, map, arg and min–max pairs)
+/// and the ordered warp and block reductions every reduce kernel uses
+/// (needs WARP; crate `reduce`).
+pub const REDUCE: &str = include_str!("../cuda/reduce/reduce.cuh");
+/// Reduction, the default: one pass over the input, per-block partials,
+/// the last block to finish combines them (needs REDUCE and TILE_STATUS).
+pub const REDUCE_SINGLE_PASS: &str = include_str!("../cuda/reduce/single_pass.cu");
+/// Reduction, the lesson's trees: one launch per level in global memory,
+/// and a shared-memory tree per block (needs REDUCE).
+pub const REDUCE_TREE: &str = include_str!("../cuda/reduce/tree.cu");
+/// Histograms: global atomics, per-block privatised counts, and the
+/// default's kernels (crate `reduce`, module `histogram`).
+pub const HISTOGRAM: &str = include_str!("../cuda/reduce/histogram.cu");
+
 /// Every embedded source, by its path under `kernels/cuda/`, for tooling
 /// (the kernel-compile test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
@@ -125,5 +140,9 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("linalg/transpose_tuned.cu", TRANSPOSE_TUNED),
         ("linalg/conv.cu", CONV),
         ("linalg/conv_strip.cu", CONV_STRIP),
+        ("reduce/reduce.cuh", REDUCE),
+        ("reduce/single_pass.cu", REDUCE_SINGLE_PASS),
+        ("reduce/tree.cu", REDUCE_TREE),
+        ("reduce/histogram.cu", HISTOGRAM),
     ]
 }

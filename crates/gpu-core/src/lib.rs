@@ -43,7 +43,7 @@ mod error;
 mod gpu;
 pub mod kernel;
 pub mod launch;
-mod op;
+pub mod op;
 mod pool;
 mod scratch;
 pub mod single_pass;
@@ -64,7 +64,8 @@ pub use half::{bf16, f16};
 pub use kernel::{ModuleOrigin, ModuleSource};
 pub use launch::LaunchConfig;
 pub use op::{
-    operator_prelude, validate_identifier, BitAnd, BitOr, BitXor, CustomOp, Max, Min, Operator, Sum,
+    operator_prelude, validate_identifier, BitAnd, BitOr, BitXor, CustomOp, Max, Min, Operator,
+    Product, Sum,
 };
 pub use scratch::Workspace;
 pub use timer::GpuTimer;

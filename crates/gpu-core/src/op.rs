@@ -5,6 +5,7 @@
 //! small functor struct that every templated kernel takes as its `Op`
 //! parameter, so the kernels never hard-code `+`.
 
+use std::any::TypeId;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -69,6 +70,9 @@ pub struct Max;
 /// `min(a, b)` as `a < b ? a : b`. Identity: the type's highest value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Min;
+/// `a * b` (wrapping for integers). Identity 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Product;
 /// `a & b`, integers only. Identity: all ones.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BitAnd;
@@ -91,6 +95,21 @@ impl<T: Element> Operator<T> for Sum {
     }
     fn cuda_combine(&self) -> String {
         "wrapping_add(a, b)".into()
+    }
+}
+
+impl<T: Element> Operator<T> for Product {
+    fn name(&self) -> String {
+        "product".into()
+    }
+    fn identity(&self) -> T {
+        T::one()
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        a.mul(b)
+    }
+    fn cuda_combine(&self) -> String {
+        "wrapping_mul(a, b)".into()
     }
 }
 
@@ -297,6 +316,109 @@ pub fn operator_prelude<T: Element, O: Operator<T>>(op: &O, struct_name: &str) -
         identity = op.identity().cuda_literal(),
         expr = op.cuda_combine(),
     )
+}
+
+/// The CUDA type a kernel combines `T` in when `T` is narrow: `i32` for
+/// `i8`/`i16` (sign-extended), `u32` for `u8`/`u16` (zero-extended), `f32`
+/// for `f16`/`bf16`; `None` for the 4- and 8-byte types, which are combined
+/// as themselves. The kernels widen an item once when they load it and
+/// narrow a result once when they store it (`widen`/`narrow` in
+/// `common.cuh`): for integers the low bits of a wrapping sum or product,
+/// and max, min and the bit operators of extended values, are exactly the
+/// narrow type's own results; 16-bit floats are combined in f32 and
+/// rounded once.
+///
+/// ```
+/// use gpu_core::op::register_type;
+/// assert_eq!(register_type::<u8>(), Some("u32"));
+/// assert_eq!(register_type::<gpu_core::f16>(), Some("f32"));
+/// assert_eq!(register_type::<i64>(), None);
+/// ```
+pub fn register_type<T: Element>() -> Option<&'static str> {
+    if T::BYTES >= 4 {
+        None
+    } else if T::IS_FLOAT {
+        Some("f32")
+    } else if T::IS_SIGNED {
+        Some("i32")
+    } else {
+        Some("u32")
+    }
+}
+
+/// Whether `O` is a built-in operator ([`Sum`], [`Product`], [`Max`],
+/// [`Min`], [`BitAnd`], [`BitOr`], [`BitXor`]): its CUDA expression is the
+/// same text for every type, so it applies to a narrow type's register
+/// type, and it is commutative.
+///
+/// ```
+/// use gpu_core::op::is_builtin;
+/// use gpu_core::{CustomOp, Sum};
+/// assert!(is_builtin::<Sum>());
+/// assert!(!is_builtin::<CustomOp<i32>>());
+/// ```
+pub fn is_builtin<O: 'static>() -> bool {
+    let operator = TypeId::of::<O>();
+    [
+        TypeId::of::<Sum>(),
+        TypeId::of::<Product>(),
+        TypeId::of::<Max>(),
+        TypeId::of::<Min>(),
+        TypeId::of::<BitAnd>(),
+        TypeId::of::<BitOr>(),
+        TypeId::of::<BitXor>(),
+    ]
+    .contains(&operator)
+}
+
+/// Refuses a custom operator on a narrow `T` (its CUDA is written for `T`,
+/// and the kernels combine narrow types in [`register_type`]) with a typed
+/// [`Error::Unsupported`] naming `what` (the primitive).
+///
+/// ```
+/// use gpu_core::op::check_register_operator;
+/// use gpu_core::{CustomOp, Sum};
+/// assert!(check_register_operator::<u8, _>("reduce", &Sum).is_ok());
+/// let op = CustomOp::<u8>::new("add", "(a + b)", 0, |a, b| a.wrapping_add(b)).unwrap();
+/// assert!(check_register_operator::<u8, _>("reduce", &op).is_err());
+/// ```
+pub fn check_register_operator<T: Element, O: Operator<T>>(what: &str, op: &O) -> Result<()> {
+    if register_type::<T>().is_some() && !is_builtin::<O>() {
+        return Err(Error::Unsupported(format!(
+            "{what} of {} with the operator {}: {}-byte elements are combined in a 4-byte \
+             register type, which the built-in operators (sum, product, max, min, and, or, xor) \
+             support; a custom operator needs a 4- or 8-byte element type",
+            T::SUFFIX,
+            op.name(),
+            T::BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// [`operator_prelude`] on the type the kernels combine `T` in: `T` itself
+/// for the 4- and 8-byte types; for the narrow ones the built-in operator's
+/// expression on [`register_type`], with `T`'s identity widened (an
+/// identity on every widened value). Check the operator first with
+/// [`check_register_operator`].
+///
+/// ```
+/// use gpu_core::op::register_operator_prelude;
+/// use gpu_core::Max;
+/// let p = register_operator_prelude::<i8, _>(&Max, "op_t");
+/// assert!(p.contains("typedef i32 value_type"));
+/// ```
+pub fn register_operator_prelude<T: Element, O: Operator<T>>(op: &O, struct_name: &str) -> String {
+    match register_type::<T>() {
+        None => operator_prelude::<T, O>(op, struct_name),
+        Some(acc) => format!(
+            "struct {struct_name} {{\n    typedef {acc} value_type;\n    \
+             static __device__ __forceinline__ {acc} identity() {{ return widen<{acc}>({identity}); }}\n    \
+             static __device__ __forceinline__ {acc} combine({acc} a, {acc} b) {{ return ({expr}); }}\n}};\n",
+            identity = op.identity().cuda_literal(),
+            expr = op.cuda_combine(),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -102,6 +102,44 @@ pub fn check_state_alignment(address: u64, encoding: StatusEncoding) -> Result<(
     Ok(())
 }
 
+/// The layout key of [`with_ticket_state`]'s words: no tile state has it
+/// (their first entry is an element width), so untagged partials never
+/// share a buffer with status words.
+const TICKET_LAYOUT: [u64; 3] = [0, u64::MAX, 0];
+
+/// Calls `enqueue` with a *ticket state*: the two tile counters of
+/// [`STATE_HEADER_WORDS`] (used as in `tile_status.cuh`: the call's counter
+/// `epoch & 1` is zero when its grid starts, and block 0 zeroes the other
+/// for the next call) followed by `payload_words` words that the kernel
+/// writes before it reads them (per-block partials of a "last block
+/// finishes" reduction). From the handle's scratch arena, reused from call
+/// to call with no memset, like [`with_tile_state`].
+///
+/// ```no_run
+/// use gpu_core::single_pass::{with_ticket_state, STATE_HEADER_WORDS};
+/// use gpu_core::Gpu;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// with_ticket_state(&gpu, 1024, |state| {
+///     assert_eq!(state.words.len() as u64, STATE_HEADER_WORDS + 1024);
+///     Ok(()) // launch a kernel that takes (state.words, state.epoch) here
+/// })?;
+/// # Ok(()) }
+/// ```
+pub fn with_ticket_state<R>(
+    gpu: &Gpu,
+    payload_words: u64,
+    enqueue: impl FnOnce(TileState<'_>) -> Result<R>,
+) -> Result<R> {
+    let words = STATE_HEADER_WORDS
+        .checked_add(payload_words)
+        .and_then(|w| usize::try_from(w).ok())
+        .ok_or_else(|| Error::invalid("payload_words", "too many words of ticket state"))?;
+    gpu.with_epoch_scratch(TICKET_LAYOUT, words, |words, epoch| {
+        enqueue(TileState { words, epoch })
+    })
+}
+
 /// What fixes where a tile state's status words sit: two calls of the same
 /// layout share a buffer, and a status word of one is only ever read as a
 /// status word by the other (a stale one, of an older epoch, reads as not

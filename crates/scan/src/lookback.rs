@@ -60,12 +60,10 @@
 //! one per element size. A caller passes one with `ScanOptions::with_policy`
 //! (all of them through `crate::policy`).
 
-use std::any::TypeId;
-
 use gpu_core::launch::grid_1d;
 use gpu_core::{
-    BitAnd, BitOr, BitXor, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, Max,
-    Min, ModuleSource, Operator, Result, Sum,
+    DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, ModuleSource, Operator,
+    Result,
 };
 
 use crate::kind::ScanKind;
@@ -355,69 +353,18 @@ pub(crate) fn accumulator_bytes(element_bytes: usize) -> usize {
     element_bytes.max(4)
 }
 
-/// The CUDA type a narrow `T` scans in: `i32` for `i8`/`i16` (sign-extended),
-/// `u32` for `u8`/`u16` (zero-extended), `f32` for `f16`/`bf16`. `None`
-/// for the 4- and 8-byte types, which scan in themselves.
-fn narrow_accumulator<T: Element>() -> Option<&'static str> {
-    if T::BYTES >= 4 {
-        None
-    } else if T::IS_FLOAT {
-        Some("f32")
-    } else if T::IS_SIGNED {
-        Some("i32")
-    } else {
-        Some("u32")
-    }
-}
-
-/// Whether `O` is a built-in operator, whose CUDA expression
-/// (`wrapping_add(a, b)`, `max_of(a, b)`, `(a & b)`, ...) is the same text
-/// for every type and so applies to a narrow type's accumulator.
-fn is_builtin<O: 'static>() -> bool {
-    let operator = TypeId::of::<O>();
-    [
-        TypeId::of::<Sum>(),
-        TypeId::of::<Max>(),
-        TypeId::of::<Min>(),
-        TypeId::of::<BitAnd>(),
-        TypeId::of::<BitOr>(),
-        TypeId::of::<BitXor>(),
-    ]
-    .contains(&operator)
-}
-
 /// Whether the look-back scan takes `T` with `op`: every type with a
 /// built-in operator; custom operators (CUDA written for `T`) on the 4- and
 /// 8-byte types only. A typed [`Error::Unsupported`] otherwise.
 pub(crate) fn check_element<T: Element, O: Operator<T>>(op: &O) -> Result<()> {
-    if narrow_accumulator::<T>().is_some() && !is_builtin::<O>() {
-        return Err(Error::Unsupported(format!(
-            "scan of {} with the operator {}: {}-byte elements scan in a 4-byte accumulator, \
-             which the built-in operators (sum, max, min, and, or, xor) support; a custom \
-             operator needs a 4- or 8-byte element type",
-            T::SUFFIX,
-            op.name(),
-            T::BYTES
-        )));
-    }
-    Ok(())
+    gpu_core::op::check_register_operator::<T, O>("scan", op)
 }
 
 /// The operator functor `op_t` of the look-back module: `op` on `T` for
 /// the 4- and 8-byte types; for the narrow ones `op` on the accumulator
-/// (lookback.cu widens each item when loaded and narrows it when stored),
-/// with `T`'s identity widened (an identity on every widened value).
+/// (lookback.cu widens each item when loaded and narrows it when stored).
 fn scan_operator<T: Element, O: Operator<T>>(op: &O) -> String {
-    match narrow_accumulator::<T>() {
-        None => gpu_core::operator_prelude::<T, O>(op, "op_t"),
-        Some(acc) => format!(
-            "struct op_t {{\n    typedef {acc} value_type;\n    \
-             static __device__ __forceinline__ {acc} identity() {{ return scan_widen<{acc}>({identity}); }}\n    \
-             static __device__ __forceinline__ {acc} combine({acc} a, {acc} b) {{ return ({expr}); }}\n}};\n",
-            identity = op.identity().cuda_literal(),
-            expr = op.cuda_combine(),
-        ),
-    }
+    gpu_core::op::register_operator_prelude::<T, O>(op, "op_t")
 }
 
 /// Bytes the look-back scan moves for `n` elements of `element_bytes`

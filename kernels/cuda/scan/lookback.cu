@@ -66,33 +66,6 @@
 //     are extended values; the bit operators act bit by bit);
 //   f16, bf16 → f32: every combine in f32, each output rounded once to
 //     nearest even (PyTorch's rule for 16-bit cumulative sums).
-template <typename A, typename T>
-__device__ __forceinline__ A scan_widen(T v) {
-    return (A)v;
-}
-template <>
-__device__ __forceinline__ f32 scan_widen<f32, f16>(f16 v) {
-    return f16_to_f32(v);
-}
-template <>
-__device__ __forceinline__ f32 scan_widen<f32, bf16>(bf16 v) {
-    return bf16_to_f32(v);
-}
-// Integers: the low bits (two's complement truncation, which is what CUDA
-// does for a narrowing integer conversion).
-template <typename T, typename A>
-__device__ __forceinline__ T scan_narrow(A v) {
-    return (T)v;
-}
-template <>
-__device__ __forceinline__ f16 scan_narrow<f16, f32>(f32 v) {
-    return f32_to_f16(v);
-}
-template <>
-__device__ __forceinline__ bf16 scan_narrow<bf16, f32>(f32 v) {
-    return f32_to_bf16(v);
-}
-
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
@@ -113,7 +86,7 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
 
     if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
-    const A initial_acc = scan_widen<A>(initial);
+    const A initial_acc = widen<A>(initial);
     const u64 tile = tile_slot;
     const u64 tile_base = tile * (u64)TILE;
     const u64 remaining = n - tile_base;
@@ -121,10 +94,10 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
 
     T loaded[ITEMS];
     block_load_blocked<T, BLOCK_THREADS, ITEMS>(in + tile_base, valid, vector_ok != 0u, exchange,
-                                                loaded, scan_narrow<T>(Op::identity()));
+                                                loaded, narrow<T>(Op::identity()));
     A items[ITEMS];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) items[j] = scan_widen<A>(loaded[j]);
+    for (int j = 0; j < ITEMS; ++j) items[j] = widen<A>(loaded[j]);
     const A thread_total = thread_reduce<A, Op, ITEMS>(items);
     A aggregate;
     const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
@@ -156,7 +129,7 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
     T stored[ITEMS];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) stored[j] = scan_narrow<T>(items[j]);
+    for (int j = 0; j < ITEMS; ++j) stored[j] = narrow<T>(items[j]);
     block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, vector_ok != 0u, exchange,
                                                  stored);
 }
@@ -241,7 +214,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     constexpr int GROUPS = ITEMS / VEC;
     typedef typename Op::value_type A;
     typedef typename TileStatusFor<A, STATUS8>::type Status;
-    const A initial_acc = scan_widen<A>(initial);
+    const A initial_acc = widen<A>(initial);
 
     const u64 tile_base = tile * (u64)TILE;
     const u64 remaining = n - tile_base;
@@ -263,14 +236,14 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 #pragma unroll
         for (int k = 0; k < GROUPS; ++k)
 #pragma unroll
-            for (int c = 0; c < VEC; ++c) items[k * VEC + c] = scan_widen<A>(loaded[k].items[c]);
+            for (int c = 0; c < VEC; ++c) items[k * VEC + c] = widen<A>(loaded[k].items[c]);
     } else {
 #pragma unroll
         for (int k = 0; k < GROUPS; ++k)
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
                 const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
-                items[k * VEC + c] = e < valid ? scan_widen<A>(in[tile_base + e]) : Op::identity();
+                items[k * VEC + c] = e < valid ? widen<A>(in[tile_base + e]) : Op::identity();
             }
     }
 
@@ -367,7 +340,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
         for (int k = 0; k < GROUPS; ++k) {
             Vec16<T> v;
 #pragma unroll
-            for (int c = 0; c < VEC; ++c) v.items[c] = scan_narrow<T>(items[k * VEC + c]);
+            for (int c = 0; c < VEC; ++c) v.items[c] = narrow<T>(items[k * VEC + c]);
             store_vector<STREAM>(target + k * 32 + lane, v.raw);
         }
     } else {
@@ -376,7 +349,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
                 const u32 e = warp_base + (u32)(k * 32 + lane) * (u32)VEC + (u32)c;
-                if (e < valid) out[tile_base + e] = scan_narrow<T>(items[k * VEC + c]);
+                if (e < valid) out[tile_base + e] = narrow<T>(items[k * VEC + c]);
             }
     }
 }

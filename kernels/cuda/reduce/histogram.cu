@@ -1,0 +1,1 @@
+// reduce/histogram.cu — histogram kernels (crate `reduce`, module `histogram`).

@@ -1,0 +1,1 @@
+// reduce/reduce.cuh

@@ -1,0 +1,1 @@
+// reduce/single_pass.cu

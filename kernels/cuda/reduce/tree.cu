@@ -1,0 +1,1 @@
+// reduce/tree.cu
