@@ -8,6 +8,7 @@ own harness (parprims_testkit::bench), and writes the parprims results CSV forma
 
     python3 bench/peers.py                       # everything, defaults below
     python3 bench/peers.py --only scan,compact --sizes 2^28,123123123 --reps 20
+    python3 bench/peers.py --only reduce,histogram
     python3 bench/peers.py --out $OUT/peers.csv
     python3 bench/peers.py --self-test           # CSV/bytes/parsing checks, no torch needed
     python3 bench/peers.py latency --sizes 1024,65536,1048576 --csv $OUT/latency-peers.csv
@@ -72,6 +73,48 @@ matvec     "torch.mv(cuBLAS)"  torch.mv(A, x, out=y), A f32 R x C row-major:
            torch.mv(A.t(), x, out=y) (cuBLAS gemv with the transpose flag, no
            copy): same algorithm name, shape "RxC/T". TF32 off. Bytes
            4*R*C + 4*(R + C) for both.
+reduce     "torch.sum"  torch.sum(x): the whole tensor to a 0-d tensor, which
+           torch allocates in the call. On int32 input torch returns int64
+           (and accumulates in int64): that is the peer as a user calls it.
+           "torch.sum(dtype=x.dtype)"  torch.sum(x, dtype=x.dtype) on integer
+           input: the sum in the input's own type (wrapping), as parprims
+           returns it; not timed for f32 (the same call as torch.sum).
+           "cupy.sum(cub)"  cupy.sum(xc, dtype=xc.dtype) with CuPy's CUB
+           routine accelerator on: CUB's DeviceReduce::Sum. dtype is passed
+           on purpose: without it CuPy promotes int32 to int64 and does not
+           take the CUB path (the CuPy sources we read, v13, only hand an
+           un-promoted sum to CUB); a printed note says when CUB cannot take
+           the type. Optional, as for scan.
+           "torch.argmax"  torch.argmax(x) on f32 x uniform in [-1, 1)
+           (many ties at 2^28: torch.rand draws multiples of 2^-24; the
+           check wants the first index of the maximum, as torch documents).
+           sum types i32 f32 (i64 too when --types names it), argmax f32;
+           inputs: i32 uniform in [-1000, 1000), f32 whole numbers in
+           [-8, 8] (every partial sum exact in any order; the check still
+           allows eps * ceil(log2 n) * sum|x|, a pairwise-summation bound);
+           bytes n*size (the input read once; the one-element output is not
+           counted); shape "268435456". Default sizes 2^16, 2^20, 2^24, 2^28.
+histogram  256 even bins [0, 256), values uniform in [0, 256), shape
+           "N/bins256"; all values equal to one random v in [0, 256), shape
+           "N/bins256-onebin"; 65 536 bins, values uniform in [0, 65536),
+           shape "N/bins65536". Bytes: the input read once (4n for i32 and
+           f32, n for u8; the counts are not counted).
+           "torch.bincount"  torch.bincount(x, minlength=bins) on i32 (and on
+           u8 for 256 bins): int64 counts allocated in the call. torch reads
+           the input for its minimum and maximum first (the output length
+           depends on them) and synchronises with the host: its cost.
+           "torch.histc"  torch.histc(xf, bins, 0, bins) on f32 input: xf is
+           the i32 values converted to float32 outside the timed region
+           (type f32 in the CSV): histc's own throughput. CUDA histc does not
+           take integer tensors.
+           "torch.histc(x.float())"  torch.histc(x.float(), bins, 0, bins) on
+           the i32 input, the conversion inside the timed region (type i32):
+           what a user with i32 data pays (4n read + 4n written + 4n read
+           again, 4n declared). Both histc rows are written; histc counts in
+           float32 and is not run on the one-bin input (2^28 counts in one
+           float32 bin are past 2^24, where adding 1 is lost).
+           Checked exactly against a scatter_add of ones in int64 (an
+           independent route), and the counts must add up to n.
 conv       "F.conv2d(cuDNN)"  torch.nn.functional.conv2d on a (1,1,H,W) f32
            input with a (1,1,K,K) filter, padding 0 ("valid", cross-
            correlation), cudnn.benchmark = True, cudnn.allow_tf32 = False: a
@@ -103,7 +146,9 @@ before each phase, the median of --reps (default 200):
 * host_us: time.perf_counter() before the call to after the stream's
   synchronize() returns: call to result ready, Python included.
 
-Rows (primitive, the call): "torch.cumsum" torch.cumsum(x, 0,
+Rows (primitive, the call): "torch.sum" torch.sum(x) on int32 (an int64
+0-d output allocated in the call); "cupy.sum(cub)" cupy.sum(x,
+dtype=x.dtype) on int32 with CUB on; "torch.cumsum" torch.cumsum(x, 0,
 dtype=torch.int32, out=y) on int32; "torch.masked_select"
 torch.masked_select(x, mask), int32 x, a bool mask from random byte flags
 (about half kept), the output allocated by torch in the call, which
@@ -145,10 +190,20 @@ CSV_HEADER = (
     "fraction_of_ceiling,device,date"
 )
 
-PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv")
+PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv", "reduce", "histogram")
 SCAN_TYPES = ("i32", "f32", "i64", "u64")
+# Sums the reduce section times: i32 and f32 by default, i64 when --types names it.
+REDUCE_TYPES = ("i32", "f32", "i64")
+REDUCE_DEFAULT_TYPES = ["i32", "f32"]
+# Element counts: scan, compact and histogram at the headline size; the
+# reduce section from L2-resident to the headline (small sums are launch-bound).
+DEFAULT_SIZES = [1 << 28]
+REDUCE_SIZES = [1 << 16, 1 << 20, 1 << 24, 1 << 28]
+# Histogram cases: (element type, bins, all in one bin).
+HISTOGRAM_CASES = (("i32", 256, False), ("f32", 256, False), ("u8", 256, False),
+                   ("i32", 256, True), ("i32", 65536, False), ("f32", 65536, False))
 # Element sizes in bytes, by parprims type name.
-ELEMENT_BYTES = {"i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+ELEMENT_BYTES = {"u8": 1, "i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
 
 
 def csv_field(text: str) -> str:
@@ -335,11 +390,34 @@ def conv_bytes(height: int, width: int, k: int, element_bytes: int = 4) -> int:
     return element_bytes * (height * width + conv_outputs(height, width, k))
 
 
+def reduce_bytes(n: int, element_bytes: int) -> int:
+    """Reduction (sum, argmax) to one value: read n elements once; the
+    one-element result is not counted."""
+    return n * element_bytes
+
+
+def histogram_bytes(n: int, element_bytes: int) -> int:
+    """Histogram: read n elements once; the counts (bins * 4 or 8 bytes)
+    are not counted."""
+    return n * element_bytes
+
+
+def sum_tolerance(n: int, abs_sum: float, epsilon: float = 2.0 ** -23) -> float:
+    """Absolute error allowed for a float sum of n terms whose magnitudes
+    add up to abs_sum: eps * ceil(log2 n) * sum|x| (pairwise summation)."""
+    return epsilon * max(1, math.ceil(math.log2(max(n, 2)))) * abs_sum
+
+
 # Shapes as parprims writes them.
 
 
 def shape_1d(n: int) -> str:
     return str(n)
+
+
+def shape_histogram(n: int, bins: int, one_bin: bool = False) -> str:
+    """"268435456/bins256", "268435456/bins256-onebin" (every value equal)."""
+    return f"{n}/bins{bins}" + ("-onebin" if one_bin else "")
 
 
 def shape_matrix(rows: int, cols: int, transposed: bool = False) -> str:
@@ -501,11 +579,28 @@ def self_test() -> int:
     expect(matvec_bytes(16384, 8192) == 4 * 16384 * 8192 + 4 * (16384 + 8192), "matvec bytes")
     expect(conv_outputs(8192, 8192, 3) == 8190 * 8190 and conv_outputs(2, 2, 3) == 0, "conv outputs")
     expect(conv_bytes(8192, 8192, 5) == 4 * (8192 * 8192 + 8188 * 8188), "conv bytes")
+    expect(reduce_bytes(n, 4) == 4 * n and reduce_bytes(n, 8) == 8 * n, "reduce bytes")
+    expect(histogram_bytes(n, 4) == 4 * n and histogram_bytes(n, ELEMENT_BYTES["u8"]) == n,
+           "histogram bytes: 4n for i32/f32, n for u8")
+    # The issue's figures: torch.sum at 0.98 of a 3000 GB/s ceiling is
+    # 2^28 i32 read once in 0.3653 ms (read-only bytes against read+write).
+    sum_record = Record("reduce", "torch.sum", "i32", shape_1d(n), 0.365, gbps(reduce_bytes(n, 4),
+                        0.365), 3000.0, "d", "2026-11-25")
+    expect(abs(sum_record.fraction_of_ceiling() - 0.9806) < 1e-3,
+           f"reduce fraction: {sum_record.fraction_of_ceiling()}")
+    expect(sum_tolerance(1 << 20, 1000.0) == 2.0 ** -23 * 20 * 1000.0
+           and sum_tolerance(1, 5.0) == 2.0 ** -23 * 5.0, "sum tolerance")
 
     expect(shape_1d(n) == "268435456", "1-D shape")
     expect(shape_matrix(16384, 16384) == "16384x16384", "matrix shape")
     expect(shape_matrix(16384, 8192, transposed=True) == "16384x8192/T", "transposed shape")
     expect(shape_conv(8192, 8192, 3) == "8192x8192/k3", "conv shape")
+    expect(shape_histogram(n, 256) == "268435456/bins256"
+           and shape_histogram(n, 256, one_bin=True) == "268435456/bins256-onebin"
+           and shape_histogram(n, 65536) == "268435456/bins65536", "histogram shapes")
+    expect({(t, b, o) for t, b, o in HISTOGRAM_CASES} >= {("i32", 256, False), ("u8", 256, False),
+                                                         ("i32", 256, True), ("i32", 65536, False)},
+           "histogram cases cover the issue's four")
 
     expect(parse_counts("2^28,123123123, 5*2^25") == [n, 123123123, 5 << 25], "parse_counts")
     expect(parse_count("5/8*2^28") == 5 * (1 << 25) and parse_count("2**31+1") == (1 << 31) + 1,
@@ -519,6 +614,10 @@ def self_test() -> int:
     expect(parse_dims("16384x16384,1x5") == [(16384, 16384), (1, 5)], "parse_dims")
     expect(parse_only("conv,scan") == ["scan", "conv"] and parse_only("all") == list(PRIMITIVES),
            "parse_only")
+    expect(parse_only("histogram,reduce") == ["reduce", "histogram"], "parse_only new sections")
+    defaults = parse_args([])
+    expect(defaults.sizes is None and defaults.types is None, "sizes and types per section")
+    expect(parse_args(["--only", "reduce", "--sizes", "2^16"]).sizes == [1 << 16], "--sizes")
     for bad_only in ("sort",):
         try:
             parse_only(bad_only)
@@ -717,6 +816,8 @@ class Context:
         self.cupy_clock = None
         self.cub_scan = None
         self.cub_cumsum_op = None
+        self.cub_reduction = None
+        self.cub_sum_op = None
         self.ceiling_gbps = 0.0
         self.records: list[Record] = []
         self.rows: list[list[str]] = []
@@ -906,7 +1007,8 @@ def poison(torch, tensor) -> None:
 
 
 def torch_dtype(torch, type_name: str):
-    names = {"i32": "int32", "f32": "float32", "i64": "int64", "u64": "uint64"}
+    names = {"u8": "uint8", "i32": "int32", "f32": "float32", "i64": "int64",
+             "u64": "uint64"}
     return getattr(torch, names[type_name], None)
 
 
@@ -1010,7 +1112,7 @@ def run_scan(ctx: Context) -> None:
     print("\n== scan: inclusive sum", flush=True)
     ctx.note("torch.cumsum is called with dtype=x.dtype and out=y: without dtype, int32 input "
              "gives an int64 output (12n bytes moved instead of 8n)")
-    for type_name in ctx.args.types:
+    for type_name in ctx.args.types or SCAN_TYPES:
         if torch_dtype(torch, type_name) is None:
             ctx.note(f"scan {type_name}: this torch has no {type_name} dtype; skipped")
             continue
@@ -1018,7 +1120,7 @@ def run_scan(ctx: Context) -> None:
         if type_name == "u64":
             peers = [p for p in peers if p.algorithm != "torch.cumsum" or torch_u64_cumsum(ctx)]
         small = [scan_workload(ctx, n, type_name) for n in (1, 4097, 1_000_003)]
-        for n in ctx.args.sizes:
+        for n in ctx.args.sizes or DEFAULT_SIZES:
             run_workload(ctx, small, scan_workload(ctx, n, type_name), peers)
 
 
@@ -1104,7 +1206,7 @@ def run_compact(ctx: Context) -> None:
         return Bound(holder.clear, run, lambda: holder[0])
 
     small = [1, 4097, 1_000_003]
-    for n in ctx.args.sizes:
+    for n in ctx.args.sizes or DEFAULT_SIZES:
         run_workload(ctx, [compact_workload(ctx, m, True) for m in small],
                      compact_workload(ctx, n, True),
                      [Peer("torch.masked_select", ctx.torch_clock, bind_masked)])
@@ -1268,6 +1370,243 @@ def run_conv(ctx: Context) -> None:
             run_workload(ctx, small, conv_workload(ctx, height, width, k), peers)
     torch.backends.cudnn.allow_tf32 = True
 
+# --- reduce ---------------------------------------------------------------
+
+
+def scalar(out) -> float:
+    """The value of a 0-d torch tensor or CuPy array (waits for it)."""
+    return out.item()
+
+
+def element_size(out) -> int:
+    """Bytes per element of a torch tensor or a CuPy array."""
+    return out.element_size() if hasattr(out, "element_size") else int(out.itemsize)
+
+
+def reduce_workload(ctx: Context, n: int, type_name: str, argmax: bool = False) -> Workload:
+    """Sum (or argmax) of n elements to one value on the device."""
+    torch = ctx.torch
+    dtype = torch_dtype(torch, type_name)
+    size = ELEMENT_BYTES[type_name]
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        if argmax:
+            x = torch.rand(n, device=ctx.device, generator=generator) * 2 - 1
+        elif type_name == "f32":
+            # Whole numbers in [-8, 8]: every partial sum is exact in any order.
+            x = torch.randint(-8, 9, (n,), dtype=torch.int32, device=ctx.device,
+                              generator=generator).to(torch.float32)
+            if n > 0 and not bool(x.any()):
+                x[0] = 1.0
+        else:
+            x = torch.randint(-1000, 1000, (n,), dtype=dtype, device=ctx.device,
+                              generator=generator)
+            if n > 0 and not bool(x.any()):
+                x[0] = 1
+        return {"x": x}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"] if full else inputs["x"].cpu()
+        if argmax:
+            index = int(scalar(out))
+            top = x.max()
+            first = int(torch.nonzero(x == top)[0, 0].item())
+            if index != first:
+                raise CheckFailed(f"index {index} (value {x[index].item() if 0 <= index < n else '?'}),"
+                                  f" expected {first}, the first index of the maximum {top.item()}")
+            return f"{int((x == top).sum().item())} ties"
+        got = scalar(out)
+        ref = x.to(torch.float64).sum().item()
+        if type_name == "f32":
+            bound = sum_tolerance(n, x.abs().to(torch.float64).sum().item())
+            if not abs(got - ref) <= bound:  # NaN fails too
+                raise CheckFailed(f"sum {got}, expected {ref} (allowed ±{bound:.3g})")
+            return ""
+        ref = int(ref)
+        if element_size(out) == 4:
+            ref = ((ref + (1 << 31)) % (1 << 32)) - (1 << 31)  # an int32 result wraps
+        if int(got) != ref:
+            raise CheckFailed(f"sum {int(got)}, expected {ref}")
+        return ""
+
+    return Workload("reduce", type_name, shape_1d(n), make_inputs, n * size,
+                    lambda inputs: reduce_bytes(n, size), check)
+
+
+def reduce_peers(ctx: Context, type_name: str) -> list[Peer]:
+    torch = ctx.torch
+
+    def bind_torch(inputs: dict) -> Bound:
+        holder = []
+        x = inputs["x"]
+
+        def run():
+            holder[:] = [torch.sum(x)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_torch_same_type(inputs: dict) -> Bound:
+        holder = []
+        x = inputs["x"]
+
+        def run():
+            holder[:] = [torch.sum(x, dtype=x.dtype)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    peers = [Peer("torch.sum", ctx.torch_clock, bind_torch)]
+    if type_name != "f32":
+        peers.append(Peer("torch.sum(dtype=x.dtype)", ctx.torch_clock, bind_torch_same_type))
+    if ctx.cupy is not None and ctx.cub_reduction is not None:
+        cp = ctx.cupy
+
+        def bind_cupy(inputs: dict) -> Bound:
+            xc = ctx.to_cupy(inputs["x"])
+            ctx.torch_clock.synchronize()
+            # The CUB path or nothing: cub_reduction returns None when CUB
+            # cannot take the type, and cupy.sum would then time CuPy's own
+            # reduction kernel under the CUB name.
+            if ctx.cub_reduction(xc, ctx.cub_sum_op, dtype=xc.dtype) is None:
+                raise RuntimeError(f"CuPy's CUB reduction does not take {xc.dtype}")
+            holder = []
+
+            def run():
+                holder[:] = [cp.sum(xc, dtype=xc.dtype)]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+
+        peers.append(Peer("cupy.sum(cub)", ctx.cupy_clock, bind_cupy, optional=True))
+    return peers
+
+
+def run_reduce(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== reduce: sum of the whole input, argmax (first index of the maximum)", flush=True)
+    ctx.note("reduce: torch.sum(x) on int32 returns (and accumulates in) int64; cupy.sum is "
+             "called with dtype=x.dtype so that CuPy hands it to CUB")
+    sizes = ctx.args.sizes or REDUCE_SIZES
+    types = REDUCE_DEFAULT_TYPES if ctx.args.types is None else \
+        [t for t in ctx.args.types if t in REDUCE_TYPES]
+    if ctx.args.types is not None and not types:
+        ctx.note("reduce: none of --types is a sum type (i32, f32, i64); sums skipped")
+    small_sizes = (1, 4097, 1_000_003)
+    for type_name in types:
+        peers = reduce_peers(ctx, type_name)
+        small = [reduce_workload(ctx, m, type_name) for m in small_sizes]
+        for n in sizes:
+            run_workload(ctx, small, reduce_workload(ctx, n, type_name), peers)
+
+    def bind_argmax(inputs: dict) -> Bound:
+        holder = []
+        x = inputs["x"]
+
+        def run():
+            holder[:] = [torch.argmax(x)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    small = [reduce_workload(ctx, m, "f32", argmax=True) for m in small_sizes]
+    for n in sizes:
+        run_workload(ctx, small, reduce_workload(ctx, n, "f32", argmax=True),
+                     [Peer("torch.argmax", ctx.torch_clock, bind_argmax)])
+
+
+# --- histogram ------------------------------------------------------------
+
+
+def reference_counts(torch, x, bins: int):
+    """Counts of the values 0..bins-1 of x in int64 by scatter_add of ones,
+    in chunks (an independent route from bincount and histc)."""
+    counts = torch.zeros(bins, dtype=torch.int64, device=x.device)
+    chunk = 1 << 26
+    for start in range(0, x.numel(), chunk):
+        index = x[start:start + chunk].to(torch.int64)
+        counts.scatter_add_(0, index, torch.ones_like(index))
+    return counts
+
+
+def histogram_workload(ctx: Context, n: int, type_name: str, bins: int,
+                       one_bin: bool) -> Workload:
+    """n values of type_name in [0, bins) (or all one value), bins even bins."""
+    torch = ctx.torch
+    size = ELEMENT_BYTES[type_name]
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        if one_bin:
+            value = int(torch.randint(0, bins, (1,), generator=generator,
+                                      device=ctx.device).item())
+            x = torch.full((n,), value, dtype=torch.int32, device=ctx.device)
+        else:
+            x = torch.randint(0, bins, (n,), dtype=torch.int32, device=ctx.device,
+                              generator=generator)
+        if type_name != "i32":
+            x = x.to(torch_dtype(torch, type_name))
+        return {"x": x}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"] if full else inputs["x"].cpu()
+        if not full:
+            out = out.cpu()
+        if tuple(out.shape) != (bins,):
+            raise CheckFailed(f"{tuple(out.shape)} counts, expected ({bins},)")
+        if out.is_floating_point():
+            if not bool((out == out.round()).all()):
+                raise CheckFailed("float counts that are not whole numbers")
+        counts = out.to(torch.int64)
+        if int(counts.sum().item()) != n:
+            raise CheckFailed(f"counts add up to {int(counts.sum().item())}, expected {n}")
+        return expect_equal(torch, counts, reference_counts(torch, x, bins))
+
+    return Workload("histogram", type_name, shape_histogram(n, bins, one_bin), make_inputs,
+                    n * size, lambda inputs: histogram_bytes(n, size), check)
+
+
+def run_histogram(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== histogram: even bins over [0, bins), counts of every bin", flush=True)
+    ctx.note("histogram: torch.histc runs on float32 input (CUDA histc takes no integer "
+             "tensors): \"torch.histc\" (type f32) on input converted before timing, "
+             "\"torch.histc(x.float())\" (type i32) with the conversion timed; "
+             "torch.bincount reads min and max first and synchronises with the host")
+
+    def bind_bincount(bins: int):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+            x = inputs["x"]
+
+            def run():
+                holder[:] = [torch.bincount(x, minlength=bins)]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+        return bind
+
+    def bind_histc(bins: int, convert: bool):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+            x = inputs["x"]
+
+            def run():
+                holder[:] = [torch.histc(x.float() if convert else x, bins, 0, bins)]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+        return bind
+
+    sizes = ctx.args.sizes or DEFAULT_SIZES
+    for type_name, bins, one_bin in HISTOGRAM_CASES:
+        peers = []
+        if type_name in ("i32", "u8"):
+            peers.append(Peer("torch.bincount", ctx.torch_clock, bind_bincount(bins)))
+        if type_name == "i32" and not one_bin:
+            peers.append(Peer("torch.histc(x.float())", ctx.torch_clock, bind_histc(bins, True)))
+        if type_name == "f32" and not one_bin:
+            peers.append(Peer("torch.histc", ctx.torch_clock, bind_histc(bins, False)))
+        small = [histogram_workload(ctx, m, type_name, bins, one_bin)
+                 for m in (1, 4097, 1_000_003)]
+        for n in sizes:
+            run_workload(ctx, small, histogram_workload(ctx, n, type_name, bins, one_bin), peers)
+
 
 # --- latency --------------------------------------------------------------
 
@@ -1351,7 +1690,20 @@ def torch_latency_cases(ctx: Context, n: int) -> list[LatencyCase]:
         return LatencyCase("torch.Tensor.copy_", n, ctx.torch_clock, sync, bound,
                            lambda: expect_equal(torch, y, x))
 
-    return [copy(), cumsum(), select(True), select(False)]
+    def total() -> LatencyCase:
+        workload = reduce_workload(ctx, n, "i32")
+        inputs = workload.make_inputs()
+        x = inputs["x"]
+        holder = []
+
+        def run() -> None:
+            holder[:] = [torch.sum(x)]
+
+        bound = Bound(holder.clear, run, lambda: holder[0])
+        return LatencyCase("torch.sum", n, ctx.torch_clock, sync, bound,
+                           lambda: workload.check(inputs, holder[0], 0.0, True))
+
+    return [copy(), total(), cumsum(), select(True), select(False)]
 
 
 def cupy_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
@@ -1368,6 +1720,27 @@ def cupy_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
     bound = Bound(lambda: yc.fill(POISON_4),
                   lambda: cupy.cumsum(xc, dtype=xc.dtype, out=yc), lambda: yc)
     return LatencyCase("cupy.cumsum(cub)", n, clock, cupy.cuda.get_current_stream().synchronize,
+                       bound, check, optional=True)
+
+
+def cupy_sum_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
+    """cupy.sum(x, dtype=x.dtype) on n int32 with CUB on (a 0-d result
+    allocated in the call), on CuPy's current stream."""
+    xc = cupy.random.RandomState(seed).randint(-1000, 1000, size=n, dtype=cupy.int32)
+    expected = int(xc.astype(cupy.int64).sum().item())
+    expected = ((expected + (1 << 31)) % (1 << 32)) - (1 << 31)
+    holder = []
+
+    def run() -> None:
+        holder[:] = [cupy.sum(xc, dtype=xc.dtype)]
+
+    def check() -> str:
+        if int(holder[0].item()) != expected:
+            raise CheckFailed(f"sum {int(holder[0].item())}, expected {expected}")
+        return ""
+
+    bound = Bound(holder.clear, run, lambda: holder[0])
+    return LatencyCase("cupy.sum(cub)", n, clock, cupy.cuda.get_current_stream().synchronize,
                        bound, check, optional=True)
 
 
@@ -1451,6 +1824,8 @@ def latency_main(argv: list[str]) -> int:
         if cupy is not None:
             builders.append(("cupy.cumsum(cub)", lambda n=n: [
                 cupy_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
+            builders.append(("cupy.sum(cub)", lambda n=n: [
+                cupy_sum_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
         for label, build in builders:
             try:
                 cases = build()
@@ -1537,6 +1912,8 @@ def load_cupy(ctx: Context) -> None:
     ctx.cupy_clock = CupyClock(cupy)
     ctx.cub_scan = getattr(cub, "cub_scan", None)
     ctx.cub_cumsum_op = getattr(cub, "CUPY_CUB_CUMSUM", 5)
+    ctx.cub_reduction = getattr(cub, "cub_reduction", None)
+    ctx.cub_sum_op = getattr(cub, "CUPY_CUB_SUM", 0)
     if ctx.cub_scan is None:
         ctx.note("cupy.cuda.cub.cub_scan not found in this CuPy; CuPy scan peers skipped")
     print(f"cupy {cupy.__version__} (CUDA_ACCELERATORS={os.environ.get('CUPY_ACCELERATORS')}, "
@@ -1561,10 +1938,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--only", type=typed(parse_only), default=list(PRIMITIVES),
                         help="comma list of " + ",".join(PRIMITIVES) + " (default all)")
-    parser.add_argument("--sizes", type=typed(parse_counts), default=[1 << 28],
-                        help="element counts for scan and compact (default 2^28)")
-    parser.add_argument("--types", type=typed(parse_types), default=list(SCAN_TYPES),
-                        help="scan element types (default i32,f32,i64,u64)")
+    parser.add_argument("--sizes", type=typed(parse_counts), default=None,
+                        help="element counts for scan, compact, reduce and histogram "
+                             "(default 2^28; reduce 2^16,2^20,2^24,2^28)")
+    parser.add_argument("--types", type=typed(parse_types), default=None,
+                        help="scan element types (default i32,f32,i64,u64); for reduce "
+                             "the sums of those among i32,f32,i64 (default i32,f32)")
     parser.add_argument("--dims", type=typed(parse_dims), default=[(16384, 16384)],
                         help="ROWSxCOLS for transpose and matvec (default 16384x16384)")
     parser.add_argument("--conv-dims", type=typed(parse_dims), default=[(8192, 8192)],
@@ -1612,11 +1991,12 @@ def main(argv: Optional[list[str]] = None) -> int:
           f"cuDNN {torch.backends.cudnn.version()}; date {ctx.date}", flush=True)
     print(f"method: {args.warmup} warm-up + {args.reps} timed runs, CUDA events, median; "
           f"inputs: seed {ctx.seed} (replay with --seed {ctx.seed})", flush=True)
-    if "scan" in args.only:
+    if "scan" in args.only or "reduce" in args.only:
         load_cupy(ctx)
     measure_ceiling(ctx)
     sections = {"scan": run_scan, "compact": run_compact, "transpose": run_transpose,
-                "matvec": run_matvec, "conv": run_conv}
+                "matvec": run_matvec, "conv": run_conv, "reduce": run_reduce,
+                "histogram": run_histogram}
     for name in args.only:
         sections[name](ctx)
 
