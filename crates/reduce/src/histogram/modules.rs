@@ -1,0 +1,121 @@
+//! The histogram's kernel modules: one per input type, holding every mode ×
+//! count type × bin specification (12 entries), so the catalogue stays at
+//! one module per type. Kernel: `kernels/cuda/reduce/histogram.cu`.
+
+use gpu_core::{DeviceType, ModuleSource};
+
+use super::bins::HistogramInput;
+use super::dispatch::Mode;
+
+/// The bin specification an entry is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpecKind {
+    /// `even(bins, lower, upper)`.
+    Even,
+    /// `ranges(boundaries)`.
+    Ranges,
+}
+
+impl SpecKind {
+    fn name(self) -> &'static str {
+        match self {
+            SpecKind::Even => "even",
+            SpecKind::Ranges => "ranges",
+        }
+    }
+}
+
+/// The modes compiled for `T`: 1-byte inputs count their values (VALUES),
+/// wider ones use 16-bit packed counts past the u32 tier (PACKED16).
+pub(crate) fn modes<T: HistogramInput>() -> [Mode; 3] {
+    if T::BYTES == 1 {
+        [Mode::Global, Mode::Shared, Mode::Values]
+    } else {
+        [Mode::Global, Mode::Shared, Mode::Packed16]
+    }
+}
+
+/// `histogram_{mode}_{even|ranges}_{count}_{type}`.
+pub(crate) fn entry<T: DeviceType, C: DeviceType>(mode: Mode, spec: SpecKind) -> String {
+    format!(
+        "histogram_{}_{}_{}_{}",
+        mode.name(),
+        spec.name(),
+        C::SUFFIX,
+        T::SUFFIX
+    )
+}
+
+/// The store key of `T`'s module (equal keys, equal sources).
+pub(crate) fn module_key<T: DeviceType>() -> String {
+    format!("reduce/histogram/{}", T::SUFFIX)
+}
+
+/// 16-byte vectors each thread has in flight per chunk: four, but two for
+/// 2-byte items in PACKED16 (a 1024-thread chunk must stay below 32 768
+/// items between the barriers that bound a 16-bit count's growth).
+pub(crate) fn unroll(mode: Mode, element_bytes: usize) -> u32 {
+    if mode == Mode::Packed16 && element_bytes == 2 {
+        2
+    } else {
+        4
+    }
+}
+
+/// The module of every histogram entry for input type `T`.
+pub(crate) fn module<T: HistogramInput>() -> ModuleSource {
+    let mut module =
+        ModuleSource::new(format!("histogram_{}", T::SUFFIX)).source(parprims_kernels::HISTOGRAM);
+    for mode in modes::<T>() {
+        module = add_entries::<T, u32>(module, mode);
+        module = add_entries::<T, u64>(module, mode);
+    }
+    module
+}
+
+fn add_entries<T: HistogramInput, C: DeviceType>(module: ModuleSource, mode: Mode) -> ModuleSource {
+    let (t, c) = (T::CUDA_TYPE, C::CUDA_TYPE);
+    let block = mode.block_threads();
+    let agent = format!(
+        "{}, {}, {}",
+        mode.cuda_mode(),
+        block,
+        unroll(mode, T::BYTES)
+    );
+    let common = format!(
+        "const {t}* in, u64 n, u64 head, {c}* counts, u32 bins, u32 stored_bins, u32 copies"
+    );
+    module
+        .entry(
+            entry::<T, C>(mode, SpecKind::Even),
+            &format!("{common}, {t} lower, {t} upper, u64 range, u64 magic, {t} scale"),
+            &format!(
+                "histogram_agent<{t}, {c}, even_binner<{t}>, {agent}>(in, n, head, counts, \
+                 even_binner<{t}>(bins, lower, upper, range, magic, scale), bins, stored_bins, copies, nullptr, 0u)"
+            ),
+            Some(block),
+        )
+        .entry(
+            entry::<T, C>(mode, SpecKind::Ranges),
+            &format!("{common}, const {t}* boundaries, u32 stage"),
+            &format!(
+                "histogram_agent<{t}, {c}, range_binner<{t}>, {agent}>(in, n, head, counts, \
+                 range_binner<{t}>{{boundaries, bins}}, bins, stored_bins, copies, boundaries, stage)"
+            ),
+            Some(block),
+        )
+}
+
+/// Every histogram module: one per input type.
+pub(crate) fn catalog() -> Vec<ModuleSource> {
+    vec![
+        module::<u8>(),
+        module::<i8>(),
+        module::<u16>(),
+        module::<i16>(),
+        module::<u32>(),
+        module::<i32>(),
+        module::<f32>(),
+        module::<f64>(),
+    ]
+}
