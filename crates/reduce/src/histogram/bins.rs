@@ -159,7 +159,10 @@ impl<T: HistogramInput> EvenBins<T> {
     /// ```
     pub fn new(bins: usize, lower: T, upper: T) -> Result<Self> {
         validate_bins(bins)?;
-        if !(lower < upper) {
+        // Written as a negation so that NaN bounds are refused too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let unordered = !(lower < upper);
+        if unordered {
             return Err(Error::invalid(
                 "lower",
                 format!("lower = {lower} must be below upper = {upper} (and neither NaN)"),
@@ -171,10 +174,11 @@ impl<T: HistogramInput> EvenBins<T> {
             // Finite bounds; the scale, computed in T, finite and positive
             // (an overflowing `upper − lower` makes it 0, a subnormal one ∞).
             let scale = scale.to_f64();
-            if !lower.to_f64().is_finite()
-                || !upper.to_f64().is_finite()
-                || !(scale > 0.0 && scale.is_finite())
-            {
+            let usable = lower.to_f64().is_finite()
+                && upper.to_f64().is_finite()
+                && scale > 0.0
+                && scale.is_finite();
+            if !usable {
                 return Err(Error::invalid(
                     "upper",
                     format!(
@@ -233,7 +237,10 @@ impl<T: HistogramInput> EvenBins<T> {
 /// ```
 pub fn validate_boundaries<T: HistogramInput>(boundaries: &[T]) -> Result<()> {
     validate_bins(boundaries.len().saturating_sub(1))?;
-    if let Some(k) = boundaries.windows(2).position(|w| !(w[0] < w[1])) {
+    // Negated so that NaN (incomparable) boundaries are refused too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    let unsorted = boundaries.windows(2).position(|w| !(w[0] < w[1]));
+    if let Some(k) = unsorted {
         return Err(Error::invalid(
             "boundaries",
             format!(
