@@ -115,8 +115,8 @@ fn speedup_target(
 const N28: &str = "268435456";
 const T16K: &str = "16384x16384";
 
-/// Every target of issues 3, 4 and 5 that `records` (ours and peers') can
-/// answer.
+/// Every target of issues 3, 4, 5 and 20 that `records` (ours and peers')
+/// can answer.
 pub fn evaluate(records: &[Record]) -> Vec<Target> {
     let mut out: Vec<Option<Target>> = Vec::new();
     // Issue 3: scan.
@@ -264,7 +264,55 @@ pub fn evaluate(records: &[Record]) -> Vec<Target> {
         ("8192x8192/k3", "8192x8192/k3"),
         20.0,
     ));
+    out.extend(reduce_targets(records));
     out.into_iter().flatten().collect()
+}
+
+/// The lab's name of the histogram default (`HistogramAlgorithm::Auto`).
+pub const HISTOGRAM_DEFAULT: &str = "auto";
+
+/// Issue 20: reduce and histogram. Fractions count the input read once
+/// (4n for i32 and f32, n for u8), as both the lab and the peers declare.
+fn reduce_targets(records: &[Record]) -> Vec<Option<Target>> {
+    let mut out = Vec::new();
+    for t in ["i32", "f32"] {
+        out.push(fraction_target(
+            records,
+            "reduce",
+            "single-pass",
+            t,
+            N28,
+            0.97,
+        ));
+        // "Not slower than torch.sum": at least 1.0× its speed.
+        out.push(speedup_target(
+            records,
+            "reduce",
+            ("single-pass", t),
+            ("torch.sum", t),
+            (N28, N28),
+            1.0,
+        ));
+    }
+    out.push(fraction_target(
+        records, "reduce", "argmax", "f32", N28, 0.95,
+    ));
+    for (t, shape, at_least) in [
+        ("i32", "268435456/bins256", 0.85),
+        ("u8", "268435456/bins256", 0.85),
+        ("i32", "268435456/bins256-onebin", 0.5),
+        ("i32", "268435456/bins65536", 0.5),
+    ] {
+        out.push(fraction_target(
+            records,
+            "histogram",
+            HISTOGRAM_DEFAULT,
+            t,
+            shape,
+            at_least,
+        ));
+    }
+    out
 }
 
 /// The targets as text lines (empty when none applies).
@@ -359,6 +407,36 @@ mod tests {
         assert!(!hs.met, "{hs:?}");
         assert!(hs.measured.starts_with("0.32"), "{hs:?}");
         assert!(hs.what.contains("8n"));
+    }
+
+    #[test]
+    fn reduce_and_histogram_targets() {
+        // 2^28 i32 read once (4n bytes) in 0.37 ms: 2902 GB/s, 0.967 of a
+        // 3000 GB/s ceiling: under 0.97. torch.sum at 0.38 ms: not slower.
+        let bytes = 4.0 * (1u64 << 28) as f64;
+        let records = vec![
+            record("reduce", "single-pass", "i32", N28, 0.37, bytes / 0.37e6),
+            record("reduce", "torch.sum", "i32", N28, 0.38, bytes / 0.38e6),
+            record("reduce", "argmax", "f32", N28, 0.37, bytes / 0.37e6),
+            record(
+                "histogram",
+                "auto",
+                "u8",
+                "268435456/bins256",
+                0.1,
+                bytes / 4.0 / 0.1e6,
+            ),
+        ];
+        let targets = evaluate(&records);
+        let by = |what: &str| targets.iter().find(|t| t.what.starts_with(what)).cloned();
+        let sum = by("reduce single-pass i32").unwrap();
+        assert!(!sum.met && sum.measured.starts_with("0.97"), "{sum:?}");
+        assert!(by("reduce single-pass vs torch.sum i32").unwrap().met);
+        assert!(by("reduce argmax f32").unwrap().met);
+        // 2^28 bytes in 0.1 ms: 2684 GB/s, 0.89 of the ceiling.
+        let u8_bins = by("histogram auto u8").unwrap();
+        assert!(u8_bins.met, "{u8_bins:?}");
+        assert!(by("histogram auto i32").is_none());
     }
 
     #[test]

@@ -47,13 +47,15 @@ pub mod compact;
 pub mod conv;
 pub mod copy;
 pub mod matvec;
+pub mod reduce;
 pub mod scan;
 pub mod transpose;
 
 /// A primitive's entry points.
 #[derive(Clone, Copy)]
 pub struct Primitive {
-    /// `scan`, `compact`, `transpose`, `matvec`, `conv`, `copy`.
+    /// `scan`, `compact`, `transpose`, `matvec`, `conv`, `reduce`,
+    /// `histogram`, `copy`.
     pub name: &'static str,
     /// Checks a selection without a GPU; returns how many cases it makes
     /// (for the progress bar).
@@ -76,6 +78,7 @@ pub fn registry() -> Vec<Primitive> {
         transpose::PRIMITIVE,
         matvec::PRIMITIVE,
         conv::PRIMITIVE,
+        reduce::PRIMITIVE,
         copy::PRIMITIVE,
     ]
 }
