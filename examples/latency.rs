@@ -9,6 +9,7 @@
 //! | `scan::scan_into` | inclusive `i32` `Sum`, default options | n elements |
 //! | `compact::select_flagged_into` | `i32`, random byte flags (about half kept) | n elements |
 //! | `compact::select_if_into` | `i32`, `Predicate::Gt(0)` (about half kept) | n elements |
+//! | `reduce::sum` | `i32` sum returned to the host (its one synchronisation inside the call) | n elements |
 //! | `linalg::transpose` | `f32`, default algorithm | √n × √n |
 //! | `linalg::matvec` | `f32` `A·x`, default algorithm | √n × √n matrix |
 //! | `linalg::conv2d` | `f32` image, 3×3 filter, default options (Valid) | √n × √n image |
@@ -52,6 +53,7 @@ use parprims::gpu_core::{DeviceBuffer, DeviceType, Error, Gpu, Result, Sum};
 use parprims::linalg::{
     self, conv_cpu, ConvOptions, Matrix, MatvecAlgorithm, Transpose, TransposeAlgorithm,
 };
+use parprims::reduce;
 use parprims::scan::{self, ScanKind, ScanOptions};
 use parprims_lab::check::{compare, compare_count, Check};
 use parprims_lab::inputs::{clock_seed, derive_seed, values};
@@ -95,10 +97,11 @@ struct Args {
 }
 
 /// The primitives, by the names `--only` takes, in table order.
-const PRIMITIVES: [&str; 8] = [
+const PRIMITIVES: [&str; 9] = [
     "launch",
     "copy",
     "scan",
+    "sum",
     "select_flagged",
     "select_if",
     "transpose",
@@ -183,6 +186,7 @@ fn run(args: &Args) -> Result<()> {
             let mut case: Box<dyn Case> = match name {
                 "copy" => Box::new(CopyCase::new(&gpu, n, next_seed())?),
                 "scan" => Box::new(ScanCase::new(&gpu, n, next_seed())?),
+                "sum" => Box::new(SumCase::new(&gpu, n, next_seed())?),
                 "select_flagged" => Box::new(SelectCase::flagged(&gpu, n, next_seed())?),
                 "select_if" => Box::new(SelectCase::predicate(&gpu, n, next_seed())?),
                 "transpose" => Box::new(TransposeCase::new(&gpu, n, next_seed())?),
@@ -495,6 +499,50 @@ impl Case for ScanCase {
     fn check(&self, gpu: &Gpu) -> Result<Check> {
         let terms = self.expected.len();
         Ok(compare(&self.output.to_host(gpu)?, &self.expected, terms))
+    }
+}
+
+/// `reduce::sum`: `i32`, the value returned to the host.
+struct SumCase {
+    input: DeviceBuffer<i32>,
+    result: Option<i32>,
+    expected: i32,
+    n: usize,
+}
+
+impl SumCase {
+    fn new(gpu: &Gpu, n: usize, seed: u64) -> Result<Self> {
+        let host = values::<i32>(n, seed);
+        Ok(SumCase {
+            input: DeviceBuffer::from_host(gpu, &host)?,
+            result: None,
+            expected: reduce::cpu::reduce(&host, &Sum),
+            n,
+        })
+    }
+}
+
+impl Case for SumCase {
+    fn primitive(&self) -> &'static str {
+        "reduce::sum"
+    }
+    fn elements(&self) -> usize {
+        self.n
+    }
+    fn shape(&self) -> String {
+        self.n.to_string()
+    }
+    fn call(&mut self, gpu: &Gpu) -> Result<()> {
+        self.result = Some(reduce::sum(gpu, self.input.view())?);
+        Ok(())
+    }
+    fn poison(&mut self, _gpu: &Gpu) -> Result<()> {
+        self.result = None;
+        Ok(())
+    }
+    fn check(&self, _gpu: &Gpu) -> Result<Check> {
+        let got = self.result.map(|v| vec![v]).unwrap_or_default();
+        Ok(compare(&got, &[self.expected], self.n))
     }
 }
 
