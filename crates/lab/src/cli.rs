@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! parprims [--reps N] [--seed S] [--device D] [--quick]
-//! parprims bench <scan|compact|transpose|matvec|conv|copy|all>
+//! parprims bench <scan|compact|transpose|matvec|conv|reduce|histogram|copy|all>
 //!          [--sizes …] [--algos …] [--types …] [--reps N] [--sweep]
 //!          [--csv FILE] [--plot STEM] [--compare FILE] [--out-dir DIR]
 //! parprims warm-cache [--arch sm_80,sm_90] [--out DIR] [--threads N]
@@ -27,7 +27,7 @@ pub use clap::Parser;
 #[command(
     name = "parprims",
     version,
-    about = "Run, verify and measure GPU parallel primitives (scan, compaction, transpose, matvec, conv2d).",
+    about = "Run, verify and measure GPU parallel primitives (scan, compaction, transpose, matvec, conv2d, reduction, histogram).",
     long_about = "With no command: on a GPU, print the device and its copy ceiling, run every \
                   primitive's default method and every lab method at a modest size, check each \
                   against the CPU reference and print one table. Without a GPU, say so and show \
@@ -69,16 +69,19 @@ pub enum Command {
 /// `parprims bench` arguments.
 #[derive(Clone, Debug, Args, PartialEq)]
 pub struct BenchArgs {
-    /// scan, compact, transpose, matvec, conv, copy, or all.
+    /// scan, compact, transpose, matvec, conv, reduce, histogram, copy, or
+    /// all.
     pub primitive: String,
-    /// Sizes, comma-separated: counts (`2^24,123123123`) for scan, compact
-    /// and copy; `ROWSxCOLS` or a side (`4096`) for the 2-D primitives.
+    /// Sizes, comma-separated: counts (`2^24,123123123`) for scan, compact,
+    /// reduce, histogram and copy; `ROWSxCOLS` or a side (`4096`) for the
+    /// 2-D primitives.
     #[arg(long)]
     pub sizes: Option<String>,
     /// Methods, comma-separated (names as the table shows them).
     #[arg(long)]
     pub algos: Option<String>,
-    /// Element types, comma-separated (i32 u32 i64 u64 f32 f64).
+    /// Element types, comma-separated (i32 u32 i64 u64 f32 f64; reduce also
+    /// i8 u8 i16 u16 f16 bf16, histogram i32 u8 u32 f32).
     #[arg(long)]
     pub types: Option<String>,
     /// The labs' sweep for scan and compact: 2^12 … 2^29 and 5/8 of each.

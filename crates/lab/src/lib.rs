@@ -9,7 +9,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`run`] | the one measuring loop: poison, time, check, copies |
-//! | [`prims`] | one lab per primitive (scan, compact, transpose, matvec, conv, copy) |
+//! | [`prims`] | one lab per primitive (scan, compact, transpose, matvec, conv, reduce, histogram, copy) |
 //! | [`inputs`], [`sizes`], [`select`] | random inputs, sizes and shapes, what a run selects |
 //! | [`check`] | the result against the CPU reference |
 //! | [`table`], [`plot`], [`headline`] | the table, CSV records, SVG/PNG plots, the headline figures |
@@ -91,7 +91,15 @@ pub use run::{measure_cpu, measure_gpu, GpuCase, Spec};
 pub use table::{render_table, Row};
 
 /// The primitives the runner knows, in table order.
-pub const PRIMITIVES: [&str; 5] = ["scan", "compact", "transpose", "matvec", "conv"];
+pub const PRIMITIVES: [&str; 7] = [
+    "scan",
+    "compact",
+    "transpose",
+    "matvec",
+    "conv",
+    "reduce",
+    "histogram",
+];
 
 /// Bytes copied to measure the copy ceiling: far over the L2 (50 MB on an
 /// H100), so the copy streams from and to DRAM.

@@ -46,6 +46,7 @@ mod case;
 pub mod compact;
 pub mod conv;
 pub mod copy;
+pub mod histogram;
 pub mod matvec;
 pub mod reduce;
 pub mod scan;
@@ -79,6 +80,7 @@ pub fn registry() -> Vec<Primitive> {
         matvec::PRIMITIVE,
         conv::PRIMITIVE,
         reduce::PRIMITIVE,
+        histogram::PRIMITIVE,
         copy::PRIMITIVE,
     ]
 }
