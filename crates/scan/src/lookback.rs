@@ -775,7 +775,7 @@ mod tests {
             cases.push((module::<i8, _>(&Sum, tuning), ".64"));
             cases.push((module::<u16, _>(&Max, tuning), ".64"));
             cases.push((module::<gpu_core::f16, _>(&Sum, tuning), ".64"));
-            cases.push((module::<gpu_core::bf16, _>(&Min, tuning), ".64"));
+            cases.push((module::<gpu_core::bf16, _>(&gpu_core::Min, tuning), ".64"));
         }
         let mut eight = lookback_candidates(8);
         eight.extend(protocol_test_variants());
