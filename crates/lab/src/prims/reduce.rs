@@ -219,7 +219,16 @@ pub fn check_sum<T: Element>(got: T, host: &[T]) -> Check {
     }
     let exact: f64 = host.iter().map(|x| x.to_f64()).sum();
     let magnitude: f64 = host.iter().map(|x| x.to_f64().abs()).sum();
-    let levels = (host.len().max(2) as f64).log2().ceil();
+    check_float_total(got, exact, magnitude, host.len())
+}
+
+/// A float total of `n` terms against its exact value (in `f64`), within
+/// one rounding into `T` plus `ε_acc · ⌈log₂ n⌉ · magnitude`, the sum of
+/// the terms' absolute values. (The CPU's own left-to-right fold in `T` is
+/// no reference for floats: past 2^24 an `f32` running sum stops growing
+/// by small terms.)
+fn check_float_total<T: Element>(got: T, exact: f64, magnitude: f64, n: usize) -> Check {
+    let levels = (n.max(2) as f64).log2().ceil();
     let rounded = T::from_f64(exact).to_f64();
     let allowed = 2.0 * T::EPSILON * exact.abs() + accumulator_epsilon::<T>() * levels * magnitude;
     let g = got.to_f64();
@@ -260,7 +269,10 @@ pub fn check_arg<T: Element>(got: &ArgExtreme<T>, expected: Option<&ArgExtreme<T
 struct Expected<T: Element> {
     argmax: Option<ArgExtreme<T>>,
     minmax: (T, T),
+    /// The sum of squares: the CPU fold (integers, wrapping) and, for
+    /// floats, the exact value and the terms' magnitude (they are ≥ 0).
     squares: T,
+    squares_exact: f64,
 }
 
 /// One method on one uploaded input. Every method writes its result into
@@ -320,6 +332,10 @@ impl<T: Element> GpuCase for ReduceCase<'_, T> {
                 check_arg(&got, self.expected.argmax.as_ref())
             }
             Method::Minmax => compare(&out, &[self.expected.minmax.0, self.expected.minmax.1], 1),
+            Method::SumOfSquares if T::IS_FLOAT => {
+                let exact = self.expected.squares_exact;
+                check_float_total(out[0], exact, exact, self.host.len())
+            }
             Method::SumOfSquares => compare(&out[..1], &[self.expected.squares], self.host.len()),
         })
     }
@@ -362,6 +378,7 @@ fn run_size<T: Element>(
         argmax: reduce::cpu::argmax(&host),
         minmax: reduce::cpu::minmax(&host),
         squares: reduce::cpu::transform_reduce(&host, &square, &Sum),
+        squares_exact: host.iter().map(|x| x.to_f64() * x.to_f64()).sum(),
     };
     let input = match DeviceBuffer::from_host(lab.gpu(), &host) {
         Ok(input) => input,
@@ -541,6 +558,12 @@ mod tests {
         let halves = values::<f16>(4097, 9);
         let exact: f64 = halves.iter().map(|x| x.to_f64()).sum();
         assert!(check_sum(f16::from_f64(exact), &halves).passed());
+        // A sum of squares past 2^24: the exact total, not the f32 fold
+        // (which stalls), is the reference.
+        let n = 1usize << 20;
+        let exact = 24.0 * n as f64;
+        assert!(check_float_total(exact as f32 + 40.0, exact, exact, n).passed());
+        assert!(check_float_total(exact as f32 * 1.01, exact, exact, n).failed());
     }
 
     #[test]
