@@ -34,7 +34,9 @@ pub fn transform_reduce<T: Element, U: Element, O: Operator<U>>(
     input
         .iter()
         .enumerate()
-        .fold(op.identity(), |acc, (i, &x)| op.combine(acc, map.apply(x, i as u64)))
+        .fold(op.identity(), |acc, (i, &x)| {
+            op.combine(acc, map.apply(x, i as u64))
+        })
 }
 
 /// Whether `candidate` beats `best` for an arg-reduction: any NaN beats

@@ -136,7 +136,11 @@ pub fn bytes_moved(n: usize, element_bytes: usize) -> u64 {
 }
 
 /// Checks that `out` has length `expected`: a typed error naming `what`.
-fn check_out<T: Element>(what: &'static str, out: &DeviceViewMut<'_, T>, expected: usize) -> Result<()> {
+fn check_out<T: Element>(
+    what: &'static str,
+    out: &DeviceViewMut<'_, T>,
+    expected: usize,
+) -> Result<()> {
     Error::check_len(what, out.len(), expected)
 }
 
@@ -541,7 +545,10 @@ pub fn minmax<T: Element>(
 ) -> Result<(T, T)> {
     let reducer: Reducer<'_, T, T, Sum> = Reducer::MinMax;
     let words = dispatch(gpu, input, &reducer, algorithm, Destination::Host)?;
-    Ok((value_from_words(&words, 0), value_from_words(&words, T::BYTES)))
+    Ok((
+        value_from_words(&words, 0),
+        value_from_words(&words, T::BYTES),
+    ))
 }
 
 /// [`minmax`] into `out[0]` (the smallest) and `out[1]` (the largest), with

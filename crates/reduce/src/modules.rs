@@ -9,10 +9,7 @@
 //! text.
 
 use gpu_core::op::{is_builtin, register_operator_prelude, register_type};
-use gpu_core::{
-    Element, Gpu, Kernel, Max, Min, ModuleSource, Operator, Product, Result,
-    Sum,
-};
+use gpu_core::{Element, Gpu, Kernel, Max, Min, ModuleSource, Operator, Product, Result, Sum};
 
 use crate::transform::Transform;
 
@@ -100,7 +97,9 @@ fn reg<T: Element>() -> &'static str {
 }
 
 /// The CUDA text of a reducer struct (and the operator functor it uses).
-fn reducer_source<T: Element, U: Element, O: Operator<U>>(reducer: &Reducer<'_, T, U, O>) -> String {
+fn reducer_source<T: Element, U: Element, O: Operator<U>>(
+    reducer: &Reducer<'_, T, U, O>,
+) -> String {
     let name = reducer_name(reducer);
     let t = T::CUDA_TYPE;
     let rt = reg::<T>();
@@ -376,10 +375,16 @@ mod tests {
 
     #[test]
     fn entry_names_say_method_type_and_reducer() {
-        let r: Reducer<'_, f32, f32, Sum> = Reducer::Fold { op: &Sum, map: None };
+        let r: Reducer<'_, f32, f32, Sum> = Reducer::Fold {
+            op: &Sum,
+            map: None,
+        };
         assert_eq!(entry_name(Method::SinglePass, &r), "reduce_sp_f32_sum");
         let a: Reducer<'_, i32, i32, Sum> = Reducer::Arg { max: true };
-        assert_eq!(entry_name(Method::SharedTreeNext, &a), "reduce_stree_next_i32_argmax");
+        assert_eq!(
+            entry_name(Method::SharedTreeNext, &a),
+            "reduce_stree_next_i32_argmax"
+        );
     }
 
     #[test]

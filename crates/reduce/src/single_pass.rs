@@ -113,7 +113,11 @@ pub(crate) fn run<T: Element, U: Element, O: Operator<U>>(
             Destination::Device { .. } => Ok([0, 0]),
             Destination::Host => {
                 let mut words = [0u64; 2];
-                state.words.as_view().slice(2..4)?.copy_to_host(gpu, &mut words)?;
+                state
+                    .words
+                    .as_view()
+                    .slice(2..4)?
+                    .copy_to_host(gpu, &mut words)?;
                 Ok(words)
             }
         }
