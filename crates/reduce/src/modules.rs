@@ -125,6 +125,7 @@ fn reducer_source<T: Element, U: Element, O: Operator<U>>(
                  static __device__ __forceinline__ {ru} identity() {{ return {op_struct}::identity(); }}\n    \
                  static __device__ __forceinline__ {ru} map({t} x_in, u64 i) {{ {map_body} }}\n    \
                  static __device__ __forceinline__ {ru} combine({ru} a, {ru} b) {{ return {op_struct}::combine(a, b); }}\n    \
+                 static __device__ __forceinline__ {ru} accumulate({ru} a, {t} x, u64 i) {{ return combine(a, map(x, i)); }}\n    \
                  static __device__ __forceinline__ void store({ru} v, void* out0, void*) {{ *reinterpret_cast<{u}*>(out0) = narrow<{u}>(v); }}\n}};\n"
             )
         }
@@ -141,6 +142,12 @@ fn reducer_source<T: Element, U: Element, O: Operator<U>>(
                  if (a_nan || b_nan) {{ if (a_nan && b_nan) return a.index < b.index ? a : b; return a_nan ? a : b; }}\n        \
                  if (a.value == b.value) return a.index < b.index ? a : b;\n        \
                  return b.value {better} a.value ? b : a;\n    }}\n    \
+                 static __device__ __forceinline__ value_type accumulate(value_type a, {t} x_in, u64 i) {{\n        \
+                 // x comes after every item of a: it wins only by being strictly better,\n        \
+                 // or the first NaN (ties keep a's lower index).\n        \
+                 const {rt} x = widen<{rt}>(x_in);\n        \
+                 const bool take = a.index == ARG_NONE || (!value_is_nan(a.value) && (value_is_nan(x) || x {better} a.value));\n        \
+                 if (take) {{ a.value = x; a.index = i; }}\n        return a;\n    }}\n    \
                  static __device__ __forceinline__ void store(value_type v, void* out0, void* out1) {{\n        \
                  *reinterpret_cast<{t}*>(out0) = narrow<{t}>(v.value);\n        *reinterpret_cast<u64*>(out1) = v.index;\n    }}\n}};\n"
             )
@@ -151,6 +158,7 @@ fn reducer_source<T: Element, U: Element, O: Operator<U>>(
              static __device__ __forceinline__ value_type identity() {{ value_type p; p.min = widen<{rt}>({highest}); p.max = widen<{rt}>({lowest}); return p; }}\n    \
              static __device__ __forceinline__ value_type map({t} x, u64) {{ value_type p; p.min = widen<{rt}>(x); p.max = p.min; return p; }}\n    \
              static __device__ __forceinline__ value_type combine(value_type a, value_type b) {{ value_type p; p.min = min_of(a.min, b.min); p.max = max_of(a.max, b.max); return p; }}\n    \
+             static __device__ __forceinline__ value_type accumulate(value_type a, {t} x, u64 i) {{ return combine(a, map(x, i)); }}\n    \
              static __device__ __forceinline__ void store(value_type v, void* out0, void*) {{\n        \
              {t}* out = reinterpret_cast<{t}*>(out0);\n        out[0] = narrow<{t}>(v.min);\n        out[1] = narrow<{t}>(v.max);\n    }}\n}};\n",
             highest = T::highest().cuda_literal(),

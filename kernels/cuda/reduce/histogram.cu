@@ -56,10 +56,16 @@ template <typename T> struct even_binner<T, false> {
     T lower, upper;
     u32 bins;
     u64 range, magic;
-    __device__ __forceinline__ even_binner(u32 bins_, T lower_, T upper_, u64 range_, u64 magic_, T)
-        : lower(lower_), upper(upper_), bins(bins_), range(range_), magic(magic_) {}
+    u32 shift;  // log2 of the bin width when a power of two, else 0xff
+    __device__ __forceinline__ even_binner(u32 bins_, T lower_, T upper_, u64 range_, u64 magic_, T, u32 shift_)
+        : lower(lower_), upper(upper_), bins(bins_), range(range_), magic(magic_), shift(shift_) {}
     __device__ __forceinline__ u32 operator()(T x) const {
         if (!(x >= lower && x < upper)) return HIST_NO_BIN;
+        if (shift != 0xffu) {
+            // Bins a power of two wide: floor(off / width) is a shift, in
+            // 32 bits (off < range ≤ 2^32).
+            return (u32)((u32)((i64)x - (i64)lower) >> shift);
+        }
         const u64 off = (u64)((i64)x - (i64)lower);  // < range ≤ 2^32
         const u64 num = off * (u64)bins;             // < 2^48
         u64 q = __umul64hi(num, magic);              // q or q − 1
@@ -72,7 +78,7 @@ template <typename T> struct even_binner<T, false> {
 template <typename T> struct even_binner<T, true> {
     T lower, upper, scale;
     u32 bins;
-    __device__ __forceinline__ even_binner(u32 bins_, T lower_, T upper_, u64, u64, T scale_)
+    __device__ __forceinline__ even_binner(u32 bins_, T lower_, T upper_, u64, u64, T scale_, u32)
         : lower(lower_), upper(upper_), scale(scale_), bins(bins_) {}
     __device__ __forceinline__ u32 operator()(T x) const {
         if (!(x >= lower && x < upper)) return HIST_NO_BIN;  // NaN fails both

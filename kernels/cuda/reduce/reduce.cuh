@@ -12,6 +12,11 @@
 //   static value_type identity();
 //   static value_type map(input_type x, u64 index);     // the fused load map
 //   static value_type combine(value_type a, value_type b); // a from lower indices
+//   static value_type accumulate(value_type a, input_type x, u64 index);
+//                             // combine(a, map(x, index)) where x comes after
+//                             // everything folded into a: the per-lane fold
+//                             // of commutative reducers, which arg-reductions
+//                             // make cheaper (no tie or index comparison)
 //   static void store(value_type v, void* out0, void* out1); // the result
 //   static constexpr bool commutative;  // built-in operators: lanes may
 //                                       // accumulate out of index order

@@ -64,16 +64,23 @@ __device__ __forceinline__ void reduce_single_pass(const typename R::input_type*
 #pragma unroll
             for (int k = 0; k < UNROLL; ++k) {
                 const u64 u = base + (u64)k * 32u + lane;
-                V v = R::identity();
-                if (u < last) {
-                    In items[VEC];
-                    memcpy(items, &raw[k], 16);
-#pragma unroll
-                    for (int j = 0; j < VEC; ++j) v = R::combine(v, R::map(items[j], u * VEC + j));
-                }
                 if (R::commutative) {
-                    acc = R::combine(acc, v);
+                    // This lane's items arrive in index order: fold them in
+                    // one by one (R::accumulate may rely on that order).
+                    if (u < last) {
+                        In items[VEC];
+                        memcpy(items, &raw[k], 16);
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) acc = R::accumulate(acc, items[j], u * VEC + j);
+                    }
                 } else {
+                    V v = R::identity();
+                    if (u < last) {
+                        In items[VEC];
+                        memcpy(items, &raw[k], 16);
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) v = R::combine(v, R::map(items[j], u * VEC + j));
+                    }
                     v = warp_reduce_ordered<R>(v);
                     acc = R::combine(acc, v);  // lane 0's is the one kept
                 }
@@ -90,10 +97,10 @@ __device__ __forceinline__ void reduce_single_pass(const typename R::input_type*
 #pragma unroll
             for (int k = 0; k < UNROLL; ++k) {
                 const u64 u = base + (u64)k * 32u + lane;
-                V v = u < last ? R::map(raw[k], u) : R::identity();
                 if (R::commutative) {
-                    acc = R::combine(acc, v);
+                    if (u < last) acc = R::accumulate(acc, raw[k], u);
                 } else {
+                    V v = u < last ? R::map(raw[k], u) : R::identity();
                     v = warp_reduce_ordered<R>(v);
                     acc = R::combine(acc, v);
                 }

@@ -224,7 +224,25 @@ impl<T: HistogramInput> EvenBins<T> {
     pub(crate) fn magic(&self) -> u64 {
         u64::MAX.checked_div(self.range).unwrap_or(0)
     }
+
+    /// log2 of the bin width when `range` is `bins` times a power of two
+    /// (the kernel's integer bin is then `(x − lower) >> shift`, no
+    /// division); [`NO_SHIFT`] otherwise, and for floats.
+    pub(crate) fn shift(&self) -> u32 {
+        if T::IS_FLOAT || self.range == 0 || !self.range.is_multiple_of(self.bins as u64) {
+            return NO_SHIFT;
+        }
+        let width = self.range / self.bins as u64;
+        if width.is_power_of_two() {
+            width.trailing_zeros()
+        } else {
+            NO_SHIFT
+        }
+    }
 }
+
+/// [`EvenBins::shift`] when the integer bins are not a power of two wide.
+pub(crate) const NO_SHIFT: u32 = 0xff;
 
 /// `boundaries` must be `bins + 1` (3 to 65 537) strictly increasing values
 /// (no NaN): bin k is `[b[k], b[k+1])`.
@@ -267,4 +285,23 @@ pub fn range_bin<T: HistogramInput>(boundaries: &[T], x: T) -> Option<u32> {
         return None;
     }
     Some((boundaries.partition_point(|b| *b <= x) - 1) as u32)
+}
+
+#[cfg(test)]
+mod shift_tests {
+    use super::*;
+
+    #[test]
+    fn power_of_two_widths_shift_instead_of_dividing() {
+        assert_eq!(EvenBins::new(256, 0i32, 256).unwrap().shift(), 0);
+        assert_eq!(EvenBins::new(256, -512i32, 512).unwrap().shift(), 2);
+        assert_eq!(EvenBins::new(10, 0u32, 1000).unwrap().shift(), NO_SHIFT);
+        assert_eq!(EvenBins::new(256, 0u32, 768).unwrap().shift(), NO_SHIFT); // width 3
+        assert_eq!(EvenBins::new(4, 0.0f32, 4.0).unwrap().shift(), NO_SHIFT);
+        // The shift gives the reference's bins.
+        let bins = EvenBins::new(64, -100i32, 156).unwrap();
+        for x in -100i32..156 {
+            assert_eq!(bins.bin(x), Some(((x + 100) >> bins.shift()) as u32));
+        }
+    }
 }

@@ -277,7 +277,8 @@ pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
                 .scalar(even.upper)
                 .scalar(even.range)
                 .scalar(even.magic())
-                .scalar(even.scale);
+                .scalar(even.scale)
+                .scalar(even.shift());
         }
         Spec::Ranges(_, boundaries) => {
             args.input(boundaries).scalar(plan.stage);
@@ -285,8 +286,8 @@ pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
     }
     // SAFETY: the argument list matches histogram_{mode}_{spec}_{C}_{T}:
     // (const T* in, u64 n, u64 head, C* counts, u32 bins, u32 stored_bins,
-    // u32 copies, then T lower, T upper, u64 range, u64 magic, T scale for
-    // even, or const T* boundaries, u32 stage for ranges). `in` holds n
+    // u32 copies, then T lower, T upper, u64 range, u64 magic, T scale, u32
+    // shift for even, or const T* boundaries, u32 stage for ranges). `in` holds n
     // items (the kernel reads below n only: whole vectors from the aligned
     // `head` on, the rest one at a time); `counts` holds `bins` counts
     // (validated) and every bin the binners return is below `bins`;

@@ -88,10 +88,10 @@ fn add_entries<T: HistogramInput, C: DeviceType>(module: ModuleSource, mode: Mod
     module
         .entry(
             entry::<T, C>(mode, SpecKind::Even),
-            &format!("{common}, {t} lower, {t} upper, u64 range, u64 magic, {t} scale"),
+            &format!("{common}, {t} lower, {t} upper, u64 range, u64 magic, {t} scale, u32 shift"),
             &format!(
                 "histogram_agent<{t}, {c}, even_binner<{t}>, {agent}>(in, n, head, counts, \
-                 even_binner<{t}>(bins, lower, upper, range, magic, scale), bins, stored_bins, copies, nullptr, 0u)"
+                 even_binner<{t}>(bins, lower, upper, range, magic, scale, shift), bins, stored_bins, copies, nullptr, 0u)"
             ),
             Some(block),
         )
