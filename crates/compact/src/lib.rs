@@ -384,7 +384,9 @@ fn select_owned<T: Element>(
     // Count first (cheap for flags: one byte per item), so the result is
     // allocated at exactly its length and written once.
     count::count_into(gpu, &selection, &mut count_buffer.view_mut())?;
-    let count = count_buffer.to_host(gpu)?[0] as usize;
+    let mut counted = [0u64];
+    gpu.read_small(&count_buffer.view(), &mut counted)?;
+    let count = counted[0] as usize;
     // SAFETY: the compaction below writes all `count` elements.
     let mut items = unsafe { DeviceBuffer::<T>::uninit(gpu, count)? };
     if count > 0 {
@@ -489,7 +491,9 @@ pub fn partition<T: Element>(
         count_buffer.view_mut(),
         options,
     )?;
-    let count = count_buffer.to_host(gpu)?[0] as usize;
+    let mut counted = [0u64];
+    gpu.read_small(&count_buffer.view(), &mut counted)?;
+    let count = counted[0] as usize;
     Ok((output, count))
 }
 
@@ -521,7 +525,9 @@ pub fn count_if<T: Element>(
         &Selection::Predicate { input, predicate },
         &mut count_buffer.view_mut(),
     )?;
-    Ok(count_buffer.to_host(gpu)?[0] as usize)
+    let mut counted = [0u64];
+    gpu.read_small(&count_buffer.view(), &mut counted)?;
+    Ok(counted[0] as usize)
 }
 
 /// [`count_if`] leaving the count in `count_out[0]` on the device. **Does

@@ -127,6 +127,8 @@ struct Shared {
     store: Arc<KernelStore>,
     /// Where buffers come from (`None`: no stream-ordered allocator).
     pool: Option<DevicePool>,
+    /// Page-locked staging for small reads back to the host.
+    readback: crate::readback::Readback,
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -307,6 +309,7 @@ impl Gpu {
                 store,
                 cache,
                 pool,
+                readback: Default::default(),
             }),
             stream,
             scratch: ScratchSlot::default(),
@@ -482,6 +485,11 @@ impl Gpu {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream.synchronize()?)
+    }
+
+    /// The context's staging buffer for small reads.
+    pub(crate) fn readback(&self) -> &crate::readback::Readback {
+        &self.shared.readback
     }
 
     /// Binds the context to the calling thread (needed before raw driver calls).

@@ -45,6 +45,7 @@ pub mod kernel;
 pub mod launch;
 pub mod op;
 mod pool;
+mod readback;
 mod scratch;
 pub mod single_pass;
 mod timer;

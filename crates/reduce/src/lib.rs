@@ -180,8 +180,9 @@ fn dispatch<T: Element, U: Element, O: Operator<U>>(
             let mut slot = gpu_core::DeviceBuffer::<u64>::zeros(gpu, 2)?;
             let base = slot.view_mut().device_ptr();
             tree::run(gpu, input, reducer, tree, base, base + 8)?;
-            let words = slot.to_host(gpu)?;
-            Ok([words[0], words[1]])
+            let mut words = [0u64; 2];
+            gpu.read_small(&slot.view(), &mut words)?;
+            Ok(words)
         }
     }
 }

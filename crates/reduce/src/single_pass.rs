@@ -11,7 +11,8 @@
 //!   counter are a ticket state from the scratch arena
 //!   ([`gpu_core::single_pass::with_ticket_state`]), epoch-tagged, so no
 //!   memset; a call that returns the value to the host reads it from the
-//!   same state (one 16-byte copy, one synchronisation).
+//!   same state (one 16-byte copy into page-locked memory,
+//!   `Gpu::read_small`, one synchronisation).
 //!
 //! How (`kernels/cuda/reduce/single_pass.cu`): a persistent grid of
 //! `min(⌈n / (256 · 4 · 16 B)⌉, SMs × resident blocks)` blocks of 256
@@ -113,11 +114,7 @@ pub(crate) fn run<T: Element, U: Element, O: Operator<U>>(
             Destination::Device { .. } => Ok([0, 0]),
             Destination::Host => {
                 let mut words = [0u64; 2];
-                state
-                    .words
-                    .as_view()
-                    .slice(2..4)?
-                    .copy_to_host(gpu, &mut words)?;
+                gpu.read_small(&state.words.as_view().slice(2..4)?, &mut words)?;
                 Ok(words)
             }
         }

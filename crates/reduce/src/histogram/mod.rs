@@ -162,6 +162,14 @@ pub fn histogram_even<T: HistogramInput, C: HistogramCount>(
     algorithm: HistogramAlgorithm,
 ) -> Result<DeviceBuffer<C>> {
     let spec = EvenBins::new(bins, lower, upper)?;
+    // The method is checked whatever the input (an empty one included).
+    plan(
+        algorithm,
+        bins,
+        T::BYTES,
+        None,
+        gpu.info().shared_per_block_optin,
+    )?;
     let mut counts = DeviceBuffer::<C>::zeros(gpu, bins)?;
     if !input.is_empty() {
         dispatch::launch(
