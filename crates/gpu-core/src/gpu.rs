@@ -129,6 +129,8 @@ struct Shared {
     pool: Option<DevicePool>,
     /// Page-locked staging for small reads back to the host.
     readback: crate::readback::Readback,
+    /// The device-mapped slot results are written to directly.
+    mapped_result: crate::readback::MappedResult,
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -310,6 +312,7 @@ impl Gpu {
                 cache,
                 pool,
                 readback: Default::default(),
+                mapped_result: Default::default(),
             }),
             stream,
             scratch: ScratchSlot::default(),
@@ -490,6 +493,11 @@ impl Gpu {
     /// The context's staging buffer for small reads.
     pub(crate) fn readback(&self) -> &crate::readback::Readback {
         &self.shared.readback
+    }
+
+    /// The context's device-mapped result slot.
+    pub(crate) fn mapped_result(&self) -> &crate::readback::MappedResult {
+        &self.shared.mapped_result
     }
 
     /// Binds the context to the calling thread (needed before raw driver calls).

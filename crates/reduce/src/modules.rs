@@ -192,10 +192,12 @@ fn add_reducer<T: Element, U: Element, O: Operator<U>>(
         .entry(
             entry_name(Method::SinglePass, reducer),
             &format!(
-                "const {t}* in, u64 n, void* out0, void* out1, u64* state, u32 epoch, u32 vector_ok"
+                "const {t}* in, u64 n, void* out0, void* out1, u64* state, u32 epoch, u32 vector_ok, \
+                 u64* done_flag, u64 seq"
             ),
             &format!(
-                "reduce_single_pass<{name}, {sp}, {unroll}>(in, n, out0, out1, state, epoch, vector_ok)"
+                "reduce_single_pass<{name}, {sp}, {unroll}>(in, n, out0, out1, state, epoch, vector_ok, \
+                 done_flag, seq)"
             ),
             Some(sp),
         )

@@ -10,9 +10,10 @@
 //! - **Launches** one kernel, nothing else: the partials and the ticket
 //!   counter are a ticket state from the scratch arena
 //!   ([`gpu_core::single_pass::with_ticket_state`]), epoch-tagged, so no
-//!   memset; a call that returns the value to the host reads it from the
-//!   same state (one 16-byte copy into page-locked memory,
-//!   `Gpu::read_small`, one synchronisation).
+//!   memset. A call that returns the value to the host has the last block
+//!   write it into the context's page-locked, device-mapped result slot and
+//!   raise a flag there, which the host polls (`Gpu::with_mapped_result`):
+//!   no copy and no stream synchronisation.
 //!
 //! How (`kernels/cuda/reduce/single_pass.cu`): a persistent grid of
 //! `min(⌈n / (256 · 4 · 16 B)⌉, SMs × resident blocks)` blocks of 256
@@ -85,34 +86,50 @@ pub(crate) fn run<T: Element, U: Element, O: Operator<U>>(
     let partial_words = (blocks * value_bytes(reducer) as u64).div_ceil(8);
     with_ticket_state(gpu, 2 + partial_words, |mut state| {
         let base = state.words.device_ptr();
-        let (out0, out1) = match destination {
-            Destination::Device { out0, out1 } => (out0, out1),
-            Destination::Host => (base + 16, base + 24),
-        };
-        let mut args = KernelArgs::new();
-        args.input(&input)
-            .scalar(n)
-            .scalar(out0)
-            .scalar(out1)
-            .output(&mut state.words)
-            .scalar(state.epoch)
-            .scalar(u32::from(vector_ok));
         let config = LaunchConfig {
             grid: (blocks as u32, 1, 1),
             block: (SINGLE_PASS_BLOCK_THREADS, 1, 1),
             shared_bytes: 0,
         };
-        // SAFETY: the arguments match reduce_sp_*(const T* in, u64 n, void*
-        // out0, void* out1, u64* state, u32 epoch, u32 vector_ok). The kernel
-        // reads in[0, n) (16-byte vector loads only when vector_ok, checked
-        // above), writes state words 0–3 and the partials of `blocks` blocks
-        // (2 + partial_words words after the two counters, the length of
-        // the state), and the result through out0/out1: the caller's
-        // validated one-element buffers or the state's result slot.
-        unsafe { gpu.launch(&kernel, config, &args) }?;
+        let mut launch = |out0: u64, out1: u64, done_flag: u64, seq: u64| -> Result<()> {
+            let mut args = KernelArgs::new();
+            args.input(&input)
+                .scalar(n)
+                .scalar(out0)
+                .scalar(out1)
+                .output(&mut state.words)
+                .scalar(state.epoch)
+                .scalar(u32::from(vector_ok))
+                .scalar(done_flag)
+                .scalar(seq);
+            // SAFETY: the arguments match reduce_sp_*(const T* in, u64 n,
+            // void* out0, void* out1, u64* state, u32 epoch, u32 vector_ok,
+            // u64* done_flag, u64 seq). The kernel reads in[0, n) (16-byte
+            // vector loads only when vector_ok, checked above), writes state
+            // words 0–3 and the partials of `blocks` blocks (2 +
+            // partial_words words after the two counters, the length of the
+            // state), the result through out0/out1 (the caller's validated
+            // one-element buffers, the state's result slot, or the context's
+            // mapped result slot) and, when done_flag is not 0, the mapped
+            // slot's flag word.
+            unsafe { gpu.launch(&kernel, config, &args) }
+        };
         match destination {
-            Destination::Device { .. } => Ok([0, 0]),
+            Destination::Device { out0, out1 } => {
+                launch(out0, out1, 0, 0)?;
+                Ok([0, 0])
+            }
             Destination::Host => {
+                // Straight into mapped host memory, polled: no copy, no
+                // stream synchronisation. Another thread holding the slot:
+                // the state's result words, copied back.
+                let mapped = gpu.with_mapped_result(|result, flag, seq| {
+                    launch(result, result + 8, flag, seq)
+                })?;
+                if let Some(words) = mapped {
+                    return Ok(words);
+                }
+                launch(base + 16, base + 24, 0, 0)?;
                 let mut words = [0u64; 2];
                 gpu.read_small(&state.words.as_view().slice(2..4)?, &mut words)?;
                 Ok(words)

@@ -26,12 +26,17 @@
 // read, 16·G written and read back, the result written; one launch, no
 // memset. Shared memory WARPS·sizeof(value) + a flag.
 //
+// The result goes through R::store to out0/out1: a caller's device buffer,
+// or page-locked host memory mapped into the device, in which case
+// `done_flag` (non-null) receives `seq` after a system-scope fence, and the
+// host, polling it, returns without a copy or a stream synchronisation.
+//
 // Template arguments: R (the reducer, reduce.cuh), BLOCK_THREADS, UNROLL.
 
 template <typename R, int BLOCK_THREADS, int UNROLL>
 __device__ __forceinline__ void reduce_single_pass(const typename R::input_type* __restrict__ in, u64 n,
                                                    void* out0, void* out1, u64* state, u32 epoch,
-                                                   u32 vector_ok) {
+                                                   u32 vector_ok, u64* done_flag, u64 seq) {
     typedef typename R::input_type In;
     typedef typename R::value_type V;
     constexpr int WARPS = BLOCK_THREADS / 32;
@@ -152,5 +157,13 @@ __device__ __forceinline__ void reduce_single_pass(const typename R::input_type*
     folded = warp_reduce_ordered<R>(folded);
     __syncthreads();  // warp_totals is reused
     const V result = block_fold_warps<R, BLOCK_THREADS>(folded, warp_totals);
-    if (threadIdx.x == 0) R::store(result, out0, out1);
+    if (threadIdx.x == 0) {
+        R::store(result, out0, out1);
+        if (done_flag) {
+            // The result is in host memory the caller polls (gpu-core's
+            // with_mapped_result): the flag goes after it, system-wide.
+            __threadfence_system();
+            *reinterpret_cast<volatile u64*>(done_flag) = seq;
+        }
+    }
 }
