@@ -217,12 +217,7 @@ impl<T: Element> CustomOp<T> {
         cpu: impl Fn(T, T) -> T + Send + Sync + 'static,
     ) -> Result<Self> {
         validate_identifier("name", name)?;
-        if cuda_expr.trim().is_empty() {
-            return Err(Error::invalid("cuda_expr", "empty expression"));
-        }
-        if cuda_expr.contains('\0') {
-            return Err(Error::invalid("cuda_expr", "contains a NUL byte"));
-        }
+        validate_cuda_expression("cuda_expr", cuda_expr)?;
         Ok(CustomOp {
             name: name.to_owned(),
             cuda_expr: cuda_expr.to_owned(),
@@ -316,6 +311,25 @@ pub fn operator_prelude<T: Element, O: Operator<T>>(op: &O, struct_name: &str) -
         identity = op.identity().cuda_literal(),
         expr = op.cuda_combine(),
     )
+}
+
+/// Checks a caller's CUDA C expression before it goes into a module: not
+/// empty, no NUL byte. (Whether it compiles is NVRTC's to say, on first
+/// use.)
+///
+/// ```
+/// use gpu_core::op::validate_cuda_expression;
+/// assert!(validate_cuda_expression("cuda_expr", "a + b").is_ok());
+/// assert!(validate_cuda_expression("cuda_expr", "  ").is_err());
+/// ```
+pub fn validate_cuda_expression(what: &'static str, expression: &str) -> Result<()> {
+    if expression.trim().is_empty() {
+        return Err(Error::invalid(what, "empty expression"));
+    }
+    if expression.contains('\0') {
+        return Err(Error::invalid(what, "contains a NUL byte"));
+    }
+    Ok(())
 }
 
 /// The CUDA type a kernel combines `T` in when `T` is narrow: `i32` for

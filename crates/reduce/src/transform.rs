@@ -6,8 +6,8 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use gpu_core::op::{register_type, validate_identifier};
-use gpu_core::{Element, Error, Result};
+use gpu_core::op::{register_type, validate_cuda_expression, validate_identifier};
+use gpu_core::{Element, Result};
 
 /// A map from `T` to `U` fused into a reduction's loads: a CUDA C
 /// expression for the kernels and the same function in Rust for the CPU
@@ -49,7 +49,7 @@ impl<T: Element, U: Element> Transform<T, U> {
     /// docs). `cpu`: the same map in Rust, on `T` and the index.
     ///
     /// Whether the expression compiles is known when NVRTC first sees it:
-    /// the first reduction using it returns [`Error::Compile`] with the
+    /// the first reduction using it returns [`Error::Compile`](gpu_core::Error::Compile) with the
     /// NVRTC log if it does not.
     ///
     /// ```
@@ -66,12 +66,7 @@ impl<T: Element, U: Element> Transform<T, U> {
         cpu: impl Fn(T, u64) -> U + Send + Sync + 'static,
     ) -> Result<Self> {
         validate_identifier("name", name)?;
-        if cuda_expr.trim().is_empty() {
-            return Err(Error::invalid("cuda_expr", "empty expression"));
-        }
-        if cuda_expr.contains('\0') {
-            return Err(Error::invalid("cuda_expr", "contains a NUL byte"));
-        }
+        validate_cuda_expression("cuda_expr", cuda_expr)?;
         Ok(Transform {
             name: name.to_owned(),
             cuda_expr: cuda_expr.to_owned(),
@@ -184,9 +179,7 @@ impl<T: Element> Transform<T, u64> {
         cuda_condition: &str,
         cpu: impl Fn(T) -> bool + Send + Sync + 'static,
     ) -> Result<Self> {
-        if cuda_condition.trim().is_empty() {
-            return Err(Error::invalid("cuda_condition", "empty condition"));
-        }
+        validate_cuda_expression("cuda_condition", cuda_condition)?;
         Transform::new(
             name,
             &format!("(({cuda_condition}) ? 1ull : 0ull)"),
