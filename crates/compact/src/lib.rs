@@ -304,15 +304,6 @@ pub fn partition_bytes_moved(n: usize, element_bytes: usize) -> u64 {
 /// Checks a policy given in `options` for `T` and `selection`, before
 /// anything is allocated, compiled or launched.
 fn check_options<T: Element>(selection: &Selection<'_, T>, options: &CompactOptions) -> Result<()> {
-    if T::BYTES < 4 && options.algorithm == CompactAlgorithm::SinglePass {
-        // The single-pass kernel returned wrong selections for 1- and
-        // 2-byte items on the H100; the three-pass algorithms serve them.
-        return Err(Error::Unsupported(format!(
-            "compaction of {}: CompactAlgorithm::SinglePass takes items of 4 or 8 bytes; \
-             use CompactAlgorithm::ThreePass {{ scan }}",
-            T::SUFFIX
-        )));
-    }
     let Some(policy) = options.policy else {
         return Ok(());
     };

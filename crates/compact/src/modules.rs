@@ -63,13 +63,19 @@ const fn per_tile(
 /// bytes, policy), for `select_flagged` and `partition`. Measured on an
 /// H100 at 2^28 items (the sweep: `tests/compact_tuning.rs`; figures and the
 /// runners-up in `docs/tuning.md`).
-pub const TUNING: [(usize, Policy); 2] = [(4, FLAGS_4), (8, EVERY_8)];
+///
+/// 1- and 2-byte items take the 4-byte default's blocked layout: the
+/// warp-striped one packs a thread's flags one vector per 32-bit word and
+/// a vector's kept count in 8 bits, which hold 4-byte and 8-byte vectors
+/// only.
+pub const TUNING: [(usize, Policy); 4] = [(1, FLAGS_4), (2, FLAGS_4), (4, FLAGS_4), (8, EVERY_8)];
 
 /// The default policy of `select_if` (selection by a predicate, no flags
 /// array: warp-striped 4-byte tiles are faster there, slower by flags), per
 /// element size; a custom predicate is compiled at this policy too.
 /// `partition` keeps [`TUNING`]. Figures in `docs/tuning.md`.
-pub const SELECT_IF_TUNING: [(usize, Policy); 2] = [(4, SELECT_IF_4), (8, EVERY_8)];
+pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
+    [(1, FLAGS_4), (2, FLAGS_4), (4, SELECT_IF_4), (8, EVERY_8)];
 
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
@@ -108,24 +114,26 @@ pub const CANDIDATES_8: [Policy; 7] = {
 
 /// A table's entry for `element_bytes` (its 4- or 8-byte row; any other
 /// size gets the 8-byte row).
-fn table_entry(table: &[(usize, Policy); 2], element_bytes: usize) -> Policy {
+fn table_entry(table: &[(usize, Policy)], element_bytes: usize) -> Policy {
     table
         .iter()
         .find(|(bytes, _)| *bytes == element_bytes)
-        .map_or(table[1].1, |(_, t)| *t)
+        .or(table.last())
+        .map_or(EVERY_8, |(_, t)| *t)
 }
 
 /// Static shared memory a single-pass block may use (the 48 KiB a block
 /// gets without opting in).
 const STATIC_SHARED_LIMIT: usize = 48 * 1024;
 
-/// The default policy for an element of `element_bytes` bytes (4 or 8; any
-/// other size gets the 8-byte entry).
+/// The default policy for an element of `element_bytes` bytes (1, 2, 4 or
+/// 8; any other size gets the 8-byte entry).
 ///
 /// ```
 /// use compact::policy::{default_policy_for, CompactPolicy};
 /// assert!(default_policy_for(4).validate_compact(4).is_ok());
-/// assert_eq!(default_policy_for(2), default_policy_for(8)); // any other size: the 8-byte row
+/// assert_eq!(default_policy_for(2), default_policy_for(4)); // narrow items: the blocked 4-byte shape
+/// assert_eq!(default_policy_for(16), default_policy_for(8)); // any other size: the 8-byte row
 /// ```
 pub fn default_policy_for(element_bytes: usize) -> Policy {
     table_entry(&TUNING, element_bytes)
@@ -142,7 +150,8 @@ pub fn default_policy<T: Element>() -> Policy {
 }
 
 /// The `select_if` policy ([`SELECT_IF_TUNING`]) for an element of
-/// `element_bytes` bytes (4 or 8; any other size gets the 8-byte entry).
+/// `element_bytes` bytes (1, 2, 4 or 8; any other size gets the 8-byte
+/// entry).
 ///
 /// ```
 /// use compact::policy::{select_if_policy_for, validate_tuning};
@@ -174,9 +183,8 @@ pub fn select_if_policy<T: Element>() -> Policy {
 pub fn candidates(element_bytes: usize) -> &'static [Policy] {
     match element_bytes {
         4 => &CANDIDATES_4,
-        // 1- and 2-byte items: the default only (some 8-byte candidates
-        // give a thread fewer than 16 bytes of them).
-        1 | 2 => &CANDIDATES_8[..1],
+        // 1- and 2-byte items: the default only (the blocked 4-byte one).
+        1 | 2 => &CANDIDATES_4[..1],
         _ => &CANDIDATES_8,
     }
 }
@@ -239,13 +247,19 @@ impl CompactPolicy for Policy {
     }
 
     fn validate_compact(&self, element_bytes: usize) -> Result<()> {
-        self.validate(element_bytes)?;
+        // The tile state carries kept counts, not items: 1- and 2-byte
+        // items are checked as the 4-byte shape they share.
+        self.validate(element_bytes.max(4))?;
         let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
         let items = self.items_per_thread();
         let items_ok = match self.layout() {
             TileLayout::Blocked => items <= 32 && items.is_multiple_of(16),
+            // One vector's flags in a 32-bit word: 4- and 8-byte items.
             TileLayout::WarpStriped => {
-                items <= 32 && items.is_multiple_of(vector_items) && items / vector_items <= 8
+                element_bytes >= 4
+                    && items <= 32
+                    && items.is_multiple_of(vector_items)
+                    && items / vector_items <= 8
             }
         };
         if !items_ok {

@@ -119,8 +119,8 @@ proptest! {
 
 // ---- GPU tests ----
 
-/// Every operation and three-pass algorithm on one input, exactly against
-/// the CPU; the single pass refuses 1- and 2-byte items.
+/// Every operation and algorithm (the single pass in its blocked layout) on
+/// one input, exactly against the CPU.
 fn check_on_gpu<T: Element>(len: usize, seed: u64) {
     let gpu = gpu();
     let host = random::<T>(len, seed);
@@ -129,19 +129,6 @@ fn check_on_gpu<T: Element>(len: usize, seed: u64) {
     let flags = DeviceBuffer::from_host(gpu, &flags_host).unwrap();
     for algorithm in CompactAlgorithm::all() {
         let options = CompactOptions::new(algorithm);
-        if algorithm == CompactAlgorithm::SinglePass {
-            // Refused for 1- and 2-byte items, before anything runs.
-            let refused = compact::select_flagged(gpu, input.view(), flags.view(), options);
-            assert!(
-                matches!(refused, Err(gpu_core::Error::Unsupported(_))),
-                "{} single pass must be refused",
-                T::SUFFIX
-            );
-            let positive = &predicates::<T>()[0];
-            let refused = compact::select_if(gpu, input.view(), positive, options);
-            assert!(matches!(refused, Err(gpu_core::Error::Unsupported(_))));
-            continue;
-        }
         let got = compact::select_flagged(gpu, input.view(), flags.view(), options).unwrap();
         assert_eq!(
             got.items.to_host(gpu).unwrap(),
@@ -164,6 +151,23 @@ fn check_on_gpu<T: Element>(len: usize, seed: u64) {
             assert_eq!(kept, count);
             assert_eq!(items.to_host(gpu).unwrap(), parted);
         }
+    }
+    // Views that start off a 16-byte boundary take the scalar loads.
+    if len > 3 {
+        let view = input.slice(3..).unwrap();
+        let got = compact::select_flagged(
+            gpu,
+            view,
+            flags.slice(3..).unwrap(),
+            CompactAlgorithm::SinglePass,
+        )
+        .unwrap();
+        assert_eq!(
+            got.items.to_host(gpu).unwrap(),
+            cpu::select_flagged(&host[3..], &flags_host[3..]).unwrap(),
+            "{} n={len} single pass, offset 3",
+            T::SUFFIX
+        );
     }
     for predicate in predicates::<T>() {
         assert_eq!(

@@ -204,6 +204,8 @@ struct compact_layout {
     static_assert(ITEMS % VEC == 0, "a thread's items are whole 16-byte vectors");
     static_assert(STRIPED || ITEMS % 16 == 0, "blocked flags are read as whole 16-byte vectors");
     static_assert(!STRIPED || VECTORS <= 8, "striped ranks pack at most 8 vector counts in 64 bits");
+    static_assert(!STRIPED || sizeof(T) >= 4,
+                  "striped flags pack one vector per 32-bit word: 4- and 8-byte items only");
 
     // Tile position of the thread's item j.
     static __device__ __forceinline__ u32 position(int j) {
