@@ -301,9 +301,26 @@ pub fn partition_bytes_moved(n: usize, element_bytes: usize) -> u64 {
     (3 * n * element_bytes) as u64
 }
 
+/// Refuses the 16-bit floats, before anything is allocated or compiled:
+/// the compaction kernels compare items in their own type, which `f16` and
+/// `bf16` (bit patterns in CUDA) do not support. Items selected by flags
+/// only move, so a caller can select them as `u16` (`bytemuck` casts the
+/// buffer).
+fn check_element<T: Element>() -> Result<()> {
+    if T::IS_FLOAT && T::BYTES == 2 {
+        return Err(Error::Unsupported(format!(
+            "compaction of {}: 16-bit floats are not supported; select them as u16 \
+             (the same bits) with select_flagged",
+            T::SUFFIX
+        )));
+    }
+    Ok(())
+}
+
 /// Checks a policy given in `options` for `T` and `selection`, before
 /// anything is allocated, compiled or launched.
 fn check_options<T: Element>(selection: &Selection<'_, T>, options: &CompactOptions) -> Result<()> {
+    check_element::<T>()?;
     let Some(policy) = options.policy else {
         return Ok(());
     };
@@ -507,6 +524,7 @@ pub fn count_if<T: Element>(
     input: DeviceView<'_, T>,
     predicate: &Predicate<T>,
 ) -> Result<usize> {
+    check_element::<T>()?;
     if input.is_empty() {
         return Ok(0);
     }
@@ -543,6 +561,7 @@ pub fn count_if_into<T: Element>(
     predicate: &Predicate<T>,
     mut count_out: DeviceViewMut<'_, u64>,
 ) -> Result<()> {
+    check_element::<T>()?;
     validate_count_out(count_out.len())?;
     validate_disjoint(&[
         ("count_out", count_out.device_ptr(), count_out.bytes()),

@@ -202,3 +202,43 @@ gpu_tests! {
     gpu_compact_i16: i16,
     gpu_compact_u16: u16,
 }
+
+/// The 16-bit floats are refused with a typed error before anything runs;
+/// their bits compact as `u16`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_compact_refuses_16_bit_floats() {
+    let gpu = gpu();
+    let halves: Vec<gpu_core::f16> = (0..100)
+        .map(|i| gpu_core::f16::from_f32(i as f32))
+        .collect();
+    let flags_host = random_flags(halves.len(), 5, 0.5);
+    let input = DeviceBuffer::from_host(gpu, &halves).unwrap();
+    let flags = DeviceBuffer::from_host(gpu, &flags_host).unwrap();
+    for algorithm in CompactAlgorithm::all() {
+        let refused = compact::select_flagged(gpu, input.view(), flags.view(), algorithm);
+        assert!(
+            matches!(refused, Err(gpu_core::Error::Unsupported(_))),
+            "{algorithm:?}"
+        );
+    }
+    let positive = Predicate::Gt(gpu_core::f16::ZERO);
+    assert!(matches!(
+        compact::count_if(gpu, input.view(), &positive),
+        Err(gpu_core::Error::Unsupported(_))
+    ));
+    // The same bits as u16, selected by flags.
+    let bits: Vec<u16> = halves.iter().map(|h| h.to_bits()).collect();
+    let as_u16 = DeviceBuffer::from_host(gpu, &bits).unwrap();
+    let got = compact::select_flagged(
+        gpu,
+        as_u16.view(),
+        flags.view(),
+        CompactAlgorithm::SinglePass,
+    )
+    .unwrap();
+    assert_eq!(
+        got.items.to_host(gpu).unwrap(),
+        cpu::select_flagged(&bits, &flags_host).unwrap()
+    );
+}
