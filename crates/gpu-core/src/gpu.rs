@@ -128,9 +128,9 @@ struct Shared {
     /// Where buffers come from (`None`: no stream-ordered allocator).
     pool: Option<DevicePool>,
     /// Page-locked staging for small reads back to the host.
-    readback: crate::readback::Readback,
+    readback: crate::pinned::Readback,
     /// The device-mapped slot results are written to directly.
-    mapped_result: crate::readback::MappedResult,
+    mapped_result: crate::pinned::MappedResult,
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -491,12 +491,12 @@ impl Gpu {
     }
 
     /// The context's staging buffer for small reads.
-    pub(crate) fn readback(&self) -> &crate::readback::Readback {
+    pub(crate) fn readback(&self) -> &crate::pinned::Readback {
         &self.shared.readback
     }
 
     /// The context's device-mapped result slot.
-    pub(crate) fn mapped_result(&self) -> &crate::readback::MappedResult {
+    pub(crate) fn mapped_result(&self) -> &crate::pinned::MappedResult {
         &self.shared.mapped_result
     }
 

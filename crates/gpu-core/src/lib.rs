@@ -44,6 +44,7 @@ mod gpu;
 pub mod kernel;
 pub mod launch;
 pub mod op;
+mod pinned;
 mod pool;
 mod readback;
 mod scratch;

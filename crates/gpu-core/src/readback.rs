@@ -8,43 +8,13 @@
 //! read and kept by the context; a read that finds it in use by another
 //! thread, or that is larger, copies straight into the caller's memory.
 
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
-
-use cudarc::driver::{result as driver_result, CudaContext};
+use cudarc::driver::result as driver_result;
 
 use crate::buffer::DeviceView;
 use crate::element::DeviceType;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-
-/// Bytes of the staging buffer.
-pub(crate) const STAGING_BYTES: usize = 256;
-
-/// The context's staging buffer, allocated on first use.
-#[derive(Default)]
-pub(crate) struct Readback {
-    staging: Mutex<Option<Pinned>>,
-}
-
-/// Page-locked host memory of [`STAGING_BYTES`], freed with its context.
-struct Pinned {
-    ctx: Arc<CudaContext>,
-    ptr: *mut c_void,
-}
-
-// SAFETY: the pointer is plain host memory owned by this value; access is
-// serialised by the Mutex in `Readback`.
-unsafe impl Send for Pinned {}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // The memory belongs to `ctx`, which this value keeps alive.
-        let _ = self.ctx.bind_to_thread();
-        // SAFETY: `ptr` came from malloc_host and is freed once, here.
-        let _ = unsafe { driver_result::free_host(self.ptr) };
-    }
-}
+use crate::pinned::{MappedSlot, Pinned, STAGING_BYTES};
 
 impl Gpu {
     /// Copies `view` into `host` (same length) and waits for it: like
@@ -108,21 +78,6 @@ impl Gpu {
         host.copy_from_slice(staged);
         Ok(())
     }
-}
-
-/// The context's device-mapped result slot: page-locked host memory the
-/// kernels write into directly (words 0 and 1: a result; word 2: the flag
-/// that says it has arrived), allocated on first use.
-#[derive(Default)]
-pub(crate) struct MappedResult {
-    slot: Mutex<Option<MappedSlot>>,
-}
-
-/// Four page-locked, device-mapped words and the last sequence number.
-struct MappedSlot {
-    memory: Pinned,
-    device_ptr: u64,
-    seq: u64,
 }
 
 impl Gpu {

@@ -6,48 +6,8 @@ use gpu_core::launch::LaunchConfig;
 use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
 use super::bins::{EvenBins, HistogramCount, HistogramInput};
-use super::modules::{entry, module, module_key, unroll, SpecKind};
+use super::modules::{entry, module, module_key, unroll, Mode, SpecKind};
 use super::HistogramAlgorithm;
-
-/// How a kernel counts (the `MODE` of `histogram.cu`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// One global atomic per counted item.
-    Global,
-    /// u32 counts in shared memory, `copies` sub-histograms, merged at the end.
-    Shared,
-    /// Two 16-bit counts per shared word, moved to global at 0x8000.
-    Packed16,
-    /// 1-byte inputs: the 256 values counted in shared memory, binned at the merge.
-    Values,
-}
-
-impl Mode {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Mode::Global => "global",
-            Mode::Shared => "shared",
-            Mode::Packed16 => "packed16",
-            Mode::Values => "values",
-        }
-    }
-    pub(crate) fn cuda_mode(self) -> u32 {
-        match self {
-            Mode::Global => 0,
-            Mode::Shared => 1,
-            Mode::Packed16 => 2,
-            Mode::Values => 3,
-        }
-    }
-    /// Threads per block: 1024 for PACKED16 (one 128 KiB block per SM at
-    /// 65 536 bins must still keep enough loads in flight), else 256.
-    pub fn block_threads(self) -> u32 {
-        match self {
-            Mode::Packed16 => 1024,
-            _ => 256,
-        }
-    }
-}
 
 /// Shared memory the u32 tier (`Auto`) gives its sub-histograms: 32 KiB,
 /// which keeps 7 blocks of 256 threads resident on an H100.

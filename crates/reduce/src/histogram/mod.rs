@@ -69,9 +69,10 @@ pub use bins::{
     MAX_BINS, MIN_BINS,
 };
 pub use dispatch::{
-    grid_blocks, head_items, plan, LaunchPlan, Mode, SHARED_TIER_BINS, STAGE_LIMIT_BYTES,
+    grid_blocks, head_items, plan, LaunchPlan, SHARED_TIER_BINS, STAGE_LIMIT_BYTES,
     SUB_HISTOGRAM_BYTES,
 };
+pub use modules::Mode;
 
 use dispatch::Spec;
 
