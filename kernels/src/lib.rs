@@ -62,6 +62,9 @@ pub const SCAN_HILLIS_STEELE: &str = include_str!("../cuda/scan/hillis_steele.cu
 pub const SCAN_BLELLOCH: &str = include_str!("../cuda/scan/blelloch.cu");
 /// Single-pass scan with decoupled look-back (needs [`SINGLE_PASS`]).
 pub const SCAN_LOOKBACK: &str = include_str!("../cuda/scan/lookback.cu");
+/// Segmented scan by head flags over (flag, value) pairs on the look-back
+/// (needs [`SINGLE_PASS`]).
+pub const SCAN_SEGMENTED: &str = include_str!("../cuda/scan/segmented.cu");
 /// Deterministic reduce-then-scan (needs WARP, BLOCK).
 pub const SCAN_REDUCE_THEN_SCAN: &str = include_str!("../cuda/scan/reduce_then_scan.cu");
 
@@ -123,6 +126,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("single_pass/lookback.cuh", SINGLE_PASS_LOOKBACK),
         ("scan/lookback.cu", SCAN_LOOKBACK),
         ("scan/reduce_then_scan.cu", SCAN_REDUCE_THEN_SCAN),
+        ("scan/segmented.cu", SCAN_SEGMENTED),
         ("scan/recursive.cuh", SCAN_RECURSIVE),
         ("scan/hillis_steele_global.cu", SCAN_HILLIS_STEELE_GLOBAL),
         ("scan/hillis_steele.cu", SCAN_HILLIS_STEELE),

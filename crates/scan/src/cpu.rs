@@ -107,6 +107,41 @@ pub fn scan_in_place<T: Element, O: Operator<T>>(data: &mut [T], op: &O, kind: S
     }
 }
 
+/// Segmented scan by head flags: the scan restarts at every item whose
+/// flag byte is non-zero (and at item 0). Inclusive: `out[i]` folds the
+/// segment's items up to `i`; exclusive: the identity at a head, else the
+/// segment's items before `i`. Folds left to right in `T`.
+///
+/// ```
+/// use gpu_core::Sum;
+/// use scan::SegmentedKind;
+/// let x = [1i32, 2, 3, 4, 5];
+/// let heads = [0u8, 0, 7, 0, 1];
+/// assert_eq!(scan::cpu::segmented_scan(&x, &heads, &Sum, SegmentedKind::Inclusive), [1, 3, 3, 7, 5]);
+/// assert_eq!(scan::cpu::segmented_scan(&x, &heads, &Sum, SegmentedKind::Exclusive), [0, 1, 0, 3, 0]);
+/// ```
+pub fn segmented_scan<T: Element, O: Operator<T>>(
+    input: &[T],
+    head_flags: &[u8],
+    op: &O,
+    kind: crate::SegmentedKind,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut acc = op.identity();
+    for (i, (&x, &flag)) in input.iter().zip(head_flags).enumerate() {
+        if i == 0 || flag != 0 {
+            acc = op.identity();
+        }
+        let next = op.combine(acc, x);
+        out.push(match kind {
+            crate::SegmentedKind::Inclusive => next,
+            crate::SegmentedKind::Exclusive => acc,
+        });
+        acc = next;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

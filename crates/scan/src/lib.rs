@@ -60,9 +60,14 @@ mod lookback;
 pub mod policy;
 mod recursive;
 mod reduce_then_scan;
+mod segmented;
 
 pub use algorithm::ScanAlgorithm;
 pub use kind::ScanKind;
+pub use segmented::{
+    segmented_bytes_moved, segmented_scan, segmented_scan_in_place, segmented_scan_into,
+    validate_segmented, SegmentedKind,
+};
 
 use gpu_core::launch::check_block_threads;
 use gpu_core::{
@@ -594,6 +599,7 @@ pub fn kernel_catalog() -> Vec<ModuleSource> {
     bitwise_modules::<u8>(&mut modules);
     bitwise_modules::<i16>(&mut modules);
     bitwise_modules::<u16>(&mut modules);
+    modules.extend(segmented::catalog());
     modules
 }
 

@@ -1,0 +1,264 @@
+//! Segmented scan by head flags: the CPU reference against a per-segment
+//! scan (CI), and on a GPU every 4-byte type × operator × kind against the
+//! reference, with head densities from none to all, lengths at the tile
+//! edges and many tiles (the look-back carries segments across tiles),
+//! flags of any non-zero byte, a non-commutative custom operator, in place,
+//! unaligned views, and bad arguments (typed error, nothing written).
+
+use gpu_core::{BitXor, CustomOp, DeviceBuffer, Element, Error, Gpu, Max, Min, Operator, Sum};
+use parprims_testkit::rng::{random_vec, SplitMix64};
+use proptest::prelude::*;
+use scan::{cpu, SegmentedKind};
+
+/// The reference, written the other way: split at the heads, scan each part.
+fn per_segment<T: Element, O: Operator<T>>(
+    x: &[T],
+    heads: &[u8],
+    op: &O,
+    kind: SegmentedKind,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in 1..=x.len() {
+        if end == x.len() || heads[end] != 0 {
+            let part = &x[start..end];
+            let scanned = match kind {
+                SegmentedKind::Inclusive => cpu::inclusive(part, op),
+                SegmentedKind::Exclusive => cpu::scan(
+                    part,
+                    op,
+                    scan::ScanKind::Exclusive {
+                        initial: op.identity(),
+                    },
+                ),
+            };
+            out.extend(scanned);
+            start = end;
+        }
+    }
+    out
+}
+
+proptest! {
+    #[test]
+    fn reference_matches_a_scan_per_segment(
+        x in proptest::collection::vec(-1000i32..1000, 0..400),
+        density in 0u64..4,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = SplitMix64::new(seed);
+        let heads: Vec<u8> = x.iter().map(|_| if rng.below(4) < density { (rng.below(255) + 1) as u8 } else { 0 }).collect();
+        for kind in [SegmentedKind::Inclusive, SegmentedKind::Exclusive] {
+            prop_assert_eq!(cpu::segmented_scan(&x, &heads, &Sum, kind), per_segment(&x, &heads, &Sum, kind));
+            prop_assert_eq!(cpu::segmented_scan(&x, &heads, &Max, kind), per_segment(&x, &heads, &Max, kind));
+        }
+    }
+}
+
+#[test]
+fn validation_refuses_bad_lengths_and_wide_types() {
+    assert!(scan::validate_segmented::<f32>(5, 5, 5).is_ok());
+    assert!(matches!(
+        scan::validate_segmented::<i32>(5, 4, 5),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        scan::validate_segmented::<i32>(5, 5, 6),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        scan::validate_segmented::<u64>(5, 5, 5),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        scan::validate_segmented::<u8>(5, 5, 5),
+        Err(Error::Unsupported(_))
+    ));
+}
+
+fn seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed);
+    eprintln!("seed = {:#x}", nanos | 1);
+    nanos | 1
+}
+
+const TILE: usize = 4096;
+
+fn heads_with(n: usize, density_per_mille: u64, rng: &mut SplitMix64) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            if rng.below(1000) < density_per_mille {
+                (rng.below(255) + 1) as u8
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+fn check<T: Element, O: Operator<T>>(gpu: &Gpu, x: &[T], heads: &[u8], op: &O, what: &str) {
+    let input = DeviceBuffer::from_host(gpu, x).unwrap();
+    let flags = DeviceBuffer::from_host(gpu, heads).unwrap();
+    for kind in [SegmentedKind::Inclusive, SegmentedKind::Exclusive] {
+        let got = scan::segmented_scan(gpu, input.view(), flags.view(), op, kind).unwrap();
+        let want = cpu::segmented_scan(x, heads, op, kind);
+        // Floats are whole numbers here, so every order of combining is exact.
+        assert_eq!(
+            got.to_host(gpu).unwrap(),
+            want,
+            "{what} {kind:?} n={}",
+            x.len()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_type_operator_and_density_against_cpu() {
+    let gpu = Gpu::new(0).unwrap();
+    let mut rng = SplitMix64::new(seed());
+    let lengths = [
+        1usize,
+        2,
+        31,
+        33,
+        TILE - 1,
+        TILE,
+        TILE + 1,
+        3 * TILE + 5,
+        100_003,
+        1 << 20,
+        (1 << 22) + 7,
+    ];
+    for &n in &lengths {
+        for density in [0u64, 1, 50, 500, 1000] {
+            let heads = heads_with(n, density, &mut rng);
+            let what = format!("density {density}‰");
+            let i: Vec<i32> = random_vec(n, rng.next_u64(), -1000.0, 1000.0);
+            check(&gpu, &i, &heads, &Sum, &format!("i32 sum {what}"));
+            check(&gpu, &i, &heads, &Max, &format!("i32 max {what}"));
+            let u: Vec<u32> = random_vec(n, rng.next_u64(), 0.0, 4e9);
+            check(&gpu, &u, &heads, &Min, &format!("u32 min {what}"));
+            check(&gpu, &u, &heads, &BitXor, &format!("u32 xor {what}"));
+            // Small whole numbers: f32 sums stay exact within a segment of
+            // up to 2^22 items of magnitude ≤ 3.
+            let f: Vec<f32> = random_vec::<f32>(n, rng.next_u64(), -3.0, 3.0)
+                .into_iter()
+                .map(f32::round)
+                .collect();
+            check(&gpu, &f, &heads, &Sum, &format!("f32 sum {what}"));
+            check(&gpu, &f, &heads, &Max, &format!("f32 max {what}"));
+        }
+    }
+}
+
+/// Associative, not commutative: the last non-zero value of the segment so
+/// far.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn non_commutative_operator_in_place_and_unaligned() {
+    let gpu = Gpu::new(0).unwrap();
+    let mut rng = SplitMix64::new(seed());
+    let last = CustomOp::<i32>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| {
+        if b != 0 {
+            b
+        } else {
+            a
+        }
+    })
+    .unwrap();
+    for n in [5usize, TILE + 3, 300_001] {
+        let x: Vec<i32> = (0..n)
+            .map(|_| {
+                if rng.below(20) == 0 {
+                    rng.below(100) as i32 + 1
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let heads = heads_with(n, 5, &mut rng);
+        check(&gpu, &x, &heads, &last, "last_nonzero");
+        // In place.
+        let mut data = DeviceBuffer::from_host(&gpu, &x).unwrap();
+        let flags = DeviceBuffer::from_host(&gpu, &heads).unwrap();
+        scan::segmented_scan_in_place(
+            &gpu,
+            data.view_mut(),
+            flags.view(),
+            &Sum,
+            SegmentedKind::Inclusive,
+        )
+        .unwrap();
+        assert_eq!(
+            data.to_host(&gpu).unwrap(),
+            cpu::segmented_scan(&x, &heads, &Sum, SegmentedKind::Inclusive)
+        );
+        // Views off the 16-byte boundary.
+        let input = DeviceBuffer::from_host(&gpu, &x).unwrap();
+        let mut out = DeviceBuffer::<i32>::zeros(&gpu, n).unwrap();
+        scan::segmented_scan_into(
+            &gpu,
+            input.slice(1..).unwrap(),
+            flags.slice(1..).unwrap(),
+            out.slice_mut(1..).unwrap(),
+            &Sum,
+            SegmentedKind::Exclusive,
+        )
+        .unwrap();
+        let got = out.to_host(&gpu).unwrap();
+        assert_eq!(
+            &got[1..],
+            cpu::segmented_scan(&x[1..], &heads[1..], &Sum, SegmentedKind::Exclusive).as_slice()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_arguments_write_nothing() {
+    let gpu = Gpu::new(0).unwrap();
+    let input = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4]).unwrap();
+    let flags = DeviceBuffer::from_host(&gpu, &[1u8, 0, 0]).unwrap();
+    let mut out = DeviceBuffer::<i32>::filled(&gpu, 4, 77).unwrap();
+    let short = scan::segmented_scan_into(
+        &gpu,
+        input.view(),
+        flags.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Inclusive,
+    );
+    assert!(matches!(short, Err(Error::LengthMismatch { .. })));
+    assert_eq!(out.to_host(&gpu).unwrap(), vec![77; 4]);
+    let wide = DeviceBuffer::from_host(&gpu, &[1i64, 2]).unwrap();
+    let two = DeviceBuffer::from_host(&gpu, &[1u8, 0]).unwrap();
+    assert!(matches!(
+        scan::segmented_scan(
+            &gpu,
+            wide.view(),
+            two.view(),
+            &Sum,
+            SegmentedKind::Inclusive
+        ),
+        Err(Error::Unsupported(_))
+    ));
+    // n = 0 writes nothing and succeeds.
+    let empty = DeviceBuffer::<i32>::zeros(&gpu, 0).unwrap();
+    let no_flags = DeviceBuffer::<u8>::zeros(&gpu, 0).unwrap();
+    assert_eq!(
+        scan::segmented_scan(
+            &gpu,
+            empty.view(),
+            no_flags.view(),
+            &Sum,
+            SegmentedKind::Exclusive
+        )
+        .unwrap()
+        .len(),
+        0
+    );
+}
