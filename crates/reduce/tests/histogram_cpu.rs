@@ -4,9 +4,10 @@
 
 use gpu_core::Error;
 use proptest::prelude::*;
+use reduce::histogram::policy::{grid_blocks, head_items, plan, Mode};
 use reduce::histogram::{
-    cpu, grid_blocks, head_items, plan, range_bin, validate_bins, validate_boundaries,
-    validate_counts, EvenBins, HistogramAlgorithm, Mode,
+    cpu, range_bin, validate_bins, validate_boundaries, validate_counts, EvenBins,
+    HistogramAlgorithm,
 };
 
 const H100_SHARED: usize = 227 * 1024;

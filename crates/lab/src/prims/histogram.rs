@@ -348,7 +348,9 @@ fn run_size<T: HistogramInput>(
         let spec = Spec::new("histogram", name, t, shape.clone(), bytes);
         // A method that cannot take these bins on this device says so
         // before anything runs: a row that explains, not a failure.
-        if let Err(error) = reduce::histogram::plan(algorithm, case.bins, T::BYTES, None, shared) {
+        if let Err(error) =
+            reduce::histogram::policy::plan(algorithm, case.bins, T::BYTES, None, shared)
+        {
             rows.push(refused_row(&spec, &error));
             progress.step();
             continue;

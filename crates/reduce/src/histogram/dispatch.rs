@@ -47,7 +47,8 @@ pub struct LaunchPlan {
 /// much. `SharedPrivatised` with bins that do not fit is refused.
 ///
 /// ```
-/// use reduce::histogram::{plan, HistogramAlgorithm, Mode};
+/// use reduce::histogram::policy::{plan, Mode};
+/// use reduce::histogram::HistogramAlgorithm;
 /// let h100 = 227 * 1024;
 /// let p = plan(HistogramAlgorithm::Auto, 256, 4, None, h100).unwrap();
 /// assert_eq!((p.mode, p.copies, p.shared_bytes), (Mode::Shared, 32, 32 * 1024));
@@ -133,7 +134,7 @@ pub fn plan(
 /// one at a time (all `n` when `ptr` is not even aligned to the item).
 ///
 /// ```
-/// use reduce::histogram::head_items;
+/// use reduce::histogram::policy::head_items;
 /// assert_eq!(head_items(0x1000, 100, 4), 0);
 /// assert_eq!(head_items(0x1004, 100, 4), 3); // 0x1004, 0x1008, 0x100c
 /// assert_eq!(head_items(0x1001, 100, 1), 15);
@@ -155,7 +156,7 @@ pub fn head_items(ptr: u64, n: usize, element_bytes: usize) -> usize {
 /// 2^32 items into one 32-bit shared counter.
 ///
 /// ```
-/// use reduce::histogram::grid_blocks;
+/// use reduce::histogram::policy::grid_blocks;
 /// assert_eq!(grid_blocks(1 << 28, 4, 256, 4, 924), 924);
 /// assert_eq!(grid_blocks(100, 4, 256, 4, 924), 1);
 /// assert_eq!(grid_blocks(0, 4, 256, 4, 924), 1);

@@ -68,13 +68,20 @@ pub use bins::{
     range_bin, validate_bins, validate_boundaries, EvenBins, HistogramCount, HistogramInput,
     MAX_BINS, MIN_BINS,
 };
-pub use dispatch::{
-    grid_blocks, head_items, plan, LaunchPlan, SHARED_TIER_BINS, STAGE_LIMIT_BYTES,
-    SUB_HISTOGRAM_BYTES,
-};
-pub use modules::Mode;
+/// How a histogram call runs, for experts and tests: the method's plan
+/// for a bin count (kernel mode, block shape, sub-histogram copies, shared
+/// memory), the persistent grid and the scalar head of an unaligned view.
+/// Pure functions, checkable without a GPU; nothing here is needed to call
+/// the histograms.
+pub mod policy {
+    pub use super::dispatch::{
+        grid_blocks, head_items, plan, LaunchPlan, SHARED_TIER_BINS, STAGE_LIMIT_BYTES,
+        SUB_HISTOGRAM_BYTES,
+    };
+    pub use super::modules::Mode;
+}
 
-use dispatch::Spec;
+use dispatch::{plan, Spec};
 
 /// How the GPU counts (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
