@@ -187,6 +187,36 @@ fn dispatch<T: Element, U: Element, O: Operator<U>>(
     }
 }
 
+/// [`dispatch`] to the host: the two result words, after the one wait.
+fn to_host<T: Element, U: Element, O: Operator<U>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    reducer: &Reducer<'_, T, U, O>,
+    algorithm: ReduceAlgorithm,
+) -> Result<[u64; 2]> {
+    dispatch(gpu, input, reducer, algorithm, Destination::Host)
+}
+
+/// [`dispatch`] into a caller's device memory (`out1` = 0 when the reducer
+/// stores one value), enqueued with no host synchronisation.
+fn into_device<T: Element, U: Element, O: Operator<U>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    reducer: &Reducer<'_, T, U, O>,
+    algorithm: ReduceAlgorithm,
+    out0: u64,
+    out1: u64,
+) -> Result<()> {
+    dispatch(
+        gpu,
+        input,
+        reducer,
+        algorithm,
+        Destination::Device { out0, out1 },
+    )?;
+    Ok(())
+}
+
 /// The first `T` in little-endian result words.
 fn value_from_words<T: Element>(words: &[u64; 2], at: usize) -> T {
     let bytes = bytemuck::bytes_of(words);
@@ -216,7 +246,7 @@ pub fn reduce<T: Element, O: Operator<T>>(
 ) -> Result<T> {
     check_register_operator::<T, O>("reduce", op)?;
     let reducer = Reducer::Fold { op, map: None };
-    let words = dispatch(gpu, input, &reducer, algorithm, Destination::Host)?;
+    let words = to_host(gpu, input, &reducer, algorithm)?;
     Ok(value_from_words(&words, 0))
 }
 
@@ -246,14 +276,7 @@ pub fn reduce_into<T: Element, O: Operator<T>>(
     check_register_operator::<T, O>("reduce", op)?;
     let reducer = Reducer::Fold { op, map: None };
     let out0 = out.reborrow().device_ptr();
-    dispatch(
-        gpu,
-        input,
-        &reducer,
-        algorithm,
-        Destination::Device { out0, out1: 0 },
-    )?;
-    Ok(())
+    into_device(gpu, input, &reducer, algorithm, out0, 0)
 }
 
 /// The sum of `input` (wrapping for integers), with the default algorithm;
@@ -335,7 +358,7 @@ pub fn transform_reduce<T: Element, U: Element, O: Operator<U>>(
 ) -> Result<U> {
     check_register_operator::<U, O>("transform_reduce", op)?;
     let reducer = Reducer::Fold { op, map: Some(map) };
-    let words = dispatch(gpu, input, &reducer, algorithm, Destination::Host)?;
+    let words = to_host(gpu, input, &reducer, algorithm)?;
     Ok(value_from_words(&words, 0))
 }
 
@@ -364,14 +387,7 @@ pub fn transform_reduce_into<T: Element, U: Element, O: Operator<U>>(
     check_register_operator::<U, O>("transform_reduce", op)?;
     let reducer = Reducer::Fold { op, map: Some(map) };
     let out0 = out.reborrow().device_ptr();
-    dispatch(
-        gpu,
-        input,
-        &reducer,
-        algorithm,
-        Destination::Device { out0, out1: 0 },
-    )?;
-    Ok(())
+    into_device(gpu, input, &reducer, algorithm, out0, 0)
 }
 
 fn arg<T: Element>(
@@ -382,7 +398,7 @@ fn arg<T: Element>(
 ) -> Result<ArgExtreme<T>> {
     check_not_empty(input.len())?;
     let reducer: Reducer<'_, T, T, Sum> = Reducer::Arg { max };
-    let words = dispatch(gpu, input, &reducer, algorithm, Destination::Host)?;
+    let words = to_host(gpu, input, &reducer, algorithm)?;
     Ok(ArgExtreme {
         value: value_from_words(&words, 0),
         index: words[1],
@@ -403,14 +419,7 @@ fn arg_into<T: Element>(
     let reducer: Reducer<'_, T, T, Sum> = Reducer::Arg { max };
     let out0 = value_out.reborrow().device_ptr();
     let out1 = index_out.reborrow().device_ptr();
-    dispatch(
-        gpu,
-        input,
-        &reducer,
-        algorithm,
-        Destination::Device { out0, out1 },
-    )?;
-    Ok(())
+    into_device(gpu, input, &reducer, algorithm, out0, out1)
 }
 
 /// The largest item and its index (the first on ties; the first NaN if
@@ -545,7 +554,7 @@ pub fn minmax<T: Element>(
     algorithm: ReduceAlgorithm,
 ) -> Result<(T, T)> {
     let reducer: Reducer<'_, T, T, Sum> = Reducer::MinMax;
-    let words = dispatch(gpu, input, &reducer, algorithm, Destination::Host)?;
+    let words = to_host(gpu, input, &reducer, algorithm)?;
     Ok((
         value_from_words(&words, 0),
         value_from_words(&words, T::BYTES),
@@ -574,14 +583,7 @@ pub fn minmax_into<T: Element>(
     check_out("out", &out, 2)?;
     let reducer: Reducer<'_, T, T, Sum> = Reducer::MinMax;
     let out0 = out.reborrow().device_ptr();
-    dispatch(
-        gpu,
-        input,
-        &reducer,
-        algorithm,
-        Destination::Device { out0, out1: 0 },
-    )?;
-    Ok(())
+    into_device(gpu, input, &reducer, algorithm, out0, 0)
 }
 
 /// Every kernel module of the crate (every element type × method ×

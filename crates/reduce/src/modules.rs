@@ -334,8 +334,7 @@ pub(crate) fn reducer_kernel<T: Element, U: Element, O: Operator<U>>(
 ) -> Result<Kernel> {
     let entry = entry_name(method, reducer);
     let custom = match reducer {
-        Reducer::Fold { op, map } => {
-            let _ = op;
+        Reducer::Fold { map, .. } => {
             map.is_some() || !is_builtin::<O>() || folds_another_type::<T, U>()
         }
         _ => false,
