@@ -22,6 +22,7 @@
 //! | `compact/` | stream compaction | `COMPACT*` |
 //! | `linalg/` | matvec, transpose, convolution | `MATVEC_*`, `TRANSPOSE_*`, `CONV*` |
 //! | `reduce/` | reduction, arg-reductions, histograms | `REDUCE*`, `HISTOGRAM` |
+//! | `sort/` | key transforms, radix sort, the lesson's sorts | `SORT_*` |
 #![deny(missing_docs)]
 
 /// Shared definitions every module starts with: fixed-width integer names,
@@ -113,6 +114,10 @@ pub const REDUCE_TREE: &str = include_str!("../cuda/reduce/tree.cu");
 /// default's kernels (crate `reduce`, module `histogram`).
 pub const HISTOGRAM: &str = include_str!("../cuda/reduce/histogram.cu");
 
+/// Sort keys: the order-preserving map of every key type to an unsigned
+/// integer (`radix_key<K>`), digit extraction (crate `sort`).
+pub const SORT_RADIX_KEY: &str = include_str!("../cuda/sort/radix_key.cuh");
+
 /// Every embedded source, by its path under `kernels/cuda/`, for tooling
 /// (the kernel-compile test, the docs).
 pub fn all_sources() -> Vec<(&'static str, &'static str)> {
@@ -148,5 +153,6 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("reduce/single_pass.cu", REDUCE_SINGLE_PASS),
         ("reduce/tree.cu", REDUCE_TREE),
         ("reduce/histogram.cu", HISTOGRAM),
+        ("sort/radix_key.cuh", SORT_RADIX_KEY),
     ]
 }
