@@ -78,6 +78,12 @@ pub const COMPACT_SINGLE_PASS: &str = include_str!("../cuda/compact/single_pass.
 pub const COMPACT_COUNT: &str = include_str!("../cuda/compact/count.cu");
 /// Three-pass compaction: map and scatter kernels (crate `compact`).
 pub const COMPACT_THREE_PASS: &str = include_str!("../cuda/compact/three_pass.cu");
+/// Runs of equal consecutive keys on the look-back: reduce by key,
+/// run-length encoding, unique (needs [`SINGLE_PASS`]; crate `compact`).
+pub const COMPACT_BY_KEY: &str = include_str!("../cuda/compact/by_key.cu");
+/// Allocation by scan: widen counts, the total, the output-balanced expand
+/// (crate `compact`).
+pub const COMPACT_EXPAND: &str = include_str!("../cuda/compact/expand.cu");
 
 /// Matvec: multiply-add and 16-byte vector helpers shared by the matvec kernels.
 pub const MATVEC_COMMON: &str = include_str!("../cuda/linalg/matvec_common.cu");
@@ -140,6 +146,8 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("compact/single_pass.cu", COMPACT_SINGLE_PASS),
         ("compact/count.cu", COMPACT_COUNT),
         ("compact/three_pass.cu", COMPACT_THREE_PASS),
+        ("compact/by_key.cu", COMPACT_BY_KEY),
+        ("compact/expand.cu", COMPACT_EXPAND),
         ("linalg/matvec_common.cu", MATVEC_COMMON),
         ("linalg/matvec_global.cu", MATVEC_GLOBAL),
         ("linalg/matvec_tiled.cu", MATVEC_TILED),

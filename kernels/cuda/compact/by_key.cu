@@ -1,0 +1,224 @@
+// compact/by_key.cu — runs of equal consecutive keys, in one kernel on the
+// decoupled look-back of single_pass/ (crate `compact`, by_key.rs,
+// run_length.rs, unique.rs).
+//
+// A run is a maximal stretch of consecutive equal keys (integer keys,
+// compared with ==, i.e. bitwise). Item i is a HEAD when i == 0 or
+// key[i] != key[i−1], a TAIL when i == n−1 or key[i+1] != key[i]. One
+// kernel, three modes:
+//
+//   BY_KEY_REDUCE      out_keys[r] = the key of run r, out_values[r] = the
+//                      fold (in index order) of the run's values under Op;
+//   BY_KEY_RUN_LENGTH  the same with every value 1 (u32, Op = sum): the
+//                      run lengths (run-length encoding);
+//   BY_KEY_UNIQUE      out_keys[r] = the key of run r and, when values are
+//                      given, out_values[r] = the value at the run's head.
+//   *runs_out = the number of runs.
+//
+// REDUCE and RUN_LENGTH scan pairs (heads, value) with
+//   (ha, va) ⊕ (hb, vb) = (ha + hb, hb > 0 ? vb : va ⊕ vb),
+// the segmented scan's pair (scan/segmented.cu) with the flag part counting
+// heads instead of OR-ing them: associative whenever ⊕ is, not commutative
+// (the block scan, the shuffles and the look-back keep index order). The
+// inclusive pair at item i holds the number of heads up to i and the fold of
+// i's run up to i, so a TAIL writes its run at slot heads − 1. A 4-byte
+// value and a 32-bit head count pack into one u64 (value bits low, heads
+// high), which rides the 8-byte packed tile status unchanged; the 32-bit
+// count limits these two modes to n < 2^32 (the host checks). UNIQUE needs
+// only the head count: an exclusive scan of u64 head flags (64-bit lengths),
+// a HEAD writing its key (and value) at slot = heads before it.
+//
+// Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
+// counter): keys (and values) loaded blocked through shared memory
+// (coalesced, 16-byte vectors when aligned and whole); each thread's first
+// and last keys through shared memory give every item its neighbours (the
+// tile's first thread reads the key before the tile, its last thread the
+// key after it, from global memory); head and tail bits; the thread totals
+// scanned by the block; the tile's aggregate published, its prefix found by
+// look-back (single_pass_publish_aggregate, single_pass_prefix); each
+// thread's items scanned from their seed and the runs written where they
+// end (or start).
+//
+// Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes of
+// tile state per tile; one launch, no memset (epoch-tagged state). Writes
+// are scattered by slot; consecutive runs go to consecutive slots.
+
+#define BY_KEY_REDUCE 0
+#define BY_KEY_RUN_LENGTH 1
+#define BY_KEY_UNIQUE 2
+
+// The (heads, value) pair of REDUCE and RUN_LENGTH, packed in a u64.
+template <typename V, typename Op>
+struct run_pair_op {
+    static_assert(sizeof(V) == 4, "run pairs pack 4-byte values");
+    typedef u64 value_type;
+    static __device__ __forceinline__ u64 pack(V value, u32 heads) {
+        return ((u64)heads << 32) | (u64)bits_of<V, u32>(value);
+    }
+    static __device__ __forceinline__ u32 heads(u64 pair) { return (u32)(pair >> 32); }
+    static __device__ __forceinline__ V value(u64 pair) { return from_bits<V, u32>((u32)pair); }
+    static __device__ __forceinline__ u64 identity() { return pack(Op::identity(), 0u); }
+    static __device__ __forceinline__ u64 combine(u64 a, u64 b) {
+        if (heads(b) != 0u) return pack(value(b), heads(a) + heads(b));
+        return pack(Op::combine(value(a), value(b)), heads(a));
+    }
+};
+
+// Thread 0 of block (0, 0).
+__device__ __forceinline__ bool by_key_first_thread_of_grid() {
+    return threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0;
+}
+
+// The scanned operator of a mode: pairs, or u64 head counts for UNIQUE.
+template <typename V, typename Op, int MODE>
+struct by_key_scan_op {
+    typedef run_pair_op<V, Op> type;
+};
+template <typename V, typename Op>
+struct by_key_scan_op<V, Op, BY_KEY_UNIQUE> {
+    typedef sum_op<u64> type;
+};
+
+// All-zero bits of a 4- or 8-byte type (the fill of a partial tile's
+// unused values; never written out).
+template <typename T>
+__device__ __forceinline__ T by_key_zero() {
+    if constexpr (sizeof(T) == 4) {
+        return from_bits<T, u32>(0u);
+    } else {
+        return from_bits<T, u64>(0ull);
+    }
+}
+
+// keys: n keys; values: n values, or null (RUN_LENGTH, UNIQUE without
+// values); keys_out, values_out: room for every run (values_out null when
+// values is, except RUN_LENGTH, where it receives the u32 counts);
+// runs_out: one u64. vector_ok bit 0: keys 16-byte aligned; bit 1: values.
+template <typename K, typename V, typename Op, int MODE, bool HAS_VALUES, int BLOCK, int ITEMS, int WIDTH,
+          int SPIN_NS, int START_NS>
+__device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V* __restrict__ values,
+                                            K* __restrict__ keys_out, V* __restrict__ values_out,
+                                            u64* runs_out, u64* state, u32 epoch, u64 n, u64 num_tiles,
+                                            u32 vector_ok) {
+    static_assert(ITEMS >= 1 && ITEMS <= 32, "head and tail bits live in a u32");
+    static_assert(MODE != BY_KEY_RUN_LENGTH || !HAS_VALUES, "run lengths count implicit ones");
+    constexpr u32 TILE = (u32)BLOCK * (u32)ITEMS;
+    constexpr bool UNIQUE = MODE == BY_KEY_UNIQUE;
+    typedef typename by_key_scan_op<V, Op, MODE>::type S;
+    typedef u64 A;
+    typedef BlockScan<A, S, BLOCK> Scan;
+    typedef typename TileStatusFor<A, 1>::type Status;
+    __shared__ K key_exchange[ExchangeSize<K, TILE>::ITEMS];
+    __shared__ V value_exchange[HAS_VALUES ? ExchangeSize<V, TILE>::ITEMS : 1];
+    __shared__ K s_first_key[BLOCK];
+    __shared__ K s_last_key[BLOCK];
+    __shared__ typename Scan::Storage scan_storage;
+    __shared__ u64 s_tile;
+    __shared__ A s_prefix;
+
+    lookback_prepare_next_call(state, epoch);
+    if (n == 0) {  // one block, no tile drawn: no runs
+        if (by_key_first_thread_of_grid()) *runs_out = 0ull;
+        return;
+    }
+    if (linear_block_index() >= num_tiles) return;
+    if (threadIdx.x == 0) s_tile = lookback_next_tile(state, epoch);
+    __syncthreads();
+    const u64 tile = s_tile;
+    const u64 tile_base = tile * (u64)TILE;
+    const u32 valid = tile_valid_items(n, tile_base, TILE);
+    const u32 tid = threadIdx.x;
+
+    K key[ITEMS];
+    block_load_blocked<K, BLOCK, ITEMS>(keys + tile_base, valid, (vector_ok & 1u) != 0u, key_exchange, key,
+                                        (K)0);
+    V value[ITEMS];
+    if constexpr (HAS_VALUES) {
+        const V fill = MODE == BY_KEY_REDUCE ? Op::identity() : by_key_zero<V>();
+        block_load_blocked<V, BLOCK, ITEMS>(values + tile_base, valid, (vector_ok & 2u) != 0u, value_exchange,
+                                            value, fill);
+    }
+
+    // Neighbours: the key before this thread's first item and after its
+    // last. Items past n are never heads or tails (position checks below).
+    s_first_key[tid] = key[0];
+    s_last_key[tid] = key[ITEMS - 1];
+    __syncthreads();
+    const u64 first_index = tile_base + (u64)tid * ITEMS;  // index of key[0]
+    K before = key[0];
+    if (tid > 0) {
+        before = s_last_key[tid - 1];
+    } else if (tile_base > 0) {
+        before = keys[tile_base - 1];
+    }
+    K after = key[ITEMS - 1];
+    if (tid + 1 < (u32)BLOCK) {
+        after = s_first_key[tid + 1];
+    } else if (tile_base + TILE < n) {
+        after = keys[tile_base + TILE];
+    }
+    u32 head_bits = 0u;
+    u32 tail_bits = 0u;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u64 p = first_index + (u64)j;
+        if (p < n) {
+            const K previous = j == 0 ? before : key[j - 1];
+            const K next = j == ITEMS - 1 ? after : key[j + 1];
+            if (p == 0 || previous != key[j]) head_bits |= 1u << j;
+            if (p == n - 1 || next != key[j]) tail_bits |= 1u << j;
+        }
+    }
+
+    A items[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 head = (head_bits >> j) & 1u;
+        if constexpr (UNIQUE) {
+            items[j] = (A)head;
+        } else if constexpr (MODE == BY_KEY_RUN_LENGTH) {
+            items[j] = S::pack((V)1u, head);
+        } else {
+            items[j] = S::pack(value[j], head);
+        }
+    }
+    const A thread_total = thread_reduce<A, S, ITEMS>(items);
+    A aggregate;
+    const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
+
+    if (tid < 32u) {
+        Status status(lookback_status_region(state), num_tiles, epoch);
+        // Successors may already be looking back at this tile: publish first.
+        if (tid == 0u) single_pass_publish_aggregate<A, Status>(status, tile, aggregate);
+        const A prefix = single_pass_prefix<A, S, Status, WIDTH, SPIN_NS, START_NS>(
+            status, tile, aggregate, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
+        if (tid == 0u) s_prefix = prefix;
+    }
+    __syncthreads();
+
+    // UNIQUE: exclusive head counts (seeded with 0 in tile 0, exact).
+    // Pairs: inclusive, tile 0 without a prefix (the identity is never folded).
+    bool has_seed;
+    const A seed = block_thread_seed<A, S>(s_prefix, tile > 0 || UNIQUE, thread_prefix, has_seed);
+    thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, UNIQUE);
+
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u64 p = first_index + (u64)j;
+        if constexpr (UNIQUE) {
+            if ((head_bits >> j) & 1u) {
+                const u64 slot = items[j];
+                keys_out[slot] = key[j];
+                if constexpr (HAS_VALUES) values_out[slot] = value[j];
+            }
+            if (p == n - 1) *runs_out = items[j] + (u64)((head_bits >> j) & 1u);
+        } else {
+            if ((tail_bits >> j) & 1u) {
+                const u64 slot = (u64)S::heads(items[j]) - 1ull;
+                keys_out[slot] = key[j];
+                values_out[slot] = S::value(items[j]);
+            }
+            if (p == n - 1) *runs_out = (u64)S::heads(items[j]);
+        }
+    }
+}
