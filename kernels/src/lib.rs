@@ -123,6 +123,22 @@ pub const HISTOGRAM: &str = include_str!("../cuda/reduce/histogram.cu");
 /// Sort keys: the order-preserving map of every key type to an unsigned
 /// integer (`radix_key<K>`), digit extraction (crate `sort`).
 pub const SORT_RADIX_KEY: &str = include_str!("../cuda/sort/radix_key.cuh");
+/// The lesson's sorts: what they share, prepare (radix images and
+/// indices), gather and copy back (needs SORT_RADIX_KEY; crate `sort`,
+/// module `lab`).
+pub const SORT_LAB_COMMON: &str = include_str!("../cuda/sort/lab_common.cuh");
+/// Odd–even transposition sort: one block, or one launch per phase (needs
+/// SORT_LAB_COMMON).
+pub const SORT_LAB_ODD_EVEN: &str = include_str!("../cuda/sort/lab_odd_even.cu");
+/// Bitonic sort for any n: shared-memory tiles, global merge steps (needs
+/// SORT_LAB_COMMON).
+pub const SORT_LAB_BITONIC: &str = include_str!("../cuda/sort/lab_bitonic.cu");
+/// Merge sort: bitonic block sort, merge-path passes (needs
+/// SORT_LAB_BITONIC).
+pub const SORT_LAB_MERGE: &str = include_str!("../cuda/sort/lab_merge.cu");
+/// The lesson's one-bit split radix sort: flags and scatter around the scan
+/// crate's exclusive sum (needs SORT_LAB_COMMON).
+pub const SORT_LAB_SPLIT_RADIX: &str = include_str!("../cuda/sort/lab_split_radix.cu");
 
 /// Every embedded source, by its path under `kernels/cuda/`, for tooling
 /// (the kernel-compile test, the docs).
@@ -162,5 +178,10 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("reduce/tree.cu", REDUCE_TREE),
         ("reduce/histogram.cu", HISTOGRAM),
         ("sort/radix_key.cuh", SORT_RADIX_KEY),
+        ("sort/lab_common.cuh", SORT_LAB_COMMON),
+        ("sort/lab_odd_even.cu", SORT_LAB_ODD_EVEN),
+        ("sort/lab_bitonic.cu", SORT_LAB_BITONIC),
+        ("sort/lab_merge.cu", SORT_LAB_MERGE),
+        ("sort/lab_split_radix.cu", SORT_LAB_SPLIT_RADIX),
     ]
 }
