@@ -142,6 +142,67 @@ pub fn segmented_scan<T: Element, O: Operator<T>>(
     out
 }
 
+/// Segmented scan with segments given by offsets (segment `s` is
+/// `input[offsets[s]..offsets[s + 1]]`; empty segments allowed): the
+/// reference of [`crate::segmented_scan_by_offsets`]. Offsets that do not
+/// start at 0, end at `input.len()` and never decrease are an
+/// [`gpu_core::Error::InvalidArgument`], as on the GPU.
+///
+/// ```
+/// use gpu_core::Sum;
+/// use scan::SegmentedKind;
+/// let x = [1i32, 2, 3, 4, 5];
+/// let out = scan::cpu::segmented_scan_by_offsets(&x, &[0, 2, 2, 5], &Sum, SegmentedKind::Inclusive).unwrap();
+/// assert_eq!(out, [1, 3, 3, 7, 12]);
+/// assert!(scan::cpu::segmented_scan_by_offsets(&x, &[0, 3, 2, 5], &Sum, SegmentedKind::Inclusive).is_err());
+/// ```
+pub fn segmented_scan_by_offsets<T: Element, O: Operator<T>>(
+    input: &[T],
+    offsets: &[u64],
+    op: &O,
+    kind: crate::SegmentedKind,
+) -> gpu_core::Result<Vec<T>> {
+    let n = input.len() as u64;
+    let valid = offsets.first() == Some(&0)
+        && offsets.last() == Some(&n)
+        && offsets.windows(2).all(|pair| pair[0] <= pair[1]);
+    if !valid {
+        return Err(gpu_core::Error::invalid(
+            "offsets",
+            "not segment offsets of the input: they must start at 0, end at n and never decrease",
+        ));
+    }
+    let mut heads = vec![0u8; input.len()];
+    for &start in &offsets[..offsets.len() - 1] {
+        if start < n {
+            heads[start as usize] = 1;
+        }
+    }
+    Ok(segmented_scan(input, &heads, op, kind))
+}
+
+/// Scan by key: a segmented scan whose segments are the runs of equal
+/// consecutive keys; the reference of [`crate::scan_by_key`]. `keys` is as
+/// long as `input` (it is zipped with it).
+///
+/// ```
+/// use gpu_core::Sum;
+/// use scan::SegmentedKind;
+/// let out = scan::cpu::scan_by_key(&[4u8, 4, 9, 4], &[1i32, 2, 3, 4], &Sum, SegmentedKind::Inclusive);
+/// assert_eq!(out, [1, 3, 3, 4]);
+/// ```
+pub fn scan_by_key<K: PartialEq + Copy, T: Element, O: Operator<T>>(
+    keys: &[K],
+    input: &[T],
+    op: &O,
+    kind: crate::SegmentedKind,
+) -> Vec<T> {
+    let heads: Vec<u8> = (0..input.len())
+        .map(|i| u8::from(i == 0 || keys[i] != keys[i - 1]))
+        .collect();
+    segmented_scan(input, &heads, op, kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,8 +21,8 @@
 use gpu_core::op::operator_prelude;
 use gpu_core::single_pass::{with_tile_state, StatusEncoding};
 use gpu_core::{
-    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, ModuleSource,
-    Operator, Result,
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, IntElement, KernelArgs,
+    ModuleSource, Operator, Result,
 };
 
 use crate::lookback::lookback_policy;
@@ -68,9 +68,49 @@ pub fn validate_segmented<T: Element>(
     Error::check_len("output", output_len, input_len)
 }
 
-/// The module of the segmented scan for `T` and `op`: the single-pass
-/// headers, the operator functor on `T`, the segmented kernel, one entry.
-fn module<T: Element, O: Operator<T>>(op: &O, entry: &str) -> ModuleSource {
+/// Where a segmented scan's segments come from, as the kernel's `MODE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HeadSource {
+    /// A flag byte per item (`SEGMENT_HEADS_FLAGS`).
+    Flags,
+    /// Sorted segment offsets (`SEGMENT_HEADS_OFFSETS`).
+    Offsets,
+    /// Runs of equal keys of the CUDA type named (`SEGMENT_HEADS_KEYS`).
+    Keys(&'static str),
+}
+
+impl HeadSource {
+    fn mode(self) -> u32 {
+        match self {
+            HeadSource::Flags => 0,
+            HeadSource::Offsets => 1,
+            HeadSource::Keys(_) => 2,
+        }
+    }
+
+    /// The kernel's key type (`u8` where there are no keys).
+    fn key_type(self) -> &'static str {
+        match self {
+            HeadSource::Keys(key) => key,
+            _ => "u8",
+        }
+    }
+
+    /// The entry name's part for the source.
+    fn tag(self) -> String {
+        match self {
+            HeadSource::Flags => "flags".into(),
+            HeadSource::Offsets => "offsets".into(),
+            HeadSource::Keys(key) => format!("by_{key}"),
+        }
+    }
+}
+
+/// The module of a segmented scan of `T` by `heads` under `op`: the
+/// single-pass headers, the operator functor on `T`, the segmented kernel,
+/// one scan entry (and, for offsets, the `segmented_tile_first` kernel of
+/// the same source).
+fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let delays = lookback_policy(8);
     parprims_kernels::SINGLE_PASS
@@ -83,12 +123,15 @@ fn module<T: Element, O: Operator<T>>(op: &O, entry: &str) -> ModuleSource {
         .entry(
             entry,
             &format!(
-                "const {t}* in, const u8* heads, {t}* out, u64* state, u32 epoch, u64 n, \
-                 u64 num_tiles, u32 exclusive, u32 vector_ok"
+                "const {t}* in, const void* heads, const u64* aux, {t}* out, u64* state, \
+                 u32 epoch, u64 n, u64 num_tiles, u32 exclusive, u32 vector_ok, const u32* bad"
             ),
             &format!(
-                "segmented_scan_tile<{t}, op_t, {BLOCK_THREADS}, {ITEMS_PER_THREAD}, {w}, {spin}, \
-                 {start}>(in, heads, out, state, epoch, n, num_tiles, exclusive, vector_ok)",
+                "segmented_scan_tile<{t}, op_t, {mode}, {k}, {BLOCK_THREADS}, {ITEMS_PER_THREAD}, \
+                 {w}, {spin}, {start}>(in, heads, aux, out, state, epoch, n, num_tiles, exclusive, \
+                 vector_ok, bad)",
+                mode = heads.mode(),
+                k = heads.key_type(),
                 w = delays.lookback_width(),
                 spin = delays.spin_ns(),
                 start = delays.start_delay_ns(),
@@ -97,37 +140,45 @@ fn module<T: Element, O: Operator<T>>(op: &O, entry: &str) -> ModuleSource {
         )
 }
 
-/// The entry name: type, operator and a fingerprint of the operator's CUDA.
-fn entry_name<T: Element, O: Operator<T>>(op: &O) -> String {
+/// The entry name: type, head source, operator and a fingerprint of the
+/// operator's CUDA.
+fn entry_name<T: Element, O: Operator<T>>(op: &O, heads: HeadSource) -> String {
     let text = format!("{}\n{}", op.cuda_support(), op.cuda_combine());
     format!(
-        "scan_segmented_{}_{}_{}",
+        "scan_segmented_{}_{}_{}_{}",
         T::SUFFIX,
+        heads.tag(),
         op.name(),
         &gpu_core::kernel::fingerprint(&text)[..8]
     )
 }
 
 /// The segmented scan's modules for the built-in operators on the 4-byte
-/// types, for the kernel catalog.
+/// types by flags, and the sums by offsets and by `i32`/`u64` keys, for the
+/// kernel catalog.
 pub(crate) fn catalog() -> Vec<ModuleSource> {
     use gpu_core::{BitAnd, BitOr, BitXor, Max, Min, Sum};
-    fn one<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
-        module::<T, O>(op, &entry_name::<T, O>(op))
+    fn one<T: Element, O: Operator<T>>(op: &O, heads: HeadSource) -> ModuleSource {
+        module::<T, O>(op, heads, &entry_name::<T, O>(op, heads))
     }
+    let flags = HeadSource::Flags;
     vec![
-        one::<i32, _>(&Sum),
-        one::<i32, _>(&Max),
-        one::<i32, _>(&Min),
-        one::<u32, _>(&Sum),
-        one::<u32, _>(&Max),
-        one::<u32, _>(&Min),
-        one::<u32, _>(&BitAnd),
-        one::<u32, _>(&BitOr),
-        one::<u32, _>(&BitXor),
-        one::<f32, _>(&Sum),
-        one::<f32, _>(&Max),
-        one::<f32, _>(&Min),
+        one::<i32, _>(&Sum, flags),
+        one::<i32, _>(&Max, flags),
+        one::<i32, _>(&Min, flags),
+        one::<u32, _>(&Sum, flags),
+        one::<u32, _>(&Max, flags),
+        one::<u32, _>(&Min, flags),
+        one::<u32, _>(&BitAnd, flags),
+        one::<u32, _>(&BitOr, flags),
+        one::<u32, _>(&BitXor, flags),
+        one::<f32, _>(&Sum, flags),
+        one::<f32, _>(&Max, flags),
+        one::<f32, _>(&Min, flags),
+        one::<i32, _>(&Sum, HeadSource::Offsets),
+        one::<f32, _>(&Sum, HeadSource::Offsets),
+        one::<i32, _>(&Sum, HeadSource::Keys("i32")),
+        one::<f32, _>(&Sum, HeadSource::Keys("u64")),
     ]
 }
 
@@ -166,7 +217,9 @@ pub fn segmented_scan_into<T: Element, O: Operator<T>>(
         output.device_ptr(),
         input.bytes() as u64,
     )?;
-    run(gpu, (!same).then_some(input), head_flags, output, op, kind)
+    let heads = Heads::flags(&head_flags);
+    heads.refuse_overlap(&output)?;
+    run(gpu, (!same).then_some(input), heads, output, op, kind)
 }
 
 /// [`segmented_scan_into`] in place: `data` is scanned where it lies.
@@ -190,21 +243,330 @@ pub fn segmented_scan_in_place<T: Element, O: Operator<T>>(
     kind: SegmentedKind,
 ) -> Result<()> {
     validate_segmented::<T>(data.len(), head_flags.len(), data.len())?;
-    run(gpu, None, head_flags, data, op, kind)
+    let heads = Heads::flags(&head_flags);
+    heads.refuse_overlap(&data)?;
+    run(gpu, None, heads, data, op, kind)
+}
+
+/// Checks the lengths of a segmented scan by offsets: 4-byte values,
+/// `output` as long as `input`, and at least one offset (`segments + 1`
+/// of them: `offsets[0] = 0`, `offsets[segments] = n`, non-decreasing;
+/// that the values obey this is checked on the device).
+///
+/// ```
+/// assert!(scan::validate_segmented_offsets::<f32>(10, 4, 10).is_ok());
+/// assert!(scan::validate_segmented_offsets::<f32>(10, 0, 10).is_err()); // no offsets
+/// assert!(scan::validate_segmented_offsets::<f32>(10, 4, 9).is_err()); // output too short
+/// ```
+pub fn validate_segmented_offsets<T: Element>(
+    input_len: usize,
+    offsets_len: usize,
+    output_len: usize,
+) -> Result<()> {
+    validate_segmented::<T>(input_len, input_len, output_len)?;
+    if offsets_len == 0 {
+        return Err(Error::invalid(
+            "offsets",
+            "empty: segments + 1 offsets are needed, from 0 to n",
+        ));
+    }
+    Ok(())
+}
+
+/// Segmented scan of `input` with the segments given by `offsets` (CSR
+/// style: segment `s` is `input[offsets[s]..offsets[s + 1]]`, so
+/// `segments + 1` offsets from 0 to n, non-decreasing; empty segments are
+/// allowed) into `output`.
+///
+/// **Synchronises** once: the offsets are checked on the device by the
+/// kernel that locates each tile's segment starts, and the check's verdict
+/// is read back, so that offsets which do not start at 0, end at n, or
+/// decrease are an [`Error::InvalidArgument`] with nothing written (the
+/// scan kernel sees the verdict and writes nothing). Bytes: the scan's
+/// n·s read and written, 8 per offset read twice, 8 per tile.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// use scan::SegmentedKind;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1i32, 2, 3, 4, 5, 6])?;
+/// let offsets = DeviceBuffer::from_host(&gpu, &[0u64, 3, 3, 5, 6])?; // [1 2 3] [] [4 5] [6]
+/// let mut out = DeviceBuffer::<i32>::zeros(&gpu, 6)?;
+/// scan::segmented_scan_by_offsets_into(&gpu, x.view(), offsets.view(), out.view_mut(), &Sum, SegmentedKind::Inclusive)?;
+/// assert_eq!(out.to_host(&gpu)?, vec![1, 3, 6, 4, 9, 6]);
+/// # Ok(()) }
+/// ```
+pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    offsets: DeviceView<'_, u64>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: SegmentedKind,
+) -> Result<()> {
+    validate_segmented_offsets::<T>(input.len(), offsets.len(), output.len())?;
+    let same = crate::check_aliasing(
+        input.device_ptr(),
+        output.device_ptr(),
+        input.bytes() as u64,
+    )?;
+    if offsets.overlaps(output.device_ptr(), output.bytes()) {
+        return Err(Error::invalid("output", "overlaps offsets"));
+    }
+    let n = input.len() as u64;
+    if n == 0 {
+        // Only `[0]` describes an empty input; nothing to scan either way.
+        let mut first = [0u64];
+        gpu.read_small(&offsets.slice(..1)?, &mut first)?;
+        return check_empty_offsets(offsets.len(), first[0]);
+    }
+    let num_tiles = n.div_ceil(TILE_ITEMS);
+    // `first` (one word per tile and one past) then the verdict word.
+    let mut check = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 2)?;
+    let mut check_view = check.view_mut();
+    let first_ptr = check_view.device_ptr();
+    let bad_ptr = first_ptr + 8 * (num_tiles + 1);
+    locate_tile_starts(gpu, &offsets, n, num_tiles, &mut check_view)?;
+    let heads = Heads {
+        source: HeadSource::Offsets,
+        ptr: offsets.device_ptr(),
+        aligned: true,
+        aux: first_ptr,
+        bad: bad_ptr,
+    };
+    run(gpu, (!same).then_some(input), heads, output, op, kind)?;
+    let mut verdict = [0u64];
+    gpu.read_small(&check.view().slice(num_tiles as usize + 1..)?, &mut verdict)?;
+    if verdict[0] != 0 {
+        return Err(Error::invalid(
+            "offsets",
+            "not segment offsets of the input: they must start at 0, end at n and never decrease \
+             (nothing was written)",
+        ));
+    }
+    Ok(())
+}
+
+/// The only valid offsets of an empty input: `[0]`.
+fn check_empty_offsets(len: usize, first: u64) -> Result<()> {
+    if len == 1 && first == 0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "offsets",
+            "an empty input has exactly one offset, 0",
+        ))
+    }
+}
+
+/// Items per tile of the segmented scan.
+const TILE_ITEMS: u64 = BLOCK_THREADS as u64 * ITEMS_PER_THREAD as u64;
+
+/// Launches `segmented_tile_first`: `check[t]` = the first offset ≥ t·tile
+/// for t in 0..=num_tiles, and `check[num_tiles + 1]` set (its low word)
+/// when the offsets are not valid for n items.
+fn locate_tile_starts(
+    gpu: &Gpu,
+    offsets: &DeviceView<'_, u64>,
+    n: u64,
+    num_tiles: u64,
+    check: &mut DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    const THREADS: u32 = 256;
+    let work = (num_tiles + 1).max(offsets.len() as u64);
+    let blocks = work.div_ceil(THREADS as u64).clamp(1, 4096) as u32;
+    let config = gpu_core::LaunchConfig {
+        grid: (blocks, 1, 1),
+        block: (THREADS, 1, 1),
+        shared_bytes: 0,
+    };
+    // The kernel sits in every segmented module; the i32 sum's serves all.
+    let scan_entry = entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Offsets);
+    let key = format!("scan/segmented/{scan_entry}");
+    let kernel = gpu.stored_kernel(&key, "segmented_tile_first", || {
+        module::<i32, _>(&gpu_core::Sum, HeadSource::Offsets, &scan_entry)
+    })?;
+    let bad_ptr = check.device_ptr() + 8 * (num_tiles + 1);
+    let mut args = KernelArgs::new();
+    args.input(offsets)
+        .scalar(offsets.len() as u64)
+        .scalar(n)
+        .scalar(TILE_ITEMS)
+        .scalar(num_tiles)
+        .output(check)
+        .scalar(bad_ptr);
+    // SAFETY: segmented_tile_first(const u64* offsets, u64 num_offsets, u64
+    // n, u64 tile_items, u64 num_tiles, u64* first, u32* bad): `offsets`
+    // holds num_offsets words; `first` (the check buffer) holds num_tiles + 2
+    // words, of which the kernel writes entries 0..=num_tiles and, through
+    // `bad` (its last word, 8-byte aligned), one u32. A grid-stride loop
+    // bounds every index.
+    unsafe { gpu.launch(&kernel, config, &args) }
+}
+
+/// Checks the lengths of a scan by key: keys and output as long as the
+/// input, 4-byte values.
+///
+/// ```
+/// assert!(scan::validate_by_key::<i32>(8, 8, 8).is_ok());
+/// assert!(scan::validate_by_key::<i32>(8, 7, 8).is_err()); // keys too short
+/// ```
+pub fn validate_by_key<T: Element>(
+    input_len: usize,
+    keys_len: usize,
+    output_len: usize,
+) -> Result<()> {
+    validate_segmented::<T>(input_len, input_len, output_len)?;
+    Error::check_len("keys", keys_len, input_len)
+}
+
+/// Scan by key: a segmented scan of `input` whose segments are the runs of
+/// equal consecutive `keys` (compared by their bits), as CUB's ScanByKey;
+/// enqueued with no host synchronisation. Keys are any integer type; the
+/// bytes moved are the scan's plus n·k of keys. `output` may be `input`'s
+/// memory; any other overlap is an error, nothing written.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// use scan::SegmentedKind;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[7u32, 7, 2, 2, 2, 7])?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1i32, 1, 1, 1, 1, 1])?;
+/// let mut out = DeviceBuffer::<i32>::zeros(&gpu, 6)?;
+/// scan::scan_by_key_into(&gpu, keys.view(), x.view(), out.view_mut(), &Sum, SegmentedKind::Inclusive)?;
+/// assert_eq!(out.to_host(&gpu)?, vec![1, 2, 1, 2, 3, 1]);
+/// # Ok(()) }
+/// ```
+pub fn scan_by_key_into<K: IntElement, T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    keys: DeviceView<'_, K>,
+    input: DeviceView<'_, T>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    kind: SegmentedKind,
+) -> Result<()> {
+    validate_by_key::<T>(input.len(), keys.len(), output.len())?;
+    let same = crate::check_aliasing(
+        input.device_ptr(),
+        output.device_ptr(),
+        input.bytes() as u64,
+    )?;
+    if keys.overlaps(output.device_ptr(), output.bytes()) {
+        return Err(Error::invalid("output", "overlaps keys"));
+    }
+    let heads = Heads {
+        source: HeadSource::Keys(K::CUDA_TYPE),
+        ptr: keys.device_ptr(),
+        aligned: keys.device_ptr().is_multiple_of(16),
+        aux: 0,
+        bad: 0,
+    };
+    run(gpu, (!same).then_some(input), heads, output, op, kind)
+}
+
+/// [`scan_by_key_into`] into a new buffer.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Max};
+/// use scan::SegmentedKind;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[1u8, 1, 1, 2, 2])?;
+/// let x = DeviceBuffer::from_host(&gpu, &[3.0f32, 1.0, 4.0, 1.0, 5.0])?;
+/// let out = scan::scan_by_key(&gpu, keys.view(), x.view(), &Max, SegmentedKind::Inclusive)?;
+/// assert_eq!(out.to_host(&gpu)?, vec![3.0, 3.0, 4.0, 1.0, 5.0]);
+/// # Ok(()) }
+/// ```
+pub fn scan_by_key<K: IntElement, T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    keys: DeviceView<'_, K>,
+    input: DeviceView<'_, T>,
+    op: &O,
+    kind: SegmentedKind,
+) -> Result<DeviceBuffer<T>> {
+    validate_by_key::<T>(input.len(), keys.len(), input.len())?;
+    // SAFETY: the scan writes every element before the buffer is returned;
+    // on error the buffer is dropped unread.
+    let mut output = unsafe { DeviceBuffer::<T>::uninit(gpu, input.len())? };
+    scan_by_key_into(gpu, keys, input, output.view_mut(), op, kind)?;
+    Ok(output)
+}
+
+/// [`segmented_scan_by_offsets_into`] into a new buffer (synchronises, as
+/// it does).
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu, Sum};
+/// use scan::SegmentedKind;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let x = DeviceBuffer::from_host(&gpu, &[1u32, 1, 1, 1])?;
+/// let offsets = DeviceBuffer::from_host(&gpu, &[0u64, 1, 4])?;
+/// let out = scan::segmented_scan_by_offsets(&gpu, x.view(), offsets.view(), &Sum, SegmentedKind::Exclusive)?;
+/// assert_eq!(out.to_host(&gpu)?, vec![0, 0, 1, 2]);
+/// # Ok(()) }
+/// ```
+pub fn segmented_scan_by_offsets<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    offsets: DeviceView<'_, u64>,
+    op: &O,
+    kind: SegmentedKind,
+) -> Result<DeviceBuffer<T>> {
+    validate_segmented_offsets::<T>(input.len(), offsets.len(), input.len())?;
+    // SAFETY: the scan writes every element before the buffer is returned;
+    // on error (bad offsets: nothing written) the buffer is dropped unread.
+    let mut output = unsafe { DeviceBuffer::<T>::uninit(gpu, input.len())? };
+    segmented_scan_by_offsets_into(gpu, input, offsets, output.view_mut(), op, kind)?;
+    Ok(output)
+}
+
+/// A validated head source's device side.
+struct Heads {
+    source: HeadSource,
+    /// The flags, offsets or keys.
+    ptr: u64,
+    /// Whether `ptr` allows 16-byte loads.
+    aligned: bool,
+    /// `first` for offsets, else 0.
+    aux: u64,
+    /// The offsets' verdict word, else 0 (null).
+    bad: u64,
+}
+
+impl Heads {
+    fn flags(flags: &DeviceView<'_, u8>) -> Heads {
+        Heads {
+            source: HeadSource::Flags,
+            ptr: flags.device_ptr(),
+            aligned: flags.device_ptr().is_multiple_of(16),
+            aux: 0,
+            bad: 0,
+        }
+    }
+
+    /// Flags must not overlap the output (the scan would read what it wrote).
+    fn refuse_overlap<T: Element>(&self, output: &DeviceViewMut<'_, T>) -> Result<()> {
+        let (out, bytes) = (output.device_ptr(), output.bytes() as u64);
+        let flags_bytes = bytes / T::BYTES as u64;
+        if out < self.ptr + flags_bytes && self.ptr < out + bytes && bytes > 0 {
+            return Err(Error::invalid("output", "overlaps head_flags"));
+        }
+        Ok(())
+    }
 }
 
 /// The launch, arguments validated; `input = None` scans `output` in place.
 fn run<T: Element, O: Operator<T>>(
     gpu: &Gpu,
     input: Option<DeviceView<'_, T>>,
-    head_flags: DeviceView<'_, u8>,
+    heads: Heads,
     mut output: DeviceViewMut<'_, T>,
     op: &O,
     kind: SegmentedKind,
 ) -> Result<()> {
-    if head_flags.overlaps(output.device_ptr(), output.bytes()) {
-        return Err(Error::invalid("output", "overlaps head_flags"));
-    }
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
     let n = output.len() as u64;
@@ -212,33 +574,37 @@ fn run<T: Element, O: Operator<T>>(
         return Ok(());
     }
     let (config, num_tiles) = gpu_core::launch::grid_1d(n, BLOCK_THREADS, ITEMS_PER_THREAD, 0)?;
-    let entry = entry_name::<T, O>(op);
+    let entry = entry_name::<T, O>(op, heads.source);
     let key = format!("scan/segmented/{entry}");
-    let kernel = gpu.stored_kernel(&key, &entry, || module::<T, O>(op, &entry))?;
+    let kernel = gpu.stored_kernel(&key, &entry, || module::<T, O>(op, heads.source, &entry))?;
     let values_aligned = in_ptr.is_multiple_of(16) && out_ptr.is_multiple_of(16);
-    let flags_aligned = head_flags.device_ptr().is_multiple_of(16);
-    let vector_ok = u32::from(values_aligned) | (u32::from(flags_aligned) << 1);
+    let vector_ok = u32::from(values_aligned) | (u32::from(heads.aligned) << 1);
     let exclusive = u32::from(kind == SegmentedKind::Exclusive);
     with_tile_state(gpu, num_tiles, 8, StatusEncoding::Packed128, |mut state| {
         let mut args = KernelArgs::new();
         args.scalar(in_ptr)
-            .input(&head_flags)
+            .scalar(heads.ptr)
+            .scalar(heads.aux)
             .output(&mut output)
             .output(&mut state.words)
             .scalar(state.epoch)
             .scalar(n)
             .scalar(num_tiles)
             .scalar(exclusive)
-            .scalar(vector_ok);
-        // SAFETY: the arguments match scan_segmented_*(const T* in, const u8*
-        // heads, T* out, u64* state, u32 epoch, u64 n, u64 num_tiles, u32
-        // exclusive, u32 vector_ok). `in`, `heads` and `out` cover n items
-        // (lengths validated; `out` may equal `in`: a block reads its whole
-        // tile before writing it, tiles are disjoint; `out` does not overlap
-        // `heads`, checked). One block per tile, each touching items
-        // [tile·4096, min(n, (tile+1)·4096)) of its counter-assigned tile;
-        // `state` holds the tile state of num_tiles 8-byte values in the
-        // packed 128-bit encoding (16-byte aligned, checked by
+            .scalar(vector_ok)
+            .scalar(heads.bad);
+        // SAFETY: the arguments match scan_segmented_*(const T* in, const
+        // void* heads, const u64* aux, T* out, u64* state, u32 epoch, u64 n,
+        // u64 num_tiles, u32 exclusive, u32 vector_ok, const u32* bad). `in`,
+        // `out` and the heads cover n items (n flag bytes or n keys, lengths
+        // validated; for offsets, `aux` holds num_tiles + 1 tile starts into
+        // them, written by segmented_tile_first earlier on this stream, and
+        // `bad` its verdict, or null); `out` may equal `in` (a block reads its
+        // whole tile before writing it, tiles are disjoint) and overlaps
+        // nothing else (checked). One block per tile, each touching items
+        // [tile·4096, min(n, (tile+1)·4096)) of its counter-assigned tile, and
+        // the key before it; `state` holds the tile state of num_tiles 8-byte
+        // values in the packed 128-bit encoding (16-byte aligned, checked by
         // with_tile_state). Vector accesses only where vector_ok says the
         // pointers are 16-byte aligned (a full tile is then aligned too).
         unsafe { gpu.launch(&kernel, config, &args) }
@@ -289,9 +655,20 @@ mod tests {
 
     #[test]
     fn entries_name_type_and_operator() {
-        let name = entry_name::<i32, _>(&gpu_core::Sum);
-        assert!(name.starts_with("scan_segmented_i32_sum_"));
-        assert_ne!(name, entry_name::<i32, _>(&gpu_core::Max));
+        let name = entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Flags);
+        assert!(name.starts_with("scan_segmented_i32_flags_sum_"));
+        assert_ne!(
+            name,
+            entry_name::<i32, _>(&gpu_core::Max, HeadSource::Flags)
+        );
+        assert_ne!(
+            name,
+            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Offsets)
+        );
+        assert_ne!(
+            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u32")),
+            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u64"))
+        );
     }
 
     #[test]
@@ -308,9 +685,17 @@ mod tests {
                 }
             })
             .unwrap();
+        let catalog = catalog();
+        let offsets = catalog.len() - 4;
         let modules = [
-            catalog().remove(0),
-            module::<i32, _>(&custom, &entry_name::<i32, _>(&custom)),
+            catalog[0].clone(),
+            catalog[offsets].clone(),
+            catalog[offsets + 3].clone(),
+            module::<i32, _>(
+                &custom,
+                HeadSource::Keys("i8"),
+                &entry_name::<i32, _>(&custom, HeadSource::Keys("i8")),
+            ),
         ];
         for module in &modules {
             let cubin = gpu_core::kernel::compile_cubin(module, "sm_90")
@@ -318,6 +703,10 @@ mod tests {
             for entry in module.entries() {
                 assert!(gpu_core::kernel::cubin_defines(&cubin, entry), "{entry}");
             }
+            assert!(gpu_core::kernel::cubin_defines(
+                &cubin,
+                "segmented_tile_first"
+            ));
         }
     }
 }

@@ -1,9 +1,11 @@
-//! Segmented scan by head flags: the CPU reference against a per-segment
-//! scan (CI), and on a GPU every 4-byte type × operator × kind against the
-//! reference, with head densities from none to all, lengths at the tile
-//! edges and many tiles (the look-back carries segments across tiles),
-//! flags of any non-zero byte, a non-commutative custom operator, in place,
-//! unaligned views, and bad arguments (typed error, nothing written).
+//! Segmented scan by head flags, by offsets and by key: the CPU references
+//! against a per-segment scan and each other (CI), and on a GPU every 4-byte
+//! type × operator × kind × head source against the reference, with head
+//! densities from none to all, lengths at the tile edges and many tiles (the
+//! look-back carries segments across tiles), flags of any non-zero byte,
+//! empty segments among the offsets, keys of 1, 4 and 8 bytes, a
+//! non-commutative custom operator, in place, unaligned views, and bad
+//! arguments and offsets (typed error, nothing written).
 
 use gpu_core::{BitXor, CustomOp, DeviceBuffer, Element, Error, Gpu, Max, Min, Operator, Sum};
 use parprims_testkit::rng::{random_vec, SplitMix64};
@@ -99,20 +101,201 @@ fn heads_with(n: usize, density_per_mille: u64, rng: &mut SplitMix64) -> Vec<u8>
         .collect()
 }
 
+/// The same segments as `heads`, as offsets (with an empty segment after
+/// every seventh start, to check that empty segments change nothing).
+fn offsets_of(heads: &[u8]) -> Vec<u64> {
+    let mut offsets = vec![0u64];
+    for (i, &flag) in heads.iter().enumerate().skip(1) {
+        if flag != 0 {
+            offsets.push(i as u64);
+            if i % 7 == 0 {
+                offsets.push(i as u64);
+            }
+        }
+    }
+    offsets.push(heads.len() as u64);
+    offsets
+}
+
+/// The same segments as `heads`, as runs of keys: the run number, wrapped
+/// to `K` (adjacent runs still differ).
+fn keys_of<K: Copy>(heads: &[u8], wrap: impl Fn(u64) -> K) -> Vec<K> {
+    let mut run = 0u64;
+    heads
+        .iter()
+        .enumerate()
+        .map(|(i, &flag)| {
+            if i > 0 && flag != 0 {
+                run += 1;
+            }
+            wrap(run)
+        })
+        .collect()
+}
+
+/// The scan by flags, by offsets and by keys (u8, u32, u64) of the same
+/// segments, against the reference.
 fn check<T: Element, O: Operator<T>>(gpu: &Gpu, x: &[T], heads: &[u8], op: &O, what: &str) {
+    let n = x.len();
     let input = DeviceBuffer::from_host(gpu, x).unwrap();
     let flags = DeviceBuffer::from_host(gpu, heads).unwrap();
+    let offsets_host = offsets_of(heads);
+    let offsets = DeviceBuffer::from_host(gpu, &offsets_host).unwrap();
+    let keys8 = DeviceBuffer::from_host(gpu, &keys_of(heads, |r| r as u8)).unwrap();
+    let keys32 = DeviceBuffer::from_host(gpu, &keys_of(heads, |r| r as u32)).unwrap();
+    let keys64 = DeviceBuffer::from_host(gpu, &keys_of(heads, |r| r << 33 | 5)).unwrap();
     for kind in [SegmentedKind::Inclusive, SegmentedKind::Exclusive] {
-        let got = scan::segmented_scan(gpu, input.view(), flags.view(), op, kind).unwrap();
         let want = cpu::segmented_scan(x, heads, op, kind);
-        // Floats are whole numbers here, so every order of combining is exact.
         assert_eq!(
-            got.to_host(gpu).unwrap(),
+            cpu::segmented_scan_by_offsets(x, &offsets_host, op, kind).unwrap(),
+            want
+        );
+        // Floats are whole numbers here, so every order of combining is exact.
+        let by_flags = scan::segmented_scan(gpu, input.view(), flags.view(), op, kind).unwrap();
+        assert_eq!(
+            by_flags.to_host(gpu).unwrap(),
             want,
-            "{what} {kind:?} n={}",
-            x.len()
+            "{what} {kind:?} flags n={n}"
+        );
+        let by_offsets =
+            scan::segmented_scan_by_offsets(gpu, input.view(), offsets.view(), op, kind).unwrap();
+        assert_eq!(
+            by_offsets.to_host(gpu).unwrap(),
+            want,
+            "{what} {kind:?} offsets n={n}"
+        );
+        let by_u8 = scan::scan_by_key(gpu, keys8.view(), input.view(), op, kind).unwrap();
+        assert_eq!(
+            by_u8.to_host(gpu).unwrap(),
+            want,
+            "{what} {kind:?} u8 keys n={n}"
+        );
+        let by_u32 = scan::scan_by_key(gpu, keys32.view(), input.view(), op, kind).unwrap();
+        assert_eq!(
+            by_u32.to_host(gpu).unwrap(),
+            want,
+            "{what} {kind:?} u32 keys n={n}"
+        );
+        let by_u64 = scan::scan_by_key(gpu, keys64.view(), input.view(), op, kind).unwrap();
+        assert_eq!(
+            by_u64.to_host(gpu).unwrap(),
+            want,
+            "{what} {kind:?} u64 keys n={n}"
         );
     }
+}
+
+proptest! {
+    #[test]
+    fn offsets_and_keys_references_agree_with_flags(
+        x in proptest::collection::vec(-1000i32..1000, 0..300),
+        seed in any::<u64>(),
+    ) {
+        let mut rng = SplitMix64::new(seed);
+        let heads = heads_with(x.len(), 200, &mut rng);
+        for kind in [SegmentedKind::Inclusive, SegmentedKind::Exclusive] {
+            let want = cpu::segmented_scan(&x, &heads, &Sum, kind);
+            if !x.is_empty() {
+                prop_assert_eq!(&cpu::segmented_scan_by_offsets(&x, &offsets_of(&heads), &Sum, kind).unwrap(), &want);
+            }
+            prop_assert_eq!(&cpu::scan_by_key(&keys_of(&heads, |r| r as u8), &x, &Sum, kind), &want);
+        }
+    }
+}
+
+#[test]
+fn offsets_reference_refuses_what_the_gpu_refuses() {
+    let x = [1i32, 2, 3];
+    let inclusive = SegmentedKind::Inclusive;
+    for bad in [&[][..], &[1, 3], &[0, 2], &[0, 2, 1, 3], &[0, 4, 3]] {
+        assert!(
+            cpu::segmented_scan_by_offsets(&x, bad, &Sum, inclusive).is_err(),
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        cpu::segmented_scan_by_offsets(&x, &[0, 0, 3, 3], &Sum, inclusive).unwrap(),
+        [1, 3, 6]
+    );
+    assert!(scan::validate_segmented_offsets::<i32>(3, 0, 3).is_err());
+    assert!(scan::validate_by_key::<i32>(3, 2, 3).is_err());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_offsets_are_an_error_and_write_nothing() {
+    let gpu = Gpu::new(0).unwrap();
+    let n = 3 * TILE + 17;
+    let input = DeviceBuffer::from_host(&gpu, &vec![1i32; n]).unwrap();
+    let mut out = DeviceBuffer::<i32>::filled(&gpu, n, 77).unwrap();
+    let m = n as u64;
+    for bad in [
+        vec![1, m],
+        vec![0, m - 1],
+        vec![0, 5000, 4999, m],
+        vec![0, m + 1, m],
+    ] {
+        let offsets = DeviceBuffer::from_host(&gpu, &bad).unwrap();
+        let result = scan::segmented_scan_by_offsets_into(
+            &gpu,
+            input.view(),
+            offsets.view(),
+            out.view_mut(),
+            &Sum,
+            SegmentedKind::Inclusive,
+        );
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{bad:?}"
+        );
+        assert_eq!(out.to_host(&gpu).unwrap(), vec![77; n], "{bad:?}");
+    }
+    // One segment of everything, and n segments of one.
+    let whole = DeviceBuffer::from_host(&gpu, &[0, m]).unwrap();
+    scan::segmented_scan_by_offsets_into(
+        &gpu,
+        input.view(),
+        whole.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Inclusive,
+    )
+    .unwrap();
+    assert_eq!(
+        out.to_host(&gpu).unwrap(),
+        (1..=n as i32).collect::<Vec<_>>()
+    );
+    let singles = DeviceBuffer::from_host(&gpu, &(0..=m).collect::<Vec<_>>()).unwrap();
+    scan::segmented_scan_by_offsets_into(
+        &gpu,
+        input.view(),
+        singles.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Exclusive,
+    )
+    .unwrap();
+    assert_eq!(out.to_host(&gpu).unwrap(), vec![0; n]);
+    // An empty input takes exactly [0].
+    let empty = DeviceBuffer::<i32>::zeros(&gpu, 0).unwrap();
+    let zero = DeviceBuffer::from_host(&gpu, &[0u64]).unwrap();
+    assert!(scan::segmented_scan_by_offsets(
+        &gpu,
+        empty.view(),
+        zero.view(),
+        &Sum,
+        SegmentedKind::Inclusive
+    )
+    .is_ok());
+    let one = DeviceBuffer::from_host(&gpu, &[1u64]).unwrap();
+    assert!(scan::segmented_scan_by_offsets(
+        &gpu,
+        empty.view(),
+        one.view(),
+        &Sum,
+        SegmentedKind::Inclusive
+    )
+    .is_err());
 }
 
 #[test]

@@ -1,25 +1,53 @@
-// scan/segmented.cu — segmented scan by head flags, on the decoupled
-// look-back of single_pass/ (crate `scan`, segmented.rs).
+// scan/segmented.cu — segmented scan on the decoupled look-back of
+// single_pass/ (crate `scan`, segmented.rs), with the segments given three
+// ways: head flags (a byte per item), segment offsets, or runs of equal keys.
 //
-// A segment starts at every item whose flag byte is non-zero (and at item
-// 0). The scan runs over pairs (flag, value) with the segmented operator
+// A segment starts at every head (and at item 0). The scan runs over pairs
+// (flag, value) with the segmented operator
 //   (fa, va) ⊕ (fb, vb) = (fa | fb, fb ? vb : va ⊕ vb),
 // associative whenever ⊕ is, and not commutative: the look-back, the block
 // scan and the warp scans keep operands in index order, so they carry it
 // unchanged. For 4-byte values the pair packs into one u64 (value bits low,
-// flag at bit 32), so the pair travels through shuffles and the 8-byte
-// packed tile status (one 128-bit word per tile) like any 8-byte value.
+// flag at bit 32), so it travels through shuffles and the 8-byte packed tile
+// status (one 128-bit word per tile) like any 8-byte value.
 //
-// Per tile: values and flags loaded blocked through shared memory
-// (coalesced, 16-byte vectors when aligned and whole), packed, scanned by
-// the block, the tile's aggregate pair published and the prefix pair found
-// by look-back, then each item's value stored. Inclusive: the value of the
-// inclusive pair. Exclusive: the operator's identity at a segment head,
-// else the value of the exclusive pair.
+// Only one pair per thread is ever formed: each thread keeps its ITEMS
+// values as plain T and its heads as a bit mask, folds its items to one
+// pair, the block scans the pairs, the tile publishes its aggregate pair and
+// finds its prefix pair by look-back, and each thread then re-walks its own
+// items from its seed, restarting at each head. So the per-item work is the
+// plain scan's plus a bit test, and the registers hold values, not pairs.
 //
-// Work O(n); bytes n·s + n read, n·s written, plus 16 bytes of tile state
-// per tile; one launch, no memset (epoch-tagged state). Shared memory: the
-// padded value and flag exchanges and the block scan's warp totals.
+// Heads, per tile, into each thread's mask (bit j: item tid·ITEMS + j):
+//   FLAGS    the thread's ITEMS flag bytes, one 16-byte load when whole and
+//            aligned (blocked: the thread's own bytes, so no exchange);
+//   OFFSETS  the sorted segment starts inside the tile, offsets[first[tile]
+//            .. first[tile+1]) (`first` from segmented_tile_first below),
+//            set as bits in shared memory;
+//   KEYS     key[i] != key[i−1] (compared as bits), the keys loaded blocked
+//            like the values; a tile's first item compares with the last
+//            item of the tile before.
+//
+// Work O(n); bytes n·s read, n·s written, plus the heads (n flag bytes;
+// 8 per segment start and 16 per tile of offsets; n·k of keys) and 16 bytes
+// of tile state per tile; one launch (offsets: two), no memset
+// (epoch-tagged state).
+
+#define SEGMENT_HEADS_FLAGS 0
+#define SEGMENT_HEADS_OFFSETS 1
+#define SEGMENT_HEADS_KEYS 2
+
+// The unsigned word keys compare as (keys are equal when their bits are).
+template <int BYTES> struct SegmentKeyWord;
+template <> struct SegmentKeyWord<1> { typedef u8 type; };
+template <> struct SegmentKeyWord<2> { typedef u16 type; };
+template <> struct SegmentKeyWord<4> { typedef u32 type; };
+template <> struct SegmentKeyWord<8> { typedef u64 type; };
+template <typename K>
+__device__ __forceinline__ bool same_key(K a, K b) {
+    typedef typename SegmentKeyWord<sizeof(K)>::type W;
+    return bits_of<K, W>(a) == bits_of<K, W>(b);
+}
 
 template <typename T, typename Op>
 struct segmented_op {
@@ -36,69 +64,176 @@ struct segmented_op {
     }
 };
 
-template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int SPIN_NS, int START_NS>
-__device__ __forceinline__ void segmented_scan_tile(const T* in, const u8* heads, T* out, u64* state,
-                                                    u32 epoch, u64 n, u64 num_tiles, u32 exclusive,
-                                                    u32 vector_ok) {
+// Offsets: first[t] = the index of the first offset >= t·TILE, for t in
+// 0 ..= num_tiles (so a tile's starts are offsets[first[t] .. first[t+1])),
+// one thread per entry, a binary search each. The same grid checks the
+// offsets (num_offsets = segments + 1 of them): offsets[0] == 0,
+// offsets[segments] == n, non-decreasing; any violation sets *bad to 1, and
+// the scan kernel then writes nothing.
+extern "C" __global__ void segmented_tile_first(const u64* offsets, u64 num_offsets, u64 n, u64 tile_items,
+                                                u64 num_tiles, u64* first, u32* bad) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t <= num_tiles; t += stride) {
+        const u64 target = t * tile_items;
+        u64 lo = 0, hi = num_offsets;
+        while (lo < hi) {
+            const u64 mid = lo + (hi - lo) / 2;
+            if (offsets[mid] < target) lo = mid + 1;
+            else hi = mid;
+        }
+        first[t] = lo;
+    }
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < num_offsets; k += stride) {
+        const u64 here = offsets[k];
+        bool wrong = here > n;
+        if (k == 0) wrong |= here != 0;
+        if (k + 1 == num_offsets) wrong |= here != n;
+        else wrong |= offsets[k + 1] < here;
+        if (wrong) *bad = 1u;
+    }
+}
+
+// The heads of this thread's items as a mask (bit j: item tid·ITEMS + j of
+// the tile), from the source named by MODE. `heads` is the flag bytes, the
+// offsets, or the keys (of type K); `aux` is `first` for OFFSETS. Item 0 of
+// the input is always a head. Ends with a barrier (OFFSETS, KEYS) or
+// without touching shared memory (FLAGS).
+template <int MODE, typename K, int BLOCK_THREADS, int ITEMS>
+__device__ __forceinline__ u32 segmented_head_mask(const void* heads, const u64* aux, u64 tile, u64 tile_base,
+                                                   u32 valid, bool vector_ok, K* key_exchange,
+                                                   u32* head_bits) {
+    static_assert(ITEMS <= 32, "a thread's heads fit one 32-bit mask");
+    constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
+    const u32 tid = threadIdx.x;
+    const u32 first_item = tid * ITEMS;
+    u32 mask = 0;
+    if constexpr (MODE == SEGMENT_HEADS_FLAGS) {
+        const u8* flags = (const u8*)heads + tile_base + first_item;
+        if constexpr (ITEMS % 16 == 0) {
+            if (vector_ok && valid == TILE) {
+#pragma unroll
+                for (int k = 0; k < ITEMS / 16; ++k) {
+                    Vec16<u8> v;
+                    v.raw = reinterpret_cast<const uint4*>(flags)[k];
+#pragma unroll
+                    for (int c = 0; c < 16; ++c) mask |= (v.items[c] != 0 ? 1u : 0u) << (k * 16 + c);
+                }
+                if (tile_base == 0 && tid == 0) mask |= 1u;
+                return mask;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (first_item + j < valid && flags[j] != 0) mask |= 1u << j;
+    } else if constexpr (MODE == SEGMENT_HEADS_OFFSETS) {
+        const u64* offsets = (const u64*)heads;
+        for (u32 w = tid; w < TILE / 32; w += BLOCK_THREADS) head_bits[w] = 0u;
+        __syncthreads();
+        const u64 begin = aux[tile], end = aux[tile + 1];
+        for (u64 k = begin + tid; k < end; k += BLOCK_THREADS) {
+            const u32 at = (u32)(offsets[k] - tile_base);  // < TILE: first[] bounds it
+            atomicOr(&head_bits[at / 32], 1u << (at % 32));
+        }
+        __syncthreads();
+        // ITEMS divides 32 or is 32: the thread's bits sit in one word.
+        const u32 word = head_bits[first_item / 32];
+        mask = ITEMS == 32 ? word : (word >> (first_item % 32)) & ((1u << ITEMS) - 1u);
+    } else {
+        const K* keys = (const K*)heads + tile_base;
+        K key[ITEMS];
+        block_load_blocked<K, BLOCK_THREADS, ITEMS>(keys, valid, vector_ok, key_exchange, key, K());
+        K before;
+        if (tid > 0) before = key_exchange[exchange_index<K>(first_item - 1)];
+        else if (tile_base > 0) before = keys[-1];
+        else before = key[0];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const K previous = j == 0 ? before : key[j - 1];
+            if (first_item + j < valid && !same_key<K>(key[j], previous)) mask |= 1u << j;
+        }
+        __syncthreads();  // the exchange's last readers are done
+    }
+    if (tile_base == 0 && tid == 0) mask |= 1u;
+    return mask;
+}
+
+template <typename T, typename Op, int MODE, typename K, int BLOCK_THREADS, int ITEMS, int WIDTH, int SPIN_NS,
+          int START_NS>
+__device__ __forceinline__ void segmented_scan_tile(const T* in, const void* heads, const u64* aux, T* out,
+                                                    u64* state, u32 epoch, u64 n, u64 num_tiles,
+                                                    u32 exclusive, u32 vector_ok, const u32* bad) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     typedef segmented_op<T, Op> S;
     typedef u64 A;
     typedef BlockScan<A, S, BLOCK_THREADS> Scan;
     typedef typename TileStatusFor<A, 1>::type Status;
-    __shared__ T exchange[ExchangeSize<T, BLOCK_THREADS * ITEMS>::ITEMS];
-    __shared__ u8 head_exchange[ExchangeSize<u8, BLOCK_THREADS * ITEMS>::ITEMS];
+    // The keys' exchange and then the values' share one buffer: the heads
+    // are found (and the keys' exchange released) before the values load.
+    constexpr u32 VALUE_BYTES = ExchangeSize<T, TILE>::ITEMS * (u32)sizeof(T);
+    constexpr u32 KEY_BYTES = MODE == SEGMENT_HEADS_KEYS ? ExchangeSize<K, TILE>::ITEMS * (u32)sizeof(K) : 0u;
+    __shared__ __align__(16) unsigned char exchange_bytes[VALUE_BYTES > KEY_BYTES ? VALUE_BYTES : KEY_BYTES];
+    T* exchange = reinterpret_cast<T*>(exchange_bytes);
+    K* key_exchange = reinterpret_cast<K*>(exchange_bytes);
+    __shared__ u32 head_bits[MODE == SEGMENT_HEADS_OFFSETS ? TILE / 32 : 1];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 tile_slot;
     __shared__ A tile_prefix_slot;
 
     lookback_prepare_next_call(state, epoch);
     if (linear_block_index() >= num_tiles) return;
+    // Rejected offsets: every block leaves before touching the output.
+    if (bad != nullptr && *bad != 0u) return;
     if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
     const u64 tile = tile_slot;
     const u64 tile_base = tile * (u64)TILE;
-    const u64 remaining = n - tile_base;
-    const u32 valid = remaining < (u64)TILE ? (u32)remaining : TILE;
+    const u32 valid = tile_valid_items(n, tile_base, TILE);
 
-    T loaded[ITEMS];
-    block_load_blocked<T, BLOCK_THREADS, ITEMS>(in + tile_base, valid, (vector_ok & 1u) != 0u, exchange,
-                                                loaded, Op::identity());
-    u8 head[ITEMS];
-    block_load_blocked<u8, BLOCK_THREADS, ITEMS>(heads + tile_base, valid, (vector_ok & 2u) != 0u,
-                                                 head_exchange, head, (u8)0);
-    A items[ITEMS];
+    const u32 mask = segmented_head_mask<MODE, K, BLOCK_THREADS, ITEMS>(
+        heads, aux, tile, tile_base, valid, (vector_ok & 2u) != 0u, key_exchange, head_bits);
+    T x[ITEMS];
+    block_load_blocked<T, BLOCK_THREADS, ITEMS>(in + tile_base, valid, (vector_ok & 1u) != 0u, exchange, x,
+                                                Op::identity());
+
+    // The thread's pair: any head among its items, and the fold since its
+    // last head (of all its items if none).
+    T fold = x[0];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) items[j] = S::pack(loaded[j], head[j] != 0 ? 1u : 0u);
-    const A thread_total = thread_reduce<A, S, ITEMS>(items);
+    for (int j = 1; j < ITEMS; ++j) fold = ((mask >> j) & 1u) ? x[j] : Op::combine(fold, x[j]);
+    const A thread_total = S::pack(fold, mask != 0u ? 1u : 0u);
     A aggregate;
     const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
 
     if (threadIdx.x < 32) {
         Status status(lookback_status_region(state), num_tiles, epoch);
-        const bool leader = threadIdx.x == 0;
-        A tile_prefix = S::identity();
-        if (tile == 0) {
-            if (leader) status.publish(0, TILE_PREFIX, aggregate);
-        } else {
-            if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-            tile_prefix = warp_lookback<A, S, Status, WIDTH, SPIN_NS, START_NS>(
-                status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
-            if (leader) status.publish(tile, TILE_PREFIX, S::combine(tile_prefix, aggregate));
-        }
-        if (leader) tile_prefix_slot = tile_prefix;
+        if (threadIdx.x == 0) single_pass_publish_aggregate<A, Status>(status, tile, aggregate);
+        const A tile_prefix = single_pass_prefix<A, S, Status, WIDTH, SPIN_NS, START_NS>(
+            status, tile, aggregate, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
+        if (threadIdx.x == 0) tile_prefix_slot = tile_prefix;
     }
     __syncthreads();
 
-    // As the exclusive scan of the look-back scan with the identity pair
-    // for `initial`: tile 0 of an inclusive scan has no prefix.
+    // The thread's seed: the pair of everything before its first item
+    // (none for the very first item of an inclusive scan).
     const bool has_tile_prefix = tile > 0 || exclusive != 0u;
     bool has_seed;
     const A seed = block_thread_seed<A, S>(tile_prefix_slot, has_tile_prefix, thread_prefix, has_seed);
-    thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, exclusive != 0u);
-    T stored[ITEMS];
+    T running = has_seed ? S::value(seed) : Op::identity();
+    if (exclusive != 0u) {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-        stored[j] = (exclusive != 0u && head[j] != 0) ? Op::identity() : S::value(items[j]);
-    block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, (vector_ok & 1u) != 0u, exchange,
-                                                 stored);
+        for (int j = 0; j < ITEMS; ++j) {
+            const bool head = (mask >> j) & 1u;
+            const T item = x[j];
+            x[j] = head ? Op::identity() : running;
+            running = head ? item : Op::combine(running, item);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const bool restart = ((mask >> j) & 1u) || (j == 0 && !has_seed);
+            running = restart ? x[j] : Op::combine(running, x[j]);
+            x[j] = running;
+        }
+    }
+    block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, (vector_ok & 1u) != 0u, exchange, x);
 }
