@@ -174,6 +174,7 @@ import io
 import math
 import os
 import random
+import struct
 import sys
 import tempfile
 import time
@@ -190,8 +191,11 @@ CSV_HEADER = (
     "fraction_of_ceiling,device,date"
 )
 
-PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv", "reduce", "histogram")
+PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv", "reduce", "histogram", "sort",
+              "segmented", "spmv")
 SCAN_TYPES = ("i32", "f32", "i64", "u64")
+# Key types the sort section times (u32 only there).
+SORT_KEY_TYPES = ("u32", "i32", "f32", "u64", "i64")
 # Sums the reduce section times: i32 and f32 by default, i64 when --types names it.
 REDUCE_TYPES = ("i32", "f32", "i64")
 REDUCE_DEFAULT_TYPES = ["i32", "f32"]
@@ -347,6 +351,11 @@ def gbps(bytes_moved: float, ms: float) -> float:
     return bytes_moved / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
 
 
+def items_per_second(items: int, ms: float) -> float:
+    """Keys (or values) per second for `items` in `ms` milliseconds."""
+    return items / (ms * 1e-3) if ms > 0 else 0.0
+
+
 def utc_date() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
@@ -402,6 +411,52 @@ def histogram_bytes(n: int, element_bytes: int) -> int:
     return n * element_bytes
 
 
+def radix_sort_passes(key_bytes: int, digit_bits: int = 8) -> int:
+    """Digit passes of an LSD radix sort over every bit of the key."""
+    return -(-8 * key_bytes // digit_bits)
+
+
+def radix_sort_bytes(n: int, key_bytes: int, value_bytes: int = 0, digit_bits: int = 8) -> int:
+    """What an LSD radix sort with `digit_bits`-bit digits moves: one read
+    of the keys for the upsweep (every digit's histogram at once), then per
+    digit pass one read and one write of the keys and the values:
+    n*key + 2*passes*n*(key + value). u32 keys: 36n; i32 keys with i32
+    values (argsort): 68n; u64 keys: 136n."""
+    passes = radix_sort_passes(key_bytes, digit_bits)
+    return n * key_bytes + 2 * passes * n * (key_bytes + value_bytes)
+
+
+def topk_bytes(n: int, k: int, key_bytes: int = 4, index_bytes: int = 4) -> int:
+    """Top-k: read the n keys once, write k keys and k indices (counted
+    as 4-byte indices, as parprims returns them)."""
+    return n * key_bytes + k * (key_bytes + index_bytes)
+
+
+def segmented_reduce_bytes(n: int, segments: int, element_bytes: int = 4) -> int:
+    """Reduce by segment offsets (issue 21): the n values read once, and
+    8 bytes per segment (its offset read, its result written)."""
+    return n * element_bytes + 8 * segments
+
+
+def run_length_bytes(n: int, runs: int, element_bytes: int = 4) -> int:
+    """Run-length encode (issue 21): the n values read once, one value
+    and one 4-byte count written per run."""
+    return n * element_bytes + 8 * runs
+
+
+def expand_bytes(n_in: int, n_out: int, element_bytes: int = 4, count_bytes: int = 4) -> int:
+    """repeat_interleave / expand (issue 21): the values and the counts
+    read once, the output written once: 4*n_in + 4*n_counts + 4*n_out."""
+    return n_in * element_bytes + n_in * count_bytes + n_out * element_bytes
+
+
+def spmv_bytes(rows: int, cols: int, nnz: int) -> int:
+    """CSR y = A*x, f32 values and i32 column indices (issue 21): values and
+    column indices (8*nnz), row offsets (4*(rows+1)), y written (4*rows), x
+    read once (4*cols)."""
+    return 8 * nnz + 4 * (rows + 1) + 4 * rows + 4 * cols
+
+
 def sum_tolerance(n: int, abs_sum: float, epsilon: float = 2.0 ** -23) -> float:
     """Absolute error allowed for a float sum of n terms whose magnitudes
     add up to abs_sum: eps * ceil(log2 n) * sum|x| (pairwise summation)."""
@@ -426,6 +481,104 @@ def shape_matrix(rows: int, cols: int, transposed: bool = False) -> str:
 
 def shape_conv(height: int, width: int, k: int) -> str:
     return f"{height}x{width}/k{k}"
+
+
+def shape_sort(n: int, case: str = "uniform") -> str:
+    """"268435456" (uniform keys), "268435456/distinct65536",
+    "268435456/sorted", "268435456/argsort", "268435456/top16"."""
+    return str(n) if case == "uniform" else f"{n}/{case}"
+
+
+def shape_segmented(n: int, case: str) -> str:
+    """"268435456/len1000" (segments of ~1000), "268435456/runs16",
+    "67108864/mean4" (n_in counts of mean 4)."""
+    return f"{n}/{case}"
+
+
+def shape_spmv(rows: int, cols: int, kind: str) -> str:
+    """"4194304x4194304/uniform32", "4194304x4194304/pareto1.5"."""
+    return f"{rows}x{cols}/{kind}"
+
+
+# ---------------------------------------------------------------------------
+# The SpMV benchmark matrices: the generator of the Rust lab
+# (parprims_lab::prims::spmv, documented in docs/spmv.md), mirrored
+# exactly: a counter hash, integer and correctly rounded float64 arithmetic,
+# so both sides build bit-identical matrices. The scalar functions here are
+# the definition; spmv_matrix() below computes the same on the GPU and is
+# checked against them on sampled rows before any peer runs.
+# ---------------------------------------------------------------------------
+
+SPMV_SEED = 0x53504D56  # "SPMV"
+SPMV_STREAM = 0xD1B54A32D192ED03
+SPMV_GOLDEN = 0x9E3779B97F4A7C15
+SPMV_MIX1 = 0xBF58476D1CE4E5B9
+SPMV_MIX2 = 0x94D049BB133111EB
+SPMV_KINDS = ("uniform32", "pareto1.5")
+SPMV_ROWS = 1 << 22
+MASK64 = (1 << 64) - 1
+
+
+def mix64(z: int) -> int:
+    """The SplitMix64 finaliser, mod 2^64."""
+    z &= MASK64
+    z = ((z ^ (z >> 30)) * SPMV_MIX1) & MASK64
+    z = ((z ^ (z >> 27)) * SPMV_MIX2) & MASK64
+    return z ^ (z >> 31)
+
+
+def spmv_bits(stream: int, i: int) -> int:
+    return mix64(SPMV_SEED + stream * SPMV_STREAM + (i + 1) * SPMV_GOLDEN)
+
+
+def spmv_unit(stream: int, i: int) -> float:
+    """float64 in [0, 1)."""
+    return (spmv_bits(stream, i) >> 11) * 2.0 ** -53
+
+
+def spmv_open_unit(stream: int, i: int) -> float:
+    """float64 in (0, 1]."""
+    return ((spmv_bits(stream, i) >> 11) + 1) * 2.0 ** -53
+
+
+def spmv_row_length(kind: str, row: int, cols: int) -> int:
+    """uniform32: 32. pareto1.5: floor(x_m * U^(-2/3)) with x_m = 32/3,
+    U^(1/3) drawn as the largest of three open units, in this order of
+    float64 operations: t = v*v; t = 3*t; floor(32/t), at most cols."""
+    if kind == "uniform32":
+        return 32
+    if kind != "pareto1.5":
+        raise ValueError(f"unknown SpMV matrix kind {kind!r}")
+    v = max(spmv_open_unit(4, row), spmv_open_unit(5, row), spmv_open_unit(6, row))
+    t = v * v
+    t = 3.0 * t
+    return min(math.floor(32.0 / t), cols)
+
+
+def spmv_column(k: int, cols: int) -> int:
+    """The column drawn for CSR position k (before the sort within its row)."""
+    return ((spmv_bits(1, k) >> 32) * cols) >> 32
+
+
+def f32_round(value: float) -> float:
+    """value rounded to the nearest float32 (ties to even), as a float."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def spmv_value(k: int) -> float:
+    """The value at final CSR position k: float32(2*unit(2, k) - 1)."""
+    return f32_round(2.0 * spmv_unit(2, k) - 1.0)
+
+
+def spmv_x(c: int) -> float:
+    """x[c] = float32(2*unit(3, c) - 1)."""
+    return f32_round(2.0 * spmv_unit(3, c) - 1.0)
+
+
+def spmv_row(start: int, length: int, cols: int) -> tuple[list[int], list[float]]:
+    """One row's sorted column indices and values, given where it starts."""
+    columns = sorted(spmv_column(k, cols) for k in range(start, start + length))
+    return columns, [spmv_value(k) for k in range(start, start + length)]
 
 
 # Command-line numbers: "268435456", "2^28", "5*2^25", "(2^31)+1".
@@ -504,10 +657,13 @@ def parse_only(text: str) -> list[str]:
 
 
 def parse_types(text: str) -> list[str]:
+    """Element types for scan, reduce and sort (each section keeps the
+    ones it times)."""
+    known = list(dict.fromkeys(SCAN_TYPES + SORT_KEY_TYPES))
     names = [p.strip() for p in text.split(",") if p.strip()]
     for name in names:
-        if name not in SCAN_TYPES:
-            raise ValueError(f"unknown scan type {name!r}: choose from {', '.join(SCAN_TYPES)}")
+        if name not in known:
+            raise ValueError(f"unknown type {name!r}: choose from {', '.join(known)}")
     return names
 
 
@@ -536,6 +692,39 @@ def format_table(rows: list[list[str]], right: set[int]) -> str:
 # ---------------------------------------------------------------------------
 # Self-test (no torch)
 # ---------------------------------------------------------------------------
+
+
+class Wrap64:
+    """A stand-in for an int64 tensor in the self-test: the operators the
+    GPU generator uses, wrapping to 64-bit two's complement."""
+
+    def __init__(self, value: int):
+        self.value = signed64(value)
+
+    @staticmethod
+    def _v(other) -> int:
+        return other.value if isinstance(other, Wrap64) else other
+
+    def __mul__(self, other):
+        return Wrap64(self.value * self._v(other))
+
+    def __add__(self, other):
+        return Wrap64(self.value + self._v(other))
+
+    def __xor__(self, other):
+        return Wrap64(self.value ^ self._v(other))
+
+    def __and__(self, other):
+        return Wrap64(self.value & self._v(other))
+
+    def __or__(self, other):
+        return Wrap64(self.value | self._v(other))
+
+    def __rshift__(self, shift: int):
+        return Wrap64(self.value >> shift)  # arithmetic, as on int64 tensors
+
+    def __lshift__(self, shift: int):
+        return Wrap64(self.value << shift)
 
 
 def self_test() -> int:
@@ -591,6 +780,69 @@ def self_test() -> int:
     expect(sum_tolerance(1 << 20, 1000.0) == 2.0 ** -23 * 20 * 1000.0
            and sum_tolerance(1, 5.0) == 2.0 ** -23 * 5.0, "sum tolerance")
 
+    # Sort: an 8-bit-digit LSD radix sort's reads and writes.
+    expect(radix_sort_passes(4) == 4 and radix_sort_passes(8) == 8
+           and radix_sort_passes(4, digit_bits=6) == 6, "radix passes")
+    expect(radix_sort_bytes(n, 4) == 36 * n, "u32 keys: 4n upsweep + 4 passes x 8n")
+    expect(radix_sort_bytes(n, 4, 4) == 68 * n, "i32 keys + i32 values: 4n + 4 x 16n")
+    expect(radix_sort_bytes(n >> 1, 8) == 136 * (n >> 1), "u64 keys: 8n + 8 passes x 16n")
+    expect(topk_bytes(n, 16) == 4 * n + 16 * 8, "topk bytes")
+    expect(abs(items_per_second(n, 5.5) - n / 5.5e-3) < 1.0 and items_per_second(n, 0.0) == 0.0,
+           "keys per second")
+    # Issue 22: 5.5 ms for 2^28 u32 keys is 48.8 G keys/s, 1.76 TB/s of radix traffic.
+    expect(abs(items_per_second(n, 5.5) / 1e9 - 48.8) < 0.1
+           and abs(gbps(radix_sort_bytes(n, 4), 5.5) - 1757.0) < 1.0, "issue 22's 5.5 ms")
+    # Segmented primitives (issue 21's bytes).
+    expect(segmented_reduce_bytes(n, n // 1000) == 4 * n + 8 * (n // 1000), "segmented bytes")
+    expect(run_length_bytes(n, n // 16) == 4 * n + 8 * (n // 16), "run-length bytes")
+    expect(expand_bytes(n // 4, n) == 4 * (n // 4) + 4 * (n // 4) + 4 * n, "expand bytes")
+    # SpMV: issue 21's cuSPARSE figure, 1.238 ms on 2^27 non-zeros, ~0.3 of ~3000 GB/s.
+    spmv_total = spmv_bytes(1 << 22, 1 << 22, 1 << 27)
+    expect(spmv_total == 8 * (1 << 27) + 4 * ((1 << 22) + 1) + 4 * (1 << 22) + 4 * (1 << 22),
+           "spmv bytes")
+    spmv_record = Record("spmv", "cupyx.csr@x(cuSPARSE)", "f32",
+                         shape_spmv(1 << 22, 1 << 22, "uniform32"), 1.238,
+                         gbps(spmv_total, 1.238), 3000.0, "d", "2026-11-25")
+    expect(abs(spmv_record.fraction_of_ceiling() - 0.303) < 0.005,
+           f"spmv fraction: {spmv_record.fraction_of_ceiling()}")
+    expect(shape_sort(n) == "268435456" and shape_sort(n, "argsort") == "268435456/argsort"
+           and shape_sort(n, "top16") == "268435456/top16", "sort shapes")
+    expect(shape_segmented(n, "len1000") == "268435456/len1000", "segmented shape")
+    expect(spmv_record.shape == "4194304x4194304/uniform32"
+           and shape_spmv(4, 5, "pareto1.5") == "4x5/pareto1.5", "spmv shapes")
+    expect({t for t, _, _ in SORT_CASES} == set(SORT_KEY_TYPES)
+           and ("i32", n, "argsort") in SORT_CASES and ("u64", n >> 1, "uniform") in SORT_CASES
+           and ("u32", 1 << 16, "uniform") in SORT_CASES, "sort cases cover issue 22's")
+
+    # The SpMV generator's definition: SplitMix64's first output from seed 0.
+    expect(mix64(SPMV_GOLDEN) == 0xE220A8397B1DCDAF, "mix64 (SplitMix64 test vector)")
+    expect(spmv_bits(1, 0) == mix64(SPMV_SEED + SPMV_STREAM + SPMV_GOLDEN), "spmv_bits")
+    units = [spmv_unit(2, k) for k in range(1000)] + [spmv_open_unit(4, k) for k in range(1000)]
+    expect(all(0.0 <= u <= 1.0 for u in units) and 0.0 not in units[1000:], "units")
+    lengths = [spmv_row_length("pareto1.5", r, 1 << 22) for r in range(20000)]
+    expect(min(lengths) >= 10 and 20 < sum(lengths) / len(lengths) < 60,
+           f"pareto lengths: min {min(lengths)}, mean {sum(lengths) / len(lengths):.1f}")
+    expect(spmv_row_length("uniform32", 5, 7) == 32 and spmv_row_length("pareto1.5", 3, 12) <= 12,
+           "row lengths")
+    columns, values = spmv_row(64, 32, 1000)
+    expect(columns == sorted(columns) and all(0 <= c < 1000 for c in columns)
+           and len(values) == 32 and all(-1.0 <= v < 1.0 and v == f32_round(v) for v in values),
+           "a row: sorted columns in range, float32 values in [-1, 1)")
+    expect(f32_round(0.1) != 0.1 and f32_round(0.5) == 0.5, "f32_round")
+    # The GPU path's arithmetic (int64 bits, wrapping, logical shifts by
+    # masking) on wrapping integers that behave as int64 tensors do.
+    expect(all(torch_mix64(Wrap64(signed64(z))).value == signed64(mix64(z))
+               for z in (0, 1, SPMV_GOLDEN, MASK64, 1 << 63, 0x0123456789ABCDEF)),
+           "torch_mix64 agrees with mix64")
+    expect(all(torch_spmv_bits(None, stream, Wrap64(k)).value == signed64(spmv_bits(stream, k))
+               for stream in (1, 2, 6) for k in (0, 1, 12345, (1 << 31) + 7)),
+           "torch_spmv_bits agrees with spmv_bits")
+    expect(all(((torch_spmv_bits(None, 1, Wrap64(k)) >> 32) & 0xFFFFFFFF).value * 4194304 >> 32
+               == spmv_column(k, 4194304) for k in (0, 99, 1 << 27)), "column draw")
+    expect(sort_order_key(None, Wrap64(-1), "u64").value == signed64(MASK64 ^ (1 << 63))
+           and sort_order_key(None, Wrap64(0), "u64").value == -(1 << 63),
+           "u64 order key: sign bit flipped")
+
     expect(shape_1d(n) == "268435456", "1-D shape")
     expect(shape_matrix(16384, 16384) == "16384x16384", "matrix shape")
     expect(shape_matrix(16384, 8192, transposed=True) == "16384x8192/T", "transposed shape")
@@ -618,13 +870,25 @@ def self_test() -> int:
     defaults = parse_args([])
     expect(defaults.sizes is None and defaults.types is None, "sizes and types per section")
     expect(parse_args(["--only", "reduce", "--sizes", "2^16"]).sizes == [1 << 16], "--sizes")
-    for bad_only in ("sort",):
+    for bad_only in ("sorting", "spmv2"):
         try:
             parse_only(bad_only)
-            failures.append("parse_only accepted sort")
+            failures.append(f"parse_only accepted {bad_only}")
         except ValueError:
             pass
+    expect(parse_only("spmv,sort,segmented,scan") == ["scan", "sort", "segmented", "spmv"],
+           "parse_only: sort, segmented, spmv after the older sections")
+    expect(list(PRIMITIVES[:7]) == ["scan", "compact", "transpose", "matvec", "conv", "reduce",
+                                    "histogram"], "the older sections run first")
     expect(parse_types("u64,i32") == ["u64", "i32"], "parse_types")
+    expect(parse_types("u32,f32") == ["u32", "f32"], "parse_types: sort's u32")
+    try:
+        parse_types("u16")
+        failures.append("parse_types accepted u16")
+    except ValueError:
+        pass
+    expect(parse_args(["--spmv-rows", "2^10"]).spmv_rows == 1024
+           and parse_args([]).spmv_rows == 1 << 22, "--spmv-rows")
     expect(rotation_sets(1 << 31, 50 << 20) == 1 and rotation_sets(1 << 20, 50 << 20) == 8
            and rotation_sets(100 << 20, 50 << 20) == 2, "rotation_sets")
     expect(len(utc_date()) == 10 and utc_date()[4] == "-", "utc_date")
@@ -708,6 +972,7 @@ class Workload:
     bytes_moved: Callable[[dict], float]  # declared bytes of one run on a set
     # check(inputs, output, tolerance, full): raises CheckFailed, returns a note
     check: Callable[[dict, object, float, bool], str]
+    items: int = 0  # keys (or values) per run: printed as G items/s when set
 
 
 class TorchClock:
@@ -839,7 +1104,20 @@ class Context:
         torch, cp = self.torch, self.cupy
         if tensor.dtype == getattr(torch, "uint64", None):
             return cp.asarray(tensor.view(torch.int64)).view(cp.uint64)
+        if tensor.dtype == getattr(torch, "uint32", None):
+            return cp.asarray(tensor.view(torch.int32)).view(cp.uint32)
         return cp.asarray(tensor)
+
+    def bits_of(self, array):
+        """The bits of a torch tensor or a CuPy array as a torch signed
+        integer tensor of the same element size (int32 or int64), sharing
+        memory: exact comparisons whatever the dtype."""
+        torch = self.torch
+        if not isinstance(array, torch.Tensor):
+            cp = self.cupy
+            signed = {4: cp.int32, 8: cp.int64}[int(array.itemsize)]
+            array = torch.as_tensor(array.view(signed), device=self.device)
+        return array.view({4: torch.int32, 8: torch.int64}[array.element_size()])
 
     def free(self) -> None:
         self.torch.cuda.synchronize()
@@ -852,6 +1130,8 @@ class Context:
         ms = median(samples)
         spread = f"{min(samples):.4f}..{max(samples):.4f}"
         fraction = rate / self.ceiling_gbps if self.ceiling_gbps > 0 else 0.0
+        if workload.items:
+            check = f"{items_per_second(workload.items, ms) / 1e9:.2f} G/s, " + check
         self.rows.append([
             workload.primitive, algorithm, workload.element_type, workload.shape,
             f"{ms:.4f}", spread, f"{rate:.1f}", f"{fraction:.3f}", check,
@@ -1008,7 +1288,7 @@ def poison(torch, tensor) -> None:
 
 def torch_dtype(torch, type_name: str):
     names = {"u8": "uint8", "i32": "int32", "f32": "float32", "i64": "int64",
-             "u64": "uint64"}
+             "u64": "uint64", "u32": "uint32"}
     return getattr(torch, names[type_name], None)
 
 
@@ -1113,6 +1393,9 @@ def run_scan(ctx: Context) -> None:
     ctx.note("torch.cumsum is called with dtype=x.dtype and out=y: without dtype, int32 input "
              "gives an int64 output (12n bytes moved instead of 8n)")
     for type_name in ctx.args.types or SCAN_TYPES:
+        if type_name not in SCAN_TYPES:
+            ctx.note(f"scan {type_name}: not a scan type ({', '.join(SCAN_TYPES)}); skipped")
+            continue
         if torch_dtype(torch, type_name) is None:
             ctx.note(f"scan {type_name}: this torch has no {type_name} dtype; skipped")
             continue
@@ -1608,6 +1891,688 @@ def run_histogram(ctx: Context) -> None:
             run_workload(ctx, small, histogram_workload(ctx, n, type_name, bins, one_bin), peers)
 
 
+# --- sort -----------------------------------------------------------------
+
+# Sort cases: (key type, element count, case). "uniform": keys uniform over
+# the type (f32: normal, both signs); "distinct65536": keys drawn from 65 536
+# distinct random values; "sorted": already ascending; "argsort": values and
+# indices (i32 keys, the permutation as the payload). 64-bit keys at 2^27,
+# the others at 2^28, and 2^16 for the latency of one small sort.
+SORT_CASES = (("u32", 1 << 28, "uniform"), ("i32", 1 << 28, "uniform"),
+              ("f32", 1 << 28, "uniform"), ("u64", 1 << 27, "uniform"),
+              ("i64", 1 << 27, "uniform"), ("i32", 1 << 28, "distinct65536"),
+              ("i32", 1 << 28, "sorted"), ("i32", 1 << 28, "argsort"),
+              ("u32", 1 << 16, "uniform"), ("i32", 1 << 16, "uniform"))
+TOPK_N = 1 << 28
+TOPK_KS = (16, 1024)
+
+
+def torch_mix64(z):
+    """mix64 on an int64 tensor (the bits of uint64, wrapping): logical
+    right shifts by masking the arithmetic ones."""
+    def srl(t, s):
+        return (t >> s) & ((1 << (64 - s)) - 1)
+    z = (z ^ srl(z, 30)) * signed64(SPMV_MIX1)
+    z = (z ^ srl(z, 27)) * signed64(SPMV_MIX2)
+    return z ^ srl(z, 31)
+
+
+def signed64(value: int) -> int:
+    """The int64 with the same bits as the unsigned 64-bit `value`."""
+    value &= MASK64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def sort_order_key(torch, bits, type_name: str):
+    """Keys as values whose ascending order is the type's: int64 for the
+    integer types (u32 zero-extended, u64 with the sign bit flipped),
+    float32 for f32. `bits` is the int32/int64 bit view."""
+    if type_name == "f32":
+        return bits.view(torch.float32)
+    if type_name == "u32":
+        return bits.to(torch.int64) & 0xFFFFFFFF
+    if type_name == "u64":
+        return bits ^ signed64(1 << 63)
+    return bits.to(torch.int64) if type_name == "i32" else bits
+
+
+def multiset_hash(torch, bits) -> int:
+    """An order-independent hash of the keys' bits: the wrapping sum of
+    mix64 of each (zero-extended) key, in chunks. Equal for any
+    permutation; different for other multisets with overwhelming
+    probability."""
+    total = 0
+    chunk = 1 << 26
+    for start in range(0, bits.numel(), chunk):
+        part = bits[start:start + chunk].to(torch.int64)
+        if bits.element_size() == 4:
+            part = part & 0xFFFFFFFF
+        total = (total + int(torch_mix64(part).sum().item())) & MASK64
+    return total
+
+
+def check_sorted(torch, key, what: str = "keys") -> None:
+    if key.numel() > 1 and not bool((key[1:] >= key[:-1]).all().item()):
+        bad = int((key[1:] < key[:-1]).nonzero()[0, 0].item())
+        raise CheckFailed(f"{what} not ascending at {bad}: {key[bad].item()} > "
+                          f"{key[bad + 1].item()}")
+
+
+def sort_workload(ctx: Context, n: int, type_name: str, case: str) -> Workload:
+    """n keys of type_name; the check takes the sorted keys (a tensor or a
+    CuPy array), a (values, indices) pair, or the indices alone (argsort)."""
+    torch = ctx.torch
+    size = ELEMENT_BYTES[type_name]
+    argsort = case == "argsort"
+
+    def draw_bits(generator, count):
+        if size == 4:
+            return torch.randint(-(1 << 31), (1 << 31) - 1, (count,), dtype=torch.int32,
+                                 device=ctx.device, generator=generator)
+        high = torch.randint(-(1 << 31), (1 << 31) - 1, (count,), dtype=torch.int64,
+                             device=ctx.device, generator=generator)
+        low = torch.randint(0, (1 << 31) - 1, (count,), dtype=torch.int64, device=ctx.device,
+                            generator=generator)
+        low = (low << 1) | torch.randint(0, 2, (count,), dtype=torch.int64, device=ctx.device,
+                                         generator=generator)
+        return (high << 32) | low
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        if type_name == "f32":
+            x = torch.randn(n, device=ctx.device, generator=generator)
+        elif case == "distinct65536":
+            pool = draw_bits(generator, 65536)
+            x = pool[torch.randint(0, 65536, (n,), device=ctx.device, generator=generator)]
+            del pool
+        else:
+            x = draw_bits(generator, n)
+            if case == "sorted":
+                x = torch.sort(x).values
+        dtype = torch_dtype(torch, type_name)
+        if x.dtype != dtype:
+            x = x.view(dtype)
+        return {"x": x, "hash": multiset_hash(torch, ctx.bits_of(x))}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"]
+        x_bits = ctx.bits_of(x)
+        note = ""
+        indices = None
+        if argsort or isinstance(out, tuple):
+            if isinstance(out, tuple):
+                values, indices = out
+            else:
+                values, indices = None, out
+            indices = indices if isinstance(indices, torch.Tensor) else \
+                torch.as_tensor(indices, device=ctx.device)
+            indices = indices.to(torch.int64)
+            if tuple(indices.shape) != (n,):
+                raise CheckFailed(f"{tuple(indices.shape)} indices, expected ({n},)")
+            if n and (int(indices.min().item()) < 0 or int(indices.max().item()) >= n):
+                raise CheckFailed("an index out of range")
+            seen = torch.zeros(n, dtype=torch.uint8, device=ctx.device)
+            seen[indices] = 1
+            if not bool(seen.all().item()):
+                raise CheckFailed("the indices are not a permutation")
+            del seen
+            gathered = x_bits[indices]
+            if values is not None:
+                expect_equal(torch, ctx.bits_of(values), gathered)
+            out_bits = gathered
+        else:
+            out_bits = ctx.bits_of(out)
+        if tuple(out_bits.shape) != (n,):
+            raise CheckFailed(f"{tuple(out_bits.shape)} keys, expected ({n},)")
+        key = sort_order_key(torch, out_bits, type_name)
+        check_sorted(torch, key)
+        if not full:
+            # Small sizes: the whole output against the CPU's sort.
+            reference = torch.sort(sort_order_key(torch, x_bits, type_name).cpu()).values
+            expect_equal(torch, key.cpu(), reference)
+        else:
+            got = multiset_hash(torch, out_bits)
+            if got != inputs["hash"]:
+                raise CheckFailed("the sorted keys are not a permutation of the input "
+                                  "(multiset hashes differ)")
+        if indices is not None and n > 1:
+            equal = key[1:] == key[:-1]
+            stable = bool((indices[1:][equal] > indices[:-1][equal]).all().item())
+            ties = int(equal.sum().item())
+            note = f"{ties} ties, {'stable' if stable else 'not stable'}"
+        return note
+
+    value_bytes = 4 if argsort else 0
+    declared = radix_sort_bytes(n, size, value_bytes)
+    set_bytes = n * size * 2 + (n * 8 if argsort else 0)
+    return Workload("sort", type_name, shape_sort(n, case), make_inputs, set_bytes,
+                    lambda inputs: declared, check, items=n)
+
+
+def topk_workload(ctx: Context, n: int, k: int) -> Workload:
+    """The k largest of n f32 (normal), with their indices, largest first."""
+    torch = ctx.torch
+
+    def make_inputs() -> dict:
+        return {"x": torch.randn(n, device=ctx.device, generator=ctx.generator())}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x = inputs["x"]
+        values, indices = out
+        m = min(k, n)
+        if tuple(values.shape) != (m,) or tuple(indices.shape) != (m,):
+            raise CheckFailed(f"shapes {tuple(values.shape)}, {tuple(indices.shape)}; "
+                              f"expected ({m},)")
+        if not torch.equal(x[indices], values):
+            raise CheckFailed("x[indices] != values")
+        if torch.unique(indices).numel() != m:
+            raise CheckFailed("repeated indices")
+        if m > 1 and not bool((values[1:] <= values[:-1]).all().item()):
+            raise CheckFailed("values not in descending order")
+        # Exactly the k largest: every key above the k-th is among them, in order.
+        threshold = values[-1]
+        above = torch.sort(x[x > threshold], descending=True).values
+        if above.numel() >= m or not torch.equal(values[:above.numel()], above):
+            raise CheckFailed("not the k largest keys")
+        if not bool((values[above.numel():] == threshold).all().item()) or \
+                int((x == threshold).sum().item()) < m - above.numel():
+            raise CheckFailed("not the k largest keys (at the k-th value)")
+        return ""
+
+    return Workload("sort", "f32", shape_sort(n, f"top{k}"), make_inputs, 4 * n,
+                    lambda inputs: topk_bytes(n, k), check, items=n)
+
+
+def run_sort(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== sort: keys ascending (cupy.sort / CUB radix sort, torch.sort), argsort, topk",
+          flush=True)
+    ctx.note("sort: GB/s and the fraction of the ceiling are on the bytes an 8-bit-digit LSD "
+             "radix sort moves, n*key + 2*passes*n*(key + value) (36n for u32 keys, 68n for "
+             "i32 keys with i32 values, 136n for u64): a sort at 1.0 runs at memory speed; "
+             "the G/s in the check column is keys per second")
+    ctx.note("sort: torch.sort always returns int64 indices too (it is timed so, declared "
+             "bytes as keys only); cupy.sort(x) copies x and sorts the copy in place "
+             "(thrust, CUB's radix sort): cupy.ndarray.sort(in-place) times the sort alone, "
+             "the copy untimed")
+    cp = ctx.cupy
+
+    def bind_torch_sort(inputs: dict) -> Bound:
+        holder = []
+        x = inputs["x"]
+
+        def run():
+            holder[:] = [tuple(torch.sort(x))]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_cupy_sort(inputs: dict) -> Bound:
+        xc = ctx.to_cupy(inputs["x"])
+        ctx.torch_clock.synchronize()
+        holder = []
+
+        def run():
+            holder[:] = [cp.sort(xc)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_cupy_in_place(inputs: dict) -> Bound:
+        xc = ctx.to_cupy(inputs["x"])
+        yc = cp.empty_like(xc)
+        ctx.torch_clock.synchronize()
+
+        def prepare():  # y = x again, a plain memcpy, untimed
+            yc.data.copy_from_device_async(xc.data, xc.nbytes)
+
+        return Bound(prepare, lambda: yc.sort(), lambda: yc)
+
+    def bind_cupy_argsort(inputs: dict) -> Bound:
+        xc = ctx.to_cupy(inputs["x"])
+        ctx.torch_clock.synchronize()
+        holder = []
+
+        def run():
+            holder[:] = [cp.argsort(xc)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    cases = list(SORT_CASES)
+    if ctx.args.sizes:
+        cases = list(dict.fromkeys((t, n, c) for t, _, c in SORT_CASES for n in ctx.args.sizes))
+    if ctx.args.types:
+        cases = [case for case in cases if case[0] in ctx.args.types]
+    for type_name, n, case in cases:
+        if torch_dtype(torch, type_name) is None:
+            ctx.note(f"sort {type_name}: this torch has no {type_name} dtype; skipped")
+            continue
+        # torch.sort of the unsigned types is in some torch versions only:
+        # a refusal is a printed note, not a failure.
+        unsigned = type_name in ("u32", "u64")
+        peers = [Peer("torch.sort", ctx.torch_clock, bind_torch_sort, optional=unsigned)]
+        if cp is not None:
+            if case == "argsort":
+                peers.append(Peer("cupy.argsort", ctx.cupy_clock, bind_cupy_argsort,
+                                  optional=True))
+            else:
+                peers.append(Peer("cupy.sort", ctx.cupy_clock, bind_cupy_sort, optional=True))
+                peers.append(Peer("cupy.ndarray.sort(in-place)", ctx.cupy_clock,
+                                  bind_cupy_in_place, optional=True))
+        small = [sort_workload(ctx, m, type_name, case) for m in (1, 4097, 1_000_003)]
+        run_workload(ctx, small, sort_workload(ctx, n, type_name, case), peers)
+
+    def bind_topk(k: int):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+            x = inputs["x"]
+
+            def run():
+                holder[:] = [tuple(torch.topk(x, min(k, x.numel())))]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+        return bind
+
+    if ctx.args.types and "f32" not in ctx.args.types:
+        return
+    for k in TOPK_KS:
+        small = [topk_workload(ctx, m, k) for m in (1, 4097, 1_000_003)]
+        for n in ctx.args.sizes or [TOPK_N]:
+            run_workload(ctx, small, topk_workload(ctx, n, k),
+                         [Peer("torch.topk", ctx.torch_clock, bind_topk(k))])
+
+
+# --- segmented ------------------------------------------------------------
+
+SEGMENT_MEAN = 1000  # segmented reduce: lengths uniform in [1, 2*SEGMENT_MEAN - 1]
+RUN_MEAN = 16  # run-length encode: a run ends after each element with probability 1/16
+EXPAND_MEAN = 4  # repeat_interleave: counts uniform in [0, 2*EXPAND_MEAN]
+
+
+def random_lengths(torch, generator, device, n: int, low: int, high: int):
+    """Segment lengths uniform in [low, high] adding up to exactly n (the
+    last one cut short), int64 on the device."""
+    parts, total = [], 0
+    while total < n:
+        count = max(16, 2 * (n - total) // (low + high) + 16)
+        part = torch.randint(low, high + 1, (count,), dtype=torch.int64, device=device,
+                             generator=generator)
+        parts.append(part)
+        total += int(part.sum().item())
+    lengths = torch.cat(parts)
+    ends = torch.cumsum(lengths, 0)
+    last = int(torch.searchsorted(ends, torch.tensor([n], device=device)).item())
+    lengths = lengths[:last + 1].clone()
+    lengths[last] -= int(ends[last].item()) - n
+    return lengths
+
+
+def segmented_reduce_workload(ctx: Context, n: int) -> Workload:
+    """Sums of n f32 (uniform in [-1, 1)) by segments of ~SEGMENT_MEAN."""
+    torch = ctx.torch
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        x = torch.rand(n, device=ctx.device, generator=generator) * 2 - 1
+        lengths = random_lengths(torch, generator, ctx.device, n, 1, 2 * SEGMENT_MEAN - 1)
+        offsets = torch.zeros(lengths.numel() + 1, dtype=torch.int64, device=ctx.device)
+        torch.cumsum(lengths, 0, out=offsets[1:])
+        return {"x": x, "lengths": lengths, "offsets": offsets,
+                "segments": lengths.numel()}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x, offsets = inputs["x"], inputs["offsets"]
+        if not isinstance(out, torch.Tensor):
+            out = torch.as_tensor(out, device=ctx.device)
+        # An independent route: float64 prefix sums, differences at the offsets.
+        prefix = torch.zeros(n + 1, dtype=torch.float64, device=ctx.device)
+        torch.cumsum(x.to(torch.float64), 0, out=prefix[1:])
+        reference = prefix[offsets[1:]] - prefix[offsets[:-1]]
+        return expect_close(torch, out, reference, tolerance)
+
+    return Workload("segmented", "f32", shape_segmented(n, f"len{SEGMENT_MEAN}"), make_inputs,
+                    4 * n + 8 * (n // SEGMENT_MEAN + 1),
+                    lambda inputs: segmented_reduce_bytes(n, inputs["segments"]), check,
+                    items=n)
+
+
+def run_length_workload(ctx: Context, n: int) -> Workload:
+    """n sorted i32 in runs of mean RUN_MEAN (geometric lengths): each run
+    starts 1..4 above the previous, from a random base."""
+    torch = ctx.torch
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        heads = torch.rand(n, device=ctx.device, generator=generator) < 1.0 / RUN_MEAN
+        heads[:1] = True
+        steps = torch.randint(1, 5, (n,), dtype=torch.int32, device=ctx.device,
+                              generator=generator) * heads
+        base = int(torch.randint(-(1 << 30), 0, (1,), generator=generator,
+                                 device=ctx.device).item())
+        x = torch.cumsum(steps, 0, dtype=torch.int32) + base
+        del steps
+        starts = torch.nonzero(heads).squeeze(1)
+        return {"x": x, "starts": starts, "runs": starts.numel()}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        x, starts = inputs["x"], inputs["starts"]
+        values, counts = out
+        ends = torch.cat([starts[1:], torch.tensor([n], device=ctx.device)])
+        expect_equal(torch, values, x[starts])
+        expect_equal(torch, counts.to(torch.int64), ends - starts)
+        return f"{inputs['runs']} runs"
+
+    return Workload("segmented", "i32", shape_segmented(n, f"runs{RUN_MEAN}"), make_inputs,
+                    4 * n + 8 * (n // RUN_MEAN + 1),
+                    lambda inputs: run_length_bytes(n, inputs["runs"]), check, items=n)
+
+
+def expand_workload(ctx: Context, n_in: int) -> Workload:
+    """n_in i32 values with i32 counts uniform in [0, 2*EXPAND_MEAN]: an
+    output of about EXPAND_MEAN*n_in values."""
+    torch = ctx.torch
+
+    def make_inputs() -> dict:
+        generator = ctx.generator()
+        values = torch.randint(-(1 << 31), (1 << 31) - 1, (n_in,), dtype=torch.int32,
+                               device=ctx.device, generator=generator)
+        counts = torch.randint(0, 2 * EXPAND_MEAN + 1, (n_in,), dtype=torch.int32,
+                               device=ctx.device, generator=generator)
+        if not bool(counts.any().item()):
+            counts[0] = 1
+        return {"values": values, "counts": counts,
+                "total": int(counts.sum(dtype=torch.int64).item())}
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        values, counts, total = inputs["values"], inputs["counts"], inputs["total"]
+        if tuple(out.shape) != (total,):
+            raise CheckFailed(f"{tuple(out.shape)} outputs, expected ({total},)")
+        # An independent route: output position p comes from the input whose
+        # range of the inclusive prefix sum of the counts holds p.
+        ends = torch.cumsum(counts.to(torch.int64), 0)
+        chunk = 1 << 26
+        for start in range(0, total, chunk):
+            positions = torch.arange(start, min(total, start + chunk), device=ctx.device)
+            source = torch.searchsorted(ends, positions, right=True)
+            expect_equal(torch, out[start:start + chunk], values[source])
+        return ""
+
+    expected_out = EXPAND_MEAN * n_in
+    return Workload("segmented", "i32", shape_segmented(n_in, f"mean{EXPAND_MEAN}"), make_inputs,
+                    8 * n_in + 4 * expected_out,
+                    lambda inputs: expand_bytes(n_in, inputs["total"]), check,
+                    items=expected_out)
+
+
+def run_segmented(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== segmented: reduce by segments, run-length encode, repeat_interleave", flush=True)
+    ctx.note("segmented: torch.segment_reduce validates its lengths unless unsafe=True "
+             "(a pass and a host synchronisation): both are timed; "
+             "torch.unique_consecutive and torch.repeat_interleave without output_size "
+             "learn their output length on the host inside the timed region; bytes as "
+             "issue 21 counts them (4n + 8*segments, 4n + 8*runs, "
+             "4*n_in + 4*n_counts + 4*n_out)")
+    cp = ctx.cupy
+
+    def bind_segment_reduce(by: str, unsafe: bool = False):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+            x = inputs["x"]
+            keyword = {by: inputs[by]}
+
+            def run():
+                holder[:] = [torch.segment_reduce(x, "sum", unsafe=unsafe, **keyword)]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+        return bind
+
+    def bind_reduceat(inputs: dict) -> Bound:
+        xc = ctx.to_cupy(inputs["x"])
+        starts = ctx.to_cupy(inputs["offsets"][:-1].contiguous())
+        ctx.torch_clock.synchronize()
+        holder = []
+
+        def run():
+            holder[:] = [cp.add.reduceat(xc, starts)]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_unique(inputs: dict) -> Bound:
+        holder = []
+        x = inputs["x"]
+
+        def run():
+            holder[:] = [tuple(torch.unique_consecutive(x, return_counts=True))]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_repeat(sized: bool):
+        def bind(inputs: dict) -> Bound:
+            holder = []
+            values, counts, total = inputs["values"], inputs["counts"], inputs["total"]
+
+            def run():
+                if sized:
+                    holder[:] = [torch.repeat_interleave(values, counts, output_size=total)]
+                else:
+                    holder[:] = [torch.repeat_interleave(values, counts)]
+
+            return Bound(holder.clear, run, lambda: holder[0])
+        return bind
+
+    small = (1, 4097, 1_000_003)
+    reduce_peers_list = [
+        Peer("torch.segment_reduce(lengths)", ctx.torch_clock, bind_segment_reduce("lengths")),
+        Peer("torch.segment_reduce(offsets)", ctx.torch_clock, bind_segment_reduce("offsets"),
+             optional=True),
+        Peer("torch.segment_reduce(offsets,unsafe)", ctx.torch_clock,
+             bind_segment_reduce("offsets", unsafe=True), optional=True),
+    ]
+    if cp is not None:
+        # CuPy has no public segmented reduce by offsets over CUB; reduceat
+        # is its NumPy-style equivalent (empty segments excluded here).
+        reduce_peers_list.append(Peer("cupy.add.reduceat", ctx.cupy_clock, bind_reduceat,
+                                      optional=True))
+    sizes = ctx.args.sizes or DEFAULT_SIZES
+    for n in sizes:
+        run_workload(ctx, [segmented_reduce_workload(ctx, m) for m in small],
+                     segmented_reduce_workload(ctx, n), reduce_peers_list)
+    for n in sizes:
+        run_workload(ctx, [run_length_workload(ctx, m) for m in small],
+                     run_length_workload(ctx, n),
+                     [Peer("torch.unique_consecutive", ctx.torch_clock, bind_unique)])
+    for n in sizes:
+        n_in = max(1, n // EXPAND_MEAN)
+        run_workload(ctx, [expand_workload(ctx, m) for m in small], expand_workload(ctx, n_in),
+                     [Peer("torch.repeat_interleave", ctx.torch_clock, bind_repeat(False)),
+                      Peer("torch.repeat_interleave(output_size)", ctx.torch_clock,
+                           bind_repeat(True), optional=True)])
+
+
+# --- spmv -----------------------------------------------------------------
+
+
+def torch_spmv_bits(torch, stream: int, index):
+    """spmv_bits on an int64 tensor of counters (the bits of uint64)."""
+    base = signed64(SPMV_SEED + stream * SPMV_STREAM + SPMV_GOLDEN)
+    return torch_mix64(index * signed64(SPMV_GOLDEN) + base)
+
+
+def torch_spmv_unit(torch, stream: int, index, open_interval: bool = False):
+    mantissa = (torch_spmv_bits(torch, stream, index) >> 11) & ((1 << 53) - 1)
+    if open_interval:
+        mantissa = mantissa + 1
+    return mantissa.to(torch.float64) * 2.0 ** -53
+
+
+def spmv_matrix(torch, device, rows: int, cols: int, kind: str) -> dict:
+    """The benchmark matrix of `kind` (SPMV_KINDS) on the GPU, computed as
+    the scalar definition above says (spmv_row_length, spmv_row,
+    spmv_x): int32 row offsets and column indices, f32 values and x."""
+    chunk = 1 << 25
+    r = torch.arange(rows, dtype=torch.int64, device=device)
+    if kind == "uniform32":
+        lengths = torch.full((rows,), 32, dtype=torch.int64, device=device)
+    elif kind == "pareto1.5":
+        v = torch.maximum(torch.maximum(torch_spmv_unit(torch, 4, r, True),
+                                        torch_spmv_unit(torch, 5, r, True)),
+                          torch_spmv_unit(torch, 6, r, True))
+        t = v * v
+        t = 3.0 * t
+        # Clamped in float64 first: 32/t can pass int64 (never in practice).
+        lengths = torch.clamp(torch.floor(32.0 / t), max=float(cols)).to(torch.int64)
+        del v, t
+    else:
+        raise ValueError(f"unknown SpMV matrix kind {kind!r}")
+    offsets = torch.zeros(rows + 1, dtype=torch.int64, device=device)
+    torch.cumsum(lengths, 0, out=offsets[1:])
+    nnz = int(offsets[-1].item())
+    if nnz >= 1 << 31:
+        raise ValueError(f"{nnz} non-zeros: past the int32 offsets these peers use")
+    # Columns drawn by CSR position, then sorted within each row: one sort
+    # of (row << 32 | column).
+    keys = torch.empty(nnz, dtype=torch.int64, device=device)
+    row_of = torch.repeat_interleave(r, lengths)
+    for start in range(0, nnz, chunk):
+        k = torch.arange(start, min(nnz, start + chunk), dtype=torch.int64, device=device)
+        high = (torch_spmv_bits(torch, 1, k) >> 32) & 0xFFFFFFFF
+        keys[start:start + k.numel()] = (row_of[start:start + k.numel()] << 32) | \
+            ((high * cols) >> 32)
+    del row_of
+    keys = torch.sort(keys).values
+    col_indices = (keys & 0xFFFFFFFF).to(torch.int32)
+    del keys
+    values = torch.empty(nnz, dtype=torch.float32, device=device)
+    for start in range(0, nnz, chunk):
+        k = torch.arange(start, min(nnz, start + chunk), dtype=torch.int64, device=device)
+        values[start:start + k.numel()] = (2.0 * torch_spmv_unit(torch, 2, k) - 1.0).to(
+            torch.float32)
+    c = torch.arange(cols, dtype=torch.int64, device=device)
+    x = (2.0 * torch_spmv_unit(torch, 3, c) - 1.0).to(torch.float32)
+    return {"offsets": offsets.to(torch.int32), "lengths": lengths, "cols": col_indices,
+            "values": values, "x": x, "rows": rows, "ncols": cols, "nnz": nnz}
+
+
+def check_spmv_matrix(torch, matrix: dict, kind: str, samples: int, seed: int) -> None:
+    """The GPU-built matrix against the scalar definition on sampled rows
+    (the first, the last, the longest and `samples` random ones): lengths,
+    offsets, sorted columns, values, and x at their columns."""
+    rows, cols = matrix["rows"], matrix["ncols"]
+    picker = random.Random(seed)
+    chosen = {0, rows - 1, int(torch.argmax(matrix["lengths"]).item())}
+    chosen |= {picker.randrange(rows) for _ in range(samples)}
+    offsets = matrix["offsets"]
+    for row in sorted(chosen):
+        start, end = int(offsets[row].item()), int(offsets[row + 1].item())
+        length = spmv_row_length(kind, row, cols)
+        if end - start != length:
+            raise CheckFailed(f"{kind} row {row}: {end - start} non-zeros, the generator's "
+                              f"definition says {length}")
+        columns, values = spmv_row(start, length, cols)
+        got_columns = matrix["cols"][start:end].tolist()
+        got_values = matrix["values"][start:end].tolist()
+        if got_columns != columns or got_values != values:
+            raise CheckFailed(f"{kind} row {row}: columns or values differ from the "
+                              "generator's definition")
+        got_x = matrix["x"][torch.tensor(columns[:64], dtype=torch.int64,
+                                         device=matrix["x"].device)].tolist()
+        if got_x != [spmv_x(c) for c in columns[:64]]:
+            raise CheckFailed(f"{kind}: x differs from the generator's definition")
+
+
+def spmv_workload(ctx: Context, rows: int, cols: int, kind: str,
+                  cache: Optional[dict] = None) -> Workload:
+    """y = A x on the generator's matrix of `kind`; the matrix is built
+    once into `cache` (the caller empties it to free the memory)."""
+    torch = ctx.torch
+    cache = {} if cache is None else cache
+
+    def make_inputs() -> dict:
+        # The matrix is fixed by the generator: every input set is the same
+        # one (one set is 4x the L2 or more at the benchmark's size).
+        if "matrix" not in cache:
+            matrix = spmv_matrix(torch, ctx.device, rows, cols, kind)
+            check_spmv_matrix(torch, matrix, kind, 32, ctx.seeds.getrandbits(32))
+            cache["matrix"] = matrix
+        return cache["matrix"]
+
+    def check(inputs: dict, out, tolerance: float, full: bool) -> str:
+        if not isinstance(out, torch.Tensor):
+            out = torch.as_tensor(out, device=ctx.device)
+        # float64 products summed by row with index_add_: no cuSPARSE.
+        rows_of = torch.repeat_interleave(torch.arange(rows, device=ctx.device),
+                                          inputs["lengths"])
+        products = inputs["values"].to(torch.float64) * \
+            inputs["x"].to(torch.float64)[inputs["cols"].to(torch.int64)]
+        reference = torch.zeros(rows, dtype=torch.float64, device=ctx.device)
+        reference.index_add_(0, rows_of, products)
+        del rows_of, products
+        return expect_close(torch, out.reshape(-1), reference, tolerance)
+
+    def set_bytes() -> int:
+        return spmv_bytes(rows, cols, 32 * rows)
+
+    return Workload("spmv", "f32", shape_spmv(rows, cols, kind), make_inputs, set_bytes(),
+                    lambda inputs: spmv_bytes(rows, cols, inputs["nnz"]), check)
+
+
+def run_spmv(ctx: Context) -> None:
+    torch = ctx.torch
+    print("\n== spmv: y = A x, CSR f32, the Rust lab's generated matrices (cuSPARSE through "
+          "CuPy and torch)", flush=True)
+    ctx.note("spmv: matrices built by the generator of the Rust lab (seed 0x53504D56), "
+             "checked against its scalar definition on sampled rows; int32 offsets and "
+             "column indices; bytes 8*nnz + 4*(rows+1) + 4*rows + 4*cols")
+    cp = ctx.cupy
+
+    def bind_torch(inputs: dict) -> Bound:
+        matrix = torch.sparse_csr_tensor(inputs["offsets"], inputs["cols"], inputs["values"],
+                                         size=(inputs["rows"], inputs["ncols"]))
+        x = inputs["x"]
+        holder = []
+
+        def run():
+            holder[:] = [matrix @ x]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    def bind_cupy(inputs: dict) -> Bound:
+        import cupyx.scipy.sparse as cusparse  # noqa: PLC0415 (optional, on the GPU machine)
+
+        matrix = cusparse.csr_matrix(
+            (ctx.to_cupy(inputs["values"]), ctx.to_cupy(inputs["cols"]),
+             ctx.to_cupy(inputs["offsets"])), shape=(inputs["rows"], inputs["ncols"]))
+        xc = ctx.to_cupy(inputs["x"])
+        ctx.torch_clock.synchronize()
+        holder = []
+
+        def run():
+            holder[:] = [matrix @ xc]
+
+        return Bound(holder.clear, run, lambda: holder[0])
+
+    peers = [Peer("torch.sparse_csr@x", ctx.torch_clock, bind_torch, optional=True)]
+    if cp is not None:
+        peers.append(Peer("cupyx.csr@x(cuSPARSE)", ctx.cupy_clock, bind_cupy, optional=True))
+    rows = ctx.args.spmv_rows
+    for kind in SPMV_KINDS:
+        small = [spmv_workload(ctx, r, c, kind) for r, c in ((1, 1), (1000, 777), (77777, 77777))]
+        cache: dict = {}
+        full = spmv_workload(ctx, rows, rows, kind, cache)
+        try:
+            full.make_inputs()  # built and checked against the definition once, here
+        except (CheckFailed, ValueError, torch.cuda.OutOfMemoryError) as error:
+            for peer in peers:
+                ctx.fail(full, peer.algorithm, f"matrix: {error}".splitlines()[0])
+            cache.clear()
+            ctx.free()
+            continue
+        print(f"  {kind}: {rows} x {rows}, {cache['matrix']['nnz']} non-zeros "
+              f"(longest row {int(cache['matrix']['lengths'].max().item())})", flush=True)
+        run_workload(ctx, small, full, peers)
+        cache.clear()
+        ctx.free()
+
+
 # --- latency --------------------------------------------------------------
 
 
@@ -1939,11 +2904,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", type=typed(parse_only), default=list(PRIMITIVES),
                         help="comma list of " + ",".join(PRIMITIVES) + " (default all)")
     parser.add_argument("--sizes", type=typed(parse_counts), default=None,
-                        help="element counts for scan, compact, reduce and histogram "
-                             "(default 2^28; reduce 2^16,2^20,2^24,2^28)")
+                        help="element counts for scan, compact, reduce, histogram, sort "
+                             "(every sort case at each size) and segmented (values; "
+                             "repeat_interleave's output) (default 2^28; reduce "
+                             "2^16,2^20,2^24,2^28; sort the cases of SORT_CASES)")
     parser.add_argument("--types", type=typed(parse_types), default=None,
                         help="scan element types (default i32,f32,i64,u64); for reduce "
-                             "the sums of those among i32,f32,i64 (default i32,f32)")
+                             "the sums of those among i32,f32,i64 (default i32,f32); for "
+                             "sort the key types among u32,i32,f32,u64,i64 (default all)")
+    parser.add_argument("--spmv-rows", type=typed(parse_count), default=SPMV_ROWS,
+                        help="rows (= columns) of the SpMV matrices (default 2^22)")
     parser.add_argument("--dims", type=typed(parse_dims), default=[(16384, 16384)],
                         help="ROWSxCOLS for transpose and matvec (default 16384x16384)")
     parser.add_argument("--conv-dims", type=typed(parse_dims), default=[(8192, 8192)],
@@ -1991,12 +2961,13 @@ def main(argv: Optional[list[str]] = None) -> int:
           f"cuDNN {torch.backends.cudnn.version()}; date {ctx.date}", flush=True)
     print(f"method: {args.warmup} warm-up + {args.reps} timed runs, CUDA events, median; "
           f"inputs: seed {ctx.seed} (replay with --seed {ctx.seed})", flush=True)
-    if "scan" in args.only or "reduce" in args.only:
+    if any(name in args.only for name in ("scan", "reduce", "sort", "segmented", "spmv")):
         load_cupy(ctx)
     measure_ceiling(ctx)
     sections = {"scan": run_scan, "compact": run_compact, "transpose": run_transpose,
                 "matvec": run_matvec, "conv": run_conv, "reduce": run_reduce,
-                "histogram": run_histogram}
+                "histogram": run_histogram, "sort": run_sort, "segmented": run_segmented,
+                "spmv": run_spmv}
     for name in args.only:
         sections[name](ctx)
 
