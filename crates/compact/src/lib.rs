@@ -47,20 +47,37 @@
 //! ```
 #![deny(missing_docs)]
 
+mod by_key;
 mod count;
 pub mod cpu;
+pub mod cpu_by_key;
+mod expand;
 mod modules;
 pub mod policy;
 mod predicate;
+mod run_length;
 mod scan_bridge;
 mod single_pass;
 mod three_pass;
+mod unique;
 pub mod validate;
 
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
 pub use scan_bridge::ScanAlgorithm;
 
+pub use by_key::{
+    keyed_kernel_catalog, reduce_by_key, reduce_by_key_bytes_moved, reduce_by_key_into,
+    validate_reduce_by_key, MAX_PAIR_ITEMS,
+};
 pub use count::count_bytes_moved;
+pub use expand::{expand_alloc, expand_bytes_moved, expand_into, validate_expand};
+pub use run_length::{
+    run_length_bytes_moved, run_length_encode, run_length_encode_into, validate_run_length_encode,
+};
+pub use unique::{
+    unique, unique_by_key, unique_by_key_into, unique_bytes_moved, unique_into, validate_unique,
+    validate_unique_by_key,
+};
 pub use modules::kernel_catalog;
 pub use predicate::{CustomPredicate, Predicate};
 pub use single_pass::status_bytes;
