@@ -40,6 +40,10 @@ pub const WARP: &str = include_str!("../cuda/warp/warp_scan.cuh");
 pub const BLOCK: &str = include_str!("../cuda/block/block_scan.cuh");
 /// Block-wide reduction for commutative operators (needs WARP).
 pub const BLOCK_REDUCE: &str = include_str!("../cuda/block/block_reduce.cuh");
+/// The merge-path partition of a segmented sequence (segment ends merged
+/// with item indices) and the balanced tile, keyed carry scan and fix-up
+/// that CSR SpMV and segmented reduce share (needs COMMON only).
+pub const MERGE_PATH: &str = include_str!("../cuda/block/merge_path.cuh");
 
 /// The single-pass tile state: tile counter, status encodings (one per
 /// element width: 4-byte values in a 64-bit word at a 16-byte stride, 8-byte
@@ -105,6 +109,16 @@ pub const CONV: &str = include_str!("../cuda/linalg/conv.cu");
 /// 2-D convolution: TiledHalo's strip kernel, one warp per vertical strip
 /// (needs CONV for its helpers; crate `linalg`, `conv_strip`).
 pub const CONV_STRIP: &str = include_str!("../cuda/linalg/conv_strip.cu");
+/// CSR SpMV: the sum functor, the row store (α·sum + β·y) and the product.
+pub const SPMV_COMMON: &str = include_str!("../cuda/linalg/spmv_common.cu");
+/// CSR SpMV, one thread per row (needs SPMV_COMMON).
+pub const SPMV_SCALAR: &str = include_str!("../cuda/linalg/spmv_scalar.cu");
+/// CSR SpMV, one warp per row (needs SPMV_COMMON).
+pub const SPMV_VECTOR: &str = include_str!("../cuda/linalg/spmv_vector.cu");
+/// CSR SpMV balanced by the merge path (needs SPMV_COMMON and MERGE_PATH).
+pub const SPMV_MERGE_PATH: &str = include_str!("../cuda/linalg/spmv_merge_path.cu");
+/// CSR SpMV by segmented scan: products, row heads, row gather (needs SPMV_COMMON).
+pub const SPMV_SEGMENTED_SCAN: &str = include_str!("../cuda/linalg/spmv_segmented_scan.cu");
 
 /// Reduction: the reducer functors (operator, map, arg and min–max pairs)
 /// and the ordered warp and block reductions every reduce kernel uses
@@ -119,6 +133,8 @@ pub const REDUCE_TREE: &str = include_str!("../cuda/reduce/tree.cu");
 /// Histograms: global atomics, per-block privatised counts, and the
 /// default's kernels (crate `reduce`, module `histogram`).
 pub const HISTOGRAM: &str = include_str!("../cuda/reduce/histogram.cu");
+/// Segmented reduce by offsets, balanced by the merge path (needs MERGE_PATH).
+pub const REDUCE_SEGMENTED: &str = include_str!("../cuda/reduce/segmented.cu");
 
 /// Sort keys: the order-preserving map of every key type to an unsigned
 /// integer (`radix_key<K>`), digit extraction (crate `sort`).
@@ -149,6 +165,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("warp/warp_scan.cuh", WARP),
         ("block/block_scan.cuh", BLOCK),
         ("block/block_reduce.cuh", BLOCK_REDUCE),
+        ("block/merge_path.cuh", MERGE_PATH),
         ("single_pass/tile_status.cuh", TILE_STATUS),
         ("single_pass/lookback.cuh", SINGLE_PASS_LOOKBACK),
         ("scan/lookback.cu", SCAN_LOOKBACK),
@@ -173,10 +190,16 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("linalg/transpose_tuned.cu", TRANSPOSE_TUNED),
         ("linalg/conv.cu", CONV),
         ("linalg/conv_strip.cu", CONV_STRIP),
+        ("linalg/spmv_common.cu", SPMV_COMMON),
+        ("linalg/spmv_scalar.cu", SPMV_SCALAR),
+        ("linalg/spmv_vector.cu", SPMV_VECTOR),
+        ("linalg/spmv_merge_path.cu", SPMV_MERGE_PATH),
+        ("linalg/spmv_segmented_scan.cu", SPMV_SEGMENTED_SCAN),
         ("reduce/reduce.cuh", REDUCE),
         ("reduce/single_pass.cu", REDUCE_SINGLE_PASS),
         ("reduce/tree.cu", REDUCE_TREE),
         ("reduce/histogram.cu", HISTOGRAM),
+        ("reduce/segmented.cu", REDUCE_SEGMENTED),
         ("sort/radix_key.cuh", SORT_RADIX_KEY),
         ("sort/lab_common.cuh", SORT_LAB_COMMON),
         ("sort/lab_odd_even.cu", SORT_LAB_ODD_EVEN),
