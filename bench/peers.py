@@ -9,6 +9,7 @@ own harness (parprims_testkit::bench), and writes the parprims results CSV forma
     python3 bench/peers.py                       # everything, defaults below
     python3 bench/peers.py --only scan,compact --sizes 2^28,123123123 --reps 20
     python3 bench/peers.py --only reduce,histogram
+    python3 bench/peers.py --only sort,segmented,spmv --reps 10
     python3 bench/peers.py --out $OUT/peers.csv
     python3 bench/peers.py --self-test           # CSV/bytes/parsing checks, no torch needed
     python3 bench/peers.py latency --sizes 1024,65536,1048576 --csv $OUT/latency-peers.csv
@@ -115,6 +116,82 @@ histogram  256 even bins [0, 256), values uniform in [0, 256), shape
            float32 bin are past 2^24, where adding 1 is lost).
            Checked exactly against a scatter_add of ones in int64 (an
            independent route), and the counts must add up to n.
+sort       Keys ascending; cases (SORT_CASES): u32, i32 and f32 keys at 2^28
+           ("268435456"; uniform over the type's bits, f32 normal), u64 and
+           i64 at 2^27, i32 keys drawn from 65 536 distinct values
+           ("/distinct65536") and already sorted ("/sorted") at 2^28, u32
+           and i32 at 2^16 (one small sort: launch and host overhead
+           dominate), argsort of i32 at 2^28 ("/argsort").
+           "cupy.sort"  cupy.sort(xc): CuPy copies x and sorts the copy in
+           place with thrust::sort, which hands primitive keys to CUB's
+           radix sort; the copy is part of the call. "cupy.ndarray.sort
+           (in-place)"  yc.sort() after an untimed yc = x (memcpy): the
+           sort alone. "cupy.argsort"  cupy.argsort(xc): int64 indices,
+           thrust's stable sort by key on a copy of the keys. "torch.sort"
+           torch.sort(x): values and int64 indices, always (the only call
+           torch has; stable=False, its default); on "/argsort" the same
+           call, checked as values + indices. torch has u32/u64 sorts in
+           some versions only: where torch.sort refuses the dtype a printed
+           note says so (not a failure). Bytes: what an LSD radix sort with
+           8-bit digits moves, one read of the keys for the upsweep (every
+           digit's histogram at once) plus one read and one write of keys
+           and values per digit pass: n*k + 2*passes*n*(k + v), passes =
+           8k/8 (k key bytes, v value bytes: 4 for argsort, as parprims'
+           u32 indices): 36n for 32-bit keys, 136n for 64-bit, 68n for
+           argsort; the same for every peer whatever it writes (torch's
+           indices are not counted), so the fraction of the ceiling
+           compares times. Keys per second (n / time) are printed in the
+           check column ("G/s"). Checked: ascending in the type's order
+           (u32 unsigned, u64 unsigned, f32 by value), a permutation of the
+           input (an order-independent hash of the keys' bits: the
+           wrapping sum of mix64 of each), at small sizes equal to the
+           CPU's sort; indices: a permutation, x[indices] equal to the
+           values; whether equal keys kept their order is printed
+           ("stable"/"not stable"), not required.
+           "torch.topk"  torch.topk(x, k) on f32 normal x at 2^28, k = 16
+           and 1024 ("/top16", "/top1024"): the k largest, largest first,
+           with int64 indices; checked exactly (every key above the k-th
+           value among them, in order). Bytes 4n + 8k (keys read once, k
+           keys and k 4-byte indices written).
+segmented  "torch.segment_reduce(lengths)"  torch.segment_reduce(x, "sum",
+           lengths=lengths) on 2^28 f32 uniform in [-1, 1), segment
+           lengths uniform in [1, 1999] (mean 1000; int64), shape
+           "268435456/len1000"; "(offsets)" the same by offsets (segments +
+           1 int64, from 0); "(offsets,unsafe)" with unsafe=True (no
+           validation pass and no host synchronisation). Checked against
+           differences of float64 prefix sums at the offsets. "cupy.add.
+           reduceat"  cupy.add.reduceat(xc, offsets[:-1]) where this CuPy
+           has it (CuPy has no public CUB segmented reduce with variable
+           segments). Bytes 4n + 8*segments.
+           "torch.unique_consecutive"  torch.unique_consecutive(x,
+           return_counts=True) on 2^28 sorted i32 in runs of geometric
+           length, mean 16 (each run 1..4 above the one before), shape
+           "268435456/runs16"; checked against the run starts; bytes
+           4n + 8*runs. It synchronises with the host (output length).
+           "torch.repeat_interleave"  torch.repeat_interleave(values,
+           counts): 2^26 i32 values, i32 counts uniform in [0, 8] (mean 4,
+           zeros included), about 2^28 outputs; shape "67108864/mean4" (the
+           input count); "(output_size)" the same with output_size= the
+           total, so torch need not synchronise. Checked against a
+           searchsorted of every output position in the counts' prefix
+           sums. Bytes 4*n_in + 4*n_counts + 4*n_out. --sizes sets the
+           values (segment_reduce, unique_consecutive) and the output
+           (repeat_interleave: n/4 inputs).
+spmv       y = A x, CSR, f32 values, int32 row offsets and column indices,
+           rows = cols = --spmv-rows (2^22): "/uniform32" (32 non-zeros per
+           row) and "/pareto1.5" (row lengths Pareto, alpha 1.5, mean ~32),
+           shape "4194304x4194304/uniform32". The matrices and x are the
+           Rust lab's (parprims_lab::prims::spmv, docs/spmv.md): the
+           generator's definition is the scalar code under "The SpMV
+           benchmark matrices" below, the GPU builds the same (spmv_matrix)
+           and is checked against it on sampled rows (the first, the last,
+           the longest and 32 random ones) before any peer runs.
+           "cupyx.csr@x(cuSPARSE)"  cupyx.scipy.sparse.csr_matrix((values,
+           cols, offsets)) @ xc: cuSPARSE's SpMV; "torch.sparse_csr@x"
+           torch.sparse_csr_tensor(offsets, cols, values) @ x (cuSPARSE
+           too). Matrix construction is untimed; y is allocated in the call.
+           Checked against float64 products summed by row (index_add_).
+           Bytes 8*nnz + 4*(rows+1) + 4*rows + 4*cols.
 conv       "F.conv2d(cuDNN)"  torch.nn.functional.conv2d on a (1,1,H,W) f32
            input with a (1,1,K,K) filter, padding 0 ("valid", cross-
            correlation), cudnn.benchmark = True, cudnn.allow_tf32 = False: a
@@ -1204,9 +1281,11 @@ def run_workload(ctx: Context, small: list[Workload], full: Workload, peers: lis
         sets = [full.make_inputs()]
         count = rotation_sets(full.set_bytes, ctx.l2_bytes)
         sets += [full.make_inputs() for _ in range(count - 1)]
-    except torch.cuda.OutOfMemoryError as error:
+    except Exception as error:  # out of memory, or an input the device could not make
+        what = "inputs do not fit" if isinstance(error, torch.cuda.OutOfMemoryError) else \
+            f"inputs could not be made ({type(error).__name__})"
         for peer in live:
-            ctx.fail(full, peer.algorithm, f"inputs do not fit: {error}".splitlines()[0])
+            ctx.fail(full, peer.algorithm, f"{what}: {error}".splitlines()[0])
         ctx.free()
         return
     declared = sum(full.bytes_moved(s) for s in sets) / len(sets)
@@ -2417,9 +2496,12 @@ def spmv_matrix(torch, device, rows: int, cols: int, kind: str) -> dict:
                                         torch_spmv_unit(torch, 5, r, True)),
                           torch_spmv_unit(torch, 6, r, True))
         t = v * v
-        t = 3.0 * t
-        # Clamped in float64 first: 32/t can pass int64 (never in practice).
-        lengths = torch.clamp(torch.floor(32.0 / t), max=float(cols)).to(torch.int64)
+        t = t * 3.0
+        # A true division of tensors (a Python number over a tensor is a
+        # reciprocal and a product in torch, not correctly rounded), clamped
+        # in float64 first: 32/t could pass int64 (never in practice).
+        quotient = torch.full_like(t, 32.0) / t
+        lengths = torch.clamp(torch.floor(quotient), max=float(cols)).to(torch.int64)
         del v, t
     else:
         raise ValueError(f"unknown SpMV matrix kind {kind!r}")
