@@ -230,7 +230,9 @@ dtype=torch.int32, out=y) on int32; "torch.masked_select"
 torch.masked_select(x, mask), int32 x, a bool mask from random byte flags
 (about half kept), the output allocated by torch in the call, which
 synchronises with the host to learn its length; "torch.x[x>t]" x[x > 0];
-"torch.Tensor.copy_" y.copy_(x) of n int32 (the floor); "cupy.cumsum(cub)"
+"torch.Tensor.copy_" y.copy_(x) of n int32 (the floor); "torch.sort"
+torch.sort(x) of n int32 (values and int64 indices allocated in the call);
+"cupy.sort" cupy.sort(x) of n int32 (a sorted copy); "cupy.cumsum(cub)"
 cupy.cumsum(x, dtype=x.dtype, out=y) on int32 CuPy arrays with the CUB
 routine accelerator on. Outputs are poisoned before each phase and checked
 after it. A peer whose package (torch, cupy) is missing or cannot run is
@@ -2750,7 +2752,20 @@ def torch_latency_cases(ctx: Context, n: int) -> list[LatencyCase]:
         return LatencyCase("torch.sum", n, ctx.torch_clock, sync, bound,
                            lambda: workload.check(inputs, holder[0], 0.0, True))
 
-    return [copy(), total(), cumsum(), select(True), select(False)]
+    def sort() -> LatencyCase:
+        workload = sort_workload(ctx, n, "i32", "uniform")
+        inputs = workload.make_inputs()
+        x = inputs["x"]
+        holder = []
+
+        def run() -> None:
+            holder[:] = [tuple(torch.sort(x))]
+
+        bound = Bound(holder.clear, run, lambda: holder[0])
+        return LatencyCase("torch.sort", n, ctx.torch_clock, sync, bound,
+                           lambda: workload.check(inputs, holder[0], 0.0, True))
+
+    return [copy(), total(), cumsum(), select(True), select(False), sort()]
 
 
 def cupy_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
@@ -2767,6 +2782,28 @@ def cupy_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
     bound = Bound(lambda: yc.fill(POISON_4),
                   lambda: cupy.cumsum(xc, dtype=xc.dtype, out=yc), lambda: yc)
     return LatencyCase("cupy.cumsum(cub)", n, clock, cupy.cuda.get_current_stream().synchronize,
+                       bound, check, optional=True)
+
+
+def cupy_sort_latency_case(cupy, clock, n: int, seed: int) -> LatencyCase:
+    """cupy.sort(x) on n int32 (a sorted copy allocated in the call), on
+    CuPy's current stream; checked against NumPy's sort."""
+    import numpy  # noqa: PLC0415 (CuPy depends on it)
+
+    xc = cupy.random.RandomState(seed).randint(-(1 << 30), 1 << 30, size=n, dtype=cupy.int32)
+    expected = numpy.sort(cupy.asnumpy(xc))
+    holder = []
+
+    def run() -> None:
+        holder[:] = [cupy.sort(xc)]
+
+    def check() -> str:
+        if not numpy.array_equal(cupy.asnumpy(holder[0]), expected):
+            raise CheckFailed("cupy.sort differs from numpy.sort")
+        return ""
+
+    bound = Bound(holder.clear, run, lambda: holder[0])
+    return LatencyCase("cupy.sort", n, clock, cupy.cuda.get_current_stream().synchronize,
                        bound, check, optional=True)
 
 
@@ -2873,6 +2910,8 @@ def latency_main(argv: list[str]) -> int:
                 cupy_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
             builders.append(("cupy.sum(cub)", lambda n=n: [
                 cupy_sum_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
+            builders.append(("cupy.sort", lambda n=n: [
+                cupy_sort_latency_case(cupy, cupy_clock, n, cupy_seeds.getrandbits(32))]))
         for label, build in builders:
             try:
                 cases = build()
