@@ -62,7 +62,7 @@ pub fn validate_expand(
 /// The expand module for `T`: widen, total and the tile kernel.
 fn module<T: Element>() -> ModuleSource {
     let t = T::CUDA_TYPE;
-    ModuleSource::new(&format!("compact_expand_{}", T::SUFFIX))
+    ModuleSource::new(format!("compact_expand_{}", T::SUFFIX))
         .source(parprims_kernels::COMPACT_EXPAND)
         .entry(
             "expand_widen_counts",
@@ -77,7 +77,7 @@ fn module<T: Element>() -> ModuleSource {
             Some(32),
         )
         .entry(
-            &tile_entry::<T>(),
+            tile_entry::<T>(),
             &format!(
                 "const {t}* values, const u64* offsets, u64 n, const u64* total, {t}* out, \
                  u64 out_len"

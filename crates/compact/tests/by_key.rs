@@ -82,7 +82,7 @@ fn patterns(n: usize, seed: u64) -> Vec<(String, Vec<usize>)> {
     // after the tiles'.
     for run in [TILE - 1, TILE, TILE + 1, 2 * TILE + 3] {
         let mut lengths = vec![run; n / run];
-        if n % run > 0 {
+        if !n.is_multiple_of(run) {
             lengths.push(n % run);
         }
         out.push((format!("runs of {run}"), lengths));
