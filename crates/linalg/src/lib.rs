@@ -54,6 +54,7 @@ pub mod cpu;
 mod matrix;
 mod matvec;
 pub mod policy;
+pub mod spmv;
 mod transpose;
 
 #[cfg(feature = "cublas")]
@@ -96,5 +97,6 @@ pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     let mut modules = matvec::catalog();
     modules.extend(transpose::catalog());
     modules.extend(conv::conv_kernel_catalog());
+    modules.extend(spmv::catalog());
     modules
 }

@@ -1,0 +1,156 @@
+//! `SpmvAlgorithm::MergePath`, the default: CSR SpMV balanced by work, after
+//! Merrill & Garland, "Merge-based Parallel Sparse Matrix-Vector
+//! Multiplication" (SC 2016). Kernels: `kernels/cuda/linalg/spmv_merge_path.cu`
+//! over `kernels/cuda/block/merge_path.cuh`, which segmented reduce shares.
+//!
+//! - **The path.** Merge the row ends (`offsets[1..]`) with the non-zero
+//!   indices 0..nnz, taking a row end before non-zero j when the end is ≤ j:
+//!   rows + nnz steps, each row's non-zeros followed by its end. Diagonal d
+//!   is the point after d steps, ([`merge_path_search`]: rows consumed,
+//!   the rest non-zeros). Cutting the path into tiles of
+//!   [`merge_tile_steps`] diagonals gives every block, and every thread in
+//!   it, the same rows + non-zeros whatever the row lengths: one row of a
+//!   million entries or a million empty rows cost what their steps cost.
+//! - **Launches.** (1) partition: one thread per tile boundary searches its
+//!   diagonal; (2) tiles: a block stages its products vals·x[cols] and row
+//!   ends in shared memory (coalesced loads), each thread consumes 7 steps,
+//!   a keyed block scan joins rows that cross threads, finished rows are
+//!   stored as α·sum + β·y, the partial last row is the block's carry; (3)
+//!   fix-up, one block of 1024: every row that earlier blocks carried into
+//!   gets y[r] += α·(their carries, in block order).
+//! - **Work** rows + nnz steps; **steps** per thread 7 + log(tile) + the
+//!   block scan; fix-up ⌈tiles / 16384⌉ rounds.
+//! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries
+//!   and 8 of coordinates (tiles = (rows + nnz) / 1792).
+//! - **Shared memory** per block: 1792 values and 1792 `u32` row ends
+//!   (14 KiB for `f32`, 21 KiB for `f64`).
+//! - **Deterministic**: the summation order depends only on the matrix.
+
+use gpu_core::launch::grid_1d;
+use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
+
+use super::module::{
+    kernel, SpmvOffset, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS, MERGE_ITEMS, ROW_BLOCK_THREADS,
+};
+use super::{CsrParts, SpmvElement};
+
+/// Merge steps (rows + non-zeros) per tile: 256 threads × 7.
+pub const fn merge_tile_steps() -> u64 {
+    MERGE_BLOCK_THREADS as u64 * MERGE_ITEMS as u64
+}
+
+/// Tiles of a matrix with `rows` rows and `nnz` non-zeros.
+///
+/// ```
+/// use linalg::spmv::merge_path::{merge_tile_steps, merge_tiles};
+/// assert_eq!(merge_tiles(1, 0), 1);
+/// assert_eq!(merge_tiles(100, merge_tile_steps() - 100), 1);
+/// assert_eq!(merge_tiles(100, merge_tile_steps() - 99), 2);
+/// ```
+pub fn merge_tiles(rows: u64, nnz: u64) -> u64 {
+    (rows + nnz).div_ceil(merge_tile_steps()).max(1)
+}
+
+/// The row coordinate of `diagonal` on the merge path of `offsets` (rows +
+/// 1 entries, from 0 to nnz): how many row ends the first `diagonal` steps
+/// take; the non-zero coordinate is `diagonal` minus it. The host twin of
+/// `merge_path_search` in `merge_path.cuh`, for tests and planning.
+///
+/// ```
+/// use linalg::spmv::merge_path::merge_path_search;
+/// // Rows of 2, 0 and 1 non-zeros: steps nz0 nz1 end0 end1 nz2 end2.
+/// let offsets = [0u64, 2, 2, 3];
+/// let coordinates: Vec<u64> = (0..=6).map(|d| merge_path_search(d, &offsets)).collect();
+/// assert_eq!(coordinates, vec![0, 0, 0, 1, 2, 2, 3]);
+/// ```
+pub fn merge_path_search(diagonal: u64, offsets: &[u64]) -> u64 {
+    let rows = offsets.len().saturating_sub(1) as u64;
+    let nnz = offsets.last().copied().unwrap_or(0);
+    let mut lo = diagonal.saturating_sub(nnz);
+    let mut hi = diagonal.min(rows);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if offsets[mid as usize + 1] <= diagonal - mid - 1 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
+    gpu: &Gpu,
+    a: &CsrParts<'_, T, O>,
+    x: DeviceView<'_, T>,
+    alpha: T,
+    beta: T,
+    mut y: DeviceViewMut<'_, T>,
+) -> Result<()> {
+    let (rows, nnz) = (a.rows as u64, a.nnz as u64);
+    let tiles = merge_tiles(rows, nnz);
+    let tiles_len = usize::try_from(tiles + 1)
+        .map_err(|_| Error::invalid("matrix", "too many merge-path tiles"))?;
+    // SAFETY (all three): the partition writes every coordinate 0..=tiles
+    // before the tiles read them, each tile writes its own carry before the
+    // fix-up reads it (stream order).
+    let mut coordinates = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len)? };
+    let mut carry_keys = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len - 1)? };
+    let mut carry_values = unsafe { DeviceBuffer::<T>::uninit(gpu, tiles_len - 1)? };
+
+    let partition = kernel::<T, O>(gpu, "spmv_merge_partition")?;
+    let (config, _) = grid_1d(tiles + 1, ROW_BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&a.offsets)
+        .scalar(rows)
+        .scalar(nnz)
+        .output(&mut coordinates.view_mut())
+        .scalar(tiles);
+    // SAFETY: (const O* offsets, u64 rows, u64 nnz, u64* coordinates, u64
+    // tiles); offsets has rows + 1 entries (validated), coordinates tiles +
+    // 1, threads past tiles return.
+    unsafe { gpu.launch(&partition, config, &args)? };
+
+    let tile_kernel = kernel::<T, O>(gpu, "spmv_merge_tiles")?;
+    let (config, blocks) = grid_1d(
+        tiles * merge_tile_steps(),
+        MERGE_BLOCK_THREADS,
+        MERGE_ITEMS,
+        0,
+    )?;
+    debug_assert_eq!(blocks, tiles);
+    let mut args = KernelArgs::new();
+    args.input(&a.offsets)
+        .input(&a.columns)
+        .input(&a.values)
+        .input(&x)
+        .output(&mut y)
+        .input(&coordinates.view())
+        .output(&mut carry_keys.view_mut())
+        .output(&mut carry_values.view_mut())
+        .scalar(rows)
+        .scalar(nnz)
+        .scalar(tiles)
+        .scalar(alpha)
+        .scalar(beta);
+    // SAFETY: the entry takes (offsets, cols, vals, x, y, coordinates,
+    // carry_keys, carry_values, rows, nnz, tiles, alpha, beta) in this
+    // order; the matrix is validated (columns below cols = x's length), y
+    // has rows elements, coordinates tiles + 1, the carries tiles; static
+    // shared memory only.
+    unsafe { gpu.launch(&tile_kernel, config, &args)? };
+
+    let fixup = kernel::<T, O>(gpu, "spmv_merge_fixup")?;
+    let (config, _) = grid_1d(FIXUP_BLOCK_THREADS as u64, FIXUP_BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&carry_keys.view())
+        .input(&carry_values.view())
+        .scalar(tiles)
+        .output(&mut y)
+        .scalar(rows)
+        .scalar(alpha);
+    // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T* y,
+    // u64 rows, T alpha); one block; keys below rows index y, the others
+    // are skipped.
+    unsafe { gpu.launch(&fixup, config, &args) }
+}
