@@ -58,7 +58,7 @@ fn run() -> Result<bool> {
     let mut output = DeviceBuffer::<i32>::poisoned(&gpu, n)?;
     let reps = Repetitions::default();
     let ceiling = copy_ceiling(&gpu, 1 << 30, reps)?;
-    let tiles = n.div_ceil(4096) as u64;
+    let tiles = n.div_ceil(8192) as u64;
     // Bytes: values read and written, plus each form's heads (flags 1 per
     // item; offsets read twice, by the tile search-and-check and the scan,
     // and a tile start per tile; u32 keys 4 per item).

@@ -29,8 +29,15 @@ use crate::lookback::lookback_policy;
 
 /// Threads per block of the segmented scan.
 const BLOCK_THREADS: u32 = 256;
-/// Items per thread (a tile of 4096).
-const ITEMS_PER_THREAD: u32 = 16;
+/// Items per thread: 32 (a tile of 8192, each thread's heads one 32-bit
+/// mask), 16 for 8-byte keys (their exchange must fit the 48 KiB of static
+/// shared memory beside the values').
+const fn items_per_thread(heads: HeadSource) -> u32 {
+    match heads {
+        HeadSource::Keys(_, 8) => 16,
+        _ => 32,
+    }
+}
 
 /// Inclusive or exclusive segmented scan.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -75,8 +82,9 @@ enum HeadSource {
     Flags,
     /// Sorted segment offsets (`SEGMENT_HEADS_OFFSETS`).
     Offsets,
-    /// Runs of equal keys of the CUDA type named (`SEGMENT_HEADS_KEYS`).
-    Keys(&'static str),
+    /// Runs of equal keys of the CUDA type named, of the bytes given
+    /// (`SEGMENT_HEADS_KEYS`).
+    Keys(&'static str, usize),
 }
 
 impl HeadSource {
@@ -84,14 +92,14 @@ impl HeadSource {
         match self {
             HeadSource::Flags => 0,
             HeadSource::Offsets => 1,
-            HeadSource::Keys(_) => 2,
+            HeadSource::Keys(..) => 2,
         }
     }
 
     /// The kernel's key type (`u8` where there are no keys).
     fn key_type(self) -> &'static str {
         match self {
-            HeadSource::Keys(key) => key,
+            HeadSource::Keys(key, _) => key,
             _ => "u8",
         }
     }
@@ -101,7 +109,7 @@ impl HeadSource {
         match self {
             HeadSource::Flags => "flags".into(),
             HeadSource::Offsets => "offsets".into(),
-            HeadSource::Keys(key) => format!("by_{key}"),
+            HeadSource::Keys(key, _) => format!("by_{key}"),
         }
     }
 }
@@ -127,11 +135,12 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
                  u32 epoch, u64 n, u64 num_tiles, u32 exclusive, u32 vector_ok, const u32* bad"
             ),
             &format!(
-                "segmented_scan_tile<{t}, op_t, {mode}, {k}, {BLOCK_THREADS}, {ITEMS_PER_THREAD}, \
+                "segmented_scan_tile<{t}, op_t, {mode}, {k}, {BLOCK_THREADS}, {items}, \
                  {w}, {spin}, {start}>(in, heads, aux, out, state, epoch, n, num_tiles, exclusive, \
                  vector_ok, bad)",
                 mode = heads.mode(),
                 k = heads.key_type(),
+                items = items_per_thread(heads),
                 w = delays.lookback_width(),
                 spin = delays.spin_ns(),
                 start = delays.start_delay_ns(),
@@ -177,8 +186,8 @@ pub(crate) fn catalog() -> Vec<ModuleSource> {
         one::<f32, _>(&Min, flags),
         one::<i32, _>(&Sum, HeadSource::Offsets),
         one::<f32, _>(&Sum, HeadSource::Offsets),
-        one::<i32, _>(&Sum, HeadSource::Keys("i32")),
-        one::<f32, _>(&Sum, HeadSource::Keys("u64")),
+        one::<i32, _>(&Sum, HeadSource::Keys("i32", 4)),
+        one::<f32, _>(&Sum, HeadSource::Keys("u64", 8)),
     ]
 }
 
@@ -321,7 +330,7 @@ pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
         gpu.read_small(&offsets.slice(..1)?, &mut first)?;
         return check_empty_offsets(offsets.len(), first[0]);
     }
-    let num_tiles = n.div_ceil(TILE_ITEMS);
+    let num_tiles = n.div_ceil(OFFSETS_TILE_ITEMS);
     // `first` (one word per tile and one past) then the verdict word.
     let mut check = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 2)?;
     let mut check_view = check.view_mut();
@@ -360,8 +369,8 @@ fn check_empty_offsets(len: usize, first: u64) -> Result<()> {
     }
 }
 
-/// Items per tile of the segmented scan.
-const TILE_ITEMS: u64 = BLOCK_THREADS as u64 * ITEMS_PER_THREAD as u64;
+/// Items per tile of the segmented scan by offsets.
+const OFFSETS_TILE_ITEMS: u64 = BLOCK_THREADS as u64 * items_per_thread(HeadSource::Offsets) as u64;
 
 /// Launches `segmented_tile_first`: `check[t]` = the first offset ≥ t·tile
 /// for t in 0..=num_tiles, and `check[num_tiles + 1]` set (its low word)
@@ -392,7 +401,7 @@ fn locate_tile_starts(
     args.input(offsets)
         .scalar(offsets.len() as u64)
         .scalar(n)
-        .scalar(TILE_ITEMS)
+        .scalar(OFFSETS_TILE_ITEMS)
         .scalar(num_tiles)
         .output(check)
         .scalar(bad_ptr);
@@ -457,7 +466,7 @@ pub fn scan_by_key_into<K: IntElement, T: Element, O: Operator<T>>(
         return Err(Error::invalid("output", "overlaps keys"));
     }
     let heads = Heads {
-        source: HeadSource::Keys(K::CUDA_TYPE),
+        source: HeadSource::Keys(K::CUDA_TYPE, K::BYTES),
         ptr: keys.device_ptr(),
         aligned: keys.device_ptr().is_multiple_of(16),
         aux: 0,
@@ -573,7 +582,8 @@ fn run<T: Element, O: Operator<T>>(
     if n == 0 {
         return Ok(());
     }
-    let (config, num_tiles) = gpu_core::launch::grid_1d(n, BLOCK_THREADS, ITEMS_PER_THREAD, 0)?;
+    let (config, num_tiles) =
+        gpu_core::launch::grid_1d(n, BLOCK_THREADS, items_per_thread(heads.source), 0)?;
     let entry = entry_name::<T, O>(op, heads.source);
     let key = format!("scan/segmented/{entry}");
     let kernel = gpu.stored_kernel(&key, &entry, || module::<T, O>(op, heads.source, &entry))?;
@@ -602,7 +612,8 @@ fn run<T: Element, O: Operator<T>>(
         // `bad` its verdict, or null); `out` may equal `in` (a block reads its
         // whole tile before writing it, tiles are disjoint) and overlaps
         // nothing else (checked). One block per tile, each touching items
-        // [tile·4096, min(n, (tile+1)·4096)) of its counter-assigned tile, and
+        // [tile·T, min(n, (tile+1)·T)) of its counter-assigned tile (T = 256
+        // threads × items_per_thread), and
         // the key before it; `state` holds the tile state of num_tiles 8-byte
         // values in the packed 128-bit encoding (16-byte aligned, checked by
         // with_tile_state). Vector accesses only where vector_ok says the
@@ -666,8 +677,8 @@ mod tests {
             entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Offsets)
         );
         assert_ne!(
-            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u32")),
-            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u64"))
+            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u32", 4)),
+            entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Keys("u64", 8))
         );
     }
 
@@ -693,8 +704,8 @@ mod tests {
             catalog[offsets + 3].clone(),
             module::<i32, _>(
                 &custom,
-                HeadSource::Keys("i8"),
-                &entry_name::<i32, _>(&custom, HeadSource::Keys("i8")),
+                HeadSource::Keys("i8", 1),
+                &entry_name::<i32, _>(&custom, HeadSource::Keys("i8", 1)),
             ),
         ];
         for module in &modules {

@@ -87,7 +87,7 @@ fn seed() -> u64 {
     nanos | 1
 }
 
-const TILE: usize = 4096;
+const TILE: usize = 8192;
 
 fn heads_with(n: usize, density_per_mille: u64, rng: &mut SplitMix64) -> Vec<u8> {
     (0..n)
@@ -308,6 +308,8 @@ fn every_type_operator_and_density_against_cpu() {
         2,
         31,
         33,
+        4095,
+        4097,
         TILE - 1,
         TILE,
         TILE + 1,
