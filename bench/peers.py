@@ -162,7 +162,10 @@ segmented  "torch.segment_reduce(lengths)"  torch.segment_reduce(x, "sum",
            differences of float64 prefix sums at the offsets. "cupy.add.
            reduceat"  cupy.add.reduceat(xc, offsets[:-1]) where this CuPy
            has it (CuPy has no public CUB segmented reduce with variable
-           segments). Bytes 4n + 8*segments.
+           segments); the CuPy sources we read (v13) take differences of a
+           float32 cumsum at the offsets (several passes; rounding that
+           grows with n), so it is checked to 1e-2 relative error, the
+           others to 1e-4. Bytes 4n + 8*segments.
            "torch.unique_consecutive"  torch.unique_consecutive(x,
            return_counts=True) on 2^28 sorted i32 in runs of geometric
            length, mean 16 (each run 1..4 above the one before), shape
@@ -2451,9 +2454,11 @@ def run_segmented(ctx: Context) -> None:
     ]
     if cp is not None:
         # CuPy has no public segmented reduce by offsets over CUB; reduceat
-        # is its NumPy-style equivalent (empty segments excluded here).
+        # is its NumPy-style equivalent. The CuPy sources we read (v13)
+        # compute it as differences of a float32 cumsum at the offsets, whose
+        # rounding grows with n: hence the looser tolerance.
         reduce_peers_list.append(Peer("cupy.add.reduceat", ctx.cupy_clock, bind_reduceat,
-                                      optional=True))
+                                      tolerance=1e-2, optional=True))
     sizes = ctx.args.sizes or DEFAULT_SIZES
     for n in sizes:
         run_workload(ctx, [segmented_reduce_workload(ctx, m) for m in small],
