@@ -52,6 +52,11 @@ pub const TILE_STATUS: &str = include_str!("../cuda/single_pass/tile_status.cuh"
 /// The decoupled look-back over [`TILE_STATUS`], any associative operator
 /// (needs WARP and TILE_STATUS).
 pub const SINGLE_PASS_LOOKBACK: &str = include_str!("../cuda/single_pass/lookback.cuh");
+/// The per-digit decoupled look-back: one 32-bit (status, count) word per
+/// tile and digit, one thread per digit walking back (the Onesweep radix
+/// sort's; needs [`TILE_STATUS`]).
+pub const SINGLE_PASS_DIGIT_LOOKBACK: &str =
+    include_str!("../cuda/single_pass/digit_lookback.cuh");
 /// The headers a single-pass module prepends, in order: warp, block, tile
 /// state, look-back.
 pub const SINGLE_PASS: [&str; 4] = [WARP, BLOCK, TILE_STATUS, SINGLE_PASS_LOOKBACK];
@@ -139,6 +144,16 @@ pub const REDUCE_SEGMENTED: &str = include_str!("../cuda/reduce/segmented.cu");
 /// Sort keys: the order-preserving map of every key type to an unsigned
 /// integer (`radix_key<K>`), digit extraction (crate `sort`).
 pub const SORT_RADIX_KEY: &str = include_str!("../cuda/sort/radix_key.cuh");
+/// The default sort, Onesweep LSD radix sort: the all-digit upsweep, the
+/// digit offsets, the digit pass with per-digit look-back (needs BLOCK,
+/// TILE_STATUS, [`SINGLE_PASS_DIGIT_LOOKBACK`], [`SORT_RADIX_KEY`]).
+pub const SORT_ONESWEEP: &str = include_str!("../cuda/sort/onesweep.cu");
+/// The one-block sort of small inputs in shared memory (needs
+/// [`SORT_ONESWEEP`]).
+pub const SORT_BLOCK: &str = include_str!("../cuda/sort/block_sort.cu");
+/// Top-k by radix select: digit histograms narrowing the k-th key, then an
+/// ordered filter on the per-digit look-back (needs [`SORT_ONESWEEP`]).
+pub const SORT_TOP_K: &str = include_str!("../cuda/sort/top_k.cu");
 /// The lesson's sorts: what they share, prepare (radix images and
 /// indices), gather and copy back (needs SORT_RADIX_KEY; crate `sort`,
 /// module `lab`).
@@ -168,6 +183,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("block/merge_path.cuh", MERGE_PATH),
         ("single_pass/tile_status.cuh", TILE_STATUS),
         ("single_pass/lookback.cuh", SINGLE_PASS_LOOKBACK),
+        ("single_pass/digit_lookback.cuh", SINGLE_PASS_DIGIT_LOOKBACK),
         ("scan/lookback.cu", SCAN_LOOKBACK),
         ("scan/reduce_then_scan.cu", SCAN_REDUCE_THEN_SCAN),
         ("scan/segmented.cu", SCAN_SEGMENTED),
@@ -201,6 +217,9 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("reduce/histogram.cu", HISTOGRAM),
         ("reduce/segmented.cu", REDUCE_SEGMENTED),
         ("sort/radix_key.cuh", SORT_RADIX_KEY),
+        ("sort/onesweep.cu", SORT_ONESWEEP),
+        ("sort/block_sort.cu", SORT_BLOCK),
+        ("sort/top_k.cu", SORT_TOP_K),
         ("sort/lab_common.cuh", SORT_LAB_COMMON),
         ("sort/lab_odd_even.cu", SORT_LAB_ODD_EVEN),
         ("sort/lab_bitonic.cu", SORT_LAB_BITONIC),

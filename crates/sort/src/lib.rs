@@ -1,23 +1,70 @@
 //! # sort
 //!
-//! Sorting on the GPU: the lesson's sorts side by side (module [`lab`]'s
-//! methods through [`SortAlgorithm`]) and an LSD radix sort in the Onesweep
-//! style as the default.
+//! Sorting on the GPU: an LSD radix sort in the Onesweep style as the
+//! default, and the lesson's sorts side by side ([`SortAlgorithm`], module
+//! [`lab`]).
 //!
-//! Keys: `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64` ([`key::SortKey`]), floats
-//! in total order (−0 before +0, NaN after +∞). Every sort is stable, in
-//! both orders.
+//! | operation | what it does |
+//! |---|---|
+//! | [`sort_keys`] | keys into a caller's output buffer |
+//! | [`sort_pairs`] | keys and values (any element type of 1, 2, 4 or 8 bytes, moved as raw bits) |
+//! | [`argsort`] | the stable permutation that sorts the keys (`u32` or `u64` indices) |
+//! | [`sort_keys_in_place`], [`sort_pairs_in_place`] | through a [`DoubleBuffer`]: no allocation, the result in [`DoubleBuffer::current`] |
+//! | [`top_k`] | the k largest or smallest keys with their indices, by radix select |
+//! | [`sort_in_place_with`] | any [`SortAlgorithm`], in place (the lab's table) |
+//!
+//! **Keys** `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64` ([`SortKey`]); floats in
+//! total order: −∞ < … < −0 < +0 < … < +∞ < NaN (every NaN, either sign,
+//! as NumPy and torch place them). Keys move as their own bits. **Stable**
+//! in both orders: equal keys keep their input order ([`Order::Descending`]
+//! orders the complement of the radix image, so NaN comes first).
+//! **Bit range** ([`SortOptions::bits`]): only bits `[begin, end)` of the
+//! radix image take part, one pass per 8 bits, for keys known to be narrow.
+//! **Any length** (64-bit positions; inputs past 2^28 keys run each digit
+//! pass in portions).
+//!
+//! **Errors** (typed, before any device work, nothing written): lengths
+//! that differ, an empty or out-of-width bit range, k > n, outputs that
+//! overlap inputs or each other, values wider than 8 bytes.
+//!
+//! | method | work | global bytes (n keys of k bytes, values of v bytes) |
+//! |---|---|---|
+//! | `Onesweep` (default) | O(n · ⌈bits / 8⌉) | n·k + ⌈bits / 8⌉ · 2n·(k + v) |
+//! | the lab's methods | see [`lab`] | |
+//!
+//! ```no_run
+//! use gpu_core::{DeviceBuffer, Gpu};
+//! use sort::Order;
+//! # fn main() -> gpu_core::Result<()> {
+//! let gpu = Gpu::new(0)?;
+//! let keys = DeviceBuffer::from_host(&gpu, &[3.5f32, -1.0, f32::NAN, -0.0, 0.0])?;
+//! let mut sorted = DeviceBuffer::<f32>::zeros(&gpu, 5)?;
+//! sort::sort_keys(&gpu, keys.view(), sorted.view_mut(), Order::Ascending)?;
+//! let host = sorted.to_host(&gpu)?;
+//! assert_eq!(host[..4], [-1.0, -0.0, 0.0, 3.5]);
+//! assert!(host[4].is_nan());
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
 pub mod cpu;
+mod double_buffer;
 pub mod key;
 pub mod lab;
+pub mod modules;
+pub mod onesweep;
+mod top_k;
 
 use std::ops::Range;
 
-use gpu_core::{DeviceViewMut, Error, Gpu, Result};
+use gpu_core::{DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Error, Gpu, Result};
 
+pub use double_buffer::DoubleBuffer;
 pub use key::{PayloadView, PayloadViewMut, PayloadWidth, SortKey};
+pub use onesweep::bytes_moved;
+pub use top_k::{top_k, top_k_into};
+
+use onesweep::{Plan, Slot};
 
 /// Sort order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -41,12 +88,66 @@ impl Order {
     }
 }
 
+/// How to sort: the order, and the bits of the radix image that take part.
+///
+/// An [`Order`] converts into options over every bit.
+///
+/// ```
+/// use sort::{Order, SortOptions};
+/// let narrow = SortOptions::from(Order::Descending).with_bits(0..12);
+/// assert_eq!(narrow.bit_range::<u32>()?, 0..12);
+/// assert_eq!(SortOptions::default().bit_range::<i16>()?, 0..16);
+/// assert!(SortOptions::default().with_bits(8..40).bit_range::<u32>().is_err());
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SortOptions {
+    /// Ascending or descending.
+    pub order: Order,
+    /// Bits `[begin, end)` of the radix image ([`SortKey::to_radix`]) that
+    /// take part; `None` for all of them. Keys equal on these bits keep
+    /// their input order.
+    pub bits: Option<Range<u32>>,
+}
+
+impl SortOptions {
+    /// These options restricted to bits `bits`.
+    pub fn with_bits(mut self, bits: Range<u32>) -> Self {
+        self.bits = Some(bits);
+        self
+    }
+
+    /// The bit range for keys `K`, checked: `begin < end ≤ K::KEY_BITS`.
+    pub fn bit_range<K: SortKey>(&self) -> Result<Range<u32>> {
+        let bits = self.bits.clone().unwrap_or(0..K::KEY_BITS);
+        if bits.start >= bits.end || bits.end > K::KEY_BITS {
+            return Err(Error::invalid(
+                "bits",
+                format!(
+                    "{}..{}: the range must be non-empty and within the {}-bit key",
+                    bits.start,
+                    bits.end,
+                    K::KEY_BITS
+                ),
+            ));
+        }
+        Ok(bits)
+    }
+}
+
+impl From<Order> for SortOptions {
+    fn from(order: Order) -> Self {
+        SortOptions { order, bits: None }
+    }
+}
+
 /// Which method sorts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortAlgorithm {
     /// The default: LSD radix sort with 8-bit digits, one upsweep that
     /// histograms every digit, then one pass per digit that ranks keys in
-    /// shared memory and finds each tile's offsets by decoupled look-back.
+    /// shared memory and finds each tile's offsets by decoupled look-back
+    /// (module [`onesweep`]).
     #[default]
     Onesweep,
     /// The lesson's odd–even transposition sort (quadratic work).
@@ -86,10 +187,428 @@ impl SortAlgorithm {
     }
 }
 
+/// Refuses `what` (an output) overlapping `other` (`other_ptr`, bytes).
+fn check_disjoint(
+    what: &'static str,
+    ptr: u64,
+    bytes: usize,
+    other: &str,
+    other_ptr: u64,
+    other_bytes: usize,
+) -> Result<()> {
+    let overlap = bytes > 0
+        && other_bytes > 0
+        && ptr < other_ptr + other_bytes as u64
+        && other_ptr < ptr + bytes as u64;
+    if overlap {
+        return Err(Error::invalid(
+            what,
+            format!("overlaps {other}: outputs must not alias inputs or each other"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sorts `keys_in` into `keys_out` (stable; see the crate docs for the key
+/// order). `options` is an [`Order`] or [`SortOptions`].
+///
+/// Temporary storage: one buffer of n keys from the pool (kept for the next
+/// call), and the scratch arena's look-back state. Errors: lengths that
+/// differ, a bad bit range, `keys_out` overlapping `keys_in`.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::{Order, SortOptions};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[5u32, 1, 4, 1])?;
+/// let mut out = DeviceBuffer::<u32>::zeros(&gpu, 4)?;
+/// sort::sort_keys(&gpu, keys.view(), out.view_mut(), Order::Descending)?;
+/// assert_eq!(out.to_host(&gpu)?, vec![5, 4, 1, 1]);
+/// // Only the low 4 bits: 0x15 and 0x05 tie, and keep their order.
+/// let keys = DeviceBuffer::from_host(&gpu, &[0x15u32, 0x03, 0x05])?;
+/// let mut out = DeviceBuffer::<u32>::zeros(&gpu, 3)?;
+/// sort::sort_keys(&gpu, keys.view(), out.view_mut(), SortOptions::default().with_bits(0..4))?;
+/// assert_eq!(out.to_host(&gpu)?, vec![0x03, 0x15, 0x05]);
+/// # Ok(()) }
+/// ```
+pub fn sort_keys<K: SortKey>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    mut keys_out: DeviceViewMut<'_, K>,
+    options: impl Into<SortOptions>,
+) -> Result<()> {
+    let options = options.into();
+    let bits = options.bit_range::<K>()?;
+    Error::check_len("keys_out", keys_in.len(), keys_out.len())?;
+    check_disjoint(
+        "keys_out",
+        keys_out.device_ptr(),
+        keys_out.bytes(),
+        "keys_in",
+        keys_in.device_ptr(),
+        keys_in.bytes(),
+    )?;
+    let n = keys_in.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let out = Slot {
+        keys: keys_out.device_ptr(),
+        values: 0,
+    };
+    let passes = modules::digit_passes(bits.start, bits.end);
+    let mut temp = if n > modules::BLOCK_SORT_MAX_KEYS && passes > 1 {
+        // SAFETY: every key of the temporary buffer is written by a pass
+        // before the next pass reads it.
+        Some(unsafe { DeviceBuffer::<K>::uninit(gpu, n)? })
+    } else {
+        None
+    };
+    let temp_slot = Slot {
+        keys: temp.as_mut().map_or(0, |t| t.view_mut().device_ptr()),
+        values: 0,
+    };
+    let plan = Plan {
+        source: Slot {
+            keys: keys_in.device_ptr(),
+            values: 0,
+        },
+        targets: [out, temp_slot],
+        final_target: 0,
+    };
+    onesweep::sort::<K>(
+        gpu,
+        n,
+        None,
+        options.order.is_descending(),
+        bits.start,
+        bits.end,
+        plan,
+    )?;
+    let _ = keys_out.reborrow();
+    Ok(())
+}
+
+/// Sorts `keys_in` into `keys_out` and moves `values_in` along into
+/// `values_out` (stable). Values are any element type of 1, 2, 4 or 8
+/// bytes, moved as raw bits.
+///
+/// Errors: lengths that differ, a bad bit range, values of another width,
+/// outputs overlapping the inputs or each other.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::Order;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[2i64, -7, 2, 0])?;
+/// let values = DeviceBuffer::from_host(&gpu, &[0.5f32, 1.5, 2.5, 3.5])?;
+/// let mut keys_out = DeviceBuffer::<i64>::zeros(&gpu, 4)?;
+/// let mut values_out = DeviceBuffer::<f32>::zeros(&gpu, 4)?;
+/// sort::sort_pairs(&gpu, keys.view(), values.view(), keys_out.view_mut(), values_out.view_mut(), Order::Ascending)?;
+/// assert_eq!(keys_out.to_host(&gpu)?, vec![-7, 0, 2, 2]);
+/// assert_eq!(values_out.to_host(&gpu)?, vec![1.5, 3.5, 0.5, 2.5]); // ties keep their order
+/// # Ok(()) }
+/// ```
+pub fn sort_pairs<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    values_in: DeviceView<'_, V>,
+    keys_out: DeviceViewMut<'_, K>,
+    values_out: DeviceViewMut<'_, V>,
+    options: impl Into<SortOptions>,
+) -> Result<()> {
+    let options = options.into();
+    let bits = options.bit_range::<K>()?;
+    let width = PayloadWidth::of_bytes(V::BYTES)?;
+    let n = keys_in.len();
+    Error::check_len("values_in", n, values_in.len())?;
+    Error::check_len("keys_out", n, keys_out.len())?;
+    Error::check_len("values_out", n, values_out.len())?;
+    let (ko, kob) = (keys_out.device_ptr(), keys_out.bytes());
+    let (vo, vob) = (values_out.device_ptr(), values_out.bytes());
+    let (ki, kib) = (keys_in.device_ptr(), keys_in.bytes());
+    let (vi, vib) = (values_in.device_ptr(), values_in.bytes());
+    check_disjoint("keys_out", ko, kob, "keys_in", ki, kib)?;
+    check_disjoint("keys_out", ko, kob, "values_in", vi, vib)?;
+    check_disjoint("values_out", vo, vob, "keys_in", ki, kib)?;
+    check_disjoint("values_out", vo, vob, "values_in", vi, vib)?;
+    check_disjoint("values_out", vo, vob, "keys_out", ko, kob)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let passes = modules::digit_passes(bits.start, bits.end);
+    let need_temp = n > modules::BLOCK_SORT_MAX_KEYS && passes > 1;
+    // SAFETY (both): every element of the temporary buffers is written by a
+    // pass before the next pass reads it.
+    let mut temp_keys = if need_temp {
+        Some(unsafe { DeviceBuffer::<K>::uninit(gpu, n)? })
+    } else {
+        None
+    };
+    let mut temp_values = if need_temp {
+        Some(unsafe { DeviceBuffer::<V>::uninit(gpu, n)? })
+    } else {
+        None
+    };
+    let plan = Plan {
+        source: Slot {
+            keys: ki,
+            values: vi,
+        },
+        targets: [
+            Slot {
+                keys: ko,
+                values: vo,
+            },
+            Slot {
+                keys: temp_keys.as_mut().map_or(0, |t| t.view_mut().device_ptr()),
+                values: temp_values
+                    .as_mut()
+                    .map_or(0, |t| t.view_mut().device_ptr()),
+            },
+        ],
+        final_target: 0,
+    };
+    onesweep::sort::<K>(
+        gpu,
+        n,
+        Some(width),
+        options.order.is_descending(),
+        bits.start,
+        bits.end,
+        plan,
+    )?;
+    Ok(())
+}
+
+/// An index type of [`argsort`]: `u32` (up to 2^32 − 1 keys) or `u64`.
+pub trait SortIndex: DeviceType + Copy {
+    /// The largest number of keys it can index.
+    const MAX_KEYS: u64;
+    /// The module entry that fills `0, 1, …`.
+    #[doc(hidden)]
+    const IOTA: modules::IotaEntry;
+}
+
+impl SortIndex for u32 {
+    const MAX_KEYS: u64 = u32::MAX as u64 + 1;
+    const IOTA: modules::IotaEntry = modules::IotaEntry::U32;
+}
+
+impl SortIndex for u64 {
+    const MAX_KEYS: u64 = u64::MAX;
+    const IOTA: modules::IotaEntry = modules::IotaEntry::U64;
+}
+
+/// Writes into `indices_out` the stable permutation that sorts `keys`:
+/// `indices_out[i]` is the input index of the i-th key in order. Indices
+/// are `u32` (up to 2^32 keys) or `u64`.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::Order;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[0.5f64, -2.0, 0.5, 9.0])?;
+/// let mut order = DeviceBuffer::<u32>::zeros(&gpu, 4)?;
+/// sort::argsort(&gpu, keys.view(), order.view_mut(), Order::Descending)?;
+/// assert_eq!(order.to_host(&gpu)?, vec![3, 0, 2, 1]);
+/// # Ok(()) }
+/// ```
+pub fn argsort<K: SortKey, I: SortIndex>(
+    gpu: &Gpu,
+    keys: DeviceView<'_, K>,
+    mut indices_out: DeviceViewMut<'_, I>,
+    options: impl Into<SortOptions>,
+) -> Result<()> {
+    let options = options.into();
+    options.bit_range::<K>()?;
+    let n = keys.len();
+    Error::check_len("indices_out", n, indices_out.len())?;
+    if n as u64 > I::MAX_KEYS {
+        return Err(Error::invalid(
+            "indices_out",
+            format!("{n} keys do not fit 32-bit indices: use u64"),
+        ));
+    }
+    check_disjoint(
+        "indices_out",
+        indices_out.device_ptr(),
+        indices_out.bytes(),
+        "keys",
+        keys.device_ptr(),
+        keys.bytes(),
+    )?;
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY (both): the iota kernel writes every index before the sort
+    // reads it; the sort writes every sorted key.
+    let mut iota = unsafe { DeviceBuffer::<I>::uninit(gpu, n)? };
+    let mut sorted_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, n)? };
+    modules::fill_iota::<K, I>(gpu, iota.view_mut())?;
+    sort_pairs(
+        gpu,
+        keys,
+        iota.view(),
+        sorted_keys.view_mut(),
+        indices_out.reborrow(),
+        options,
+    )
+}
+
+/// Sorts the keys of `keys` in place through its two buffers; the result
+/// is in [`DoubleBuffer::current`] afterwards (the selector may flip). No
+/// allocation of keys.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::{DoubleBuffer, Order};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let mut a = DeviceBuffer::from_host(&gpu, &[3i16, -1, 2])?;
+/// let mut b = DeviceBuffer::<i16>::zeros(&gpu, 3)?;
+/// let mut keys = DoubleBuffer::new(a.view_mut(), b.view_mut())?;
+/// sort::sort_keys_in_place(&gpu, &mut keys, Order::Ascending)?;
+/// assert_eq!(keys.current().to_host(&gpu)?, vec![-1, 2, 3]);
+/// # Ok(()) }
+/// ```
+pub fn sort_keys_in_place<K: SortKey>(
+    gpu: &Gpu,
+    keys: &mut DoubleBuffer<'_, K>,
+    options: impl Into<SortOptions>,
+) -> Result<()> {
+    let options = options.into();
+    let bits = options.bit_range::<K>()?;
+    let n = keys.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let [current, alternate] = keys.addresses();
+    let passes = modules::digit_passes(bits.start, bits.end);
+    let plan = in_place_plan(
+        n,
+        passes,
+        Slot {
+            keys: current,
+            values: 0,
+        },
+        Slot {
+            keys: alternate,
+            values: 0,
+        },
+    );
+    let target = onesweep::sort::<K>(
+        gpu,
+        n,
+        None,
+        options.order.is_descending(),
+        bits.start,
+        bits.end,
+        plan,
+    )?;
+    if target == 1 {
+        keys.flip();
+    }
+    Ok(())
+}
+
+/// Sorts `keys` in place with `values` carried along, both through their
+/// double buffers; the results are in their [`DoubleBuffer::current`]
+/// buffers afterwards (both selectors flip together).
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::{DoubleBuffer, Order};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let (mut k0, mut k1) = (DeviceBuffer::from_host(&gpu, &[2u8, 1, 2])?, DeviceBuffer::<u8>::zeros(&gpu, 3)?);
+/// let (mut v0, mut v1) = (DeviceBuffer::from_host(&gpu, &[10u64, 20, 30])?, DeviceBuffer::<u64>::zeros(&gpu, 3)?);
+/// let mut keys = DoubleBuffer::new(k0.view_mut(), k1.view_mut())?;
+/// let mut values = DoubleBuffer::new(v0.view_mut(), v1.view_mut())?;
+/// sort::sort_pairs_in_place(&gpu, &mut keys, &mut values, Order::Ascending)?;
+/// assert_eq!(values.current().to_host(&gpu)?, vec![20, 10, 30]);
+/// # Ok(()) }
+/// ```
+pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    keys: &mut DoubleBuffer<'_, K>,
+    values: &mut DoubleBuffer<'_, V>,
+    options: impl Into<SortOptions>,
+) -> Result<()> {
+    let options = options.into();
+    let bits = options.bit_range::<K>()?;
+    let width = PayloadWidth::of_bytes(V::BYTES)?;
+    let n = keys.len();
+    Error::check_len("values", n, values.len())?;
+    let [kc, ka] = keys.addresses();
+    let [vc, va] = values.addresses();
+    let (kb, vb) = (n * K::BYTES, n * V::BYTES);
+    for (what, p, other, q) in [
+        ("values", vc, "keys", kc),
+        ("values", vc, "keys", ka),
+        ("values", va, "keys", kc),
+        ("values", va, "keys", ka),
+    ] {
+        check_disjoint(what, p, vb, other, q, kb)?;
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let passes = modules::digit_passes(bits.start, bits.end);
+    let plan = in_place_plan(
+        n,
+        passes,
+        Slot {
+            keys: kc,
+            values: vc,
+        },
+        Slot {
+            keys: ka,
+            values: va,
+        },
+    );
+    let target = onesweep::sort::<K>(
+        gpu,
+        n,
+        Some(width),
+        options.order.is_descending(),
+        bits.start,
+        bits.end,
+        plan,
+    )?;
+    if target == 1 {
+        keys.flip();
+        values.flip();
+    }
+    Ok(())
+}
+
+/// The plan of an in-place sort from `current` through `alternate`:
+/// targets `[current, alternate]`; the first pass must write `alternate`,
+/// so the last writes target `passes mod 2`; the one-block path sorts
+/// `current` in place (it loads every key before it stores one).
+fn in_place_plan(n: usize, passes: u32, current: Slot, alternate: Slot) -> Plan {
+    let final_target = if n <= modules::BLOCK_SORT_MAX_KEYS {
+        0
+    } else {
+        (passes % 2) as usize
+    };
+    Plan {
+        source: current,
+        targets: [current, alternate],
+        final_target,
+    }
+}
+
 /// Sorts `keys` (and `values`, when given) in place with `algorithm`,
 /// ordering by bits `bits` of the radix image.
 ///
-/// The entry point of the lab's side-by-side table.
+/// The entry point of the lab's side-by-side table. The default
+/// ([`SortAlgorithm::Onesweep`]) takes one temporary buffer of keys (and
+/// values) from the pool.
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
@@ -97,7 +616,7 @@ impl SortAlgorithm {
 /// # fn main() -> gpu_core::Result<()> {
 /// let gpu = Gpu::new(0)?;
 /// let mut keys = DeviceBuffer::from_host(&gpu, &[3u32, 1, 2])?;
-/// sort::sort_in_place_with(&gpu, keys.view_mut(), None, Order::Ascending, 0..32, SortAlgorithm::Bitonic)?;
+/// sort::sort_in_place_with(&gpu, keys.view_mut(), None, Order::Ascending, 0..32, SortAlgorithm::Onesweep)?;
 /// assert_eq!(keys.to_host(&gpu)?, vec![1, 2, 3]);
 /// # Ok(()) }
 /// ```
@@ -110,8 +629,24 @@ pub fn sort_in_place_with<K: SortKey>(
     algorithm: SortAlgorithm,
 ) -> Result<()> {
     let descending = order.is_descending();
+    SortOptions {
+        order,
+        bits: Some(bits.clone()),
+    }
+    .bit_range::<K>()?;
+    if let Some(values) = &values {
+        Error::check_len("values", keys.len(), values.len())?;
+        check_disjoint(
+            "values",
+            values.device_ptr(),
+            values.bytes(),
+            "keys",
+            keys.device_ptr(),
+            keys.bytes(),
+        )?;
+    }
     match algorithm {
-        SortAlgorithm::Onesweep => Err(Error::Unsupported("onesweep is not built".into())),
+        SortAlgorithm::Onesweep => onesweep_in_place(gpu, keys, values, descending, bits),
         SortAlgorithm::OddEvenTransposition => {
             lab::odd_even_sort(gpu, keys, values, descending, bits)
         }
@@ -121,8 +656,59 @@ pub fn sort_in_place_with<K: SortKey>(
     }
 }
 
-/// Every kernel module this crate can request, for the kernel-compile test
-/// and the ahead-of-time build.
+/// The default sort in place: through a temporary second buffer, the
+/// result copied back when it lands there.
+fn onesweep_in_place<K: SortKey>(
+    gpu: &Gpu,
+    mut keys: DeviceViewMut<'_, K>,
+    values: Option<PayloadViewMut<'_>>,
+    descending: bool,
+    bits: Range<u32>,
+) -> Result<()> {
+    let n = keys.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let width = values.as_ref().map(|v| v.width());
+    // SAFETY (both): every element is written by a pass before it is read.
+    let mut temp_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, n)? };
+    let mut temp_values = match width {
+        Some(w) => Some(unsafe { DeviceBuffer::<u8>::uninit(gpu, n * w.bytes())? }),
+        None => None,
+    };
+    let current = Slot {
+        keys: keys.device_ptr(),
+        values: values.as_ref().map_or(0, |v| v.device_ptr()),
+    };
+    let alternate = Slot {
+        keys: temp_keys.view_mut().device_ptr(),
+        values: temp_values
+            .as_mut()
+            .map_or(0, |t| t.view_mut().device_ptr()),
+    };
+    let passes = modules::digit_passes(bits.start, bits.end);
+    let plan = in_place_plan(n, passes, current, alternate);
+    let target = onesweep::sort::<K>(gpu, n, width, descending, bits.start, bits.end, plan)?;
+    if target == 1 {
+        modules::copy_slot::<K>(
+            gpu,
+            width,
+            (alternate.keys, alternate.values),
+            (current.keys, current.values),
+            n as u64,
+        )?;
+    }
+    drop(temp_keys);
+    drop(temp_values);
+    let _ = keys.reborrow();
+    Ok(())
+}
+
+/// Every kernel module this crate can request (the default sort and top-k
+/// for every key type × payload, and the lab's), for the kernel-compile
+/// test and the ahead-of-time build.
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    lab::kernel_catalog()
+    let mut modules = modules::kernel_catalog();
+    modules.extend(lab::kernel_catalog());
+    modules
 }

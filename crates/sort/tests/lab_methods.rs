@@ -266,7 +266,7 @@ fn narrow_bit_ranges_order_by_those_bits_only() {
     let floats: Vec<f32> = (0..3000).map(|_| special_f32(next())).collect();
     for algorithm in LAB {
         for order in [Order::Ascending, Order::Descending] {
-            for bits in [0..0, 0..1, 3..4, 4..12, 8..32, 31..32, 0..31] {
+            for bits in [0..1, 3..4, 4..12, 8..32, 31..32, 0..31] {
                 failures.extend(check(&gpu, algorithm, &keys32, order, bits.clone(), true).err());
                 failures.extend(check(&gpu, algorithm, &floats, order, bits, true).err());
             }
@@ -366,7 +366,7 @@ proptest! {
         method in 0usize..4,
         descending in any::<bool>(),
         begin in 0u32..32,
-        width in 0u32..33,
+        width in 1u32..33,
     ) {
         let gpu = gpu();
         let end = (begin + width).min(32);

@@ -1,0 +1,301 @@
+//! The sort crate's kernel modules and their tuning: one module per key
+//! type and payload (none, or values of 1, 2, 4 or 8 bytes moved as raw
+//! bits), holding the upsweep, the digit offsets, the digit pass and the
+//! one-block sort for that pair; the keys-only module adds top-k and the
+//! index fill of argsort.
+
+use gpu_core::{Gpu, Kernel, ModuleSource, Result};
+
+use crate::key::{PayloadWidth, SortKey};
+
+/// Threads per block of the digit pass: one per digit.
+pub const PASS_BLOCK_THREADS: u32 = 256;
+/// Keys per thread of the digit pass.
+pub const PASS_ITEMS: u32 = 16;
+/// Keys per tile of the digit pass.
+pub const PASS_TILE: u64 = PASS_BLOCK_THREADS as u64 * PASS_ITEMS as u64;
+/// Threads per block of the upsweep (and top-k's histograms and counts).
+pub const UPSWEEP_BLOCK_THREADS: u32 = 256;
+/// Keys per thread per round of the upsweep.
+pub const UPSWEEP_ITEMS: u32 = 16;
+/// Upsweep blocks per SM (the grid strides over the input).
+pub const UPSWEEP_BLOCKS_PER_SM: u64 = 4;
+/// Threads of the one-block sort.
+pub const BLOCK_SORT_THREADS: u32 = 512;
+/// Keys per thread of the one-block sort.
+pub const BLOCK_SORT_ITEMS: u32 = 16;
+/// The largest input the one-block sort takes.
+pub const BLOCK_SORT_MAX_KEYS: usize = (BLOCK_SORT_THREADS * BLOCK_SORT_ITEMS) as usize;
+/// Keys per portion: each digit pass runs one look-back per portion, whose
+/// counts must stay below 2^30; a multiple of the tile.
+pub const PORTION_KEYS: u64 = (1u64 << 28) / PASS_TILE * PASS_TILE;
+/// Threads per block of top-k's filter.
+pub const FILTER_BLOCK_THREADS: u32 = 256;
+/// Keys per thread of top-k's filter.
+pub const FILTER_ITEMS: u32 = 16;
+/// Keys per tile of top-k's filter.
+pub const FILTER_TILE: u64 = FILTER_BLOCK_THREADS as u64 * FILTER_ITEMS as u64;
+
+/// Bytes of the one-block sort's fixed shared storage (warp counters for
+/// 16 warps × 256 digits, 256 digit starts, the block scan's 16 warp
+/// totals), rounded up to 8.
+pub const BLOCK_SORT_STORAGE_BYTES: u32 =
+    ((BLOCK_SORT_THREADS / 32 * 256 + 256 + BLOCK_SORT_THREADS / 32) * 4).div_ceil(8) * 8;
+
+/// Dynamic shared memory of the one-block sort for `key_bytes` keys and
+/// `value_bytes` values (0 for none).
+///
+/// ```
+/// // u32 keys alone: the fixed storage and 8192 four-byte slots.
+/// assert_eq!(sort::modules::block_sort_shared_bytes(4, 0), 17_472 + 8192 * 4);
+/// ```
+pub fn block_sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
+    BLOCK_SORT_STORAGE_BYTES + BLOCK_SORT_MAX_KEYS as u32 * key_bytes.max(value_bytes) as u32
+}
+
+/// Digit passes of a sort of bits `begin..end`: ⌈(end − begin) / 8⌉.
+///
+/// ```
+/// assert_eq!(sort::modules::digit_passes(0, 32), 4);
+/// assert_eq!(sort::modules::digit_passes(3, 12), 2);
+/// ```
+pub fn digit_passes(begin: u32, end: u32) -> u32 {
+    end.saturating_sub(begin).div_ceil(8)
+}
+
+/// The suffix of a payload in names: `keys`, `v1`, `v2`, `v4`, `v8`.
+fn payload_suffix(payload: Option<PayloadWidth>) -> String {
+    match payload {
+        None => "keys".into(),
+        Some(width) => format!("v{}", width.bytes()),
+    }
+}
+
+/// The module name for keys `K` and `payload`.
+fn module_name<K: SortKey>(payload: Option<PayloadWidth>) -> String {
+    format!("sort_{}_{}", K::SUFFIX, payload_suffix(payload))
+}
+
+/// The entry points a module can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// The all-digit histogram.
+    Upsweep,
+    /// Digit totals → first positions.
+    Offsets,
+    /// One digit pass.
+    Pass,
+    /// The one-block sort.
+    Block,
+    /// Copy of keys (and values).
+    Copy,
+    /// `out[i] = i` as u32.
+    IotaU32,
+    /// `out[i] = i` as u64.
+    IotaU64,
+    /// Top-k digit histogram.
+    TopkHistogram,
+    /// Top-k digit choice.
+    TopkSelect,
+    /// Top-k class counts per portion.
+    TopkCount,
+    /// Top-k ordered filter.
+    TopkFilter,
+}
+
+/// The entry name of `entry` in the module of `K` and `payload`.
+pub(crate) fn entry_name<K: SortKey>(entry: Entry, payload: Option<PayloadWidth>) -> String {
+    let k = K::SUFFIX;
+    let p = payload_suffix(payload);
+    match entry {
+        Entry::Upsweep => format!("sort_upsweep_{k}_{p}"),
+        Entry::Offsets => format!("sort_offsets_{k}_{p}"),
+        Entry::Pass => format!("sort_pass_{k}_{p}"),
+        Entry::Block => format!("sort_block_{k}_{p}"),
+        Entry::Copy => format!("sort_copy_{k}_{p}"),
+        Entry::IotaU32 => format!("sort_iota_u32_{k}"),
+        Entry::IotaU64 => format!("sort_iota_u64_{k}"),
+        Entry::TopkHistogram => format!("topk_histogram_{k}"),
+        Entry::TopkSelect => format!("topk_select_{k}"),
+        Entry::TopkCount => format!("topk_count_{k}"),
+        Entry::TopkFilter => format!("topk_filter_{k}"),
+    }
+}
+
+/// The module of keys `K` with `payload`.
+pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
+    let k = K::CUDA_TYPE;
+    let (v, has) = match payload {
+        None => ("u8", "false"),
+        Some(width) => (width.cuda_type(), "true"),
+    };
+    let e = |entry| entry_name::<K>(entry, payload);
+    let (pb, pi) = (PASS_BLOCK_THREADS, PASS_ITEMS);
+    let (ub, ui) = (UPSWEEP_BLOCK_THREADS, UPSWEEP_ITEMS);
+    let (bb, bi) = (BLOCK_SORT_THREADS, BLOCK_SORT_ITEMS);
+    let mut module = ModuleSource::new(module_name::<K>(payload))
+        .source(parprims_kernels::WARP)
+        .source(parprims_kernels::BLOCK)
+        .source(parprims_kernels::TILE_STATUS)
+        .source(parprims_kernels::SINGLE_PASS_DIGIT_LOOKBACK)
+        .source(parprims_kernels::SORT_RADIX_KEY)
+        .source(parprims_kernels::SORT_ONESWEEP)
+        .source(parprims_kernels::SORT_BLOCK)
+        .entry(
+            e(Entry::Upsweep),
+            "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist",
+            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist)"),
+            Some(ub),
+        )
+        .entry(
+            e(Entry::Offsets),
+            "const u32* hist, u64* offsets, u32 portions",
+            "sort_digit_offsets(hist, offsets, portions)",
+            Some(256),
+        )
+        .entry(
+            e(Entry::Pass),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
+            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, tile_counter, state, next_state, state_rows)"),
+            Some(pb),
+        )
+        .entry(
+            e(Entry::Block),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u32 n, u32 begin_bit, u32 end_bit, u32 descending",
+            &format!("sort_block<{k}, {v}, {has}, {bb}, {bi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), n, begin_bit, end_bit, descending)"),
+            Some(bb),
+        )
+        .entry(
+            e(Entry::Copy),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 n",
+            &format!("sort_copy<{k}, {v}, {has}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), n)"),
+            Some(256),
+        );
+    if payload.is_none() {
+        let (fb, fi) = (FILTER_BLOCK_THREADS, FILTER_ITEMS);
+        module = module
+            .source(parprims_kernels::SORT_TOP_K)
+            .entry(e(Entry::IotaU32), "u32* out, u64 n", "sort_iota<u32>(out, n)", Some(256))
+            .entry(e(Entry::IotaU64), "u64* out, u64 n", "sort_iota<u64>(out, n)", Some(256))
+            .entry(
+                e(Entry::TopkHistogram),
+                "const void* keys, u64 n, u32 descending, u32 shift, const u64* select, unsigned long long* hist",
+                &format!("topk_histogram<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, descending, shift, select, hist)"),
+                Some(ub),
+            )
+            .entry(
+                e(Entry::TopkSelect),
+                "unsigned long long* hist, u64* select, u32 shift",
+                "topk_select(hist, select, shift)",
+                Some(256),
+            )
+            .entry(
+                e(Entry::TopkCount),
+                "const void* keys, u64 n, u64 portion_keys, u32 descending, const u64* select, unsigned long long* counts",
+                &format!("topk_count<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, descending, select, counts)"),
+                Some(ub),
+            )
+            .entry(
+                e(Entry::TopkFilter),
+                "const void* keys, u64 count, u64 first, u64 k, u32 descending, const u64* select, const unsigned long long* counts, u32 portion, void* out_keys, u64* out_indices, u32* tile_counter, u32* state",
+                &format!("topk_filter<{k}, {fb}, {fi}>(reinterpret_cast<const {k}*>(keys), count, first, k, descending, select, counts, portion, reinterpret_cast<{k}*>(out_keys), out_indices, tile_counter, state)"),
+                Some(fb),
+            );
+    }
+    module
+}
+
+/// The index type an argsort fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IotaEntry {
+    /// `u32` indices.
+    U32,
+    /// `u64` indices.
+    U64,
+}
+
+/// A grid-stride launch of 256-thread blocks over `n` items, at most 8
+/// blocks per SM.
+pub(crate) fn grid_stride_config(gpu: &Gpu, n: u64) -> gpu_core::LaunchConfig {
+    let blocks = n.div_ceil(256).clamp(1, 8 * gpu.info().sm_count as u64);
+    gpu_core::LaunchConfig {
+        grid: (blocks as u32, 1, 1),
+        block: (256, 1, 1),
+        shared_bytes: 0,
+    }
+}
+
+/// Writes `0, 1, …, n − 1` into `out` (the argsort's payload).
+pub(crate) fn fill_iota<K: SortKey, I: crate::SortIndex>(
+    gpu: &Gpu,
+    mut out: gpu_core::DeviceViewMut<'_, I>,
+) -> Result<()> {
+    let entry = match I::IOTA {
+        IotaEntry::U32 => Entry::IotaU32,
+        IotaEntry::U64 => Entry::IotaU64,
+    };
+    let kernel = kernel::<K>(gpu, entry, None)?;
+    let n = out.len() as u64;
+    let mut args = gpu_core::KernelArgs::new();
+    args.output(&mut out).scalar(n);
+    // SAFETY: sort_iota_*(I* out, u64 n) matches (I is u32 or u64 as the
+    // entry); the kernel writes out[0, n), the view's length.
+    unsafe { gpu.launch(&kernel, grid_stride_config(gpu, n), &args) }
+}
+
+/// Copies `n` keys (and values, with `payload`) from `from` to `to`
+/// (device addresses, validated by the caller).
+pub(crate) fn copy_slot<K: SortKey>(
+    gpu: &Gpu,
+    payload: Option<PayloadWidth>,
+    from: (u64, u64),
+    to: (u64, u64),
+    n: u64,
+) -> Result<()> {
+    let kernel = kernel::<K>(gpu, Entry::Copy, payload)?;
+    let mut args = gpu_core::KernelArgs::new();
+    args.scalar(from.0)
+        .scalar(to.0)
+        .scalar(from.1)
+        .scalar(to.1)
+        .scalar(n);
+    // SAFETY: sort_copy_*(const void*, void*, const void*, void*, u64 n)
+    // matches; the caller passes buffers of n keys (values) each, distinct.
+    unsafe { gpu.launch(&kernel, grid_stride_config(gpu, n), &args) }
+}
+
+/// The kernel `entry` of the module of `K` and `payload`, compiled and
+/// loaded once per context.
+pub(crate) fn kernel<K: SortKey>(
+    gpu: &Gpu,
+    entry: Entry,
+    payload: Option<PayloadWidth>,
+) -> Result<Kernel> {
+    let key = format!("sort/{}", module_name::<K>(payload));
+    gpu.stored_kernel(&key, &entry_name::<K>(entry, payload), || {
+        module::<K>(payload)
+    })
+}
+
+/// Every module of one key type: keys alone and each payload width.
+fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
+    let mut modules = vec![module::<K>(None)];
+    modules.extend(PayloadWidth::ALL.into_iter().map(|w| module::<K>(Some(w))));
+    modules
+}
+
+/// Every module of the default sort and top-k: every key type × payload.
+pub fn kernel_catalog() -> Vec<ModuleSource> {
+    let mut modules = Vec::new();
+    modules.extend(modules_of::<u8>());
+    modules.extend(modules_of::<u16>());
+    modules.extend(modules_of::<u32>());
+    modules.extend(modules_of::<u64>());
+    modules.extend(modules_of::<i8>());
+    modules.extend(modules_of::<i16>());
+    modules.extend(modules_of::<i32>());
+    modules.extend(modules_of::<i64>());
+    modules.extend(modules_of::<f32>());
+    modules.extend(modules_of::<f64>());
+    modules
+}

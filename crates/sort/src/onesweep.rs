@@ -1,0 +1,274 @@
+//! The default sort: LSD radix sort with 8-bit digits in the Onesweep style
+//! (Adinets & Merrill 2022), `kernels/cuda/sort/onesweep.cu`.
+//!
+//! - **Computes** a stable sort of n keys (and raw-bit values) by bits
+//!   `[begin, end)` of their radix image, ascending or descending.
+//! - **Work** O(n · passes), passes = ⌈(end − begin) / 8⌉ (4 for 32-bit
+//!   keys); **steps** per pass O(items per thread + warps + look-back
+//!   distance).
+//! - **Steps on the device**: one memset of the counters and the first
+//!   look-back state; the upsweep (one read of the keys: every pass's
+//!   digit histogram at once); the digit offsets (one block per pass); then
+//!   one launch per pass and portion of up to 2^28 keys: rank in shared
+//!   memory, per-digit decoupled look-back
+//!   (`kernels/cuda/single_pass/digit_lookback.cuh`), scatter through
+//!   shared memory so each digit's run is written contiguously.
+//! - **Bytes moved** n·k (upsweep) + passes · 2·n·(k + v), for keys of k
+//!   bytes and values of v bytes ([`bytes_moved`]): one read and one write
+//!   of the data per digit pass.
+//! - **Small inputs** (n ≤ [`BLOCK_SORT_MAX_KEYS`](crate::modules::BLOCK_SORT_MAX_KEYS)):
+//!   one block sorts everything in shared memory, one launch
+//!   (`kernels/cuda/sort/block_sort.cu`).
+//!
+//! Temporary storage: the look-back states and counters come from the
+//! stream's scratch arena (reused from call to call, zeroed by one memset
+//! per call); the second look-back state and the offsets from the
+//! stream-ordered pool, which keeps freed memory for the next call. The
+//! key (and value) double buffer is the caller's (the `DoubleBuffer` forms)
+//! or one allocation from the pool.
+
+use gpu_core::launch::LaunchConfig;
+use gpu_core::{DeviceBuffer, Gpu, KernelArgs, Result};
+
+use crate::key::{PayloadWidth, SortKey};
+use crate::modules::{
+    block_sort_shared_bytes, digit_passes, kernel, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS,
+    PASS_BLOCK_THREADS, PASS_TILE, PORTION_KEYS, UPSWEEP_BLOCKS_PER_SM, UPSWEEP_BLOCK_THREADS,
+    UPSWEEP_ITEMS,
+};
+
+/// Global bytes a sort of `n` keys of `key_bytes` (values of `value_bytes`,
+/// 0 for none) over `passes` digit passes moves: the upsweep's read of the
+/// keys and one read and one write of keys and values per pass (the unit
+/// of the copy-ceiling ratio in the benchmark).
+///
+/// ```
+/// // 2^20 u32 keys, 4 passes: 4 MiB read once, then 4 × 8 MiB.
+/// assert_eq!(sort::bytes_moved(1 << 20, 4, 0, 4), (4 << 20) + 4 * (8 << 20));
+/// ```
+pub fn bytes_moved(n: usize, key_bytes: usize, value_bytes: usize, passes: u32) -> u64 {
+    let n = n as u64;
+    n * key_bytes as u64 + passes as u64 * 2 * n * (key_bytes + value_bytes) as u64
+}
+
+/// Device addresses of one buffer of keys and, when sorting pairs, the
+/// matching values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// Keys.
+    pub keys: u64,
+    /// Values (0 without).
+    pub values: u64,
+}
+
+/// A sort's data movement: read `source`, write the final order into
+/// `targets[final_target]`, with `targets` as the two halves of the double
+/// buffer (either may be `source` itself).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    /// Where the keys (values) are read.
+    pub source: Slot,
+    /// The double buffer.
+    pub targets: [Slot; 2],
+    /// The target the last pass must write.
+    pub final_target: usize,
+}
+
+/// Launch geometry of the digit passes for `n` keys: (portions, tiles of
+/// the largest portion).
+///
+/// ```
+/// // 2^28 keys: one portion of 65 536 tiles of 4096.
+/// assert_eq!(sort::onesweep::pass_geometry(1 << 28), (1, 65_536));
+/// assert_eq!(sort::onesweep::pass_geometry((1 << 28) + 1), (2, 65_536));
+/// assert_eq!(sort::onesweep::pass_geometry(5000), (1, 2));
+/// ```
+pub fn pass_geometry(n: u64) -> (u64, u64) {
+    let portions = n.div_ceil(PORTION_KEYS).max(1);
+    let rows = n.min(PORTION_KEYS).div_ceil(PASS_TILE).max(1);
+    (portions, rows)
+}
+
+/// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end).
+/// Returns the target holding the result (`plan.final_target`).
+pub(crate) fn sort<K: SortKey>(
+    gpu: &Gpu,
+    n: usize,
+    payload: Option<PayloadWidth>,
+    descending: bool,
+    begin_bit: u32,
+    end_bit: u32,
+    plan: Plan,
+) -> Result<usize> {
+    let value_bytes = payload.map_or(0, PayloadWidth::bytes);
+    if n <= BLOCK_SORT_MAX_KEYS {
+        let target = plan.targets[plan.final_target];
+        let kernel = kernel::<K>(gpu, Entry::Block, payload)?;
+        let config = LaunchConfig {
+            grid: (1, 1, 1),
+            block: (BLOCK_SORT_THREADS, 1, 1),
+            shared_bytes: block_sort_shared_bytes(K::BYTES, value_bytes),
+        };
+        let mut args = KernelArgs::new();
+        args.scalar(plan.source.keys)
+            .scalar(target.keys)
+            .scalar(plan.source.values)
+            .scalar(target.values)
+            .scalar(n as u32)
+            .scalar(begin_bit)
+            .scalar(end_bit)
+            .scalar(u32::from(descending));
+        // SAFETY: sort_block_*(const void* keys_in, void* keys_out, const
+        // void* values_in, void* values_out, u32 n, u32 begin, u32 end, u32
+        // descending) matches; the buffers hold n keys (values) each,
+        // validated by the caller (values only read or written when the
+        // payload is present); the kernel loads everything before its first
+        // barrier and stores after its last, so in and out may be the same.
+        unsafe { gpu.launch(&kernel, config, &args)? };
+        return Ok(plan.final_target);
+    }
+
+    let n64 = n as u64;
+    let passes = digit_passes(begin_bit, end_bit);
+    let (portions, rows) = pass_geometry(n64);
+    let launches = passes as u64 * portions;
+    let hist_words = launches * 256; // u32
+    let counter_words = launches; // u32
+    let state_words = rows * 256; // u32 per half
+                                  // Zeroed: histogram, tile counters, the first look-back state (u32s).
+    let zeroed_u32 = hist_words + counter_words + state_words;
+    let zeroed_u64 = usize::try_from(zeroed_u32.div_ceil(2)).map_err(|_| too_large(n))?;
+    // From the pool: the offsets (u64) and the second state (u32s).
+    let offsets_u64 = launches * 256;
+    let pooled_u64 = offsets_u64 + state_words.div_ceil(2);
+    // SAFETY: the offsets are written by sort_offsets before any pass reads
+    // them; the second state's rows are zeroed by the first pass launch
+    // before the second reads them.
+    let mut pooled = unsafe {
+        DeviceBuffer::<u64>::uninit(gpu, usize::try_from(pooled_u64).map_err(|_| too_large(n))?)?
+    };
+    let pooled_base = pooled.view_mut().device_ptr();
+    let offsets = pooled_base;
+    let state_b = pooled_base + 8 * offsets_u64;
+
+    let upsweep = kernel::<K>(gpu, Entry::Upsweep, payload)?;
+    let offsets_kernel = kernel::<K>(gpu, Entry::Offsets, payload)?;
+    let pass = kernel::<K>(gpu, Entry::Pass, payload)?;
+
+    gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
+        let base = zeroed.device_ptr();
+        let hist = base;
+        let counters = hist + 4 * hist_words;
+        let state_a = counters + 4 * counter_words;
+
+        let chunk = UPSWEEP_BLOCK_THREADS as u64 * UPSWEEP_ITEMS as u64;
+        let blocks_x = n64
+            .min(PORTION_KEYS)
+            .div_ceil(chunk)
+            .clamp(1, UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64);
+        let config = LaunchConfig {
+            grid: (blocks_x as u32, portions as u32, 1),
+            block: (UPSWEEP_BLOCK_THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        let mut args = KernelArgs::new();
+        args.scalar(plan.source.keys)
+            .scalar(n64)
+            .scalar(PORTION_KEYS)
+            .scalar(begin_bit)
+            .scalar(end_bit)
+            .scalar(passes)
+            .scalar(u32::from(descending))
+            .scalar(hist);
+        // SAFETY: sort_upsweep_*(const void* keys, u64 n, u64 portion_keys,
+        // u32 begin, u32 end, u32 passes, u32 descending, u32* hist)
+        // matches; it reads keys[0, n) and adds into the zeroed histogram of
+        // passes × portions × 256 counters (grid y = portions).
+        unsafe { gpu.launch(&upsweep, config, &args)? };
+
+        let config = LaunchConfig {
+            grid: (passes, 1, 1),
+            block: (256, 1, 1),
+            shared_bytes: 0,
+        };
+        let mut args = KernelArgs::new();
+        args.scalar(hist).scalar(offsets).scalar(portions as u32);
+        // SAFETY: sort_offsets_*(const u32* hist, u64* offsets, u32
+        // portions) matches; block p reads and writes rows [p·portions,
+        // (p+1)·portions) of 256 entries, within both buffers.
+        unsafe { gpu.launch(&offsets_kernel, config, &args)? };
+
+        let states = [state_a, state_b];
+        let mut source = plan.source;
+        let mut launch_index = 0u64;
+        for p in 0..passes {
+            let shift = begin_bit + 8 * p;
+            let width = (end_bit - shift).min(8);
+            // Pass p writes the target that leaves the last pass on
+            // final_target.
+            let target = plan.targets[(plan.final_target + (passes - 1 - p) as usize) % 2];
+            for portion in 0..portions {
+                let first = portion * PORTION_KEYS;
+                let count = (n64 - first).min(PORTION_KEYS);
+                let tiles = count.div_ceil(PASS_TILE);
+                let row = p as u64 * portions + portion;
+                let config = LaunchConfig {
+                    grid: (tiles as u32, 1, 1),
+                    block: (PASS_BLOCK_THREADS, 1, 1),
+                    shared_bytes: 0,
+                };
+                let mut args = KernelArgs::new();
+                args.scalar(source.keys + first * K::BYTES as u64)
+                    .scalar(target.keys)
+                    .scalar(if payload.is_some() {
+                        source.values + first * value_bytes as u64
+                    } else {
+                        0
+                    })
+                    .scalar(target.values)
+                    .scalar(count)
+                    .scalar(shift)
+                    .scalar(width)
+                    .scalar(u32::from(descending))
+                    .scalar(offsets + 8 * 256 * row)
+                    .scalar(counters + 4 * row)
+                    .scalar(states[(launch_index % 2) as usize])
+                    .scalar(states[((launch_index + 1) % 2) as usize])
+                    .scalar(rows);
+                // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
+                // const void* values_in, void* values_out, u64 count, u32
+                // shift, u32 width, u32 descending, const u64* offsets, u32*
+                // counter, u32* state, u32* next_state, u64 rows) matches.
+                // It reads count keys (values) from the portion's start,
+                // writes each to its final position below n in the target
+                // (the offsets count every key once), uses this launch's
+                // zeroed counter and state rows (tiles ≤ rows) and zeroes
+                // the other state's `rows` rows, which the previous launch
+                // used and finished with (stream order). Source and target
+                // are different buffers (the plan alternates them).
+                unsafe { gpu.launch(&pass, config, &args)? };
+                launch_index += 1;
+            }
+            source = target;
+        }
+        Ok(())
+    })?;
+    drop(pooled);
+    Ok(plan.final_target)
+}
+
+/// The plan's target for pass `p` of `passes` and the target of the last:
+/// pass p writes `targets[(final + passes − 1 − p) mod 2]`.
+///
+/// ```
+/// // Three passes ending in target 0: 0, 1, 0.
+/// let writes: Vec<usize> = (0..3).map(|p| sort::onesweep::pass_target(p, 3, 0)).collect();
+/// assert_eq!(writes, vec![0, 1, 0]);
+/// ```
+pub fn pass_target(pass: u32, passes: u32, final_target: usize) -> usize {
+    (final_target + (passes - 1 - pass) as usize) % 2
+}
+
+fn too_large(n: usize) -> gpu_core::Error {
+    gpu_core::Error::invalid("keys", format!("{n} keys need too much temporary storage"))
+}

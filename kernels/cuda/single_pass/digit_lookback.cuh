@@ -1,0 +1,81 @@
+// single_pass/digit_lookback.cuh — the decoupled look-back of many counters
+// at once: every tile publishes one 32-bit status word per digit (a radix
+// sort's 256 digits, a top-k filter's two classes), and each thread of the
+// tile looks back over ONE digit's words. The per-digit form of
+// single_pass/lookback.cuh (which carries one value per tile), as the
+// Onesweep radix sort uses it (Adinets & Merrill 2022).
+//
+// Status word of (tile, digit): (status << 30) | count, count < 2^30:
+//   DIGIT_INVALID   (0)  nothing published yet (the state is zeroed before
+//                        the call: the host zeroes it, or the previous
+//                        launch on the other half of a double state did);
+//   DIGIT_AGGREGATE (1)  count = the tile's own count of the digit;
+//   DIGIT_PREFIX    (2)  count = the inclusive count of tiles 0 … tile.
+// Status and count share one aligned 32-bit word, written with one
+// st.relaxed.gpu and read with one ld.relaxed.gpu (single-copy atomic), so
+// a reader sees a whole pair and no fence is needed: nothing else is
+// published through it. Counts are at most 2^30 − 1: the host splits the
+// input into portions of fewer keys and runs one look-back per portion.
+//
+// Tile indices come from an atomic counter (dynamic tile assignment), so
+// every predecessor of a tile belongs to a block that started earlier and
+// never waits on a later one: the look-back cannot deadlock.
+//
+// Needs TILE_STATUS (the relaxed gpu-scope accesses).
+#pragma once
+
+#define DIGIT_INVALID 0u
+#define DIGIT_AGGREGATE 1u
+#define DIGIT_PREFIX 2u
+#define DIGIT_COUNT_MASK 0x3fffffffu
+
+// The word of (tile, digit) in a state of DIGITS words per tile.
+template <int DIGITS>
+__device__ __forceinline__ u32* digit_status_word(u32* state, u64 tile, u32 digit) {
+    return state + tile * (u64)DIGITS + digit;
+}
+
+// Publishes `count` for (tile, digit) with `status`.
+template <int DIGITS>
+__device__ __forceinline__ void digit_publish(u32* state, u64 tile, u32 digit, u32 status,
+                                              u32 count) {
+    st_relaxed_gpu_u32(digit_status_word<DIGITS>(state, tile, digit),
+                       (status << 30) | (count & DIGIT_COUNT_MASK));
+}
+
+// The exclusive count of `digit` before `tile` (tiles 0 … tile − 1), by a
+// serial walk back from tile − 1: aggregates are added until an inclusive
+// prefix ends the walk; an unpublished word is re-read (with a
+// __nanosleep(SPIN_NS) back-off when SPIN_NS > 0). Run by one thread per
+// digit; tile 0 returns 0.
+template <int DIGITS, int SPIN_NS = 0>
+__device__ __forceinline__ u32 digit_lookback(u32* state, u64 tile, u32 digit) {
+    u32 exclusive = 0;
+    i64 predecessor = (i64)tile - 1;
+    while (predecessor >= 0) {
+        const u32 word = ld_relaxed_gpu_u32(digit_status_word<DIGITS>(state, (u64)predecessor, digit));
+        const u32 status = word >> 30;
+        if (status == DIGIT_INVALID) {
+            if (SPIN_NS > 0) __nanosleep(SPIN_NS);
+            continue;
+        }
+        exclusive += word & DIGIT_COUNT_MASK;
+        if (status == DIGIT_PREFIX) break;
+        --predecessor;
+    }
+    return exclusive;
+}
+
+// Zeroes, for the launch after this one, the rows of a state of DIGITS
+// words per tile that this block owns: rows tile, tile + num_tiles,
+// tile + 2·num_tiles, … below state_rows (so the blocks of a launch of
+// num_tiles tiles clear every row of the other half of a double state,
+// which the previous launch used and has finished with). Every thread of a
+// block of BLOCK threads takes part.
+template <int DIGITS, int BLOCK>
+__device__ __forceinline__ void digit_state_clear_rows(u32* next_state, u64 tile, u64 num_tiles,
+                                                       u64 state_rows) {
+    for (u64 row = tile; row < state_rows; row += num_tiles) {
+        for (u32 d = threadIdx.x; d < (u32)DIGITS; d += BLOCK) next_state[row * DIGITS + d] = 0u;
+    }
+}

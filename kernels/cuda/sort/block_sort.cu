@@ -1,0 +1,128 @@
+// sort/block_sort.cu — the small-input path: ONE block sorts up to
+// BLOCK·ITEMS keys (and values) entirely in shared memory, one 8-bit LSD
+// pass after another, with the same stable warp ranking as the Onesweep
+// pass (sort/onesweep.cu) and no global traffic between passes: one read
+// and one write of the data in all, one launch.
+//
+// Per pass: keys sit in registers in warp-striped order (item j of lane L
+// of warp w is position w·32·ITEMS + 32·j + L of the current sequence);
+// each is ranked by digit (warp-private counters, __match_any_sync), the
+// 256 digit counts are scanned across warps and digits, keys (then values)
+// are written to their slots of the shared exchange and read back in the
+// same striped order for the next pass. Dynamic shared memory:
+// BlockSortStorage + BLOCK·ITEMS·max(key, value) bytes of exchange.
+//
+// Needs COMMON, WARP, BLOCK, SORT_RADIX_KEY, SORT_ONESWEEP (sort_digit_of).
+
+template <int BLOCK>
+struct BlockSortStorage {
+    static constexpr int WARPS = BLOCK / 32;
+    u32 warp_counts[WARPS * SORT_RADIX];
+    u32 tile_start[SORT_RADIX];
+    typename BlockScan<u32, sum_op<u32>, BLOCK>::Storage scan;
+};
+
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
+__device__ __forceinline__ void sort_block(const K* __restrict__ keys_in, K* __restrict__ keys_out,
+                                           const V* __restrict__ values_in,
+                                           V* __restrict__ values_out, u32 n, u32 begin_bit,
+                                           u32 end_bit, u32 descending) {
+    static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0, "at least one thread per digit");
+    typedef BlockSortStorage<BLOCK> Storage;
+    constexpr int WARP_ITEMS = 32 * ITEMS;
+    extern __shared__ u64 block_sort_shared[];
+    Storage& s = *reinterpret_cast<Storage*>(block_sort_shared);
+    u64* exchange = block_sort_shared + (sizeof(Storage) + 7) / 8;
+    K* exchange_keys = reinterpret_cast<K*>(exchange);
+    V* exchange_values = reinterpret_cast<V*>(exchange);
+    const u32 tid = threadIdx.x;
+    const u32 lane = tid & 31u;
+    const u32 warp = tid >> 5;
+    const bool desc = descending != 0u;
+    const u32 lanes_below = (1u << lane) - 1u;
+
+    K key[ITEMS];
+    V value[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        key[j] = idx < n ? keys_in[idx] : (K)0;
+        if (HAS_VALUES && idx < n) value[j] = values_in[idx];
+    }
+    for (u32 shift = begin_bit; shift < end_bit; shift += 8u) {
+        const u32 width = min(8u, end_bit - shift);
+        for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
+        __syncthreads();
+        u32* my_counts = s.warp_counts + warp * SORT_RADIX;
+        u32 slot[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            const u32 digit = idx < n ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
+                                      : (u32)SORT_RADIX;
+            const u32 peers = __match_any_sync(PARPRIMS_FULL_WARP, digit);
+            const u32 leader = (u32)__ffs(peers) - 1u;
+            u32 old = 0u;
+            if (lane == leader && digit < SORT_RADIX) {
+                old = my_counts[digit];
+                my_counts[digit] = old + (u32)__popc(peers);
+            }
+            old = __shfl_sync(PARPRIMS_FULL_WARP, old, (int)leader);
+            slot[j] = old + (u32)__popc(peers & lanes_below);
+            __syncwarp();
+        }
+        __syncthreads();
+        u32 total = 0u;
+        if (tid < SORT_RADIX) {
+#pragma unroll
+            for (int w = 0; w < Storage::WARPS; ++w) {
+                const u32 c = s.warp_counts[w * SORT_RADIX + tid];
+                s.warp_counts[w * SORT_RADIX + tid] = total;
+                total += c;
+            }
+        }
+        u32 all;
+        u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
+        if (tid == 0) start = 0u;
+        if (tid < SORT_RADIX) s.tile_start[tid] = start;
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            if (idx < n) {
+                const u32 digit = sort_digit_of(ordered_radix<K>(key[j], desc), shift, width);
+                slot[j] += s.tile_start[digit] + s.warp_counts[warp * SORT_RADIX + digit];
+                exchange_keys[slot[j]] = key[j];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            if (idx < n) key[j] = exchange_keys[idx];
+        }
+        if (HAS_VALUES) {
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+                if (idx < n) exchange_values[slot[j]] = value[j];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+                if (idx < n) value[j] = exchange_values[idx];
+            }
+        }
+        __syncthreads();  // the exchange and counters are reused by the next pass
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        if (idx < n) {
+            keys_out[idx] = key[j];
+            if (HAS_VALUES) values_out[idx] = value[j];
+        }
+    }
+}

@@ -1,0 +1,279 @@
+// sort/onesweep.cu — the default sort: LSD radix sort with 8-bit digits in
+// the Onesweep style (Adinets & Merrill 2022, "Onesweep: A Faster Least
+// Significant Digit Radix Sort for GPUs").
+//
+//   1. sort_upsweep: one read of the keys histograms EVERY digit pass at
+//      once (per-block shared counters [passes][256], then atomics into the
+//      global table [passes][portions][256]).
+//   2. sort_digit_offsets: one block per pass scans the 256 digit totals
+//      into each digit's first output position, per portion.
+//   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
+//      a tile id from an atomic counter, ranks its keys by digit in shared
+//      memory (warp-private counters, __match_any_sync, stable), publishes
+//      its 256 digit counts, looks back over its predecessors one digit per
+//      thread (single_pass/digit_lookback.cuh) for its global offset per
+//      digit, and scatters keys (then values) through shared memory so that
+//      the global writes of each digit run are contiguous. One read and one
+//      write of the keys (and values) per pass.
+//
+// Portions: look-back counts are 30 bits, so the host runs each pass over
+// portions of at most SORT_PORTION_KEYS keys (a multiple of the tile), each
+// with its own look-back; the offsets of portion p's digits add the counts
+// of portions before it.
+//
+// Stability: tile-local ranks order keys by (digit, warp, item, lane), and
+// warp w holds tile items [w·32·ITEMS, (w+1)·32·ITEMS) with item j of lane
+// L at w·32·ITEMS + 32·j + L, so equal digits keep their input order;
+// tiles are placed in tile order by the look-back. Every pass is stable, so
+// the LSD sort is.
+//
+// Needs COMMON, WARP, BLOCK, TILE_STATUS, SINGLE_PASS_DIGIT_LOOKBACK,
+// SORT_RADIX_KEY.
+
+#define SORT_RADIX 256
+#define SORT_MAX_PASSES 8
+
+// Digit of a radix image for a pass starting at bit `shift`, `width` bits.
+template <typename B>
+__device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
+    return (u32)(image >> shift) & ((1u << width) - 1u);
+}
+
+// Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
+// chunks of BLOCK·ITEMS keys and adds its counts into
+// hist[(pass · portions + p) · 256 + digit] (zeroed by the host).
+template <typename K, int BLOCK, int ITEMS>
+__device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, u64 portion_keys,
+                                             u32 begin_bit, u32 end_bit, u32 passes,
+                                             u32 descending, u32* __restrict__ hist) {
+    typedef typename radix_key<K>::bits_t bits_t;
+    __shared__ u32 counts[SORT_MAX_PASSES * SORT_RADIX];
+    for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) counts[i] = 0u;
+    __syncthreads();
+    const u64 portion = blockIdx.y;
+    const u64 start = portion * portion_keys;
+    const u64 end = min(n, start + portion_keys);
+    const u64 chunk = (u64)BLOCK * ITEMS;
+    for (u64 base = start + (u64)blockIdx.x * chunk; base < end; base += (u64)gridDim.x * chunk) {
+        bits_t image[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u64 i = base + (u64)j * BLOCK + threadIdx.x;
+            image[j] = i < end ? ordered_radix<K>(keys[i], descending != 0u) : (bits_t)0;
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u64 i = base + (u64)j * BLOCK + threadIdx.x;
+            if (i < end) {
+                for (u32 p = 0; p < passes; ++p) {
+                    const u32 shift = begin_bit + 8u * p;
+                    const u32 width = min(8u, end_bit - shift);
+                    atomicAdd(&counts[p * SORT_RADIX + sort_digit_of(image[j], shift, width)], 1u);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    const u32 portions = gridDim.y;
+    for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) {
+        const u32 c = counts[i];
+        if (c != 0u) {
+            const u32 pass = i / SORT_RADIX;
+            const u32 digit = i % SORT_RADIX;
+            atomicAdd(&hist[((u64)pass * portions + portion) * SORT_RADIX + digit], c);
+        }
+    }
+}
+
+// Digit offsets: block `pass` of 256 threads, thread d: the first output
+// position of digit d's keys of each portion,
+// offsets[(pass · portions + p) · 256 + d] = (keys of digits < d, all
+// portions) + (keys of digit d in portions < p).
+__device__ __forceinline__ void sort_digit_offsets(const u32* __restrict__ hist,
+                                                   u64* __restrict__ offsets, u32 portions) {
+    typedef BlockScan<u64, sum_op<u64>, SORT_RADIX> Scan;
+    __shared__ typename Scan::Storage storage;
+    const u32 d = threadIdx.x;
+    const u64 row = (u64)blockIdx.x * portions;
+    u64 total = 0;
+    for (u32 p = 0; p < portions; ++p) total += hist[(row + p) * SORT_RADIX + d];
+    u64 all;
+    u64 running = Scan::exclusive_scan(total, storage, all);
+    if (d == 0) running = 0;
+    for (u32 p = 0; p < portions; ++p) {
+        offsets[(row + p) * SORT_RADIX + d] = running;
+        running += hist[(row + p) * SORT_RADIX + d];
+    }
+}
+
+// Shared memory of the digit pass.
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
+struct OnesweepStorage {
+    static constexpr int WARPS = BLOCK / 32;
+    static constexpr int TILE = BLOCK * ITEMS;
+    static constexpr int EXCHANGE_BYTES =
+        (HAS_VALUES && sizeof(V) > sizeof(K)) ? (int)sizeof(V) : (int)sizeof(K);
+    u32 warp_counts[WARPS * SORT_RADIX];  // per warp and digit: count, then exclusive over warps
+    u32 tile_start[SORT_RADIX];           // tile-local first slot of each digit
+    u64 scatter_base[SORT_RADIX];         // global position of slot 0 for each digit's keys
+    u64 exchange[(TILE * EXCHANGE_BYTES + 7) / 8];  // keys, then values, in sorted slots
+    u8 slot_digit[HAS_VALUES ? TILE : 1];           // digit of each slot (for the values)
+    typename BlockScan<u32, sum_op<u32>, BLOCK>::Storage scan;
+    u32 tile;
+};
+
+// One digit pass over one portion of `count` keys (keys_in, values_in
+// point at the portion's first key; keys_out, values_out at the whole
+// output). digit_offsets: this pass's and portion's 256 first positions;
+// tile_counter: zero before the launch; state: this launch's look-back
+// rows (zero); next_state: the other half of the double state, whose rows
+// below state_rows this launch zeroes for the next one. Grid: one block
+// per tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK = 256 threads.
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
+__device__ __forceinline__ void sort_onesweep_pass(
+    const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ values_in,
+    V* __restrict__ values_out, u64 count, u32 shift, u32 width, u32 descending,
+    const u64* __restrict__ digit_offsets, u32* tile_counter, u32* state, u32* next_state,
+    u64 state_rows) {
+    static_assert(BLOCK == SORT_RADIX, "one thread per digit");
+    typedef OnesweepStorage<K, V, HAS_VALUES, BLOCK, ITEMS> Storage;
+    constexpr int WARP_ITEMS = 32 * ITEMS;
+    constexpr int TILE = Storage::TILE;
+    __shared__ Storage s;
+    const u32 tid = threadIdx.x;
+    const u32 lane = tid & 31u;
+    const u32 warp = tid >> 5;
+    const bool desc = descending != 0u;
+
+    if (tid == 0) s.tile = atomicAdd(tile_counter, 1u);
+    for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
+    __syncthreads();
+    const u64 tile = s.tile;
+    const u64 num_tiles = (count + TILE - 1) / TILE;
+    digit_state_clear_rows<SORT_RADIX, BLOCK>(next_state, tile, num_tiles, state_rows);
+    const u64 tile_base = tile * (u64)TILE;
+    const u32 tile_count = (u32)min((u64)TILE, count - tile_base);
+
+    // Load: warp-striped (coalesced), item j of lane L of warp w is tile
+    // item w·32·ITEMS + 32·j + L.
+    K key[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        key[j] = idx < tile_count ? keys_in[tile_base + idx] : (K)0;
+    }
+
+    // Rank within the warp: peers holding the same digit in this item row
+    // are counted in lane order; the lowest peer bumps the warp's counter.
+    const u32 lanes_below = (1u << lane) - 1u;
+    u32* my_counts = s.warp_counts + warp * SORT_RADIX;
+    u32 slot[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        const u32 digit = idx < tile_count
+                              ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
+                              : (u32)SORT_RADIX;
+        const u32 peers = __match_any_sync(PARPRIMS_FULL_WARP, digit);
+        const u32 leader = (u32)__ffs(peers) - 1u;
+        u32 old = 0u;
+        if (lane == leader && digit < SORT_RADIX) {
+            old = my_counts[digit];
+            my_counts[digit] = old + (u32)__popc(peers);
+        }
+        old = __shfl_sync(PARPRIMS_FULL_WARP, old, (int)leader);
+        slot[j] = old + (u32)__popc(peers & lanes_below);
+        __syncwarp();
+    }
+    __syncthreads();
+
+    // Thread d owns digit d: exclusive counts over warps, the tile's count,
+    // publication, tile-local start, look-back, global base.
+    const u32 d = tid;
+    u32 total = 0u;
+#pragma unroll
+    for (int w = 0; w < Storage::WARPS; ++w) {
+        const u32 c = s.warp_counts[w * SORT_RADIX + d];
+        s.warp_counts[w * SORT_RADIX + d] = total;
+        total += c;
+    }
+    digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
+    u32 all;
+    u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
+    if (d == 0) start = 0u;
+    s.tile_start[d] = start;
+    u32 before = 0u;
+    if (tile > 0) {
+        before = digit_lookback<SORT_RADIX>(state, tile, d);
+        digit_publish<SORT_RADIX>(state, tile, d, DIGIT_PREFIX, before + total);
+    }
+    s.scatter_base[d] = digit_offsets[d] + (u64)before - (u64)start;
+    __syncthreads();
+
+    // Keys into their sorted slots, then out: consecutive slots of one digit
+    // go to consecutive global positions.
+    K* exchange_keys = reinterpret_cast<K*>(s.exchange);
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        if (idx < tile_count) {
+            const u32 digit = sort_digit_of(ordered_radix<K>(key[j], desc), shift, width);
+            slot[j] += s.tile_start[digit] + s.warp_counts[warp * SORT_RADIX + digit];
+            exchange_keys[slot[j]] = key[j];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 i = tid + (u32)j * BLOCK;
+        if (i < tile_count) {
+            const K k = exchange_keys[i];
+            const u32 digit = sort_digit_of(ordered_radix<K>(k, desc), shift, width);
+            if (HAS_VALUES) s.slot_digit[HAS_VALUES ? i : 0] = (u8)digit;
+            keys_out[s.scatter_base[digit] + i] = k;
+        }
+    }
+    if (HAS_VALUES) {
+        V value[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            if (idx < tile_count) value[j] = values_in[tile_base + idx];
+        }
+        __syncthreads();  // every key is out of the exchange
+        V* exchange_values = reinterpret_cast<V*>(s.exchange);
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            if (idx < tile_count) exchange_values[slot[j]] = value[j];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = tid + (u32)j * BLOCK;
+            if (i < tile_count) {
+                values_out[s.scatter_base[s.slot_digit[HAS_VALUES ? i : 0]] + i] =
+                    exchange_values[i];
+            }
+        }
+    }
+}
+
+// out[i] = i for i < n (argsort's index payload); grid-stride.
+template <typename I>
+__device__ __forceinline__ void sort_iota(I* __restrict__ out, u64 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        out[i] = (I)i;
+}
+
+// Copies n keys (and values) from one buffer to another, grid-stride: the
+// in-place sort's copy back when its last pass wrote the temporary buffer.
+template <typename K, typename V, bool HAS_VALUES>
+__device__ __forceinline__ void sort_copy(const K* __restrict__ keys_in, K* __restrict__ keys_out,
+                                          const V* __restrict__ values_in,
+                                          V* __restrict__ values_out, u64 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        keys_out[i] = keys_in[i];
+        if (HAS_VALUES) values_out[i] = values_in[i];
+    }
+}
