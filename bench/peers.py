@@ -167,10 +167,12 @@ segmented  "torch.segment_reduce(lengths)"  torch.segment_reduce(x, "sum",
            grows with n), so it is checked to 1e-2 relative error, the
            others to 1e-4. Bytes 4n + 8*segments.
            "torch.unique_consecutive"  torch.unique_consecutive(x,
-           return_counts=True) on 2^28 sorted i32 in runs of geometric
-           length, mean 16 (each run 1..4 above the one before), shape
-           "268435456/runs16"; checked against the run starts; bytes
-           4n + 8*runs. It synchronises with the host (output length).
+           return_counts=True) on 2^28 sorted i32 in runs of 1 to 31
+           items (uniform, mean 16; each run 1..3 above the one before),
+           the input of the Rust runs lab, written as its rows are:
+           primitive "runs", shape "268435456"; checked against the run
+           starts; bytes 4n + 8*runs. It synchronises with the host (output
+           length).
            "torch.repeat_interleave"  torch.repeat_interleave(values,
            counts): 2^26 i32 values, i32 counts uniform in [0, 8] (mean 4,
            zeros included), about 2^28 outputs; shape "67108864/mean4" (the
@@ -573,8 +575,8 @@ def shape_sort(n: int, case: str = "uniform") -> str:
 
 
 def shape_segmented(n: int, case: str) -> str:
-    """"268435456/len1000" (segments of ~1000), "268435456/runs16",
-    "67108864/mean4" (n_in counts of mean 4)."""
+    """"268435456/len1000" (segments of ~1000), "67108864/mean4" (n_in
+    counts of mean 4)."""
     return f"{n}/{case}"
 
 
@@ -891,6 +893,7 @@ def self_test() -> int:
     expect(shape_sort(n) == "268435456" and shape_sort(n, "argsort") == "268435456/argsort"
            and shape_sort(n, "top16") == "268435456/top16", "sort shapes")
     expect(shape_segmented(n, "len1000") == "268435456/len1000", "segmented shape")
+    expect(RUN_MAX == 31 and (1 + RUN_MAX) / 2 == 16, "runs of 1..31, mean 16, as the runs lab")
     expect(spmv_record.shape == "4194304x4194304/uniform32"
            and shape_spmv(4, 5, "pareto1.5") == "4x5/pareto1.5", "spmv shapes")
     expect({t for t, _, _ in SORT_CASES} == set(SORT_KEY_TYPES)
@@ -2268,7 +2271,7 @@ def run_sort(ctx: Context) -> None:
 # --- segmented ------------------------------------------------------------
 
 SEGMENT_MEAN = 1000  # segmented reduce: lengths uniform in [1, 2*SEGMENT_MEAN - 1]
-RUN_MEAN = 16  # run-length encode: a run ends after each element with probability 1/16
+RUN_MAX = 31  # run-length encode: run lengths uniform in [1, 31] (mean 16), as the Rust runs lab
 EXPAND_MEAN = 4  # repeat_interleave: counts uniform in [0, 2*EXPAND_MEAN]
 
 
@@ -2320,22 +2323,25 @@ def segmented_reduce_workload(ctx: Context, n: int) -> Workload:
 
 
 def run_length_workload(ctx: Context, n: int) -> Workload:
-    """n sorted i32 in runs of mean RUN_MEAN (geometric lengths): each run
-    starts 1..4 above the previous, from a random base."""
+    """n sorted i32 in runs of 1 to RUN_MAX items (uniform, mean 16), each
+    run's value 1..3 above the previous one's, from a random base: the
+    input of the Rust runs lab (parprims_lab::prims::runs)."""
     torch = ctx.torch
 
     def make_inputs() -> dict:
         generator = ctx.generator()
-        heads = torch.rand(n, device=ctx.device, generator=generator) < 1.0 / RUN_MEAN
-        heads[:1] = True
-        steps = torch.randint(1, 5, (n,), dtype=torch.int32, device=ctx.device,
-                              generator=generator) * heads
+        lengths = random_lengths(torch, generator, ctx.device, n, 1, RUN_MAX)
+        runs = lengths.numel()
+        steps = torch.randint(1, 4, (runs,), dtype=torch.int64, device=ctx.device,
+                              generator=generator)
         base = int(torch.randint(-(1 << 30), 0, (1,), generator=generator,
                                  device=ctx.device).item())
-        x = torch.cumsum(steps, 0, dtype=torch.int32) + base
-        del steps
-        starts = torch.nonzero(heads).squeeze(1)
-        return {"x": x, "starts": starts, "runs": starts.numel()}
+        values = (torch.cumsum(steps, 0) + base).to(torch.int32)
+        x = torch.repeat_interleave(values, lengths)
+        starts = torch.zeros(runs, dtype=torch.int64, device=ctx.device)
+        torch.cumsum(lengths[:-1], 0, out=starts[1:])
+        del steps, values, lengths
+        return {"x": x, "starts": starts, "runs": runs}
 
     def check(inputs: dict, out, tolerance: float, full: bool) -> str:
         x, starts = inputs["x"], inputs["starts"]
@@ -2345,8 +2351,8 @@ def run_length_workload(ctx: Context, n: int) -> Workload:
         expect_equal(torch, counts.to(torch.int64), ends - starts)
         return f"{inputs['runs']} runs"
 
-    return Workload("segmented", "i32", shape_segmented(n, f"runs{RUN_MEAN}"), make_inputs,
-                    4 * n + 8 * (n // RUN_MEAN + 1),
+    # Primitive "runs" and shape n, as the Rust runs lab writes its rows.
+    return Workload("runs", "i32", shape_1d(n), make_inputs, 4 * n + 8 * (n // 16 + 1),
                     lambda inputs: run_length_bytes(n, inputs["runs"]), check, items=n)
 
 
