@@ -49,6 +49,7 @@ pub mod copy;
 pub mod histogram;
 pub mod matvec;
 pub mod reduce;
+pub mod runs;
 pub mod scan;
 pub mod transpose;
 
@@ -81,6 +82,7 @@ pub fn registry() -> Vec<Primitive> {
         conv::PRIMITIVE,
         reduce::PRIMITIVE,
         histogram::PRIMITIVE,
+        runs::PRIMITIVE,
         copy::PRIMITIVE,
     ]
 }
