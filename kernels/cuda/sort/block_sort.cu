@@ -23,9 +23,9 @@ struct BlockSortStorage {
 };
 
 template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
-__device__ __forceinline__ void sort_block(const K* __restrict__ keys_in, K* __restrict__ keys_out,
-                                           const V* __restrict__ values_in,
-                                           V* __restrict__ values_out, u32 n, u32 begin_bit,
+__device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
+                                           const V* values_in,
+                                           V* values_out, u32 n, u32 begin_bit,
                                            u32 end_bit, u32 descending) {
     static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0, "at least one thread per digit");
     typedef BlockSortStorage<BLOCK> Storage;
