@@ -59,6 +59,7 @@
 pub mod cpu;
 pub mod histogram;
 mod modules;
+pub mod segmented;
 mod single_pass;
 mod transform;
 mod tree;
@@ -68,6 +69,7 @@ use gpu_core::{
     DeviceView, DeviceViewMut, Element, Error, Gpu, Max, Min, Operator, Product, Result, Sum,
 };
 
+pub use segmented::{segmented_reduce, SegmentOffset};
 pub use transform::Transform;
 
 use modules::Reducer;
@@ -596,5 +598,6 @@ pub fn minmax_into<T: Element>(
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     let mut modules = modules::kernel_catalog();
     modules.extend(histogram::kernel_catalog());
+    modules.extend(segmented::kernel_catalog());
     modules
 }
