@@ -1,5 +1,5 @@
 //! The lab's sorts (odd–even transposition, bitonic, merge path, split
-//! radix): every kernel compiles for sm_90 (NVRTC, no GPU), and on a GPU
+//! radix): every kernel compiles for sm_80 and sm_90 (NVRTC, no GPU), and on a GPU
 //! every method sorts every key type, in both orders, with and without
 //! values, exactly as the CPU reference does (keys compared as bits,
 //! stability checked through an index payload).
@@ -21,7 +21,7 @@ const LAB: [SortAlgorithm; 4] = [
 ];
 
 #[test]
-fn every_lab_kernel_compiles_for_sm90() {
+fn every_lab_kernel_compiles_for_sm80_and_sm90() {
     if !parprims_testkit::testing::nvrtc_or_skip() {
         return;
     }
@@ -31,16 +31,19 @@ fn every_lab_kernel_compiles_for_sm90() {
         .collect();
     assert_eq!(modules.len(), 5, "the shared module and one per method");
     let mut failures = Vec::new();
-    for module in &modules {
-        match compile_cubin(module, "sm_90") {
-            Ok(cubin) => {
-                for entry in module.entries() {
-                    if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {}", module.name()));
+    for arch in ["sm_80", "sm_90"] {
+        for module in &modules {
+            match compile_cubin(module, arch) {
+                Ok(cubin) => {
+                    for entry in module.entries() {
+                        if !cubin_defines(&cubin, entry) {
+                            failures
+                                .push(format!("{entry} missing from {} ({arch})", module.name()));
+                        }
                     }
                 }
+                Err(e) => failures.push(format!("{} ({arch}): {e}", module.name())),
             }
-            Err(e) => failures.push(format!("{}: {e}", module.name())),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
