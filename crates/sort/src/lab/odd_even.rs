@@ -85,4 +85,26 @@ mod tests {
             "two items per thread, whole warps"
         );
     }
+
+    /// The phases on the CPU, as the kernels run them (swap only when the
+    /// right image is strictly smaller): n phases give the stable sort.
+    #[test]
+    fn n_phases_of_strict_swaps_give_the_stable_sort() {
+        for n in [2usize, 3, 4, 31, 64, 257] {
+            let mut pairs: Vec<(u32, u32)> =
+                (0..n as u32).map(|i| ((i * 7919 + 13) % 5, i)).collect();
+            let mut want = pairs.clone();
+            want.sort_by_key(|p| p.0);
+            for phase in 0..n {
+                let mut left = phase % 2;
+                while left + 1 < n {
+                    if pairs[left + 1].0 < pairs[left].0 {
+                        pairs.swap(left, left + 1);
+                    }
+                    left += 2;
+                }
+            }
+            assert_eq!(pairs, want, "n = {n}");
+        }
+    }
 }

@@ -89,3 +89,56 @@ impl PairSort for SplitRadix {
         Ok(src)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The scatter's arithmetic on the CPU: with the exclusive sum of the
+    /// 0-flags, 0s go to `sum[i]` and 1s to `zeros + i − sum[i]` (zeros read
+    /// from the last item, as the kernel does): a permutation, stable, and
+    /// after every bit the pairs are sorted by the bits so far.
+    #[test]
+    fn splits_bit_by_bit_give_the_stable_sort() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let pairs: Vec<(u32, u32)> = (0..5000u32)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                ((state % 1000) as u32, i)
+            })
+            .collect();
+        let width = 10;
+        let mut src = pairs.clone();
+        for bit in 0..width {
+            let n = src.len();
+            let flags: Vec<u32> = src.iter().map(|p| ((p.0 >> bit) & 1) ^ 1).collect();
+            let sum: Vec<u32> = flags
+                .iter()
+                .scan(0u32, |acc, &f| {
+                    let before = *acc;
+                    *acc += f;
+                    Some(before)
+                })
+                .collect();
+            let zeros = (sum[n - 1] + flags[n - 1]) as usize;
+            let mut dst = vec![None; n];
+            for (i, &p) in src.iter().enumerate() {
+                let to = if (p.0 >> bit) & 1 == 1 {
+                    zeros + i - sum[i] as usize
+                } else {
+                    sum[i] as usize
+                };
+                assert!(dst[to].is_none(), "two items scattered to {to}");
+                dst[to] = Some(p);
+            }
+            src = dst.into_iter().map(|p| p.expect("a permutation")).collect();
+            let mask = (1u32 << (bit + 1)) - 1;
+            assert!(src
+                .windows(2)
+                .all(|w| (w[0].0 & mask, w[0].1) < (w[1].0 & mask, w[1].1)));
+        }
+        let mut want = pairs;
+        want.sort_by_key(|p| p.0);
+        assert_eq!(src, want);
+    }
+}
