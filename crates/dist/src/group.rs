@@ -1,0 +1,265 @@
+//! [`Group`]: the ranks of one communicator that this process drives, each
+//! a device with its own [`Gpu`] (context + stream) and NCCL communicator.
+
+use gpu_core::Gpu;
+
+use crate::nccl::{nccl_available, Communicator};
+use crate::{Error, Result};
+
+/// One rank this process drives: its global rank, its GPU and its
+/// communicator.
+pub(crate) struct LocalRank {
+    pub(crate) rank: usize,
+    pub(crate) gpu: Gpu,
+    pub(crate) comm: Communicator,
+}
+
+/// The GPUs of one NCCL communicator that this process drives.
+///
+/// - [`Group::new`] / [`Group::all`]: every rank in this process, one per
+///   device of this host, the communicators made together
+///   (`ncclCommInitAll`). One thread drives them all: each operation
+///   enqueues the local work on every rank's stream, then the exchange
+///   inside one `ncclGroupStart`/`ncclGroupEnd`, which NCCL requires when
+///   one thread issues a collective on several communicators (otherwise
+///   the first rank's call would wait for peers whose calls are never
+///   made). Nothing synchronises the host until a result is read.
+/// - [`Group::from_unique_id`]: one rank of a larger communicator whose
+///   other ranks live in other threads, processes or hosts, joined through
+///   an NCCL unique id the caller distributes (MPI, TCP, a shared file).
+///
+/// A group of one rank runs every code path (the collectives included,
+/// which NCCL completes locally) and works on a one-GPU machine.
+///
+/// Every `Gpu` of a group is its own: the group synchronises all of them
+/// before its communicators are freed. `Group` is `Send`, not `Sync`: one
+/// thread at a time drives it.
+pub struct Group {
+    pub(crate) ranks: Vec<LocalRank>,
+    world: usize,
+}
+
+impl std::fmt::Debug for Group {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Group")
+            .field("world", &self.world)
+            .field(
+                "local_ranks",
+                &self.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            )
+            .field(
+                "devices",
+                &self
+                    .ranks
+                    .iter()
+                    .map(|r| r.gpu.info().ordinal)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Checks a device list against the device count, without a GPU: not
+/// empty, no device twice (NCCL refuses two ranks on one GPU), every
+/// ordinal below `device_count`.
+///
+/// ```
+/// assert!(dist::validate_devices(&[0, 1], 2).is_ok());
+/// assert!(dist::validate_devices(&[], 2).is_err());
+/// assert!(dist::validate_devices(&[0, 0], 2).is_err());
+/// assert!(dist::validate_devices(&[0, 2], 2).is_err());
+/// ```
+pub fn validate_devices(devices: &[usize], device_count: usize) -> Result<()> {
+    if devices.is_empty() {
+        return Err(Error::invalid(
+            "devices",
+            "a group needs at least one device",
+        ));
+    }
+    for (i, &device) in devices.iter().enumerate() {
+        if device >= device_count {
+            return Err(gpu_core::Error::BadOrdinal {
+                ordinal: device,
+                count: device_count,
+            }
+            .into());
+        }
+        if devices[..i].contains(&device) {
+            return Err(Error::invalid(
+                "devices",
+                format!("device {device} is listed twice (one rank per GPU)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a rank and world size for [`Group::from_unique_id`].
+///
+/// ```
+/// assert!(dist::validate_rank(1, 2).is_ok());
+/// assert!(dist::validate_rank(2, 2).is_err());
+/// assert!(dist::validate_rank(0, 0).is_err());
+/// ```
+pub fn validate_rank(rank: usize, world: usize) -> Result<()> {
+    if world == 0 || world > i32::MAX as usize {
+        return Err(Error::invalid(
+            "world",
+            format!("{world}: must be 1 to 2^31 - 1"),
+        ));
+    }
+    if rank >= world {
+        return Err(Error::invalid(
+            "rank",
+            format!("{rank} is not below the world size {world}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Group {
+    /// A group of the listed devices of this host, rank i on
+    /// `devices[i]`, each with a new stream.
+    ///
+    /// Errors: [`Error::NoNccl`] without libnccl, `NoDriver`/`BadOrdinal`
+    /// (inside [`Error::Gpu`]) without the devices, an invalid argument for
+    /// an empty list or a device listed twice.
+    ///
+    /// ```no_run
+    /// let group = dist::Group::new(&[0, 1])?;
+    /// assert_eq!(group.world(), 2);
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn new(devices: &[usize]) -> Result<Group> {
+        let count = gpu_core::device_count()?;
+        validate_devices(devices, count)?;
+        nccl_available()?;
+        let gpus = devices
+            .iter()
+            .map(|&d| Gpu::new(d))
+            .collect::<gpu_core::Result<Vec<_>>>()?;
+        let comms = Communicator::init_all(devices)?;
+        let ranks = gpus
+            .into_iter()
+            .zip(comms)
+            .enumerate()
+            .map(|(rank, (gpu, comm))| LocalRank { rank, gpu, comm })
+            .collect::<Vec<_>>();
+        Ok(Group {
+            world: ranks.len(),
+            ranks,
+        })
+    }
+
+    /// A group of every device of this host.
+    ///
+    /// ```no_run
+    /// let group = dist::Group::all()?;
+    /// println!("{} GPU(s)", group.world());
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn all() -> Result<Group> {
+        let count = gpu_core::device_count()?;
+        Group::new(&(0..count).collect::<Vec<_>>())
+    }
+
+    /// Rank `rank` of a communicator of `world` ranks, on this host's
+    /// device `device`, joined through `id` (from [`unique_id`](crate::unique_id) on one
+    /// process, carried to the others by the caller's bootstrap). Blocks
+    /// until every rank has joined, so the ranks of one process must join
+    /// from different threads. See `docs/multi-gpu.md` for a run across
+    /// hosts.
+    ///
+    /// ```no_run
+    /// // Two ranks in two threads of one process (across hosts, send `id` over MPI or TCP).
+    /// let id = dist::unique_id()?;
+    /// let ranks: Vec<_> = (0..2)
+    ///     .map(|rank| std::thread::spawn(move || dist::Group::from_unique_id(&id, rank, 2, rank)))
+    ///     .collect();
+    /// for rank in ranks {
+    ///     let group = rank.join().expect("rank thread")?;
+    ///     assert_eq!(group.world(), 2);
+    /// }
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn from_unique_id(
+        id: &[u8; 128],
+        rank: usize,
+        world: usize,
+        device: usize,
+    ) -> Result<Group> {
+        validate_rank(rank, world)?;
+        let count = gpu_core::device_count()?;
+        validate_devices(&[device], count)?;
+        nccl_available()?;
+        let gpu = Gpu::new(device)?;
+        let comm = Communicator::init_rank(&gpu, id, rank, world)?;
+        Ok(Group {
+            ranks: vec![LocalRank { rank, gpu, comm }],
+            world,
+        })
+    }
+
+    /// The number of ranks of the communicator (all processes).
+    pub fn world(&self) -> usize {
+        self.world
+    }
+
+    /// The number of ranks this process drives.
+    pub fn local_count(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// The global ranks this process drives, in order.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.ranks.iter().map(|r| r.rank).collect()
+    }
+
+    /// True when this process drives every rank (then
+    /// [`Sharded::gather_to_host`](crate::Sharded::gather_to_host) can see the whole array).
+    pub fn is_whole(&self) -> bool {
+        self.ranks.len() == self.world
+    }
+
+    /// The `Gpu` (context + stream) of the `i`-th local rank, for the
+    /// caller's own single-GPU work in order with the group's, or
+    /// `InvalidArgument` past the last.
+    ///
+    /// ```no_run
+    /// let group = dist::Group::all()?;
+    /// println!("{}", group.gpu(0)?.info().summary());
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn gpu(&self, i: usize) -> Result<&Gpu> {
+        self.ranks.get(i).map(|r| &r.gpu).ok_or_else(|| {
+            Error::invalid(
+                "i",
+                format!("{i}: the group has {} local rank(s)", self.ranks.len()),
+            )
+        })
+    }
+
+    /// Waits for every local rank's stream.
+    ///
+    /// ```no_run
+    /// let group = dist::Group::all()?;
+    /// group.synchronize()?;
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        for rank in &self.ranks {
+            rank.gpu.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // Work still queued may use the communicators: wait for it before
+        // they are freed. Errors cannot be reported from drop.
+        for rank in &self.ranks {
+            let _ = rank.gpu.synchronize();
+        }
+    }
+}
