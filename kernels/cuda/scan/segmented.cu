@@ -22,8 +22,8 @@
 //   FLAGS    the thread's ITEMS flag bytes, one 16-byte load when whole and
 //            aligned (blocked: the thread's own bytes, so no exchange);
 //   OFFSETS  the sorted segment starts inside the tile, offsets[first[tile]
-//            .. first[tile+1]) (`first` from segmented_tile_first below),
-//            set as bits in shared memory;
+//            .. first[tile+1]) (`first` from segmented_tile_first below):
+//            each thread binary-searches them for its own items;
 //   KEYS     key[i] != key[i−1] (compared as bits), the keys loaded blocked
 //            like the values; a tile's first item compares with the last
 //            item of the tile before.
@@ -96,12 +96,11 @@ extern "C" __global__ void segmented_tile_first(const u64* offsets, u64 num_offs
 // The heads of this thread's items as a mask (bit j: item tid·ITEMS + j of
 // the tile), from the source named by MODE. `heads` is the flag bytes, the
 // offsets, or the keys (of type K); `aux` is `first` for OFFSETS. Item 0 of
-// the input is always a head. Ends with a barrier (OFFSETS, KEYS) or
-// without touching shared memory (FLAGS).
+// the input is always a head. KEYS ends with a barrier (its exchange free
+// again); FLAGS and OFFSETS touch no shared memory.
 template <int MODE, typename K, int BLOCK_THREADS, int ITEMS>
 __device__ __forceinline__ u32 segmented_head_mask(const void* heads, const u64* aux, u64 tile, u64 tile_base,
-                                                   u32 valid, bool vector_ok, K* key_exchange,
-                                                   u32* head_bits) {
+                                                   u32 valid, bool vector_ok, K* key_exchange) {
     static_assert(ITEMS <= 32, "a thread's heads fit one 32-bit mask");
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     const u32 tid = threadIdx.x;
@@ -126,18 +125,24 @@ __device__ __forceinline__ u32 segmented_head_mask(const void* heads, const u64*
         for (int j = 0; j < ITEMS; ++j)
             if (first_item + j < valid && flags[j] != 0) mask |= 1u << j;
     } else if constexpr (MODE == SEGMENT_HEADS_OFFSETS) {
+        // The tile's starts are offsets[aux[tile] .. aux[tile + 1]); the
+        // thread finds the first at or past its own first item (a binary
+        // search over at most a tile's starts, cached) and sets the bits of
+        // those that fall on its items. No shared memory, no atomics.
         const u64* offsets = (const u64*)heads;
-        for (u32 w = tid; w < TILE / 32; w += BLOCK_THREADS) head_bits[w] = 0u;
-        __syncthreads();
-        const u64 begin = aux[tile], end = aux[tile + 1];
-        for (u64 k = begin + tid; k < end; k += BLOCK_THREADS) {
-            const u32 at = (u32)(offsets[k] - tile_base);  // < TILE: first[] bounds it
-            atomicOr(&head_bits[at / 32], 1u << (at % 32));
+        const u64 own = tile_base + first_item;
+        u64 lo = aux[tile], hi = aux[tile + 1];
+        const u64 end = hi;
+        while (lo < hi) {
+            const u64 mid = lo + (hi - lo) / 2;
+            if (offsets[mid] < own) lo = mid + 1;
+            else hi = mid;
         }
-        __syncthreads();
-        // ITEMS divides 32 or is 32: the thread's bits sit in one word.
-        const u32 word = head_bits[first_item / 32];
-        mask = ITEMS == 32 ? word : (word >> (first_item % 32)) & ((1u << ITEMS) - 1u);
+        for (u64 k = lo; k < end; ++k) {
+            const u64 at = offsets[k] - own;
+            if (at >= (u64)ITEMS) break;
+            mask |= 1u << (u32)at;
+        }
     } else {
         const K* keys = (const K*)heads + tile_base;
         K key[ITEMS];
@@ -174,7 +179,6 @@ __device__ __forceinline__ void segmented_scan_tile(const T* in, const void* hea
     __shared__ __align__(16) unsigned char exchange_bytes[VALUE_BYTES > KEY_BYTES ? VALUE_BYTES : KEY_BYTES];
     T* exchange = reinterpret_cast<T*>(exchange_bytes);
     K* key_exchange = reinterpret_cast<K*>(exchange_bytes);
-    __shared__ u32 head_bits[MODE == SEGMENT_HEADS_OFFSETS ? TILE / 32 : 1];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 tile_slot;
     __shared__ A tile_prefix_slot;
@@ -190,7 +194,7 @@ __device__ __forceinline__ void segmented_scan_tile(const T* in, const void* hea
     const u32 valid = tile_valid_items(n, tile_base, TILE);
 
     const u32 mask = segmented_head_mask<MODE, K, BLOCK_THREADS, ITEMS>(
-        heads, aux, tile, tile_base, valid, (vector_ok & 2u) != 0u, key_exchange, head_bits);
+        heads, aux, tile, tile_base, valid, (vector_ok & 2u) != 0u, key_exchange);
     T x[ITEMS];
     block_load_blocked<T, BLOCK_THREADS, ITEMS>(in + tile_base, valid, (vector_ok & 1u) != 0u, exchange, x,
                                                 Op::identity());
