@@ -121,7 +121,6 @@ impl PairSort for Bitonic {
                 }
             }
         }
-        debug_assert_eq!(BITONIC_TILE, 2 * BITONIC_TILE_THREADS);
         Ok(pairs)
     }
 }
