@@ -148,7 +148,7 @@ fn parse_header(line_number: usize, line: &str) -> Result<(Field, Symmetry), Mat
 /// let a = linalg::spmv::parse_matrix_market::<f64>(text)?;
 /// assert_eq!((a.rows, a.cols, a.nnz()), (2, 3, 3));
 /// assert_eq!(a.to_dense()?, vec![2.0, 0.0, 0.0, 0.0, 0.0, -2.0]); // the duplicate summed
-/// # Ok::<(), linalg::spmv::MatrixMarketError>(())
+/// # Ok::<(), gpu_core::Error>(())
 /// ```
 pub fn parse_matrix_market<T: SpmvElement>(text: &str) -> Result<HostCsr<T>, MatrixMarketError> {
     read_matrix_market(text.as_bytes())
@@ -177,9 +177,9 @@ pub fn read_matrix_market_file<T: SpmvElement>(
 ///
 /// ```
 /// let text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n1 1\n3 1\n";
-/// let a = linalg::spmv::read_matrix_market::<f32>(text.as_bytes())?;
+/// let a = linalg::spmv::read_matrix_market::<f32, _>(text.as_bytes())?;
 /// assert_eq!(a.to_dense()?, vec![1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
-/// # Ok::<(), linalg::spmv::MatrixMarketError>(())
+/// # Ok::<(), gpu_core::Error>(())
 /// ```
 pub fn read_matrix_market<T: SpmvElement, R: BufRead>(
     reader: R,

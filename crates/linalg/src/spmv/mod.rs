@@ -21,6 +21,7 @@
 
 mod cpu;
 mod csr;
+pub mod generate;
 mod matrix_market;
 pub mod merge_path;
 mod module;
