@@ -10,19 +10,21 @@
 //!   scan and the look-back carry pairs (heads, value) with
 //!   `(ha, va) ⊕ (hb, vb) = (ha + hb, hb > 0 ? vb : va ⊕ vb)`: the
 //!   segmented scan's pair (`scan::segmented_scan_into`) whose flag part
-//!   *counts* heads. The inclusive pair at the last item of a run gives the
-//!   run's slot (heads − 1) and aggregate, which that item writes. A 4-byte
-//!   value and a 32-bit head count pack into 64 bits and ride the 8-byte
-//!   tile status unchanged.
+//!   *counts* heads (in 32 bits, saturating). A 4-byte value and the count
+//!   pack into 64 bits and ride the 8-byte tile status unchanged. The
+//!   inclusive pair at the last item of a run holds the run's aggregate,
+//!   which that item writes at the run's slot: the heads before the tile (a
+//!   u64 from a second look-back over per-tile head counts, run by another
+//!   warp at the same time) plus the tile's heads up to the item, minus one.
 //! - **Work** O(n); **steps** O(items per thread + log block + look-back
 //!   depth); **bytes moved** n·(k + v) read, runs·(k + v) written
-//!   ([`reduce_by_key_bytes_moved`]), plus 16 bytes of tile state per tile;
+//!   ([`reduce_by_key_bytes_moved`]), plus 32 bytes of tile state per tile;
 //!   one launch, no memset (epoch-tagged tile state).
 //! - **Types**: keys `i32 u32 i64 u64`; values 4 bytes (`i32 u32 f32`),
 //!   any operator, custom ones included. Float keys, and 8-byte values (the
 //!   pair would need more than the 64 bits the packed status holds), are
-//!   refused with [`Error::Unsupported`]; so are inputs of 2^32 items or more
-//!   (the head count is 32 bits).
+//!   refused with [`Error::Unsupported`]. Any length (64-bit slots and
+//!   counts).
 //! - **Deterministic** for integers; for floats the look-back's combine
 //!   order across tiles depends on timing (within a run the order is always
 //!   the index order).
@@ -40,9 +42,6 @@ use gpu_core::{
 
 /// Threads per block of the by-key kernel.
 pub(crate) const BY_KEY_BLOCK_THREADS: u32 = 256;
-
-/// The most items the pair-scanning modes accept: the head count is 32 bits.
-pub const MAX_PAIR_ITEMS: usize = u32::MAX as usize;
 
 /// What the by-key kernel computes (`BY_KEY_*` in `by_key.cu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +104,7 @@ pub(crate) fn items_per_thread(key_bytes: usize, value_bytes: usize) -> u32 {
 
 /// Checks a reduce by key's arguments: key and value types, `values` as
 /// long as `keys`, both outputs able to hold every run (at least `n`: the
-/// number of runs is only known on the device), fewer than 2^32 items.
+/// number of runs is only known on the device).
 ///
 /// ```
 /// use compact::validate_reduce_by_key;
@@ -130,20 +129,8 @@ pub fn validate_reduce_by_key<K: Element, V: Element>(
         )));
     }
     Error::check_len("values", keys_len, values_len)?;
-    check_items(keys_len)?;
     check_room("unique_keys_out", keys_len, keys_out_len)?;
     check_room("aggregates_out", keys_len, values_out_len)
-}
-
-/// Fewer than 2^32 items for the pair-scanning modes.
-pub(crate) fn check_items(n: usize) -> Result<()> {
-    if n > MAX_PAIR_ITEMS {
-        return Err(Error::Unsupported(format!(
-            "{n} items: reduce_by_key and run_length_encode count heads in 32 bits, so at \
-             most {MAX_PAIR_ITEMS} items per call"
-        )));
-    }
-    Ok(())
 }
 
 /// An output that receives up to one item per run: room for `n`.
@@ -253,31 +240,45 @@ impl<K: Element> RunLaunch<'_, K> {
         let keys_aligned = self.keys.device_ptr().is_multiple_of(16);
         let values_aligned = self.values_ptr.is_multiple_of(16);
         let vector_ok = u32::from(keys_aligned) | (u32::from(values_aligned) << 1);
-        with_tile_state(gpu, num_tiles, 8, StatusEncoding::Packed128, |mut state| {
-            let mut args = KernelArgs::new();
-            args.input(&self.keys)
-                .scalar(self.values_ptr)
-                .scalar(self.keys_out_ptr)
-                .scalar(self.values_out_ptr)
-                .output(runs_out)
-                .output(&mut state.words)
-                .scalar(state.epoch)
-                .scalar(n)
-                .scalar(num_tiles)
-                .scalar(vector_ok);
-            // SAFETY: the arguments match by_key_*(const K* keys, const V*
-            // values, K* keys_out, V* values_out, u64* runs_out, u64* state,
-            // u32 epoch, u64 n, u64 num_tiles, u32 vector_ok). `keys` and
-            // `values` (null when the mode has none) hold n items, read at
-            // indices < n only; `keys_out` and `values_out` (null when the
-            // mode writes none) hold at least n items (validated) and are
-            // written at run slots < runs <= n; `runs_out` holds one u64.
-            // The outputs overlap no input (validated). `state` holds the
-            // tile state of num_tiles 8-byte values in the packed 128-bit
-            // encoding (16-byte aligned, checked by with_tile_state). Vector
-            // loads only where vector_ok says the base is 16-byte aligned.
-            unsafe { gpu.launch(&kernel, config, &args) }
-        })
+        // The pair modes keep two statuses per tile (pairs, then u64 head
+        // counts); unique one (head counts).
+        let status_tiles = match self.mode {
+            RunMode::Unique { .. } => num_tiles,
+            RunMode::Reduce | RunMode::RunLength => 2 * num_tiles,
+        };
+        with_tile_state(
+            gpu,
+            status_tiles,
+            8,
+            StatusEncoding::Packed128,
+            |mut state| {
+                let mut args = KernelArgs::new();
+                args.input(&self.keys)
+                    .scalar(self.values_ptr)
+                    .scalar(self.keys_out_ptr)
+                    .scalar(self.values_out_ptr)
+                    .output(runs_out)
+                    .output(&mut state.words)
+                    .scalar(state.epoch)
+                    .scalar(n)
+                    .scalar(num_tiles)
+                    .scalar(vector_ok);
+                // SAFETY: the arguments match by_key_*(const K* keys, const V*
+                // values, K* keys_out, V* values_out, u64* runs_out, u64* state,
+                // u32 epoch, u64 n, u64 num_tiles, u32 vector_ok). `keys` and
+                // `values` (null when the mode has none) hold n items, read at
+                // indices < n only; `keys_out` and `values_out` (null when the
+                // mode writes none) hold at least n items (validated) and are
+                // written at run slots < runs <= n; `runs_out` holds one u64.
+                // The outputs overlap no input (validated). `state` holds the
+                // tile state of status_tiles 8-byte values in the packed 128-bit
+                // encoding (16-byte aligned, checked by with_tile_state): the
+                // kernel's statuses for num_tiles tiles, twice for the pair
+                // modes. Vector
+                // loads only where vector_ok says the base is 16-byte aligned.
+                unsafe { gpu.launch(&kernel, config, &args) }
+            },
+        )
     }
 }
 

@@ -67,21 +67,21 @@ pub use scan_bridge::ScanAlgorithm;
 
 pub use by_key::{
     keyed_kernel_catalog, reduce_by_key, reduce_by_key_bytes_moved, reduce_by_key_into,
-    validate_reduce_by_key, MAX_PAIR_ITEMS,
+    validate_reduce_by_key,
 };
 pub use count::count_bytes_moved;
 pub use expand::{expand_alloc, expand_bytes_moved, expand_into, validate_expand};
+pub use modules::kernel_catalog;
+pub use predicate::{CustomPredicate, Predicate};
 pub use run_length::{
     run_length_bytes_moved, run_length_encode, run_length_encode_into, validate_run_length_encode,
 };
+pub use single_pass::status_bytes;
+pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
 pub use unique::{
     unique, unique_by_key, unique_by_key_into, unique_bytes_moved, unique_into, validate_unique,
     validate_unique_by_key,
 };
-pub use modules::kernel_catalog;
-pub use predicate::{CustomPredicate, Predicate};
-pub use single_pass::status_bytes;
-pub use three_pass::{map_scatter_bytes_moved, uses_u64_marks};
 
 use gpu_core::Error;
 use modules::PredicateSource;

@@ -8,18 +8,17 @@
 //!   implicit values 1 summed as `u32`: nothing but the keys is read.
 //! - **Work** O(n); **bytes moved** n·k read, runs·(k + 4) written
 //!   ([`run_length_bytes_moved`]), plus the tile state; one launch.
-//! - **Types**: keys `i32 u32 i64 u64` (bitwise equality); fewer than 2^32
-//!   items per call ([`Error::Unsupported`] beyond).
+//! - **Types**: keys `i32 u32 i64 u64` (bitwise equality), any length;
+//!   run lengths are `u32` (a run of 2^32 items or more wraps modulo 2^32).
 
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
 
 use crate::by_key::{
-    check_disjoint, check_items, check_key, check_room, read_runs, run_length_operator, RunLaunch,
-    RunMode,
+    check_disjoint, check_key, check_room, read_runs, run_length_operator, RunLaunch, RunMode,
 };
 
 /// Checks a run-length encoding's arguments: the key type, both outputs
-/// able to hold `n` runs, fewer than 2^32 items.
+/// able to hold `n` runs.
 ///
 /// ```
 /// use compact::validate_run_length_encode;
@@ -33,7 +32,6 @@ pub fn validate_run_length_encode<K: Element>(
     counts_out_len: usize,
 ) -> Result<()> {
     check_key::<K>("run_length_encode")?;
-    check_items(input_len)?;
     check_room("unique_out", input_len, unique_out_len)?;
     check_room("counts_out", input_len, counts_out_len)
 }

@@ -16,17 +16,23 @@
 //   *runs_out = the number of runs.
 //
 // REDUCE and RUN_LENGTH scan pairs (heads, value) with
-//   (ha, va) ⊕ (hb, vb) = (ha + hb, hb > 0 ? vb : va ⊕ vb),
+//   (ha, va) ⊕ (hb, vb) = (ha +sat hb, hb > 0 ? vb : va ⊕ vb),
 // the segmented scan's pair (scan/segmented.cu) with the flag part counting
-// heads instead of OR-ing them: associative whenever ⊕ is, not commutative
-// (the block scan, the shuffles and the look-back keep index order). The
-// inclusive pair at item i holds the number of heads up to i and the fold of
-// i's run up to i, so a TAIL writes its run at slot heads − 1. A 4-byte
-// value and a 32-bit head count pack into one u64 (value bits low, heads
-// high), which rides the 8-byte packed tile status unchanged; the 32-bit
-// count limits these two modes to n < 2^32 (the host checks). UNIQUE needs
-// only the head count: an exclusive scan of u64 head flags (64-bit lengths),
-// a HEAD writing its key (and value) at slot = heads before it.
+// heads instead of OR-ing them (a 32-bit count that saturates at 2^32 − 1:
+// still associative, and "hb > 0" stays exact): associative whenever ⊕ is,
+// not commutative (the block scan, the shuffles and the look-back keep index
+// order). A 4-byte value and the count pack into one u64 (value bits low,
+// heads high), which rides the 8-byte packed tile status unchanged. Within a
+// tile the counts are exact: the inclusive pair at item i holds the fold of
+// i's run up to i, and the heads of the tile up to i. The tile's run slots
+// start at the number of heads before the tile, a u64 found by a second
+// look-back over u64 head counts (compaction's), run by warp 1 while warp 0
+// looks back over the pairs; the two statuses live in one tile state
+// (pairs at tiles [0, num_tiles), counts after them). A TAIL writes its run
+// at slot = heads before the tile + heads of the tile up to it − 1, so any
+// length works (64-bit slots). UNIQUE needs only the head count: an
+// exclusive scan of u64 head flags, a HEAD writing its key (and value) at
+// slot = heads before it.
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
 // counter): keys (and values) loaded blocked through shared memory
@@ -34,13 +40,14 @@
 // and last keys through shared memory give every item its neighbours (the
 // tile's first thread reads the key before the tile, its last thread the
 // key after it, from global memory); head and tail bits; the thread totals
-// scanned by the block; the tile's aggregate published, its prefix found by
-// look-back (single_pass_publish_aggregate, single_pass_prefix); each
-// thread's items scanned from their seed and the runs written where they
-// end (or start).
+// scanned by the block; the tile's aggregates published, its prefixes found
+// by look-back (single_pass_publish_aggregate, single_pass_prefix: warp 0
+// the pairs or UNIQUE's counts, warp 1 the pair modes' u64 head counts);
+// each thread's items scanned from their seed and the runs written where
+// they end (or start).
 //
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes of
-// tile state per tile; one launch, no memset (epoch-tagged state). Writes
+// tile state per tile (32 for the pair modes); one launch, no memset (epoch-tagged state). Writes
 // are scattered by slot; consecutive runs go to consecutive slots.
 
 #define BY_KEY_REDUCE 0
@@ -59,8 +66,12 @@ struct run_pair_op {
     static __device__ __forceinline__ V value(u64 pair) { return from_bits<V, u32>((u32)pair); }
     static __device__ __forceinline__ u64 identity() { return pack(Op::identity(), 0u); }
     static __device__ __forceinline__ u64 combine(u64 a, u64 b) {
-        if (heads(b) != 0u) return pack(value(b), heads(a) + heads(b));
-        return pack(Op::combine(value(a), value(b)), heads(a));
+        const u32 ha = heads(a);
+        const u32 hb = heads(b);
+        const u32 sum = ha + hb;
+        const u32 h = sum < ha ? 0xffffffffu : sum;  // saturating: associative
+        if (hb != 0u) return pack(value(b), h);
+        return pack(Op::combine(value(a), value(b)), h);
     }
 };
 
@@ -78,6 +89,16 @@ template <typename V, typename Op>
 struct by_key_scan_op<V, Op, BY_KEY_UNIQUE> {
     typedef sum_op<u64> type;
 };
+
+// The head count of a pair (0 for UNIQUE, whose scan carries no pairs).
+template <typename S, bool UNIQUE>
+__device__ __forceinline__ u32 by_key_pair_heads(u64 pair) {
+    if constexpr (UNIQUE) {
+        return 0u;
+    } else {
+        return S::heads(pair);
+    }
+}
 
 // All-zero bits of a 4- or 8-byte type (the fill of a partial tile's
 // unused values; never written out).
@@ -115,6 +136,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 s_tile;
     __shared__ A s_prefix;
+    __shared__ u64 s_heads_before;  // pair modes: heads before the tile
 
     lookback_prepare_next_call(state, epoch);
     if (n == 0) {  // one block, no tile drawn: no runs
@@ -193,6 +215,17 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         const A prefix = single_pass_prefix<A, S, Status, WIDTH, SPIN_NS, START_NS>(
             status, tile, aggregate, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
         if (tid == 0u) s_prefix = prefix;
+    } else if (!UNIQUE && tid < 64u) {
+        // The exact u64 head count before the tile (the tile's own count,
+        // at most TILE, is exact in the pair).
+        typedef typename TileStatusFor<u64, 1>::type CountStatus;
+        CountStatus counts(lookback_status_region(state) + CountStatus::region_words(num_tiles), num_tiles,
+                           epoch);
+        const u64 tile_heads = (u64)by_key_pair_heads<S, UNIQUE>(aggregate);
+        if (tid == 32u) single_pass_publish_aggregate<u64, CountStatus>(counts, tile, tile_heads);
+        const u64 before = single_pass_prefix<u64, sum_op<u64>, CountStatus, WIDTH, SPIN_NS, START_NS>(
+            counts, tile, tile_heads, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
+        if (tid == 32u) s_heads_before = before;
     }
     __syncthreads();
 
@@ -200,6 +233,9 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     // Pairs: inclusive, tile 0 without a prefix (the identity is never folded).
     bool has_seed;
     const A seed = block_thread_seed<A, S>(s_prefix, tile > 0 || UNIQUE, thread_prefix, has_seed);
+    // Pair modes: heads of the tile before this thread (exact, block-local;
+    // the block scan's prefix is the identity, 0 heads, for thread 0).
+    const u32 thread_heads = by_key_pair_heads<S, UNIQUE>(thread_prefix);
     thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, UNIQUE);
 
 #pragma unroll
@@ -214,11 +250,16 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
             if (p == n - 1) *runs_out = items[j] + (u64)((head_bits >> j) & 1u);
         } else {
             if ((tail_bits >> j) & 1u) {
-                const u64 slot = (u64)S::heads(items[j]) - 1ull;
-                keys_out[slot] = key[j];
-                values_out[slot] = S::value(items[j]);
+                // Heads before the tile, before this thread in the tile, and
+                // among this thread's items up to j (all at least 1 in all).
+                const u64 heads = s_heads_before + (u64)thread_heads +
+                                  (u64)__popc(head_bits & (0xffffffffu >> (31 - j)));
+                keys_out[heads - 1ull] = key[j];
+                values_out[heads - 1ull] = S::value(items[j]);
             }
-            if (p == n - 1) *runs_out = (u64)S::heads(items[j]);
+            if (p == n - 1)
+                *runs_out = s_heads_before + (u64)thread_heads +
+                            (u64)__popc(head_bits & (0xffffffffu >> (31 - j)));
         }
     }
 }
