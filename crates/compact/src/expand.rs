@@ -316,6 +316,8 @@ mod tests {
             module::<u64>(),
             module::<f64>(),
             module::<u8>(),
+            module::<gpu_core::f16>(),
+            module::<gpu_core::bf16>(),
         ] {
             let cubin = gpu_core::kernel::compile_cubin(&module, "sm_90")
                 .unwrap_or_else(|e| panic!("{}: {e}", module.name()));

@@ -156,7 +156,12 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
                                         (K)0);
     V value[ITEMS];
     if constexpr (HAS_VALUES) {
-        const V fill = MODE == BY_KEY_REDUCE ? Op::identity() : by_key_zero<V>();
+        V fill;
+        if constexpr (MODE == BY_KEY_REDUCE) {
+            fill = Op::identity();
+        } else {
+            fill = by_key_zero<V>();
+        }
         block_load_blocked<V, BLOCK, ITEMS>(values + tile_base, valid, (vector_ok & 2u) != 0u, value_exchange,
                                             value, fill);
     }
