@@ -51,6 +51,7 @@ pub mod matvec;
 pub mod reduce;
 pub mod runs;
 pub mod scan;
+pub mod spmv;
 pub mod transpose;
 
 /// A primitive's entry points.
@@ -83,6 +84,7 @@ pub fn registry() -> Vec<Primitive> {
         reduce::PRIMITIVE,
         histogram::PRIMITIVE,
         runs::PRIMITIVE,
+        spmv::PRIMITIVE,
         copy::PRIMITIVE,
     ]
 }
