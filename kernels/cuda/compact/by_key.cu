@@ -151,6 +151,13 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     const u32 valid = tile_valid_items(n, tile_base, TILE);
     const u32 tid = threadIdx.x;
 
+    // The keys just outside the tile, issued first so that their latency
+    // overlaps the tile's loads.
+    K edge_before = (K)0;
+    K edge_after = (K)0;
+    if (tid == 0u && tile_base > 0) edge_before = keys[tile_base - 1];
+    if (tid == (u32)BLOCK - 1u && tile_base + TILE < n) edge_after = keys[tile_base + TILE];
+
     K key[ITEMS];
     block_load_blocked<K, BLOCK, ITEMS>(keys + tile_base, valid, (vector_ok & 1u) != 0u, key_exchange, key,
                                         (K)0);
@@ -172,18 +179,11 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     s_last_key[tid] = key[ITEMS - 1];
     __syncthreads();
     const u64 first_index = tile_base + (u64)tid * ITEMS;  // index of key[0]
-    K before = key[0];
-    if (tid > 0) {
-        before = s_last_key[tid - 1];
-    } else if (tile_base > 0) {
-        before = keys[tile_base - 1];
-    }
-    K after = key[ITEMS - 1];
-    if (tid + 1 < (u32)BLOCK) {
-        after = s_first_key[tid + 1];
-    } else if (tile_base + TILE < n) {
-        after = keys[tile_base + TILE];
-    }
+    // (Thread 0 of tile 0 has no key before: item 0 is a head by position.
+    // The last thread of the last tile has none after: item n − 1 is a tail
+    // by position.)
+    const K before = tid > 0 ? s_last_key[tid - 1] : edge_before;
+    const K after = tid + 1 < (u32)BLOCK ? s_first_key[tid + 1] : edge_after;
     u32 head_bits = 0u;
     u32 tail_bits = 0u;
 #pragma unroll
