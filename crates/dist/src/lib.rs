@@ -53,7 +53,7 @@ mod sharded;
 
 pub use crate::compact::{select_flagged, select_if, Placement};
 pub use crate::histogram::histogram_even;
-pub use crate::reduce::{reduce, reduce_replicated, sum};
+pub use crate::reduce::{all_reduce_in_place, reduce, reduce_replicated, sum};
 pub use crate::scan::{apply_prefixes, scan, scan_into, scan_local_into};
 pub use error::{Error, Result};
 pub use group::{validate_devices, validate_rank, Group};

@@ -149,3 +149,54 @@ pub fn reduce<T: Element, O: Operator<T>>(group: &Group, input: &Sharded<T>, op:
 pub fn sum<T: Element>(group: &Group, input: &Sharded<T>) -> Result<T> {
     reduce(group, input, &Sum)
 }
+
+/// The element-wise all-reduce of equal-length shards, in place: after
+/// the call every rank's shard holds `op` of all ranks' shards, element by
+/// element (`ncclAllReduce`). For sum, product, max and min on a type NCCL
+/// reduces (else `Unsupported`); every rank's shard must have the same
+/// length (checked for the local ranks; NCCL requires it of all). Does not
+/// synchronise. This is the collective the crate's bus-bandwidth benchmark
+/// measures.
+///
+/// ```no_run
+/// use gpu_core::Sum;
+/// let group = dist::Group::all()?;
+/// let world = group.world();
+/// let mut x = dist::Sharded::scatter_from_host(&group, &vec![1.0f32; 1024 * world])?;
+/// dist::all_reduce_in_place(&group, &mut x, &Sum)?;
+/// assert!(x.gather_to_host(&group)?.iter().all(|&v| v == world as f32));
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn all_reduce_in_place<T: Element, O: Operator<T>>(
+    group: &Group,
+    data: &mut Sharded<T>,
+    op: &O,
+) -> Result<()> {
+    data.check_group("shards", group)?;
+    let len = data.lens().first().copied().unwrap_or(0);
+    for &other in data.lens() {
+        crate::Error::check_len("shard", len, other)?;
+    }
+    let (Some(dtype), Some(nccl_op)) = (nccl_type::<T>(), nccl_op::<T, O>(op)) else {
+        return Err(gpu_core::Error::Unsupported(format!(
+            "NCCL all-reduce of {} under {}: sum, product, max or min of i8 u8 i32 u32 i64 u64 f16 bf16 f32 f64",
+            T::SUFFIX,
+            op.name()
+        ))
+        .into());
+    };
+    let mut shards = data.views_mut();
+    grouped(|| {
+        for (rank, shard) in group.ranks.iter().zip(&mut shards) {
+            let ptr = shard.device_ptr();
+            // SAFETY: `shard` holds `len` T's on this rank's device and
+            // belongs to the caller's array, which outlives the operation
+            // (its buffers are freed in stream order); in place is allowed.
+            unsafe {
+                rank.comm
+                    .all_reduce(&rank.gpu, ptr, ptr, len, dtype, nccl_op)?
+            };
+        }
+        Ok(())
+    })
+}
