@@ -196,7 +196,7 @@ mod tests {
         let all = targets("all").unwrap();
         assert!(all.contains(&"copy".to_owned()));
         assert_eq!(targets("copy").unwrap(), vec!["copy".to_owned()]);
-        let err = targets("sort").unwrap_err().to_string();
+        let err = targets("fft").unwrap_err().to_string();
         assert!(err.contains("copy"), "{err}");
     }
 

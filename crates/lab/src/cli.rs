@@ -405,7 +405,7 @@ mod tests {
     fn bad_arguments_are_refused() {
         assert!(Cli::try_parse_from(["parprims", "bench"]).is_err());
         assert!(Cli::try_parse_from(["parprims", "--reps", "x"]).is_err());
-        let cli = Cli::try_parse_from(["parprims", "bench", "sort"]).unwrap();
+        let cli = Cli::try_parse_from(["parprims", "bench", "fft"]).unwrap();
         let Some(Command::Bench(args)) = cli.command else {
             panic!("bench expected");
         };

@@ -51,6 +51,7 @@ pub mod matvec;
 pub mod reduce;
 pub mod runs;
 pub mod scan;
+pub mod sort;
 pub mod spmv;
 pub mod transpose;
 
@@ -83,6 +84,7 @@ pub fn registry() -> Vec<Primitive> {
         conv::PRIMITIVE,
         reduce::PRIMITIVE,
         histogram::PRIMITIVE,
+        sort::PRIMITIVE,
         runs::PRIMITIVE,
         spmv::PRIMITIVE,
         copy::PRIMITIVE,
