@@ -18,5 +18,6 @@ pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
     modules.extend(compact::kernel_catalog());
     modules.extend(linalg::kernel_catalog());
     modules.extend(reduce::kernel_catalog());
+    modules.extend(sort::kernel_catalog());
     modules
 }

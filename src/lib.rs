@@ -43,6 +43,7 @@ pub use gpu_core;
 pub use linalg;
 pub use reduce;
 pub use scan;
+pub use sort;
 
 include!("catalog.rs");
 
