@@ -215,13 +215,7 @@ impl<K: Element> RunLaunch<'_, K> {
             .operator
             .as_ref()
             .map_or("none", |(_, name)| name.as_str());
-        let entry = format!(
-            "by_key_{}_{}_{}_{}",
-            self.mode.name(),
-            K::SUFFIX,
-            self.value_suffix,
-            op_name
-        );
+        let entry = entry_name(self.mode, K::SUFFIX, self.value_suffix, op_name);
         let key = format!("compact/by_key/{entry}");
         let prelude = self.operator.map(|(prelude, _)| prelude);
         let kernel = gpu.stored_kernel(&key, &entry, || {
@@ -280,6 +274,15 @@ impl<K: Element> RunLaunch<'_, K> {
             },
         )
     }
+}
+
+/// The entry (and module) name of one instantiation: mode, key type, value
+/// type, operator name (with its fingerprint; `none` for unique).
+fn entry_name(mode: RunMode, key_suffix: &str, value_suffix: &str, op_name: &str) -> String {
+    format!(
+        "by_key_{}_{key_suffix}_{value_suffix}_{op_name}",
+        mode.name()
+    )
 }
 
 /// Refuses an output that overlaps an input.
@@ -478,7 +481,7 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
     use gpu_core::{Max, Min};
     fn reduce<K: Element, V: Element, O: Operator<V>>(op: &O) -> ModuleSource {
         let (prelude, name) = operator_parts::<V, O>(op);
-        let entry = format!("by_key_reduce_{}_{}_{name}", K::SUFFIX, V::SUFFIX);
+        let entry = entry_name(RunMode::Reduce, K::SUFFIX, V::SUFFIX, &name);
         module(
             RunMode::Reduce,
             K::CUDA_TYPE,
@@ -488,14 +491,18 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
             &entry,
         )
     }
-    fn keyed<K: Element>(mode: RunMode, value_cuda: &str, value_bytes: usize) -> ModuleSource {
-        let entry = format!("by_key_{}_{}", mode.name(), K::SUFFIX);
-        let operator = (mode == RunMode::RunLength).then(|| run_length_operator().0);
+    // V: the counts' u32 (run lengths), the values' type (unique by key) or
+    // the key type (unique: no values), as the launches name them.
+    fn keyed<K: Element, V: Element>(mode: RunMode) -> ModuleSource {
+        let operator = (mode == RunMode::RunLength).then(run_length_operator);
+        let op_name = operator.as_ref().map_or("none", |(_, name)| name.as_str());
+        let entry = entry_name(mode, K::SUFFIX, V::SUFFIX, op_name);
+        let value_bytes = if mode.has_values() { V::BYTES } else { 0 };
         module(
             mode,
             K::CUDA_TYPE,
-            value_cuda,
-            operator,
+            V::CUDA_TYPE,
+            operator.map(|(prelude, _)| prelude),
             items_per_thread(K::BYTES, value_bytes),
             &entry,
         )
@@ -506,12 +513,12 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
         reduce::<u32, u32, _>(&Min),
         reduce::<i64, f32, _>(&Sum),
         reduce::<u64, i32, _>(&Sum),
-        keyed::<i32>(RunMode::RunLength, "u32", 0),
-        keyed::<u64>(RunMode::RunLength, "u32", 0),
-        keyed::<i32>(RunMode::Unique { values: false }, "i32", 0),
-        keyed::<i64>(RunMode::Unique { values: false }, "i64", 0),
-        keyed::<u32>(RunMode::Unique { values: true }, "f64", 8),
-        keyed::<i64>(RunMode::Unique { values: true }, "f32", 4),
+        keyed::<i32, u32>(RunMode::RunLength),
+        keyed::<u64, u32>(RunMode::RunLength),
+        keyed::<i32, i32>(RunMode::Unique { values: false }),
+        keyed::<i64, i64>(RunMode::Unique { values: false }),
+        keyed::<u32, f64>(RunMode::Unique { values: true }),
+        keyed::<i64, f32>(RunMode::Unique { values: true }),
     ]
 }
 
@@ -535,6 +542,18 @@ mod tests {
                 "{k}-byte keys, {v}-byte values: {bytes}"
             );
         }
+    }
+
+    #[test]
+    fn catalog_entries_are_the_names_launches_use() {
+        let names: Vec<String> = keyed_kernel_catalog()
+            .iter()
+            .flat_map(|m| m.entries().to_vec())
+            .collect();
+        let rle = entry_name(RunMode::RunLength, "i32", "u32", &run_length_operator().1);
+        assert!(names.contains(&rle), "{rle} in {names:?}");
+        let unique = entry_name(RunMode::Unique { values: false }, "i32", "i32", "none");
+        assert!(names.contains(&unique), "{unique} in {names:?}");
     }
 
     #[test]
