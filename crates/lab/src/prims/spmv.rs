@@ -55,17 +55,22 @@ pub enum Kind {
     Uniform32,
     /// Pareto(1.5) row lengths, mean about 32.
     PowerLaw,
+    /// A band of half-width 16 (33 entries per row inside).
+    Banded33,
 }
 
 impl Kind {
-    /// Both kinds.
+    /// The benchmark's kinds.
     pub const ALL: [Kind; 2] = [Kind::Uniform32, Kind::PowerLaw];
+    /// The example's kinds: the benchmark's and the band.
+    pub const EXAMPLE: [Kind; 3] = [Kind::Uniform32, Kind::PowerLaw, Kind::Banded33];
 
     /// `uniform32`, `powerlaw` (the shape's suffix).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Uniform32 => "uniform32",
             Kind::PowerLaw => "powerlaw",
+            Kind::Banded33 => "banded33",
         }
     }
 
@@ -74,6 +79,7 @@ impl Kind {
         match self {
             Kind::Uniform32 => RowLengths::Uniform(32),
             Kind::PowerLaw => RowLengths::PowerLaw,
+            Kind::Banded33 => RowLengths::Banded(16),
         }
     }
 }
@@ -263,41 +269,53 @@ fn run_matrix<T: SpmvElement>(
     kind: Kind,
     progress: &Progress,
 ) -> Vec<Row> {
-    let t = T::SUFFIX;
-    let shape = shape(rows, kind);
-    progress.start(&format!("spmv {t} {shape}: matrix and CPU reference"));
+    progress.start(&format!("spmv {} {}: matrix", T::SUFFIX, shape(rows, kind)));
     let host = generate::<T>(rows, rows, kind.lengths(), SEED);
-    let x_host = generate_x::<T>(rows, SEED);
-    let expected = expected(&host, &x_host);
+    let x = generate_x::<T>(rows, SEED);
+    run_host(lab, &shape(rows, kind), &host, &x, &plan.methods, progress)
+}
+
+/// Every method in `methods` on a host matrix `a` and vector `x` (a
+/// user's matrix, or a generated one): uploads them, computes the
+/// reference, and measures and checks each method (one progress step
+/// each). Rows are labelled `shape`.
+pub fn run_host<T: SpmvElement>(
+    lab: &Lab,
+    shape: &str,
+    a: &HostCsr<T>,
+    x: &[T],
+    methods: &[SpmvAlgorithm],
+    progress: &Progress,
+) -> Vec<Row> {
+    let t = T::SUFFIX;
+    progress.start(&format!("spmv {t} {shape}: CPU reference"));
+    let expected = expected(a, x);
     let gpu = lab.gpu();
-    let uploaded = host
+    let uploaded = a
         .upload(gpu)
-        .and_then(|a| Ok((a, DeviceBuffer::from_host(gpu, &x_host)?)));
+        .and_then(|device| Ok((device, DeviceBuffer::from_host(gpu, x)?)));
     let mut out = Vec::new();
-    let (a, x) = match uploaded {
+    let (device, x_device) = match uploaded {
         Ok(buffers) => buffers,
         Err(error) => {
-            for &method in &plan.methods {
+            for &method in methods {
                 progress.step();
-                out.push(
-                    Spec::new("spmv", method_name(method), t, shape.clone(), 0.0)
-                        .failed_row(&error),
-                );
+                out.push(Spec::new("spmv", method_name(method), t, shape, 0.0).failed_row(&error));
             }
             return out;
         }
     };
-    for &method in &plan.methods {
+    for &method in methods {
         progress.start(&format!("spmv {t} {shape}: {}", method_name(method)));
-        let spec = Spec::new("spmv", method_name(method), t, shape.clone(), bytes(&host));
+        let spec = Spec::new("spmv", method_name(method), t, shape, bytes(a));
         if !method.supports::<T>() {
             progress.step();
             continue;
         }
-        let case = DeviceBuffer::<T>::poisoned(gpu, rows).map(|y| SpmvCase {
+        let case = DeviceBuffer::<T>::poisoned(gpu, a.rows).map(|y| SpmvCase {
             method,
-            a: &a,
-            x: &x,
+            a: &device,
+            x: &x_device,
             y,
             expected: &expected,
         });
