@@ -7,8 +7,15 @@
 //! for one virtual architecture (keyed by `cubin_key("compute_XY")`), which
 //! the driver compiles for GPUs newer than every embedded cubin. Tables are
 //! installed once per process with [`install_embedded`].
+//!
+//! `PARPRIMS_EMBEDDED_PREFER_PTX=1` (any value but empty or `0`, read once
+//! per process) hides the embedded cubins, so that a module found neither in
+//! the disk cache nor by NVRTC loads its embedded PTX through the driver's
+//! JIT, as on a GPU newer than every embedded cubin. Tests use it to run
+//! that path on the GPU they have.
 
-use std::sync::RwLock;
+use std::ffi::OsStr;
+use std::sync::{OnceLock, RwLock};
 
 use super::source::{CubinKey, ModuleSource};
 
@@ -62,8 +69,25 @@ fn find(key: CubinKey) -> Option<EmbeddedImage> {
         .map(|module| module.image)
 }
 
-/// The embedded cubin of `source` for `arch` (`sm_XY`), if any.
+/// Whether an environment value turns a flag on: set, not empty, not `0`.
+fn flag_is_on(value: Option<&OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Whether `PARPRIMS_EMBEDDED_PREFER_PTX` hides the embedded cubins (read
+/// once per process).
+fn prefer_ptx() -> bool {
+    static PREFER_PTX: OnceLock<bool> = OnceLock::new();
+    *PREFER_PTX
+        .get_or_init(|| flag_is_on(std::env::var_os("PARPRIMS_EMBEDDED_PREFER_PTX").as_deref()))
+}
+
+/// The embedded cubin of `source` for `arch` (`sm_XY`), if any (none while
+/// `PARPRIMS_EMBEDDED_PREFER_PTX` is on).
 pub(crate) fn embedded_cubin(source: &ModuleSource, arch: &str) -> Option<&'static [u8]> {
+    if prefer_ptx() {
+        return None;
+    }
     match find(source.cubin_key(arch))? {
         EmbeddedImage::Cubin(cubin) => Some(cubin),
         EmbeddedImage::Ptx(_) => None,
@@ -106,10 +130,20 @@ mod tests {
             count,
             "installing twice adds nothing"
         );
-        assert_eq!(embedded_cubin(&source, "sm_90"), Some(&b"cubin"[..]));
+        let cubin = (!prefer_ptx()).then_some(&b"cubin"[..]);
+        assert_eq!(embedded_cubin(&source, "sm_90"), cubin);
         assert_eq!(embedded_cubin(&source, "sm_80"), None);
         assert_eq!(embedded_ptx(&source, "sm_100"), Some("ptx"));
         assert_eq!(embedded_ptx(&source, "sm_90"), Some("ptx"));
         assert_eq!(embedded_ptx(&source, "sm_75"), None);
+    }
+
+    #[test]
+    fn the_prefer_ptx_flag_reads_like_the_other_switches() {
+        assert!(!flag_is_on(None));
+        assert!(!flag_is_on(Some(OsStr::new(""))));
+        assert!(!flag_is_on(Some(OsStr::new("0"))));
+        assert!(flag_is_on(Some(OsStr::new("1"))));
+        assert!(flag_is_on(Some(OsStr::new("yes"))));
     }
 }
