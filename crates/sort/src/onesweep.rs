@@ -16,7 +16,7 @@
 //! - **Bytes moved** n·k (upsweep) + passes · 2·n·(k + v), for keys of k
 //!   bytes and values of v bytes ([`bytes_moved`]): one read and one write
 //!   of the data per digit pass.
-//! - **Small inputs** (n ≤ [`BLOCK_SORT_MAX_KEYS`](crate::modules::BLOCK_SORT_MAX_KEYS)):
+//! - **Small inputs** (n ≤ [`crate::modules::BLOCK_SORT_MAX_KEYS`]):
 //!   one block sorts everything in shared memory, one launch
 //!   (`kernels/cuda/sort/block_sort.cu`).
 //!

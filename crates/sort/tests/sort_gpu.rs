@@ -439,6 +439,7 @@ fn top_k_matches_the_cpu_for_every_type() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+#[allow(clippy::reversed_empty_ranges)] // reversed ranges are the bad input
 fn bad_arguments_are_typed_errors_and_write_nothing() {
     let gpu = gpu();
     let keys = DeviceBuffer::from_host(&gpu, &[3u32, 1, 2, 0]).unwrap();
@@ -494,7 +495,7 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
     assert_eq!(short.to_host(&gpu).unwrap(), poison3);
     assert_eq!(
         bits_of(&vout.to_host(&gpu).unwrap()),
-        bits_of(&vec![u16::poison(); 3])
+        bits_of(&[u16::poison(); 3])
     );
     assert_eq!(idx.to_host(&gpu).unwrap(), vec![u32::poison(); 5]);
     assert_eq!(out.to_host(&gpu).unwrap(), vec![u32::poison(); 4]);
