@@ -71,7 +71,7 @@ fn merge_tiles_cover_rows_plus_nonzeros() {
     assert_eq!(merge_tiles(0, 0), 1);
     assert_eq!(
         merge_tiles(1 << 22, 32 << 22),
-        ((33u64 << 22) + merge_tile_steps() - 1) / merge_tile_steps()
+        (33u64 << 22).div_ceil(merge_tile_steps())
     );
 }
 
@@ -271,7 +271,7 @@ fn generator_follows_the_documented_recipe() {
         ]
     );
     let x = generate_x::<f32>(4, SEED);
-    assert_eq!(x, vec![-0.057413150, -0.48323083, 0.48196083, 0.90970814]);
+    assert_eq!(x, vec![-0.057_413_15, -0.48323083, 0.48196083, 0.90970814]);
     let uniform = generate::<f64>(5, 7, RowLengths::Uniform(32), SEED);
     assert_eq!(uniform.nnz(), 160);
     assert!(uniform.validate().is_ok());

@@ -203,7 +203,11 @@ pub fn check_rows<T: Element>(y: &[T], expected: &Expected) -> Check {
         ));
     }
     let bad: Vec<usize> = (0..y.len())
-        .filter(|&r| !((y[r].to_f64() - expected.sums[r]).abs() <= expected.bounds[r]))
+        .filter(|&r| {
+            // A NaN difference fails too.
+            let within = (y[r].to_f64() - expected.sums[r]).abs() <= expected.bounds[r];
+            !within
+        })
         .collect();
     match bad.first() {
         None => Check::Pass,

@@ -70,7 +70,8 @@ pub fn merge_path_search(diagonal: u64, offsets: &[u64]) -> u64 {
     let mut hi = diagonal.min(rows);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if offsets[mid as usize + 1] <= diagonal - mid - 1 {
+        // Row mid ends before non-zero diagonal − mid − 1 is taken.
+        if offsets[mid as usize + 1] < diagonal - mid {
             lo = mid + 1;
         } else {
             hi = mid;
