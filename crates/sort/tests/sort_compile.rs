@@ -33,3 +33,54 @@ fn every_sort_kernel_compiles_for_sm90() {
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The SASS of one kernel (`entry`) out of a module's listing.
+fn kernel_sass<'a>(sass: &'a str, entry: &str) -> &'a str {
+    let marker = format!(".text.{entry}:");
+    let start = sass
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{entry} not in the listing"));
+    let rest = &sass[start..];
+    let end = rest[marker.len()..]
+        .find(".text.")
+        .map_or(rest.len(), |e| e + marker.len());
+    &rest[..end]
+}
+
+#[test]
+fn digit_pass_and_block_sort_keep_everything_in_registers() {
+    // Local-memory traffic (spills, or the key arrays demoted to the stack)
+    // would cost the digit pass its bandwidth; the widest cases are checked.
+    for (module, suffix) in [
+        (sort::modules::module::<u32>(None), "u32_keys"),
+        (
+            sort::modules::module::<f32>(Some(sort::PayloadWidth::B4)),
+            "f32_v4",
+        ),
+        (
+            sort::modules::module::<u64>(Some(sort::PayloadWidth::B8)),
+            "u64_v8",
+        ),
+        (sort::modules::module::<f64>(None), "f64_keys"),
+    ] {
+        let Some(sass) = parprims_testkit::testing::sm90_sass(&module) else {
+            return;
+        };
+        for entry in [
+            format!("sort_pass_{suffix}"),
+            format!("sort_block_{suffix}"),
+        ] {
+            let text = kernel_sass(&sass, &entry);
+            let local: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains(" STL") || l.contains(" LDL"))
+                .collect();
+            assert!(
+                local.is_empty(),
+                "{entry}: {} local-memory accesses, e.g. {:?}",
+                local.len(),
+                local.first()
+            );
+        }
+    }
+}
