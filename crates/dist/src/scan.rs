@@ -29,7 +29,9 @@
 //! f64`); the narrow ones are refused with `Unsupported`.
 
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceBuffer, Element, Gpu, KernelArgs, LaunchConfig, ModuleSource, Operator};
+use gpu_core::{
+    DeviceBuffer, Element, Gpu, Kernel, KernelArgs, LaunchConfig, ModuleSource, Operator,
+};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 use crate::{Error, Group, Replicated, Result, Sharded};
@@ -86,6 +88,20 @@ pub fn prefix_module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
             &format!("apply_prefix<{t}, op_t, {APPLY_ITEMS_PER_THREAD}>(data, prefix, n)"),
             Some(APPLY_BLOCK_THREADS),
         )
+}
+
+/// Kernel `entry` of the prefix module for `T` and `op`, from the
+/// context's store (the key names the element type, the operator and the
+/// fingerprint of its CUDA functor, so the source is built once per
+/// context).
+fn prefix_kernel<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O, entry: &str) -> Result<Kernel> {
+    let key = format!(
+        "dist/shard_prefix/{}/{}/{}",
+        T::SUFFIX,
+        op.name(),
+        gpu_core::kernel::fingerprint(&gpu_core::operator_prelude::<T, O>(op, "op_t"))
+    );
+    Ok(gpu.stored_kernel(&key, entry, || prefix_module::<T, O>(op))?)
 }
 
 /// Every module this crate can request, for the NVRTC compile test: the
@@ -166,7 +182,6 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
     scan::check_element::<T, O>(op, ScanAlgorithm::Auto)?;
     let world = group.world();
     let [total_entry, prefix_entry, _] = entries::<T, O>(op);
-    let module = prefix_module::<T, O>(op);
     let one_thread = LaunchConfig {
         grid: (1, 1, 1),
         block: (32, 1, 1),
@@ -202,7 +217,7 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
         let mut total = unsafe { DeviceBuffer::<T>::uninit(gpu, 1)? };
         // SAFETY: written by the all-gather (every rank's slot) before it is read.
         let all = unsafe { DeviceBuffer::<T>::uninit(gpu, world)? };
-        let kernel = gpu.kernel(&module, &total_entry)?;
+        let kernel = prefix_kernel::<T, O>(gpu, op, &total_entry)?;
         let mut args = KernelArgs::new();
         args.input(&output.as_view())
             .input(&input)
@@ -243,7 +258,7 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
         let gpu = &rank.gpu;
         // SAFETY: written by the shard_prefix launch below.
         let mut prefix = unsafe { DeviceBuffer::<T>::uninit(gpu, 1)? };
-        let kernel = gpu.kernel(&module, &prefix_entry)?;
+        let kernel = prefix_kernel::<T, O>(gpu, op, &prefix_entry)?;
         let mut args = KernelArgs::new();
         args.input(&all.view())
             .output(&mut prefix.view_mut())
@@ -280,26 +295,24 @@ pub fn apply_prefixes<T: Element, O: Operator<T>>(
     output.check_group("output shards", group)?;
     validate::<T>(output.lens(), output.lens())?;
     let [_, _, apply_entry] = entries::<T, O>(op);
-    let module = prefix_module::<T, O>(op);
     for (i, (rank, mut shard)) in group.ranks.iter().zip(output.views_mut()).enumerate() {
         let prefix = prefixes.copy(i)?;
         Error::check_len("prefix", 1, prefix.len())?;
         if rank.rank == 0 || shard.is_empty() {
             continue; // rank 0's prefix is the identity
         }
-        launch_apply(&rank.gpu, &module, &apply_entry, &mut shard, &prefix)?;
+        let kernel = prefix_kernel::<T, O>(&rank.gpu, op, &apply_entry)?;
+        launch_apply(&rank.gpu, &kernel, &mut shard, &prefix)?;
     }
     Ok(())
 }
 
 fn launch_apply<T: Element>(
     gpu: &Gpu,
-    module: &ModuleSource,
-    entry: &str,
+    kernel: &Kernel,
     shard: &mut gpu_core::DeviceViewMut<'_, T>,
     prefix: &gpu_core::DeviceView<'_, T>,
 ) -> Result<()> {
-    let kernel = gpu.kernel(module, entry)?;
     let (config, _blocks) = grid_1d(
         shard.len() as u64,
         APPLY_BLOCK_THREADS,
@@ -312,7 +325,7 @@ fn launch_apply<T: Element>(
     // matches; data holds n elements, prefix one; the grid covers n with
     // APPLY_ITEMS_PER_THREAD items per thread, and every index is checked
     // against n.
-    unsafe { gpu.launch(&kernel, config, &args)? };
+    unsafe { gpu.launch(kernel, config, &args)? };
     Ok(())
 }
 
