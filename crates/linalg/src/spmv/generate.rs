@@ -7,8 +7,8 @@
 //!   `bits(stream, i) = mix(seed + stream·0xD1B54A32D192ED03 + (i + 1)·0x9E3779B97F4A7C15)`
 //!   (all mod 2^64), where `mix` is the SplitMix64 finaliser
 //!   `z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27; z *= 0x94D049BB133111EB; z ^= z >> 31`.
-//!   `unit(s, i) = (bits(s, i) >> 11)·2^-53` in [0, 1);
-//!   `open_unit(s, i) = ((bits(s, i) >> 11) + 1)·2^-53` in (0, 1].
+//!   `unit(s, i) = (bits(s, i) >> 11)·2^-53`, in `[0, 1)`;
+//!   `open_unit(s, i) = ((bits(s, i) >> 11) + 1)·2^-53`, in `(0, 1]`.
 //! - **Row lengths**: [`RowLengths::Uniform`]`(k)`: every row k.
 //!   [`RowLengths::PowerLaw`] (Pareto, α = 1.5, x_m = 32/3, mean about 32,
 //!   31.5 after the floor): `v = max(open_unit(4, r), open_unit(5, r),
@@ -20,7 +20,7 @@
 //!   `((bits(1, k) >> 32)·cols) >> 32`, then sorted ascending within each
 //!   row (duplicates kept).
 //! - **Values** at position k (after the sort): `2·unit(2, k) − 1`, rounded
-//!   to `T`; **x**[c] = `2·unit(3, c) − 1` rounded to `T`.
+//!   to `T`; `x[c] = 2·unit(3, c) − 1` rounded to `T`.
 //!
 //! [`SEED`] is the benchmark's seed.
 

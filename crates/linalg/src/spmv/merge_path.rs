@@ -12,12 +12,12 @@
 //!   it, the same rows + non-zeros whatever the row lengths: one row of a
 //!   million entries or a million empty rows cost what their steps cost.
 //! - **Launches.** (1) partition: one thread per tile boundary searches its
-//!   diagonal; (2) tiles: a block stages its products vals·x[cols] and row
+//!   diagonal; (2) tiles: a block stages its products `vals·x[cols]` and row
 //!   ends in shared memory (coalesced loads), each thread consumes 7 steps,
 //!   a keyed block scan joins rows that cross threads, finished rows are
 //!   stored as α·sum + β·y, the partial last row is the block's carry; (3)
 //!   fix-up, one block of 1024: every row that earlier blocks carried into
-//!   gets y[r] += α·(their carries, in block order).
+//!   gets `y[r] += α·(their carries, in block order)`.
 //! - **Work** rows + nnz steps; **steps** per thread 7 + log(tile) + the
 //!   block scan; fix-up ⌈tiles / 16384⌉ rounds.
 //! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries
