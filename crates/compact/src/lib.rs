@@ -15,6 +15,16 @@
 //! CUB's `DevicePartition` writes the rejected items in reverse order; ours
 //! keep their input order.
 //!
+//! Runs of equal consecutive keys and allocation by scan (`docs/segmented.md`):
+//!
+//! | operation | what it returns | synchronises |
+//! |---|---|---|
+//! | [`reduce_by_key`] | each run's key and the fold of its values, the number of runs | yes |
+//! | [`run_length_encode`] | each run's key and length | yes |
+//! | [`unique`], [`unique_by_key`] | the first item of each run (and its value) | yes |
+//! | [`expand_alloc`] | `values[i]` repeated `counts[i]` times, the offsets | yes |
+//! | `*_into` forms | the same into a caller's buffers, the count (or total) left on the device | **no** |
+//!
 //! | algorithm ([`CompactAlgorithm`]) | how | global bytes (select by flags, n items of s bytes, k kept) |
 //! |---|---|---|
 //! | `SinglePass` (default) | one kernel: keep masks in registers, block scan of popcounts, decoupled look-back over tile counts, staged coalesced writes | n·s + n + k·s |
