@@ -14,9 +14,11 @@ pub enum Error {
     Gpu(#[from] gpu_core::Error),
     /// libnccl could not be loaded.
     #[error(
-        "no NCCL: could not load libnccl (libnccl.so.2). Install NCCL (the `libnccl2` package, or \
-         `pip install nvidia-nccl-cu12` / `nvidia-nccl-cu13` and add its lib directory to \
-         LD_LIBRARY_PATH)"
+        "no NCCL: could not load libnccl under the names cudarc looks for (libnccl.so, \
+         libnccl.so.13, .12, .11, .10, .9, .1). The `libnccl-dev` package provides libnccl.so; \
+         a pip-installed NCCL (`nvidia-nccl-cu12`/`-cu13`, also what PyTorch uses) ships only \
+         libnccl.so.2: link libnccl.so to it in a directory on LD_LIBRARY_PATH \
+         (`ln -s $NCCL_LIB/libnccl.so.2 $DIR/libnccl.so`)"
     )]
     NoNccl,
     /// An NCCL call returned an error code.

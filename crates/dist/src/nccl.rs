@@ -5,8 +5,9 @@
 //! libnccl is loaded at run time (cudarc's `dynamic-loading`). cudarc's
 //! loader panics when the library is missing, so every entry point here
 //! first calls [`nccl_available`], which only tries to `dlopen` the
-//! candidate names (`libnccl.so`, `libnccl.so.2`, ...) and turns a miss
-//! into [`Error::NoNccl`]; nothing reaches cudarc's loader before that.
+//! candidate names cudarc itself would open (`libnccl.so`, then
+//! `libnccl.so.13`, `.12`, ..., not `libnccl.so.2`) and turns a miss into
+//! [`Error::NoNccl`]; nothing reaches cudarc's loader before that.
 
 use cudarc::nccl::{result, sys};
 use gpu_core::{DeviceType, Element, Gpu, Operator};
