@@ -75,18 +75,19 @@ pub(crate) struct Plan {
 }
 
 /// Launch geometry of the digit passes for `n` keys: (portions, tiles of
-/// the largest portion).
+/// all portions together). Each portion has its own rows of look-back
+/// state (one row of 256 words per tile) in each half of the double state.
 ///
 /// ```
 /// // 2^28 keys: one portion of 65 536 tiles of 4096.
 /// assert_eq!(sort::onesweep::pass_geometry(1 << 28), (1, 65_536));
-/// assert_eq!(sort::onesweep::pass_geometry((1 << 28) + 1), (2, 65_536));
+/// assert_eq!(sort::onesweep::pass_geometry((1 << 28) + 1), (2, 65_537));
 /// assert_eq!(sort::onesweep::pass_geometry(5000), (1, 2));
 /// ```
 pub fn pass_geometry(n: u64) -> (u64, u64) {
     let portions = n.div_ceil(PORTION_KEYS).max(1);
-    let rows = n.min(PORTION_KEYS).div_ceil(PASS_TILE).max(1);
-    (portions, rows)
+    let tiles = n.div_ceil(PASS_TILE).max(1);
+    (portions, tiles)
 }
 
 /// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end).
@@ -131,10 +132,11 @@ pub(crate) fn sort<K: SortKey>(
     let n64 = n as u64;
     let passes = digit_passes(begin_bit, end_bit);
     let (portions, rows) = pass_geometry(n64);
+    let portion_rows = PORTION_KEYS / PASS_TILE;
     let launches = passes as u64 * portions;
     let hist_words = launches * 256; // u32
     let counter_words = launches; // u32
-    let state_words = rows * 256; // u32 per half
+    let state_words = rows * 256; // u32 per half: every portion's rows
                                   // Zeroed: histogram, tile counters, the first look-back state (u32s).
     let zeroed_u32 = hist_words + counter_words + state_words;
     let zeroed_u64 = usize::try_from(zeroed_u32.div_ceil(2)).map_err(|_| too_large(n))?;
@@ -142,8 +144,8 @@ pub(crate) fn sort<K: SortKey>(
     let offsets_u64 = launches * 256;
     let pooled_u64 = offsets_u64 + state_words.div_ceil(2);
     // SAFETY: the offsets are written by sort_offsets before any pass reads
-    // them; the second state's rows are zeroed by the first pass launch
-    // before the second reads them.
+    // them; the second state's rows of a portion are zeroed by the first
+    // pass's launch for that portion before the second pass reads them.
     let mut pooled = unsafe {
         DeviceBuffer::<u64>::uninit(gpu, usize::try_from(pooled_u64).map_err(|_| too_large(n))?)?
     };
@@ -200,7 +202,6 @@ pub(crate) fn sort<K: SortKey>(
 
         let states = [state_a, state_b];
         let mut source = plan.source;
-        let mut launch_index = 0u64;
         for p in 0..passes {
             let shift = begin_bit + 8 * p;
             let width = (end_bit - shift).min(8);
@@ -212,6 +213,11 @@ pub(crate) fn sort<K: SortKey>(
                 let count = (n64 - first).min(PORTION_KEYS);
                 let tiles = count.div_ceil(PASS_TILE);
                 let row = p as u64 * portions + portion;
+                // This portion's rows in each half of the double state:
+                // pass p uses half p mod 2 and clears the same rows of the
+                // other half, which pass p − 1 used for this portion (the
+                // same tiles: one row per block).
+                let state_offset = 4 * 256 * portion * portion_rows;
                 let config = LaunchConfig {
                     grid: (tiles as u32, 1, 1),
                     block: (PASS_BLOCK_THREADS, 1, 1),
@@ -232,9 +238,9 @@ pub(crate) fn sort<K: SortKey>(
                     .scalar(u32::from(descending))
                     .scalar(offsets + 8 * 256 * row)
                     .scalar(counters + 4 * row)
-                    .scalar(states[(launch_index % 2) as usize])
-                    .scalar(states[((launch_index + 1) % 2) as usize])
-                    .scalar(rows);
+                    .scalar(states[(p % 2) as usize] + state_offset)
+                    .scalar(states[((p + 1) % 2) as usize] + state_offset)
+                    .scalar(tiles);
                 // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
                 // const void* values_in, void* values_out, u64 count, u32
                 // shift, u32 width, u32 descending, const u64* offsets, u32*
@@ -242,12 +248,12 @@ pub(crate) fn sort<K: SortKey>(
                 // It reads count keys (values) from the portion's start,
                 // writes each to its final position below n in the target
                 // (the offsets count every key once), uses this launch's
-                // zeroed counter and state rows (tiles ≤ rows) and zeroes
-                // the other state's `rows` rows, which the previous launch
-                // used and finished with (stream order). Source and target
-                // are different buffers (the plan alternates them).
+                // zeroed counter and the portion's `tiles` zeroed state
+                // rows, and zeroes the same rows of the other half, which
+                // the previous pass used for this portion and has finished
+                // with (stream order) and the next pass uses. Source and
+                // target are different buffers (the plan alternates them).
                 unsafe { gpu.launch(&pass, config, &args)? };
-                launch_index += 1;
             }
             source = target;
         }

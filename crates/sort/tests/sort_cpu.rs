@@ -218,7 +218,7 @@ fn geometry() {
     assert_eq!(pass_geometry(PASS_TILE + 1), (1, 2));
     assert_eq!(
         pass_geometry(3 * PORTION_KEYS + 5),
-        (4, PORTION_KEYS / PASS_TILE)
+        (4, 3 * PORTION_KEYS / PASS_TILE + 1)
     );
     // Every pass alternates, the last on the final target.
     for passes in 1..=8 {
