@@ -36,8 +36,8 @@
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
 // counter): keys (and values) loaded blocked through shared memory
-// (coalesced, 16-byte vectors when aligned and whole); each thread's first
-// and last keys through shared memory give every item its neighbours (the
+// (coalesced, 16-byte vectors when aligned and whole); the loads' shared
+// exchange, which holds the whole tile, gives every item its neighbours (the
 // tile's first thread reads the key before the tile, its last thread the
 // key after it, from global memory); head and tail bits; the thread totals
 // scanned by the block; the tile's aggregates published, its prefixes found
@@ -131,8 +131,6 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     typedef typename TileStatusFor<A, 1>::type Status;
     __shared__ K key_exchange[ExchangeSize<K, TILE>::ITEMS];
     __shared__ V value_exchange[HAS_VALUES ? ExchangeSize<V, TILE>::ITEMS : 1];
-    __shared__ K s_first_key[BLOCK];
-    __shared__ K s_last_key[BLOCK];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u64 s_tile;
     __shared__ A s_prefix;
@@ -174,16 +172,17 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     }
 
     // Neighbours: the key before this thread's first item and after its
-    // last. Items past n are never heads or tails (position checks below).
-    s_first_key[tid] = key[0];
-    s_last_key[tid] = key[ITEMS - 1];
-    __syncthreads();
+    // last, read from the exchange, which still holds the whole tile
+    // (block_load_blocked wrote all TILE entries, padding included, before
+    // its barrier; nothing writes it again). Items past n are never heads
+    // or tails (position checks below).
     const u64 first_index = tile_base + (u64)tid * ITEMS;  // index of key[0]
     // (Thread 0 of tile 0 has no key before: item 0 is a head by position.
     // The last thread of the last tile has none after: item n − 1 is a tail
     // by position.)
-    const K before = tid > 0 ? s_last_key[tid - 1] : edge_before;
-    const K after = tid + 1 < (u32)BLOCK ? s_first_key[tid + 1] : edge_after;
+    const K before = tid > 0 ? key_exchange[exchange_index<K>(tid * (u32)ITEMS - 1u)] : edge_before;
+    const K after =
+        tid + 1u < (u32)BLOCK ? key_exchange[exchange_index<K>((tid + 1u) * (u32)ITEMS)] : edge_after;
     u32 head_bits = 0u;
     u32 tail_bits = 0u;
 #pragma unroll
