@@ -5,7 +5,9 @@
 // CSR: row r holds the non-zeros [offsets[r], offsets[r + 1]) of `cols`
 // (i32 column indices) and `vals`; Off is u32 or u64. Duplicated columns are
 // summed like any other non-zero. Float multiply-adds may be contracted to
-// FMA (NVRTC's default). x is read through the read-only data cache (__ldg).
+// FMA (NVRTC's default). x is read through the read-only data cache (__ldg);
+// values and column indices, read once, with the streaming hint (__ldcs:
+// evict first), so that they do not push x out of L2.
 #pragma once
 
 template <typename T>
@@ -23,5 +25,5 @@ __device__ __forceinline__ void spmv_store_row(T* y, u64 row, T value, T alpha, 
 template <typename T>
 __device__ __forceinline__ T spmv_product(const i32* __restrict__ cols, const T* __restrict__ vals,
                                           const T* __restrict__ x, u64 k) {
-    return vals[k] * __ldg(&x[(u32)cols[k]]);
+    return __ldcs(&vals[k]) * __ldg(&x[(u32)__ldcs(&cols[k])]);
 }
