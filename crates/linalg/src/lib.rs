@@ -9,6 +9,7 @@
 //! | `y = A·x`, `y = Aᵀ·x` (`f16`, `bf16`, `f32`, `f64`, `i32`) | [`matvec`] | [`MatvecAlgorithm`]: Global, SharedTiled { tile }, Tuned | [`matvec_bytes_moved`] |
 //! | `out = Aᵀ` (every element type: 1, 2, 4 and 8 bytes) | [`transpose`] | [`TransposeAlgorithm`]: Naive, Tiled, TiledPadded, Tuned | [`transpose_bytes_moved`] |
 //! | 2-D cross-correlation / convolution, K = 1…31, Valid/Same/Full, Zero/Clamp/Reflect/Wrap (`f16`, `bf16`, `f32`, `f64`, `i32`) | [`conv2d`] | [`ConvAlgorithm`]: Global, SharedFilter, ConstantFilter, TiledHalo | [`conv_bytes_moved`] |
+//! | `y = α·A·x + β·y`, A sparse (CSR, `f32`, `f64`) | [`spmv::spmv_into`] | [`spmv::SpmvAlgorithm`]: Cpu, Scalar, Vector, SegmentedScan, MergePath | [`spmv::spmv_bytes_moved`] |
 //!
 //! `f16` and `bf16` ([`gpu_core::f16`], [`gpu_core::bf16`]) accumulate in
 //! `f32`, as PyTorch does: products and sums (partial sums of split
