@@ -48,9 +48,9 @@
 //
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes
 // of tile state per tile (32 for the pair modes); one launch, no memset
-// (epoch-tagged state); barriers per tile: the loads' (one per array), the
-// block scan's, and one after the look-backs. Writes are scattered by
-// slot; consecutive runs go to consecutive slots.
+// (epoch-tagged state); barriers per tile: after the tile draw, the
+// loads' (one per array), the block scan's, and one after the look-backs.
+// Writes are scattered by slot; consecutive runs go to consecutive slots.
 
 #define BY_KEY_REDUCE 0
 #define BY_KEY_RUN_LENGTH 1
