@@ -30,7 +30,8 @@
 //! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
 //!   [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
-//! - shared memory per block: T·sizeof(T) (4 KiB for B = 512, `i32`);
+//! - shared memory per block: T accumulators (the element type, or 4 bytes
+//!   for the 1- and 2-byte types; 4 KiB for B = 512, `i32`);
 //! - bank conflicts: at stride s the active threads of a warp touch words 2s
 //!   apart, a min(2s, 32)-way conflict (on the H100 these cost more
 //!   shared-memory cycles than the whole padded scan): what
@@ -43,7 +44,7 @@
 use gpu_core::{Element, ModuleSource, Operator};
 
 use crate::policy::{BLELLOCH_ITEMS_PER_THREAD, LOG_NUM_BANKS};
-use crate::recursive::{block_entry_params, recursive_module, BlockScan};
+use crate::recursive::{block_entry_params, recursive_module, stages, BlockScan, Stage};
 
 /// Tile size of both Blelloch variants.
 pub(crate) fn blelloch_tile_items(block_threads: u32) -> u64 {
@@ -51,29 +52,42 @@ pub(crate) fn blelloch_tile_items(block_threads: u32) -> u64 {
 }
 
 /// A Blelloch block-scan module: `family` names it (`blelloch` or
-/// `blelloch_padded`), `padded` picks the template parameter.
+/// `blelloch_padded`), `padded` picks the template parameter; one entry per
+/// stage.
 pub(crate) fn blelloch_module<T: Element, O: Operator<T>>(
     family: &str,
     padded: bool,
     op: &O,
 ) -> ModuleSource {
-    recursive_module::<T, O>(format!("scan_{family}_{}_{}", T::SUFFIX, op.name()), op)
+    let module = recursive_module::<T, O>(format!("scan_{family}_{}_{}", T::SUFFIX, op.name()), op)
         .define("LOG_NUM_BANKS", LOG_NUM_BANKS)
-        .source(parprims_kernels::SCAN_BLELLOCH)
-        .entry(
-            blelloch_entry::<T, O>(family, op),
-            &block_entry_params::<T>(),
+        .source(parprims_kernels::SCAN_BLELLOCH);
+    stages::<T>().iter().fold(module, |module, &stage| {
+        let (load, store) = stage.types::<T>();
+        module.entry(
+            blelloch_entry::<T, O>(family, op, stage),
+            &block_entry_params::<T>(stage),
             &format!(
-                "blelloch_block<{t}, op_t, {padded}>(in, out, totals, n, exclusive, has_seed, seed)",
-                t = T::CUDA_TYPE
+                "blelloch_block<{load}, {store}, op_t, {padded}>(in, out, totals, n, exclusive, \
+                 has_seed, seed)"
             ),
             Some(crate::policy::MAX_BLOCK_THREADS),
         )
+    })
 }
 
-/// Entry name of a Blelloch block scan.
-pub(crate) fn blelloch_entry<T: Element, O: Operator<T>>(family: &str, op: &O) -> String {
-    format!("{family}_block_{}_{}", T::SUFFIX, op.name())
+/// Entry name of a Blelloch block scan's `stage`.
+pub(crate) fn blelloch_entry<T: Element, O: Operator<T>>(
+    family: &str,
+    op: &O,
+    stage: Stage,
+) -> String {
+    format!(
+        "{family}_block_{}_{}{}",
+        T::SUFFIX,
+        op.name(),
+        stage.suffix()
+    )
 }
 
 /// The unpadded Blelloch block scan, for the recursive driver.
@@ -85,8 +99,8 @@ impl BlockScan for Blelloch {
         blelloch_tile_items(block_threads)
     }
 
-    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64 {
-        self.tile_items(block_threads) * element_bytes
+    fn shared_bytes(&self, block_threads: u32, value_bytes: u64) -> u64 {
+        self.tile_items(block_threads) * value_bytes
     }
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
@@ -97,8 +111,8 @@ impl BlockScan for Blelloch {
         true
     }
 
-    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {
-        blelloch_entry::<T, O>("blelloch", op)
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O, stage: Stage) -> String {
+        blelloch_entry::<T, O>("blelloch", op, stage)
     }
 }
 
@@ -113,6 +127,16 @@ mod tests {
         assert_eq!(Blelloch.shared_bytes(512, 4), 4096);
         let m = Blelloch.module::<f64, _>(&Max);
         assert_eq!(m.entries(), ["blelloch_block_f64_max"]);
-        assert!(m.code().contains("blelloch_block<f64, op_t, false>"));
+        assert!(m.code().contains("blelloch_block<f64, f64, op_t, false>"));
+        let m = Blelloch.module::<gpu_core::f16, _>(&Max);
+        assert_eq!(
+            m.entries(),
+            [
+                "blelloch_block_f16_max",
+                "blelloch_block_f16_max_to_acc",
+                "blelloch_block_f16_max_acc"
+            ]
+        );
+        assert!(m.code().contains("blelloch_block<f16, f32, op_t, false>"));
     }
 }

@@ -16,7 +16,8 @@
 //! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
 //!   [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
-//! - shared memory per block: (T + ⌊(T − 1)/32⌋)·sizeof(T);
+//! - shared memory per block: T + ⌊(T − 1)/32⌋ accumulators (the element
+//!   type, or 4 bytes for the 1- and 2-byte types);
 //! - in place: yes; deterministic: yes.
 //!
 //! Kernel: `kernels/cuda/scan_blelloch.cu` (template parameter PADDED = true).
@@ -25,7 +26,7 @@ use gpu_core::{Element, ModuleSource, Operator};
 
 use crate::blelloch::{blelloch_entry, blelloch_module, blelloch_tile_items};
 use crate::policy::LOG_NUM_BANKS;
-use crate::recursive::BlockScan;
+use crate::recursive::{BlockScan, Stage};
 
 /// The padded Blelloch block scan, for the recursive driver.
 #[derive(Clone, Copy, Debug)]
@@ -43,8 +44,8 @@ impl BlockScan for BlellochPadded {
         blelloch_tile_items(block_threads)
     }
 
-    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64 {
-        padded_slots(self.tile_items(block_threads)) * element_bytes
+    fn shared_bytes(&self, block_threads: u32, value_bytes: u64) -> u64 {
+        padded_slots(self.tile_items(block_threads)) * value_bytes
     }
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
@@ -55,8 +56,8 @@ impl BlockScan for BlellochPadded {
         true
     }
 
-    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {
-        blelloch_entry::<T, O>("blelloch_padded", op)
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O, stage: Stage) -> String {
+        blelloch_entry::<T, O>("blelloch_padded", op, stage)
     }
 }
 

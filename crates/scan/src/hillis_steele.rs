@@ -18,8 +18,9 @@
 //! - global bytes moved: ≈ 4n·sizeof(T) (read + write in the block scan and
 //!   in the uniform add) plus the higher levels, see [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
-//! - shared memory per block: 2T·sizeof(T) (32 KiB for B = 512, `f64`;
-//!   64 KiB for B = 1024, where the launch opts in past the 48 KiB default);
+//! - shared memory per block: 2T accumulators (the element type, or 4 bytes
+//!   for the 1- and 2-byte types; 32 KiB for B = 512, `f64`; 64 KiB for
+//!   B = 1024, where the launch opts in past the 48 KiB default);
 //! - bank conflicts: none beyond the hardware minimum (consecutive threads,
 //!   consecutive words);
 //! - in place: yes; deterministic: yes.
@@ -29,7 +30,7 @@
 use gpu_core::{Element, ModuleSource, Operator};
 
 use crate::policy::HILLIS_STEELE_ITEMS_PER_THREAD;
-use crate::recursive::{block_entry_params, recursive_module, BlockScan};
+use crate::recursive::{block_entry_params, recursive_module, stages, BlockScan, Stage};
 
 /// The Hillis–Steele block scan, for the recursive driver.
 #[derive(Clone, Copy, Debug)]
@@ -40,35 +41,43 @@ impl BlockScan for HillisSteele {
         block_threads as u64 * HILLIS_STEELE_ITEMS_PER_THREAD as u64
     }
 
-    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64 {
+    fn shared_bytes(&self, block_threads: u32, value_bytes: u64) -> u64 {
         // Two buffers of one tile each.
-        2 * self.tile_items(block_threads) * element_bytes
+        2 * self.tile_items(block_threads) * value_bytes
     }
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
-        recursive_module::<T, O>(
+        let module = recursive_module::<T, O>(
             format!("scan_hillis_steele_{}_{}", T::SUFFIX, op.name()),
             op,
         )
         .define("HS_ITEMS_PER_THREAD", HILLIS_STEELE_ITEMS_PER_THREAD)
-        .source(parprims_kernels::SCAN_HILLIS_STEELE)
-        .entry(
-            self.entry::<T, O>(op),
-            &block_entry_params::<T>(),
-            &format!(
-                "hillis_steele_block<{t}, op_t>(in, out, totals, n, exclusive, has_seed, seed)",
-                t = T::CUDA_TYPE
-            ),
-            Some(crate::policy::MAX_BLOCK_THREADS),
-        )
+        .source(parprims_kernels::SCAN_HILLIS_STEELE);
+        stages::<T>().iter().fold(module, |module, &stage| {
+            let (load, store) = stage.types::<T>();
+            module.entry(
+                self.entry::<T, O>(op, stage),
+                &block_entry_params::<T>(stage),
+                &format!(
+                    "hillis_steele_block<{load}, {store}, op_t>(in, out, totals, n, exclusive, \
+                     has_seed, seed)"
+                ),
+                Some(crate::policy::MAX_BLOCK_THREADS),
+            )
+        })
     }
 
     fn loops_over_tiles(&self) -> bool {
         false
     }
 
-    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String {
-        format!("hillis_steele_block_{}_{}", T::SUFFIX, op.name())
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O, stage: Stage) -> String {
+        format!(
+            "hillis_steele_block_{}_{}{}",
+            T::SUFFIX,
+            op.name(),
+            stage.suffix()
+        )
     }
 }
 
@@ -88,5 +97,18 @@ mod tests {
         let m = HillisSteele.module::<i32, _>(&Sum);
         assert_eq!(m.entries(), ["hillis_steele_block_i32_sum"]);
         assert!(m.code().contains("#define HS_ITEMS_PER_THREAD 4"));
+        assert!(m.code().contains("hillis_steele_block<i32, i32, op_t>"));
+        // A narrow type: the three stages, on its 4-byte accumulator.
+        let m = HillisSteele.module::<i8, _>(&Sum);
+        assert_eq!(
+            m.entries(),
+            [
+                "hillis_steele_block_i8_sum",
+                "hillis_steele_block_i8_sum_to_acc",
+                "hillis_steele_block_i8_sum_acc"
+            ]
+        );
+        assert!(m.code().contains("hillis_steele_block<i8, i32, op_t>"));
+        assert!(m.code().contains("hillis_steele_block<i32, i32, op_t>"));
     }
 }

@@ -16,6 +16,14 @@
 //!   the same buffer: [`buffer_plan`]);
 //! - deterministic: yes.
 //!
+//! The 1- and 2-byte types combine in a 4-byte accumulator
+//! (`gpu_core::op::register_type`). A scan of two launches or more
+//! ping-pongs through one or two n-element accumulator arrays instead of
+//! the output ([`accumulator_plan`]): the first launch reads the elements,
+//! the last writes them, so each output is narrowed once (a 16-bit float
+//! rounded once). The temporary is then 4n or 8n bytes, and no copy back is
+//! needed in place.
+//!
 //! Kernel: `kernels/cuda/scan_hillis_steele_global.cu`.
 
 use gpu_core::launch::grid_1d;
@@ -25,6 +33,7 @@ use gpu_core::{
 };
 
 use crate::kind::ScanKind;
+use crate::recursive::{accumulator_buffer, accumulator_bytes, accumulator_type, is_narrow};
 
 /// Where one launch writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,46 +84,115 @@ pub(crate) fn buffer_plan(launches: usize, in_place: bool) -> (Vec<Target>, bool
     }
 }
 
-fn step_entry<T: Element, O: Operator<T>>(op: &O) -> String {
-    format!("hs_global_step_{}_{}", T::SUFFIX, op.name())
+/// One side of a launch of a scan through accumulators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The caller's array: the input (the output, in place) for the first
+    /// launch, the output for the last.
+    Caller,
+    /// Accumulator array 0 or 1.
+    Accumulator(usize),
 }
 
-fn shift_entry<T: Element, O: Operator<T>>(op: &O) -> String {
-    format!("hs_global_shift_{}_{}", T::SUFFIX, op.name())
+/// `(reads, writes)` of each of `launches` ≥ 2 launches of a 1- or 2-byte
+/// type's scan: the first reads the caller's array, the last writes it,
+/// and the ones between ping-pong between two accumulator arrays (one when
+/// there are only two launches). No launch reads what it writes, in place
+/// or not.
+pub(crate) fn accumulator_plan(launches: usize) -> Vec<(Side, Side)> {
+    (0..launches)
+        .map(|j| {
+            let reads = if j == 0 {
+                Side::Caller
+            } else {
+                Side::Accumulator((j - 1) % 2)
+            };
+            let writes = if j + 1 == launches {
+                Side::Caller
+            } else {
+                Side::Accumulator(j % 2)
+            };
+            (reads, writes)
+        })
+        .collect()
 }
 
-/// The module for `T` and `op`: the step and the shift kernels.
+/// The entry name of a step reading `from` and writing `to`
+/// (element-to-element steps keep the plain name).
+fn step_entry<T: Element, O: Operator<T>>(op: &O, suffix: &str) -> String {
+    format!("hs_global_step_{}_{}{suffix}", T::SUFFIX, op.name())
+}
+
+fn shift_entry<T: Element, O: Operator<T>>(op: &O, suffix: &str) -> String {
+    format!("hs_global_shift_{}_{}{suffix}", T::SUFFIX, op.name())
+}
+
+/// Entry-name suffixes of the launches through accumulators: from the
+/// elements, between accumulators, back to the elements.
+const TO_ACC: &str = "_to_acc";
+const ACC: &str = "_acc";
+const FROM_ACC: &str = "_from_acc";
+
+/// The module for `T` and `op`: the step and the shift kernels on `T`;
+/// for the 1- and 2-byte types also the steps and the shift through
+/// accumulators.
 pub(crate) fn module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
     let t = T::CUDA_TYPE;
-    ModuleSource::new(format!(
+    let acc = accumulator_type::<T>();
+    let step = |module: ModuleSource, suffix: &str, load: &str, store: &str| {
+        module.entry(
+            step_entry::<T, O>(op, suffix),
+            &format!("const {load}* in, {store}* out, u64 n, u64 d"),
+            &format!("hs_global_step<{load}, {store}, op_t>(in, out, n, d)"),
+            Some(crate::policy::MAX_BLOCK_THREADS),
+        )
+    };
+    let shift = |module: ModuleSource, suffix: &str, store: &str| {
+        module.entry(
+            shift_entry::<T, O>(op, suffix),
+            &format!("const {t}* in, {store}* out, u64 n, {t} initial"),
+            &format!("hs_global_shift<{t}, {store}>(in, out, n, initial)"),
+            Some(crate::policy::MAX_BLOCK_THREADS),
+        )
+    };
+    let module = ModuleSource::new(format!(
         "scan_hillis_steele_global_{}_{}",
         T::SUFFIX,
         op.name()
     ))
-    .operator::<T, O>(op, "op_t")
-    .source(parprims_kernels::SCAN_HILLIS_STEELE_GLOBAL)
-    .entry(
-        step_entry::<T, O>(op),
-        &format!("const {t}* in, {t}* out, u64 n, u64 d"),
-        &format!("hs_global_step<{t}, op_t>(in, out, n, d)"),
-        Some(crate::policy::MAX_BLOCK_THREADS),
-    )
-    .entry(
-        shift_entry::<T, O>(op),
-        &format!("const {t}* in, {t}* out, u64 n, {t} initial"),
-        &format!("hs_global_shift<{t}>(in, out, n, initial)"),
-        Some(crate::policy::MAX_BLOCK_THREADS),
-    )
+    .source(&gpu_core::op::register_operator_prelude::<T, O>(op, "op_t"))
+    .source(parprims_kernels::SCAN_HILLIS_STEELE_GLOBAL);
+    let module = shift(step(module, "", t, t), "", t);
+    if !is_narrow::<T>() {
+        return module;
+    }
+    let module = step(module, TO_ACC, t, acc);
+    let module = step(module, ACC, acc, acc);
+    let module = step(module, FROM_ACC, acc, t);
+    shift(module, TO_ACC, acc)
 }
 
 /// Global-memory bytes for an inclusive scan of `n` elements: per step d,
-/// n + (n − d) elements read and n written.
+/// n + (n − d) values read and n written. A 1- or 2-byte type's steps
+/// between the first and the last read and write 4-byte accumulators.
 pub(crate) fn bytes_moved(n: u64, element_bytes: u64) -> u64 {
-    step_distances(n)
-        .into_iter()
-        .map(|d| 3 * n - d)
-        .sum::<u64>()
-        * element_bytes
+    let steps = step_distances(n);
+    let acc = accumulator_bytes(element_bytes);
+    let last = steps.len().saturating_sub(1);
+    steps
+        .iter()
+        .enumerate()
+        .map(|(j, &d)| {
+            let single = steps.len() == 1;
+            let read = if j == 0 || single { element_bytes } else { acc };
+            let written = if j == last || single {
+                element_bytes
+            } else {
+                acc
+            };
+            (2 * n - d) * read + n * written
+        })
+        .sum()
 }
 
 /// Scans `output.len()` elements; `input` `None` scans `output` in place.
@@ -153,11 +231,15 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
         "scan/hillis_steele_global/{}",
         crate::operator_key::<T, O>(op)
     );
-    let step_kernel = gpu.stored_kernel(&key, &step_entry::<T, O>(op), || module::<T, O>(op))?;
-    let shift_kernel = gpu.stored_kernel(&key, &shift_entry::<T, O>(op), || module::<T, O>(op))?;
+    let kernel = |entry: String| gpu.stored_kernel(&key, &entry, || module::<T, O>(op));
     // One element per thread: ⌈n / block_threads⌉ blocks, spread over y
     // past 2^31 − 1 blocks (the kernels use global_thread_index()).
     let (config, _) = grid_1d(n, block_threads, 1, 0)?;
+    if is_narrow::<T>() && launches >= 2 {
+        return scan_through_accumulators(gpu, config, input, output, op, initial, &steps, kernel);
+    }
+    let step_kernel = kernel(step_entry::<T, O>(op, ""))?;
+    let shift_kernel = kernel(shift_entry::<T, O>(op, ""))?;
     let (plan, copy_back) = buffer_plan(launches, in_place);
     let temp = if plan.contains(&Target::Temp) {
         // SAFETY: every launch that reads the temporary reads what the
@@ -207,6 +289,84 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
     }
     // `temp` drops here: a stream-ordered free after the launches above.
     drop(temp);
+    Ok(())
+}
+
+/// A 1- or 2-byte type's scan of two launches or more, through accumulator
+/// arrays ([`accumulator_plan`]). `kernel` loads an entry of [`module`].
+#[allow(clippy::too_many_arguments)]
+fn scan_through_accumulators<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    config: gpu_core::LaunchConfig,
+    input: Option<DeviceView<'_, T>>,
+    output: DeviceViewMut<'_, T>,
+    op: &O,
+    initial: Option<T>,
+    steps: &[u64],
+    kernel: impl Fn(String) -> Result<gpu_core::Kernel>,
+) -> Result<()> {
+    let n = output.len();
+    let launches = steps.len() + usize::from(initial.is_some());
+    let plan = accumulator_plan(launches);
+    // Everything fallible before the first launch: the kernel of each
+    // launch, then the accumulator arrays.
+    let kernels: Vec<gpu_core::Kernel> = (0..launches)
+        .map(|j| {
+            let suffix = match (j == 0, j + 1 == launches) {
+                (true, _) => TO_ACC,
+                (false, true) => FROM_ACC,
+                (false, false) => ACC,
+            };
+            if j == 0 && initial.is_some() {
+                kernel(shift_entry::<T, O>(op, TO_ACC))
+            } else {
+                kernel(step_entry::<T, O>(op, suffix))
+            }
+        })
+        .collect::<Result<_>>()?;
+    let arrays = if launches > 2 { 2 } else { 1 };
+    let accumulators: Vec<DeviceBuffer<u32>> = (0..arrays)
+        // SAFETY: launch j writes all n accumulators of the array that
+        // launch j + 1 reads (accumulator_plan).
+        .map(|_| unsafe { accumulator_buffer::<T>(gpu, n) })
+        .collect::<Result<_>>()?;
+    let output_ptr = output.device_ptr();
+    let input_ptr = input.map_or(output_ptr, |v| v.device_ptr());
+    let ptr_of = |side: Side, caller: u64| match side {
+        Side::Caller => caller,
+        Side::Accumulator(a) => accumulators[a].view().device_ptr(),
+    };
+    let mut distances = steps.iter();
+    for (j, &(reads, writes)) in plan.iter().enumerate() {
+        let mut args = KernelArgs::new();
+        args.scalar(ptr_of(reads, input_ptr))
+            .scalar(ptr_of(writes, output_ptr))
+            .scalar(n as u64);
+        match (j, initial) {
+            (0, Some(initial)) => {
+                args.scalar(initial);
+            }
+            _ => {
+                let d = *distances
+                    .next()
+                    .expect("accumulator_plan has one launch per step (plus the shift)");
+                args.scalar(d);
+            }
+        }
+        // SAFETY: the arguments match the entry chosen above for launch j:
+        // hs_global_shift(in: T, out: A, n, initial: T) for an exclusive
+        // scan's first launch, else hs_global_step(in, out, n, d) reading T
+        // (first launch) or A, writing A or T (last launch). Each side holds
+        // n values of its type (the caller's views, validated to the same
+        // length, or an accumulator array of n); the first launch reads the
+        // caller's array and writes an accumulator array, the last reads an
+        // accumulator array and writes the output, the others go from one
+        // accumulator array to the other, so no launch reads what it
+        // writes; indices are guarded against n.
+        unsafe { gpu.launch(&kernels[j], config, &args)? };
+    }
+    // The accumulators drop here: stream-ordered frees after the launches.
+    drop(accumulators);
     Ok(())
 }
 

@@ -484,37 +484,37 @@ fn dispatch<T: Element, O: Operator<T>>(
     }
 }
 
-/// Whether `algorithm` scans `T` with `op`. Every algorithm takes the 4- and
-/// 8-byte types with any operator. The 1- and 2-byte types (`i8`, `u8`,
-/// `i16`, `u16`, `f16`, `bf16`) scan in a 4-byte accumulator, which only
-/// the default algorithm ([`ScanAlgorithm::DecoupledLookback`] = `Auto`)
-/// implements, and only with the built-in operators. Anything else is a
-/// typed [`Error::Unsupported`], found on the host (for any length, 0
-/// included).
+/// Whether `algorithm` scans `T` with `op`. Every algorithm takes every
+/// element type with the built-in operators, and the 4- and 8-byte types
+/// with any operator. The 1- and 2-byte types (`i8`, `u8`, `i16`, `u16`,
+/// `f16`, `bf16`) scan in a 4-byte accumulator (`i32`/`u32` extended,
+/// exact; `f32` for the 16-bit floats, each output rounded once): every
+/// item is widened when loaded, every combine, shared tile and total
+/// between levels or passes is an accumulator, and each output is narrowed
+/// once when stored. A custom operator (its CUDA written for the element
+/// type) on them is a typed [`Error::Unsupported`], found on the host (for
+/// any length, 0 included).
 ///
 /// ```
 /// use gpu_core::{f16, CustomOp, Error, Sum};
 /// use scan::ScanAlgorithm;
 /// assert!(scan::check_element::<i8, _>(&Sum, ScanAlgorithm::Auto).is_ok());
 /// assert!(scan::check_element::<f16, _>(&Sum, ScanAlgorithm::DecoupledLookback).is_ok());
-/// assert!(matches!(
-///     scan::check_element::<u16, _>(&Sum, ScanAlgorithm::Blelloch),
-///     Err(Error::Unsupported(_))
-/// ));
+/// assert!(scan::check_element::<u16, _>(&Sum, ScanAlgorithm::Blelloch).is_ok());
+/// assert!(scan::check_element::<f16, _>(&Sum, ScanAlgorithm::HillisSteeleGlobal).is_ok());
 /// let custom = CustomOp::<i16>::new("add", "a + b", 0, |a, b| a.wrapping_add(b))?;
-/// assert!(scan::check_element::<i16, _>(&custom, ScanAlgorithm::Auto).is_err());
+/// for algorithm in ScanAlgorithm::ALL {
+///     assert!(matches!(
+///         scan::check_element::<i16, _>(&custom, algorithm),
+///         Err(Error::Unsupported(_))
+///     ));
+/// }
 /// # Ok::<(), gpu_core::Error>(())
 /// ```
 pub fn check_element<T: Element, O: Operator<T>>(op: &O, algorithm: ScanAlgorithm) -> Result<()> {
     match algorithm.resolve() {
         ScanAlgorithm::DecoupledLookback => lookback::check_element::<T, O>(op),
-        other if T::BYTES < 4 => Err(Error::Unsupported(format!(
-            "{other} scans 4- and 8-byte elements; {} scans with the default algorithm \
-             ({})",
-            T::SUFFIX,
-            ScanAlgorithm::DecoupledLookback
-        ))),
-        _ => Ok(()),
+        other => gpu_core::op::check_register_operator::<T, O>(&format!("{other} scan"), op),
     }
 }
 
@@ -532,19 +532,20 @@ pub(crate) fn operator_key<T: Element, O: Operator<T>>(op: &O) -> String {
 }
 
 /// Every module any algorithm can request for `T` and `op` (every block
-/// size uses the same module: the block size is a launch parameter): only
-/// the look-back's for the 1- and 2-byte types, none where
-/// [`check_element`] refuses every algorithm.
+/// size uses the same module: the block size is a launch parameter); none
+/// where [`check_element`] refuses every algorithm (a custom operator on a
+/// 1- or 2-byte type).
 ///
 /// ```
 /// use gpu_core::{f16, Sum};
 /// let modules = scan::modules_for::<f32, _>(&Sum);
 /// assert!(modules.len() > 5);
-/// assert_eq!(scan::modules_for::<f16, _>(&Sum).len(), 2); // the look-back's two shapes
+/// // The 16-bit floats have the same algorithms (on an f32 accumulator).
+/// assert_eq!(scan::modules_for::<f16, _>(&Sum).len(), modules.len());
 /// ```
 pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
-    if T::BYTES < 4 {
-        return lookback::lookback_modules::<T, O>(op);
+    if check_element::<T, O>(op, ScanAlgorithm::Auto).is_err() {
+        return Vec::new();
     }
     let mut modules = vec![
         hillis_steele_global::module::<T, O>(op),
@@ -572,8 +573,7 @@ fn bitwise_modules<T: IntElement>(modules: &mut Vec<ModuleSource>) {
 
 /// Every kernel module this crate can request (every algorithm × element
 /// type × built-in operator: sum, max and min for every type; and, or and
-/// xor for the integer types; the 1- and 2-byte types through the look-back
-/// only), for the kernel-compile test.
+/// xor for the integer types), for the kernel-compile test.
 ///
 /// ```
 /// let catalog = scan::kernel_catalog();
@@ -760,7 +760,25 @@ mod tests {
                 assert!(names.contains(&name.as_str()), "{name} missing");
             }
         }
+        // The 1- and 2-byte types have every algorithm too.
+        for t in ["i8", "u8", "i16", "u16", "f16", "bf16"] {
+            for op in ["sum", "max", "min"] {
+                for family in [
+                    "hillis_steele_global",
+                    "hillis_steele",
+                    "blelloch",
+                    "blelloch_padded",
+                    "uniform_add",
+                ] {
+                    let name = format!("scan_{family}_{t}_{op}");
+                    assert!(names.contains(&name.as_str()), "{name} missing");
+                }
+                let name = format!("scan_reduce_then_scan_{t}_{op}_256x16");
+                assert!(names.contains(&name.as_str()), "{name} missing");
+            }
+        }
         assert!(!names.iter().any(|n| n.contains("f32_and")));
+        assert!(!names.iter().any(|n| n.contains("f16_and")));
         let mut sorted = names.clone();
         sorted.sort_unstable();
         sorted.dedup();

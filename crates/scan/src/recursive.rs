@@ -23,10 +23,20 @@
 //! every level, sizing the grids) happens before the first launch, so an
 //! error leaves the output untouched. The block kernel is a type parameter
 //! ([`BlockScan`]), so the driver is written once for all three variants.
+//!
+//! The 1- and 2-byte types scan in a 4-byte accumulator
+//! (`gpu_core::op::register_type`): the block scans widen each item when
+//! they load it, the shared tile and the totals of every level are
+//! accumulators, and level 0 writes its tile-local prefixes to an
+//! n-element accumulator array (not to the output, which would round a
+//! 16-bit float twice); the last step, `uniform_add_narrow`, folds in the
+//! carries and narrows each output once. An array of one tile is scanned
+//! straight from the element type to the element type. Bytes moved grow
+//! accordingly ([`bytes_moved`]); the temporary is 4n bytes.
 
 use gpu_core::launch::{grid_1d, spread_blocks};
 use gpu_core::{
-    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, LaunchConfig,
+    DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, LaunchConfig,
     ModuleSource, Operator, Result,
 };
 
@@ -35,36 +45,119 @@ use crate::policy::{UNIFORM_ADD_MAX_ITEMS, UNIFORM_ADD_MAX_THREADS, UNIFORM_ADD_
 
 /// A block-level scan kernel the driver can run: it scans tiles of
 /// `tile_items(block_threads)` elements with the entry signature
-/// `(const T* in, T* out, T* totals, u64 n, u32 exclusive, u32 has_seed, T seed)`
-/// (see `kernels/cuda/scan/recursive.cuh`).
+/// `(const L* in, S* out, A* totals, u64 n, u32 exclusive, u32 has_seed, T seed)`
+/// (see `kernels/cuda/scan/recursive.cuh`), one entry per [`Stage`].
 pub(crate) trait BlockScan {
     /// Elements one block scans.
     fn tile_items(&self, block_threads: u32) -> u64;
-    /// Dynamic shared memory per block, in bytes.
-    fn shared_bytes(&self, block_threads: u32, element_bytes: u64) -> u64;
-    /// The kernel module for `T` and `op`.
+    /// Dynamic shared memory per block, in bytes, for `value_bytes`-byte
+    /// accumulators.
+    fn shared_bytes(&self, block_threads: u32, value_bytes: u64) -> u64;
+    /// The kernel module for `T` and `op`: one entry per stage of
+    /// [`stages`].
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource;
-    /// The block-scan entry point in [`BlockScan::module`].
-    fn entry<T: Element, O: Operator<T>>(&self, op: &O) -> String;
+    /// The block-scan entry point of `stage` in [`BlockScan::module`].
+    fn entry<T: Element, O: Operator<T>>(&self, op: &O, stage: Stage) -> String;
     /// Whether the kernel loops over tiles (the pipelined tile loop of
     /// `scan/recursive.cuh`, on a persistent grid) rather than scanning the
     /// one tile of its block index.
     fn loops_over_tiles(&self) -> bool;
 }
 
-/// Parameter list of every block-scan entry point.
-pub(crate) fn block_entry_params<T: Element>() -> String {
+/// What a block-scan entry reads and writes. The 4- and 8-byte types have
+/// only [`Stage::Element`]; a 1- or 2-byte type has all three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Elements to elements: every level of a 4- or 8-byte type, and a
+    /// narrow type's array of one tile.
+    Element,
+    /// Elements to accumulators: level 0 of a narrow type's multi-tile scan.
+    ToAccumulator,
+    /// Accumulators to accumulators: the totals' levels of a narrow type.
+    Accumulator,
+}
+
+impl Stage {
+    /// The suffix of the stage's entry name (none for [`Stage::Element`], so
+    /// the 4- and 8-byte entries keep their names).
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Stage::Element => "",
+            Stage::ToAccumulator => "_to_acc",
+            Stage::Accumulator => "_acc",
+        }
+    }
+
+    /// CUDA types `(loaded, stored)` for `T`.
+    pub(crate) fn types<T: Element>(self) -> (&'static str, &'static str) {
+        let acc = accumulator_type::<T>();
+        match self {
+            Stage::Element => (T::CUDA_TYPE, T::CUDA_TYPE),
+            Stage::ToAccumulator => (T::CUDA_TYPE, acc),
+            Stage::Accumulator => (acc, acc),
+        }
+    }
+}
+
+/// The CUDA type the kernels combine `T` in: `T` itself for the 4- and
+/// 8-byte types, the 4-byte register type for the others.
+pub(crate) fn accumulator_type<T: Element>() -> &'static str {
+    gpu_core::op::register_type::<T>().unwrap_or(T::CUDA_TYPE)
+}
+
+/// Bytes of one accumulator of `element_bytes`-byte elements (4 for the 1-
+/// and 2-byte types).
+pub(crate) fn accumulator_bytes(element_bytes: u64) -> u64 {
+    element_bytes.max(4)
+}
+
+/// Whether `T` scans through accumulator arrays (a 1- or 2-byte type).
+pub(crate) fn is_narrow<T: Element>() -> bool {
+    gpu_core::op::register_type::<T>().is_some()
+}
+
+/// The block-scan stages a module for `T` holds.
+pub(crate) fn stages<T: Element>() -> &'static [Stage] {
+    if is_narrow::<T>() {
+        &[Stage::Element, Stage::ToAccumulator, Stage::Accumulator]
+    } else {
+        &[Stage::Element]
+    }
+}
+
+/// Parameter list of the block-scan entry of `stage`.
+pub(crate) fn block_entry_params<T: Element>(stage: Stage) -> String {
+    let (load, store) = stage.types::<T>();
     format!(
-        "const {t}* in, {t}* out, {t}* totals, u64 n, u32 exclusive, u32 has_seed, {t} seed",
+        "const {load}* in, {store}* out, {acc}* totals, u64 n, u32 exclusive, u32 has_seed, {t} seed",
+        acc = accumulator_type::<T>(),
         t = T::CUDA_TYPE
     )
 }
 
+/// An uninitialised device array of `len` accumulators of `T` (4-byte
+/// words, two per accumulator of an 8-byte type).
+///
+/// # Safety
+/// As [`DeviceBuffer::uninit`]: every element must be written before it is
+/// read.
+pub(crate) unsafe fn accumulator_buffer<T: Element>(
+    gpu: &Gpu,
+    len: usize,
+) -> Result<DeviceBuffer<u32>> {
+    let words = len
+        .checked_mul(accumulator_bytes(T::BYTES as u64) as usize / 4)
+        .ok_or_else(|| Error::invalid("n", format!("{len} accumulators overflow")))?;
+    // SAFETY: the caller writes before reading.
+    unsafe { DeviceBuffer::<u32>::uninit(gpu, words) }
+}
+
 /// Starts a module that uses `scan/recursive.cuh`: the operator functor
-/// `op_t`, the uniform-add constant, the shared header.
+/// `op_t` (on the accumulator for the 1- and 2-byte types), the uniform-add
+/// constant, the shared header.
 pub(crate) fn recursive_module<T: Element, O: Operator<T>>(name: String, op: &O) -> ModuleSource {
     ModuleSource::new(name)
-        .operator::<T, O>(op, "op_t")
+        .source(&gpu_core::op::register_operator_prelude::<T, O>(op, "op_t"))
         .define("UNIFORM_ADD_MAX_ITEMS", UNIFORM_ADD_MAX_ITEMS)
         .source(parprims_kernels::SCAN_RECURSIVE)
 }
@@ -74,17 +167,35 @@ pub(crate) fn uniform_add_entry<T: Element, O: Operator<T>>(op: &O) -> String {
     format!("scan_uniform_add_{}_{}", T::SUFFIX, op.name())
 }
 
+/// Entry name of the narrowing uniform add (1- and 2-byte types only).
+pub(crate) fn uniform_add_narrow_entry<T: Element, O: Operator<T>>(op: &O) -> String {
+    format!("scan_uniform_add_narrow_{}_{}", T::SUFFIX, op.name())
+}
+
 /// The uniform-add module for `T` and `op` (shared by the three recursive
-/// variants, so it is compiled once).
+/// variants, so it is compiled once): the uniform add on accumulators, and
+/// for the 1- and 2-byte types the narrowing one.
 pub(crate) fn uniform_add_module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
-    recursive_module::<T, O>(format!("scan_uniform_add_{}_{}", T::SUFFIX, op.name()), op).entry(
-        uniform_add_entry::<T, O>(op),
+    let acc = accumulator_type::<T>();
+    let module =
+        recursive_module::<T, O>(format!("scan_uniform_add_{}_{}", T::SUFFIX, op.name()), op)
+            .entry(
+                uniform_add_entry::<T, O>(op),
+                &format!("{acc}* data, const {acc}* carry, u64 n, u64 tile_items, u64 tiles"),
+                &format!("uniform_add<{acc}, op_t>(data, carry, n, tile_items, tiles)"),
+                Some(UNIFORM_ADD_MAX_THREADS),
+            );
+    if !is_narrow::<T>() {
+        return module;
+    }
+    module.entry(
+        uniform_add_narrow_entry::<T, O>(op),
         &format!(
-            "{t}* data, const {t}* carry, u64 n, u64 tile_items, u64 tiles",
+            "const {acc}* work, {t}* out, const {acc}* carry, u64 n, u64 tile_items, u64 tiles",
             t = T::CUDA_TYPE
         ),
         &format!(
-            "uniform_add<{t}, op_t>(data, carry, n, tile_items, tiles)",
+            "uniform_add_narrow<{t}, op_t>(work, out, carry, n, tile_items, tiles)",
             t = T::CUDA_TYPE
         ),
         Some(UNIFORM_ADD_MAX_THREADS),
@@ -155,20 +266,32 @@ pub(crate) fn persistent_grid(
 /// length m with t = ⌈m/T⌉ tiles, the block scan reads and writes m
 /// elements (and writes t totals when t > 1); the uniform add reads and
 /// writes the m − T elements past the first tile and reads t − 1 carries.
+/// For 1- and 2-byte elements (scanned in 4-byte accumulators) level 0
+/// writes m accumulators and its t totals, and the narrowing uniform add
+/// reads the m accumulators and t − 1 carries and writes the m elements;
+/// the higher levels move accumulators.
 pub(crate) fn bytes_moved(n: u64, element_bytes: u64, tile_items: u64) -> u64 {
     if n == 0 {
         return 0;
     }
-    let mut elements = 0u64;
-    for m in level_lengths(n, tile_items) {
+    let acc = accumulator_bytes(element_bytes);
+    let narrow = acc != element_bytes;
+    let mut bytes = 0u64;
+    for (level, m) in level_lengths(n, tile_items).into_iter().enumerate() {
         let tiles = m.div_ceil(tile_items);
-        elements += 2 * m;
+        if level == 0 && narrow && tiles > 1 {
+            bytes += m * element_bytes + m * acc + tiles * acc; // block scan
+            bytes += m * acc + (tiles - 1) * acc + m * element_bytes; // narrowing add
+            continue;
+        }
+        let mut elements = 2 * m;
         if tiles > 1 {
             elements += tiles; // totals written
             elements += 2 * (m - tile_items) + (tiles - 1); // uniform add
         }
+        bytes += elements * if level == 0 { element_bytes } else { acc };
     }
-    elements * element_bytes
+    bytes
 }
 
 /// Scans `output.len()` elements with block scan `block_scan` and
@@ -189,67 +312,113 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
         return Ok(());
     }
     let tile_items = block_scan.tile_items(block_threads);
-    let shared_bytes = u32::try_from(block_scan.shared_bytes(block_threads, T::BYTES as u64))
-        .map_err(|_| Error::invalid("block_threads", "shared memory per block overflows"))?;
+    let shared_bytes =
+        u32::try_from(block_scan.shared_bytes(block_threads, accumulator_bytes(T::BYTES as u64)))
+            .map_err(|_| Error::invalid("block_threads", "shared memory per block overflows"))?;
     let levels = level_lengths(n, tile_items);
+    // A 1- or 2-byte type over several tiles goes through accumulators:
+    // level 0 into `work`, the totals' levels on accumulators, and the
+    // narrowing uniform add into the output.
+    let through_accumulators = is_narrow::<T>() && levels.len() > 1;
+    let stage_of = |level: usize| match (through_accumulators, level) {
+        (false, _) => Stage::Element,
+        (true, 0) => Stage::ToAccumulator,
+        (true, _) => Stage::Accumulator,
+    };
 
     // Everything fallible before the first launch.
-    // From the context's kernel store: the entry names the family, and the
-    // operator key the type and operator (every block size shares a module).
+    // From the context's kernel store: the entry names the family (and the
+    // stage), the operator key the type and operator (every block size
+    // shares a module).
     let operator = crate::operator_key::<T, O>(op);
-    let block_entry = block_scan.entry::<T, O>(op);
-    let block_kernel = gpu.stored_kernel(
-        &format!("scan/block/{block_entry}/{operator}"),
-        &block_entry,
-        || block_scan.module::<T, O>(op),
-    )?;
+    let block_kernel = |stage: Stage| {
+        let entry = block_scan.entry::<T, O>(op, stage);
+        gpu.stored_kernel(
+            &format!(
+                "scan/block/{}/{operator}",
+                block_scan.entry::<T, O>(op, Stage::Element)
+            ),
+            &entry,
+            || block_scan.module::<T, O>(op),
+        )
+    };
+    let level_kernels: Vec<Kernel> = (0..levels.len())
+        .map(|level| block_kernel(stage_of(level)))
+        .collect::<Result<_>>()?;
+    let add_key = format!("scan/uniform_add/{operator}");
     let add_kernel = if levels.len() > 1 {
-        Some(gpu.stored_kernel(
-            &format!("scan/uniform_add/{operator}"),
-            &uniform_add_entry::<T, O>(op),
-            || uniform_add_module::<T, O>(op),
-        )?)
+        Some(
+            gpu.stored_kernel(&add_key, &uniform_add_entry::<T, O>(op), || {
+                uniform_add_module::<T, O>(op)
+            })?,
+        )
+    } else {
+        None
+    };
+    let narrow_add_kernel = if through_accumulators {
+        Some(
+            gpu.stored_kernel(&add_key, &uniform_add_narrow_entry::<T, O>(op), || {
+                uniform_add_module::<T, O>(op)
+            })?,
+        )
     } else {
         None
     };
     // Block scans, one grid per level: for a kernel that loops over tiles, a
     // persistent grid of min(tiles, resident blocks per SM × SMs) blocks
-    // (`persistent_grid`); otherwise one block per tile, ⌈m / tile_items⌉
-    // blocks (spread over y past 2^31 − 1).
-    let block_configs: Vec<LaunchConfig> = if block_scan.loops_over_tiles() {
-        let resident = block_kernel.resident_blocks_per_sm(block_threads, shared_bytes as usize)?;
-        let resident_blocks = u64::from(resident) * u64::from(gpu.info().sm_count);
-        levels
-            .iter()
-            .map(|&m| persistent_grid(m, tile_items, resident_blocks, block_threads, shared_bytes))
-            .collect::<Result<_>>()?
-    } else {
-        let items_per_thread = (tile_items / block_threads as u64) as u32;
-        levels
-            .iter()
-            .map(|&m| grid_1d(m, block_threads, items_per_thread, shared_bytes).map(|(c, _)| c))
-            .collect::<Result<_>>()?
-    };
-    // Uniform adds: one block per tile t ≥ 1 of each level below the top.
+    // (`persistent_grid`, from each level's own kernel); otherwise one block
+    // per tile, ⌈m / tile_items⌉ blocks (spread over y past 2^31 − 1).
+    let block_configs: Vec<LaunchConfig> = levels
+        .iter()
+        .zip(&level_kernels)
+        .map(|(&m, kernel)| {
+            if block_scan.loops_over_tiles() {
+                let resident =
+                    kernel.resident_blocks_per_sm(block_threads, shared_bytes as usize)?;
+                let resident_blocks = u64::from(resident) * u64::from(gpu.info().sm_count);
+                persistent_grid(m, tile_items, resident_blocks, block_threads, shared_bytes)
+            } else {
+                let items_per_thread = (tile_items / block_threads as u64) as u32;
+                grid_1d(m, block_threads, items_per_thread, shared_bytes).map(|(c, _)| c)
+            }
+        })
+        .collect::<Result<_>>()?;
+    // Uniform adds: one block per tile t ≥ 1 of each level below the top;
+    // the narrowing add of level 0 takes every tile (tile 0 is narrowed too).
     let add_threads = uniform_add_threads(tile_items)?;
     let add_configs: Vec<LaunchConfig> = levels[1..]
         .iter()
-        .map(|&tiles| {
+        .enumerate()
+        .map(|(level, &tiles)| {
+            let blocks = if level == 0 && through_accumulators {
+                tiles
+            } else {
+                tiles - 1
+            };
             Ok(LaunchConfig {
-                grid: spread_blocks(tiles - 1)?,
+                grid: spread_blocks(blocks)?,
                 block: (add_threads, 1, 1),
                 shared_bytes: 0,
             })
         })
         .collect::<Result<_>>()?;
-    // totals[l] receives level l's tile totals and is the array level l + 1 scans.
-    let totals: Vec<DeviceBuffer<T>> = levels[1..]
+    // totals[l] receives level l's tile totals and is the array level l + 1
+    // scans; accumulators (the element type itself for 4- and 8-byte types).
+    let totals: Vec<DeviceBuffer<u32>> = levels[1..]
         .iter()
         // SAFETY: level l's block scan writes every element of totals[l]
         // (one per tile) before the next level or the uniform add reads it.
-        .map(|&m| unsafe { DeviceBuffer::<T>::uninit(gpu, m as usize) })
+        .map(|&m| unsafe { accumulator_buffer::<T>(gpu, m as usize) })
         .collect::<Result<_>>()?;
     let totals_ptrs: Vec<u64> = totals.iter().map(|b| b.view().device_ptr()).collect();
+    // Level 0's tile-local prefixes of a narrow type, as accumulators.
+    let work = if through_accumulators {
+        // SAFETY: level 0's block scan writes all n accumulators before the
+        // narrowing uniform add reads them.
+        Some(unsafe { accumulator_buffer::<T>(gpu, n as usize)? })
+    } else {
+        None
+    };
 
     let (exclusive, seed) = match kind {
         ScanKind::Inclusive => (false, None),
@@ -257,13 +426,15 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
     };
     let output_ptr = output.device_ptr();
     let input_ptr = input.map_or(output_ptr, |v| v.device_ptr());
+    // Where level 0's block scan writes: the output, or `work`.
+    let level0_ptr = work.as_ref().map_or(output_ptr, |w| w.view().device_ptr());
 
     // Down the levels: block scans. Level 0 reads `input` and writes
-    // `output`; level l ≥ 1 scans totals[l − 1] in place, inclusively, with
-    // the same seed.
+    // `output` (or `work`); level l ≥ 1 scans totals[l − 1] in place,
+    // inclusively, with the same seed.
     for (level, &m) in levels.iter().enumerate() {
         let (src, dst) = if level == 0 {
-            (input_ptr, output_ptr)
+            (input_ptr, level0_ptr)
         } else {
             (totals_ptrs[level - 1], totals_ptrs[level - 1])
         };
@@ -276,45 +447,73 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
             .scalar(u32::from(exclusive && level == 0))
             .scalar(u32::from(seed.is_some()))
             .scalar(seed.unwrap_or_else(|| op.identity()));
-        // SAFETY: the arguments match block_entry_params (in, out, totals,
-        // n, exclusive, has_seed, seed). `src` and `dst` hold m elements
-        // (the caller's views, validated to the same length, or totals[l−1]
-        // of length m); `totals_ptr` is null on the top level (one tile) and
-        // otherwise totals[level] with ⌈m / tile_items⌉ elements, one per
-        // tile, each written by the one block that scans that tile; the
-        // kernel guards every index against m and exits surplus blocks.
+        // SAFETY: the arguments match block_entry_params(stage) (in, out,
+        // totals, n, exclusive, has_seed, seed: T). `src` and `dst` hold m
+        // values of the stage's types (the caller's views, validated to the
+        // same length, or `work` of n accumulators, or totals[l−1] of m
+        // accumulators); `totals_ptr` is null on the top level (one tile)
+        // and otherwise totals[level] with ⌈m / tile_items⌉ accumulators,
+        // one per tile, each written by the one block that scans that tile;
+        // the kernel guards every index against m and exits surplus blocks.
         // src == dst is allowed: each element is read, then written, by
         // the one thread that owns it, and blocks own disjoint tiles.
-        unsafe { gpu.launch(&block_kernel, block_configs[level], &args)? };
+        unsafe { gpu.launch(&level_kernels[level], block_configs[level], &args)? };
     }
 
     // Back up: uniform adds, top level first, so that totals[l] is final
     // before level l uses it as carries.
-    if let Some(add_kernel) = add_kernel {
-        for level in (0..levels.len() - 1).rev() {
-            let data = if level == 0 {
-                output_ptr
-            } else {
-                totals_ptrs[level - 1]
-            };
-            let mut args = KernelArgs::new();
-            args.scalar(data)
-                .scalar(totals_ptrs[level])
-                .scalar(levels[level])
+    for level in (0..levels.len() - 1).rev() {
+        let mut args = KernelArgs::new();
+        if level == 0 && through_accumulators {
+            let kernel = narrow_add_kernel
+                .as_ref()
+                .expect("loaded above for a scan through accumulators");
+            args.scalar(level0_ptr)
+                .scalar(output_ptr)
+                .scalar(totals_ptrs[0])
+                .scalar(levels[0])
                 .scalar(tile_items)
-                .scalar(levels[level + 1]);
-            // SAFETY: the arguments match uniform_add (data, carry, n,
-            // tile_items, tiles). `data` holds levels[level] elements,
-            // `carry` = totals[level] holds levels[level + 1] = tiles
-            // elements; the grid has tiles − 1 real blocks, each handling
-            // tile b + 1 with add_threads · UNIFORM_ADD_MAX_ITEMS ≥
-            // tile_items (checked by uniform_add_threads), and the kernel
-            // guards every index against n and exits surplus blocks.
-            unsafe { gpu.launch(&add_kernel, add_configs[level], &args)? };
+                .scalar(levels[1]);
+            // SAFETY: the arguments match uniform_add_narrow (work, out,
+            // carry, n, tile_items, tiles). `work` holds n accumulators,
+            // written by level 0's block scan; `out` is the caller's output
+            // of n elements (a different allocation); `carry` = totals[0]
+            // holds levels[1] = tiles accumulators; the grid has `tiles`
+            // real blocks, one per tile, with add_threads ·
+            // UNIFORM_ADD_MAX_ITEMS ≥ tile_items (uniform_add_threads), and
+            // the kernel guards every index against n and exits surplus
+            // blocks.
+            unsafe { gpu.launch(kernel, add_configs[0], &args)? };
+            continue;
         }
+        let kernel = add_kernel
+            .as_ref()
+            .expect("loaded above for more than one level");
+        let data = if level == 0 {
+            output_ptr
+        } else {
+            totals_ptrs[level - 1]
+        };
+        args.scalar(data)
+            .scalar(totals_ptrs[level])
+            .scalar(levels[level])
+            .scalar(tile_items)
+            .scalar(levels[level + 1]);
+        // SAFETY: the arguments match uniform_add (data, carry, n,
+        // tile_items, tiles), on accumulators (the element type for 4- and
+        // 8-byte types, whose level 0 is the output). `data` holds
+        // levels[level] values, `carry` = totals[level] holds
+        // levels[level + 1] = tiles values; the grid has tiles − 1 real
+        // blocks, each handling tile b + 1 with add_threads ·
+        // UNIFORM_ADD_MAX_ITEMS ≥ tile_items (checked by
+        // uniform_add_threads), and the kernel guards every index against
+        // n and exits surplus blocks.
+        unsafe { gpu.launch(kernel, add_configs[level], &args)? };
     }
-    // `totals` drop here: stream-ordered frees, after the launches above.
+    // `totals` and `work` drop here: stream-ordered frees, after the
+    // launches above.
     drop(totals);
+    drop(work);
     Ok(())
 }
 

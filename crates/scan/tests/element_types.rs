@@ -1,7 +1,9 @@
 //! The 1- and 2-byte element types: `i8`, `u8`, `i16`, `u16` (wrapping,
 //! exactly like the CPU reference) and `f16`, `bf16` (every combine in
-//! `f32`, each output rounded once), through the default algorithm (the
-//! decoupled look-back), which scans them in a 4-byte accumulator.
+//! `f32`, each output rounded once), through every algorithm, each of which
+//! scans them in a 4-byte accumulator: the default (the decoupled
+//! look-back) at many lengths, and the teaching scans and reduce-then-scan
+//! at lengths around their tiles and across three recursion levels.
 //!
 //! Integers are compared exactly. A 16-bit float output `i` is compared with
 //! the exact prefix (summed in `f64`) within a bound derived from the input:
@@ -22,7 +24,7 @@ use gpu_core::{
 };
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
-use scan::policy::lookback_policy;
+use scan::policy::{lookback_policy, reduce_then_scan_policy, PROTOCOL_TEST_TUNING};
 use scan::{cpu, ScanAlgorithm, ScanKind, ScanOptions};
 
 fn gpu() -> &'static Gpu {
@@ -213,12 +215,12 @@ macro_rules! for_each_int {
 }
 
 #[test]
-fn the_default_algorithm_takes_every_new_type_with_the_built_in_operators() {
+fn every_algorithm_takes_every_new_type_with_the_built_in_operators() {
     fn takes<T: Element, O: Operator<T>>(op: &O) {
-        for algorithm in [ScanAlgorithm::Auto, ScanAlgorithm::DecoupledLookback] {
+        for algorithm in ScanAlgorithm::ALL {
             assert!(
                 scan::check_element::<T, O>(op, algorithm).is_ok(),
-                "{} {}",
+                "{} {} {algorithm}",
                 T::SUFFIX,
                 op.name()
             );
@@ -231,11 +233,12 @@ fn the_default_algorithm_takes_every_new_type_with_the_built_in_operators() {
     // The narrow types scan in the 4-byte accumulator's tuning.
     for bytes in [1, 2] {
         assert_eq!(lookback_policy(bytes), lookback_policy(4));
+        assert_eq!(reduce_then_scan_policy(bytes), reduce_then_scan_policy(4));
     }
 }
 
 #[test]
-fn other_algorithms_and_custom_operators_are_refused_with_a_typed_error() {
+fn custom_operators_on_the_new_types_are_refused_with_a_typed_error() {
     fn refused<T: Element, O: Operator<T>>(op: &O, algorithm: ScanAlgorithm) {
         assert!(
             matches!(
@@ -247,28 +250,17 @@ fn other_algorithms_and_custom_operators_are_refused_with_a_typed_error() {
             op.name()
         );
     }
-    for algorithm in [
-        ScanAlgorithm::HillisSteeleGlobal,
-        ScanAlgorithm::HillisSteele,
-        ScanAlgorithm::Blelloch,
-        ScanAlgorithm::BlellochPadded,
-        ScanAlgorithm::ReduceThenScan,
-    ] {
-        refused::<i8, _>(&Sum, algorithm);
-        refused::<u16, _>(&BitXor, algorithm);
-        refused::<f16, _>(&Sum, algorithm);
-        refused::<bf16, _>(&Max, algorithm);
-        // The 4- and 8-byte types keep every algorithm.
-        assert!(scan::check_element::<i32, _>(&Sum, algorithm).is_ok());
-        assert!(scan::check_element::<f64, _>(&Max, algorithm).is_ok());
-    }
     let custom_i8 = CustomOp::<i8>::new("add", "a + b", 0, |a, b| a.wrapping_add(b)).unwrap();
     let custom_f16 = CustomOp::<f16>::new("add", "a", f16::ZERO, |a, _| a).unwrap();
-    refused::<i8, _>(&custom_i8, ScanAlgorithm::Auto);
-    refused::<f16, _>(&custom_f16, ScanAlgorithm::DecoupledLookback);
-    assert!(scan::modules_for::<i8, _>(&custom_i8).is_empty());
     let custom_u32 = CustomOp::<u32>::new("add", "a + b", 0, |a, b| a.wrapping_add(b)).unwrap();
-    assert!(scan::check_element::<u32, _>(&custom_u32, ScanAlgorithm::Auto).is_ok());
+    for algorithm in ScanAlgorithm::ALL {
+        refused::<i8, _>(&custom_i8, algorithm);
+        refused::<f16, _>(&custom_f16, algorithm);
+        // The 4- and 8-byte types keep every algorithm, custom operators too.
+        assert!(scan::check_element::<u32, _>(&custom_u32, algorithm).is_ok());
+        assert!(scan::check_element::<f64, _>(&Max, algorithm).is_ok());
+    }
+    assert!(scan::modules_for::<i8, _>(&custom_i8).is_empty());
 }
 
 #[test]
@@ -288,18 +280,55 @@ fn the_catalog_holds_the_new_modules() {
                 let name = format!("scan_lookback_{t}_{op}_{shape}");
                 assert!(names.contains(&name.as_str()), "{name} missing");
             }
+            for family in [
+                "hillis_steele_global",
+                "hillis_steele",
+                "blelloch",
+                "blelloch_padded",
+                "uniform_add",
+            ] {
+                let name = format!("scan_{family}_{t}_{op}");
+                assert!(names.contains(&name.as_str()), "{name} missing");
+            }
+            for shape in ["256x16", "32x1"] {
+                let name = format!("scan_reduce_then_scan_{t}_{op}_{shape}");
+                assert!(names.contains(&name.as_str()), "{name} missing");
+            }
         }
-        // The teaching variants and reduce-then-scan have none.
-        assert!(!names
-            .iter()
-            .any(|n| n.starts_with("scan_blelloch") && n.contains(&format!("_{t}_"))));
     }
     for t in ["i8", "u8", "i16", "u16"] {
         for op in ["and", "or", "xor"] {
             let name = format!("scan_lookback_{t}_{op}_{suffix}");
             assert!(names.contains(&name.as_str()), "{name} missing");
+            let name = format!("scan_blelloch_padded_{t}_{op}");
+            assert!(names.contains(&name.as_str()), "{name} missing");
         }
     }
+    // Every narrow module of the teaching scans and reduce-then-scan has the
+    // entries through accumulators.
+    let module = catalog
+        .iter()
+        .find(|m| m.name() == "scan_blelloch_u16_max")
+        .expect("in the catalog");
+    assert_eq!(
+        module.entries(),
+        [
+            "blelloch_block_u16_max",
+            "blelloch_block_u16_max_to_acc",
+            "blelloch_block_u16_max_acc"
+        ]
+    );
+    let module = catalog
+        .iter()
+        .find(|m| m.name() == "scan_uniform_add_bf16_sum")
+        .expect("in the catalog");
+    assert_eq!(
+        module.entries(),
+        [
+            "scan_uniform_add_bf16_sum",
+            "scan_uniform_add_narrow_bf16_sum"
+        ]
+    );
     let mut sorted = names.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -308,9 +337,9 @@ fn the_catalog_holds_the_new_modules() {
 
 /// Every look-back module of the new types (the table's shape and the
 /// blocked-layout protocol shape) compiles with NVRTC for sm_90, the
-/// sums for sm_80 too, and defines its entry.
+/// sums for sm_80 too, and defines its entries.
 #[test]
-fn the_new_modules_compile_with_nvrtc() {
+fn the_new_lookback_modules_compile_with_nvrtc() {
     if !parprims_testkit::testing::nvrtc_or_skip() {
         return;
     }
@@ -324,9 +353,33 @@ fn the_new_modules_compile_with_nvrtc() {
     add!(u16, [Sum, Max, Min, BitAnd, BitOr, BitXor]);
     add!(f16, [Sum, Max, Min]);
     add!(bf16, [Sum, Max, Min]);
+    modules.retain(|m| m.name().starts_with("scan_lookback_"));
     assert_eq!(modules.len(), 2 * (4 * 6 + 2 * 3));
-    for module in &modules {
-        let archs: &[&str] = if module.name().contains("_sum_") {
+    compile_for_sm90(&modules);
+}
+
+/// The other algorithms' modules for one narrow integer and one 16-bit
+/// float type (every entry: element, to-accumulator and accumulator
+/// stages, the narrowing uniform add, reduce-then-scan's accumulator
+/// levels) compile with NVRTC and define their entries.
+#[test]
+fn the_new_teaching_and_reduce_then_scan_modules_compile_with_nvrtc() {
+    if !parprims_testkit::testing::nvrtc_or_skip() {
+        return;
+    }
+    let mut modules = scan::modules_for::<i8, _>(&Max);
+    modules.extend(scan::modules_for::<f16, _>(&Sum));
+    modules.retain(|m| !m.name().starts_with("scan_lookback_"));
+    // Five teaching and uniform-add modules, two reduce-then-scan shapes.
+    assert_eq!(modules.len(), 2 * 7);
+    compile_for_sm90(&modules);
+}
+
+/// Compiles every module for sm_90 (the sums for sm_80 too) and checks
+/// that each entry is defined.
+fn compile_for_sm90(modules: &[gpu_core::ModuleSource]) {
+    for module in modules {
+        let archs: &[&str] = if module.name().contains("_sum") {
             &["sm_80", "sm_90"]
         } else {
             &["sm_90"]
@@ -468,8 +521,9 @@ proptest! {
     }
 }
 
-/// Every refused combination leaves the output untouched, found before the
-/// device is used for the scan (and for an empty input too).
+/// Every refused combination (a custom operator on a narrow type, with any
+/// algorithm) leaves the output untouched, found before the device is used
+/// for the scan (and for an empty input too).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_refusals_write_nothing() {
@@ -477,31 +531,219 @@ fn gpu_refusals_write_nothing() {
     let input = random::<i16>(1000, 7);
     let x = DeviceBuffer::from_host(gpu, &input).unwrap();
     let mut y = DeviceBuffer::<i16>::filled(gpu, input.len(), 5).unwrap();
-    let blelloch = ScanOptions::new(ScanAlgorithm::Blelloch);
-    let result = scan::scan_into(
-        gpu,
-        x.view(),
-        y.view_mut(),
-        &Sum,
-        ScanKind::Inclusive,
-        &blelloch,
-    );
-    assert!(matches!(result, Err(Error::Unsupported(_))), "{result:?}");
     let custom = CustomOp::<i16>::new("add", "a + b", 0, |a, b| a.wrapping_add(b)).unwrap();
-    let options = ScanOptions::default();
-    let result = scan::scan_into(
-        gpu,
-        x.view(),
-        y.view_mut(),
-        &custom,
-        ScanKind::Inclusive,
-        &options,
-    );
-    assert!(matches!(result, Err(Error::Unsupported(_))), "{result:?}");
+    for algorithm in ScanAlgorithm::ALL {
+        let options = ScanOptions::new(algorithm);
+        let result = scan::scan_into(
+            gpu,
+            x.view(),
+            y.view_mut(),
+            &custom,
+            ScanKind::Inclusive,
+            &options,
+        );
+        assert!(
+            matches!(result, Err(Error::Unsupported(_))),
+            "{algorithm}: {result:?}"
+        );
+    }
     assert!(y.to_host(gpu).unwrap().iter().all(|&v| v == 5));
     let empty = DeviceBuffer::<i16>::zeros(gpu, 0).unwrap();
     assert!(matches!(
-        scan::scan(gpu, empty.view(), &custom, ScanKind::Inclusive, &options),
+        scan::scan(
+            gpu,
+            empty.view(),
+            &custom,
+            ScanKind::Inclusive,
+            &ScanOptions::default()
+        ),
         Err(Error::Unsupported(_))
     ));
+}
+
+// ---- Every other algorithm on the narrow types (ignored without a GPU) ----
+
+/// One configuration of a non-default algorithm and the tile one block
+/// scans with it (none for the one-launch-per-step Hillis–Steele).
+struct Config {
+    options: ScanOptions,
+    tile: Option<usize>,
+}
+
+/// Every non-default algorithm at its default block size or tile shape, and
+/// at the smallest one (32 threads, the 32-item protocol tile), whose tiny
+/// tiles reach three recursion levels at a few thousand elements.
+fn configs() -> Vec<Config> {
+    let teaching = |algorithm, threads: u32, items_per_thread: usize| Config {
+        options: ScanOptions::new(algorithm).with_block_threads(threads),
+        tile: Some(threads as usize * items_per_thread),
+    };
+    let default_threads = scan::policy::DEFAULT_BLOCK_THREADS;
+    let mut configs = vec![Config {
+        options: ScanOptions::new(ScanAlgorithm::HillisSteeleGlobal),
+        tile: None,
+    }];
+    for threads in [default_threads, 32] {
+        configs.push(teaching(ScanAlgorithm::HillisSteele, threads, 4));
+        configs.push(teaching(ScanAlgorithm::Blelloch, threads, 2));
+        configs.push(teaching(ScanAlgorithm::BlellochPadded, threads, 2));
+    }
+    for shape in [reduce_then_scan_policy(1), PROTOCOL_TEST_TUNING] {
+        configs.push(Config {
+            options: ScanOptions::new(ScanAlgorithm::ReduceThenScan).with_policy(shape),
+            tile: Some(shape.tile_items() as usize),
+        });
+    }
+    configs
+}
+
+/// Lengths for a configuration: 0, 1, tile − 1, tile, tile + 1, several
+/// tiles with a ragged end, and tile² + tile + 1 (three recursion levels)
+/// where that stays under 2^21; the one-launch-per-step scan gets lengths
+/// of one, two and many launches, in place of tiles.
+fn lengths(config: &Config) -> Vec<usize> {
+    match config.tile {
+        None => vec![0, 1, 2, 3, 255, 256, 257, 5000, 70_001],
+        Some(tile) => {
+            let mut lengths = vec![0, 1, tile - 1, tile, tile + 1, 5 * tile + 3];
+            let three_levels = tile * tile + tile + 1;
+            if three_levels < 1 << 21 {
+                lengths.push(three_levels);
+            }
+            lengths
+        }
+    }
+}
+
+/// `kind` of `input` with `op` through `options`, into a new buffer and in
+/// place; both results.
+fn run_scan<T: Element, O: Operator<T>>(
+    input: &[T],
+    op: &O,
+    kind: ScanKind<T>,
+    options: &ScanOptions,
+) -> Result<[Vec<T>; 2], String> {
+    let gpu = gpu();
+    let x = DeviceBuffer::from_host(gpu, input).map_err(|e| e.to_string())?;
+    let out_of_place = scan::scan(gpu, x.view(), op, kind, options)
+        .and_then(|y| y.to_host(gpu))
+        .map_err(|e| e.to_string())?;
+    let mut data = DeviceBuffer::from_host(gpu, input).map_err(|e| e.to_string())?;
+    scan::scan_in_place(gpu, data.view_mut(), op, kind, options).map_err(|e| e.to_string())?;
+    let in_place = data.to_host(gpu).map_err(|e| e.to_string())?;
+    Ok([out_of_place, in_place])
+}
+
+/// Inclusive and exclusive scans (from the identity and from an element of
+/// the input) with `op`, out of place and in place, compared exactly with
+/// the CPU reference.
+fn check_exact_with<T: Element, O: Operator<T>>(
+    input: &[T],
+    op: &O,
+    options: &ScanOptions,
+) -> Result<(), String> {
+    let mut kinds = vec![
+        ScanKind::Inclusive,
+        ScanKind::Exclusive {
+            initial: op.identity(),
+        },
+    ];
+    if let Some(&initial) = input.get(input.len() / 2) {
+        kinds.push(ScanKind::Exclusive { initial });
+    }
+    for kind in kinds {
+        let expected = cpu::scan(input, op, kind);
+        for (got, how) in run_scan(input, op, kind, options)?
+            .into_iter()
+            .zip(["", " in place"])
+        {
+            if got != expected {
+                let first = got.iter().zip(&expected).position(|(a, b)| a != b);
+                return Err(format!(
+                    "{} {} {kind:?}{how} n={}: first difference at {first:?}",
+                    T::SUFFIX,
+                    op.name(),
+                    input.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A narrow integer type through every configuration and length: sum, max
+/// and min (and xor, the bit operators' representative), exactly.
+fn check_int_algorithms<T: IntElement>(seed: u64) -> Result<(), String> {
+    for config in configs() {
+        for len in lengths(&config) {
+            let input = random::<T>(len, seed ^ len as u64);
+            let options = &config.options;
+            let context = |e: String| format!("{}: {e}", options.algorithm);
+            check_exact_with(&input, &Sum, options).map_err(context)?;
+            check_exact_with(&input, &Max, options).map_err(context)?;
+            check_exact_with(&input, &Min, options).map_err(context)?;
+            check_exact_with(&input, &BitXor, options).map_err(context)?;
+        }
+    }
+    Ok(())
+}
+
+/// A 16-bit float type through every configuration and length: sums
+/// (inclusive, and exclusive from 0; out of place and in place) within the
+/// input-derived bound, max and min exactly.
+fn check_half_algorithms<T: Element<Acc = f32>>(seed: u64) -> Result<(), String> {
+    for config in configs() {
+        for len in lengths(&config) {
+            let input = random::<T>(len, seed ^ len as u64);
+            let options = &config.options;
+            let context = |e: String| format!("{}: {e}", options.algorithm);
+            let exclusive = ScanKind::Exclusive {
+                initial: Operator::<T>::identity(&Sum),
+            };
+            for (kind, is_exclusive) in [(ScanKind::Inclusive, false), (exclusive, true)] {
+                for got in run_scan(&input, &Sum, kind, options).map_err(context)? {
+                    check_float_sum(&input, &got, is_exclusive).map_err(context)?;
+                }
+            }
+            check_exact_with(&input, &Max, options).map_err(context)?;
+            check_exact_with(&input, &Min, options).map_err(context)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_i8() {
+    check_int_algorithms::<i8>(0x18).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_u8() {
+    check_int_algorithms::<u8>(0x28).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_i16() {
+    check_int_algorithms::<i16>(0x116).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_u16() {
+    check_int_algorithms::<u16>(0x216).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_f16_in_f32() {
+    check_half_algorithms::<f16>(0xf16).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_every_algorithm_scans_bf16_in_f32() {
+    check_half_algorithms::<bf16>(0xbf16).unwrap();
 }

@@ -40,7 +40,8 @@
 //     with a block barrier at every level;
 //   bytes moved: n elements read, n written, one total per tile written
 //     (the uniform add then reads and writes n again: ≈ 4n in all);
-//   shared memory per block: T·sizeof(T) (+ T/32 elements when padded);
+//   shared memory per block: T·sizeof(A) (+ T/32 when padded), A the
+//     accumulator (the element itself for 4- and 8-byte types, 4 bytes for 1 and 2);
 //   in place: yes (thread t reads positions 2t and 2t+1 of its tile before
 //     it writes them, no other thread touches them, and each tile belongs to
 //     one block);
@@ -145,14 +146,18 @@ __device__ __forceinline__ bool pair_aligned(const T* p) {
     return (reinterpret_cast<unsigned long long>(p) % (2 * sizeof(T))) == 0;
 }
 
-// Elements i and i+1 of `in` (identity past n); one vector load when the
-// array is pair-aligned (i is always even) and both are in range.
+// Elements i and i+1 of `in` widened to the accumulator (identity past n);
+// one vector load when the array is pair-aligned (i is always even) and
+// both are in range.
 template <typename T, typename Op>
-__device__ __forceinline__ void load_pair(const T* in, u64 i, u64 n, bool aligned, T& x0, T& x1) {
+__device__ __forceinline__ void load_pair(const T* in, u64 i, u64 n, bool aligned,
+                                          typename Op::value_type& x0,
+                                          typename Op::value_type& x1) {
+    typedef typename Op::value_type A;
     if (aligned && i + 1 < n) {
         const element_pair<T> p = *reinterpret_cast<const element_pair<T>*>(in + i);
-        x0 = p.first;
-        x1 = p.second;
+        x0 = widen<A>(p.first);
+        x1 = widen<A>(p.second);
     } else {
         x0 = load_or_identity<T, Op>(in, i, n);
         x1 = load_or_identity<T, Op>(in, i + 1, n);
@@ -172,35 +177,42 @@ __device__ __forceinline__ void store_pair(T* out, u64 i, u64 n, bool aligned, T
     }
 }
 
-template <typename T, typename Op, bool PADDED>
-__device__ __forceinline__ void blelloch_block(const T* in, T* out, T* totals, u64 n,
-                                               u32 exclusive, u32 has_seed, T seed) {
+// L, S: the loaded and stored types; the tree, the shared tile and the
+// totals are in A = Op::value_type (scan/recursive.cuh has the rule), so
+// shared memory holds T (+ T/32 padded) accumulators.
+template <typename L, typename S, typename Op, bool PADDED, typename E>
+__device__ __forceinline__ void blelloch_block(const L* in, S* out, typename Op::value_type* totals,
+                                               u64 n, u32 exclusive, u32 has_seed, E seed) {
+    typedef typename Op::value_type A;
     const u32 tile_items = 2 * blockDim.x;
     const u64 tiles = (n + tile_items - 1) / tile_items;
     u64 tile = blockIdx.x;
     if (tile >= tiles) return;  // more blocks than tiles: the whole block exits
-    T* s = scan_shared_tile<T>();
+    A* s = scan_shared_tile<A>();
     const u32 first = 2 * threadIdx.x;  // the pair's position in its tile
     const bool in_aligned = pair_aligned(in);
     const bool out_aligned = pair_aligned(out);
+    const A seed_acc = widen<A>(seed);
 
-    T next0, next1;
-    load_pair<T, Op>(in, tile * tile_items + first, n, in_aligned, next0, next1);
+    A next0, next1;
+    load_pair<L, Op>(in, tile * tile_items + first, n, in_aligned, next0, next1);
     for (; tile < tiles; tile += gridDim.x) {
-        const T x0 = next0;
-        const T x1 = next1;
+        const A x0 = next0;
+        const A x1 = next1;
         const u64 following = tile + gridDim.x;
         if (following < tiles) {
-            load_pair<T, Op>(in, following * tile_items + first, n, in_aligned, next0, next1);
+            load_pair<L, Op>(in, following * tile_items + first, n, in_aligned, next0, next1);
         }
-        const T prefix = blelloch_tile_prefix<T, Op, PADDED>(s, x0, x1, totals, tile);
+        const A prefix = blelloch_tile_prefix<A, Op, PADDED>(s, x0, x1, totals, tile);
         // Leaf level of the down-sweep, in registers: position 2t's
         // exclusive prefix is the pair's, 2t+1's is that ⊕ x0.
-        const T incl0 = Op::combine(prefix, x0);
-        const T incl1 = Op::combine(incl0, x1);
+        const A incl0 = Op::combine(prefix, x0);
+        const A incl1 = Op::combine(incl0, x1);
         const bool first_tile = tile == 0;
-        const T y0 = scan_tile_output<T, Op>(prefix, incl0, first_tile, first, exclusive, has_seed, seed);
-        const T y1 = scan_tile_output<T, Op>(incl0, incl1, first_tile, first + 1, exclusive, has_seed, seed);
-        store_pair(out, tile * tile_items + first, n, out_aligned, y0, y1);
+        const A y0 = scan_tile_output<A, Op>(prefix, incl0, first_tile, first, exclusive, has_seed,
+                                             seed_acc);
+        const A y1 = scan_tile_output<A, Op>(incl0, incl1, first_tile, first + 1, exclusive,
+                                             has_seed, seed_acc);
+        store_pair<S>(out, tile * tile_items + first, n, out_aligned, narrow<S>(y0), narrow<S>(y1));
     }
 }

@@ -15,7 +15,8 @@
 //   steps ⌈log2 T⌉ + 1 barriers per tile;
 //   bytes moved: n elements read, n written, one total per tile written
 //     (the uniform add then reads and writes n again: ≈ 4n in all);
-//   shared memory per block: 2 · tile_items · sizeof(T) (two buffers);
+//   shared memory per block: 2 · tile_items · sizeof(A) (two buffers of the
+//     accumulator: T itself for 4- and 8-byte types, 4 bytes for 1 and 2);
 //   bank conflicts: none for 4-byte types (consecutive threads touch
 //     consecutive words, reads at p − d are a shifted consecutive run); 8-byte
 //     types take two wavefronts per access, the hardware minimum;
@@ -23,35 +24,40 @@
 //     write to `out` after the last, and a block touches only its own tile);
 //   deterministic: yes (a fixed combination tree).
 //
-// Arguments: `in` may equal `out` (in place); `totals` is null when the
-// array is a single tile; exclusive/has_seed/seed as in scan_tile_output.
+// Arguments: `in` may equal `out` (in place, when L = S); `totals` is null
+// when the array is a single tile; exclusive/has_seed/seed as in
+// scan_tile_output. L, S: the loaded and stored types; the scan, both
+// buffers and the totals are in A = Op::value_type (recursive.cuh), so
+// shared memory holds 2 · tile_items accumulators.
 
-template <typename T, typename Op>
-__device__ __forceinline__ void hillis_steele_block(const T* in, T* out, T* totals, u64 n,
-                                                    u32 exclusive, u32 has_seed, T seed) {
+template <typename L, typename S, typename Op, typename E>
+__device__ __forceinline__ void hillis_steele_block(const L* in, S* out,
+                                                    typename Op::value_type* totals, u64 n,
+                                                    u32 exclusive, u32 has_seed, E seed) {
+    typedef typename Op::value_type A;
     const u32 threads = blockDim.x;
     const u32 tile_items = threads * HS_ITEMS_PER_THREAD;
     const u64 tile = linear_block_index();
     const u64 tiles = (n + tile_items - 1) / tile_items;
     if (tile >= tiles) return;  // surplus blocks of a grid spread over y: whole block exits
     const u64 base = tile * (u64)tile_items;
-    T* buffers = scan_shared_tile<T>();  // [0, tile_items) and [tile_items, 2·tile_items)
+    A* buffers = scan_shared_tile<A>();  // [0, tile_items) and [tile_items, 2·tile_items)
 
     // Load (positions past n are padded with the identity, so the last
     // partial tile's total is still the combination of its real elements).
-    T v[HS_ITEMS_PER_THREAD];
+    A v[HS_ITEMS_PER_THREAD];
 #pragma unroll
     for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
         const u32 p = threadIdx.x + k * threads;
-        v[k] = (base + p < n) ? in[base + p] : Op::identity();
+        v[k] = load_or_identity<L, Op>(in, base + p, n);
         buffers[p] = v[k];
     }
     __syncthreads();
 
     u32 src = 0;
     for (u32 d = 1; d < tile_items; d <<= 1) {
-        const T* from = buffers + src * tile_items;
-        T* to = buffers + (src ^ 1u) * tile_items;
+        const A* from = buffers + src * tile_items;
+        A* to = buffers + (src ^ 1u) * tile_items;
 #pragma unroll
         for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
             const u32 p = threadIdx.x + k * threads;
@@ -64,13 +70,15 @@ __device__ __forceinline__ void hillis_steele_block(const T* in, T* out, T* tota
 
     // buffers + src·tile_items now holds the inclusive tile scan (the last
     // step's writes are ordered before these reads by its barrier).
-    const T* scanned = buffers + src * tile_items;
+    const A* scanned = buffers + src * tile_items;
+    const A seed_acc = widen<A>(seed);
 #pragma unroll
     for (u32 k = 0; k < HS_ITEMS_PER_THREAD; ++k) {
         const u32 p = threadIdx.x + k * threads;
-        const T excl = (p == 0) ? Op::identity() : scanned[p - 1];
-        const T value = scan_tile_output<T, Op>(excl, v[k], tile == 0, p, exclusive, has_seed, seed);
-        if (base + p < n) out[base + p] = value;
+        const A excl = (p == 0) ? Op::identity() : scanned[p - 1];
+        const A value =
+            scan_tile_output<A, Op>(excl, v[k], tile == 0, p, exclusive, has_seed, seed_acc);
+        if (base + p < n) out[base + p] = narrow<S>(value);
     }
     // The thread owning the last position holds the tile's total.
     if (totals != nullptr && threadIdx.x == threads - 1) totals[tile] = v[HS_ITEMS_PER_THREAD - 1];

@@ -20,19 +20,29 @@
 // `block_threads` threads per block, ⌈n / block_threads⌉ blocks spread over
 // (x, y) for more than 2^31 − 1 blocks. Indices are 64-bit.
 
-template <typename T, typename Op>
-__device__ __forceinline__ void hs_global_step(const T* in, T* out, u64 n, u64 d) {
+// Element type and accumulator: each launch reads L and writes S and
+// combines in A = Op::value_type (scan/recursive.cuh has the rule). The 4-
+// and 8-byte types have L = S = A. A 1- or 2-byte type T ping-pongs in two
+// accumulator arrays (hillis_steele_global.rs): the first launch reads T
+// (L = T, S = A), the middle ones accumulators, the last writes T (L = A,
+// S = T), so each output is narrowed once; a scan of a single launch reads
+// and writes T.
+
+template <typename L, typename S, typename Op>
+__device__ __forceinline__ void hs_global_step(const L* in, S* out, u64 n, u64 d) {
+    typedef typename Op::value_type A;
     const u64 i = global_thread_index();
     if (i >= n) return;
-    const T x = in[i];
-    out[i] = (i >= d) ? Op::combine(in[i - d], x) : x;
+    const A x = widen<A>(in[i]);
+    out[i] = narrow<S>((i >= d) ? Op::combine(widen<A>(in[i - d]), x) : x);
 }
 
 // out[0] = initial, out[i] = in[i − 1]: turns the exclusive scan into an
-// inclusive one. `in` and `out` must be different buffers.
-template <typename T>
-__device__ __forceinline__ void hs_global_shift(const T* in, T* out, u64 n, T initial) {
+// inclusive one. `in` and `out` must be different buffers. S is T, or the
+// accumulator the next launch reads (each value widened).
+template <typename T, typename S>
+__device__ __forceinline__ void hs_global_shift(const T* in, S* out, u64 n, T initial) {
     const u64 i = global_thread_index();
     if (i >= n) return;
-    out[i] = (i == 0) ? initial : in[i - 1];
+    out[i] = widen<S>((i == 0) ? initial : in[i - 1]);
 }

@@ -13,6 +13,21 @@
 //
 // Operands always stay in index order (`Op::combine(earlier, later)`), so any
 // associative operator works, commutative or not.
+//
+// Element type and accumulator. Every block scan is templated on the type it
+// loads (L), the type it stores (S) and the operator; it scans in
+// A = Op::value_type, in registers and shared memory, widening each item to
+// A once when loaded and narrowing once when stored; tile totals are A. The
+// host builds op_t on the element type itself for the 4- and 8-byte types
+// (L = S = A: the conversions are the identity and compile to nothing) and
+// on a 4-byte accumulator for the 1- and 2-byte ones
+// (gpu_core::op::register_operator_prelude: i32 for i8/i16, u32 for u8/u16,
+// f32 for f16/bf16). For those the driver (recursive.rs) runs level 0 from
+// the element type into an n-element accumulator array (L = T, S = A), the
+// higher levels on accumulators (L = S = A), and folds the carries in with
+// `uniform_add_narrow`, which narrows each output once; a single tile is
+// scanned straight from T to T. The exclusive seed is always passed as the
+// element type and widened in the kernel.
 
 // Dynamic shared memory as an array of T. One byte array for every kernel of
 // a module (extern __shared__ arrays of different types would clash), 16-byte
@@ -41,11 +56,12 @@ __device__ __forceinline__ T scan_tile_output(T excl, T incl, bool first_tile, u
     return value;
 }
 
-// Element i of `in`, or the identity past n (so a partial tile's total is
-// still the combination of its real elements).
+// Element i of `in` widened to the accumulator, or the identity past n (so
+// a partial tile's total is still the combination of its real elements).
 template <typename T, typename Op>
-__device__ __forceinline__ T load_or_identity(const T* in, u64 i, u64 n) {
-    return (i < n) ? in[i] : Op::identity();
+__device__ __forceinline__ typename Op::value_type load_or_identity(const T* in, u64 i, u64 n) {
+    typedef typename Op::value_type A;
+    return (i < n) ? widen<A>(in[i]) : Op::identity();
 }
 
 // Pipelined tile loop (the Blelloch block scans, scan_blelloch.cu). A block
@@ -93,5 +109,51 @@ __device__ void uniform_add(T* data, const T* carry, u64 n, u64 tile_items, u64 
     for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
         const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
         if (i < end) data[i] = Op::combine(c, values[k]);
+    }
+}
+
+// uniform_add_narrow: the last step of a 1- or 2-byte type's scan.
+// out[i] = narrow(carry[t − 1] ⊕ work[i]) for every element i of tile
+// t ≥ 1, and out[i] = narrow(work[i]) in tile 0 (whose block scan already
+// folded in the seed), where `work` holds level 0's tile-local prefixes in
+// the accumulator A = Op::value_type. So each output is narrowed once, after
+// its last combine (a 16-bit float is rounded once).
+//
+//   work O(n), steps O(1), one launch;
+//   bytes moved: n accumulators read, n elements written, one carry read
+//   per block;
+//   no shared memory; `work` and `out` are different arrays (in place for
+//   the caller's array, which only the level-0 block scan read); deterministic.
+//
+// Geometry (host: recursive.rs): one block per tile, grid = tiles blocks
+// (spread over y), the same threads per block as uniform_add.
+template <typename T, typename Op>
+__device__ void uniform_add_narrow(const typename Op::value_type* work, T* out,
+                                   const typename Op::value_type* carry, u64 n, u64 tile_items,
+                                   u64 tiles) {
+    typedef typename Op::value_type A;
+    const u64 tile = linear_block_index();
+    if (tile >= tiles) return;  // surplus blocks of a grid spread over y
+    const u64 base = tile * tile_items;
+    const u64 end = (base + tile_items < n) ? base + tile_items : n;
+    A values[UNIFORM_ADD_MAX_ITEMS];
+#pragma unroll
+    for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
+        const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
+        if (i < end) values[k] = work[i];
+    }
+    if (tile == 0) {
+#pragma unroll
+        for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
+            const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
+            if (i < end) out[i] = narrow<T>(values[k]);
+        }
+        return;
+    }
+    const A c = carry[tile - 1];
+#pragma unroll
+    for (u32 k = 0; k < UNIFORM_ADD_MAX_ITEMS; ++k) {
+        const u64 i = base + (u64)k * blockDim.x + threadIdx.x;
+        if (i < end) out[i] = narrow<T>(Op::combine(c, values[k]));
     }
 }
