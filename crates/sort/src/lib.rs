@@ -11,6 +11,7 @@
 //! | [`argsort`] | the stable permutation that sorts the keys (`u32` or `u64` indices) |
 //! | [`sort_keys_in_place`], [`sort_pairs_in_place`] | through a [`DoubleBuffer`]: no allocation, the result in [`DoubleBuffer::current`] |
 //! | [`top_k`] | the k largest or smallest keys with their indices, by radix select |
+//! | [`segmented_sort_keys`], [`segmented_sort_pairs`] | many arrays of up to 8192 keys in one call, by segment offsets (module [`segmented`]) |
 //! | [`sort_in_place_with`] | any [`SortAlgorithm`], in place (the lab's table) |
 //!
 //! **Keys** `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64` ([`SortKey`]); floats in
@@ -53,6 +54,7 @@ pub mod key;
 pub mod lab;
 pub mod modules;
 pub mod onesweep;
+pub mod segmented;
 mod top_k;
 
 use std::ops::Range;
@@ -62,6 +64,7 @@ use gpu_core::{DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Error, Gpu, 
 pub use double_buffer::DoubleBuffer;
 pub use key::{PayloadView, PayloadViewMut, PayloadWidth, SortKey};
 pub use onesweep::bytes_moved;
+pub use segmented::{segmented_sort_keys, segmented_sort_pairs};
 pub use top_k::{top_k, top_k_into};
 
 use onesweep::{Plan, Slot};

@@ -89,6 +89,8 @@ pub(crate) enum Entry {
     Block,
     /// Copy of keys (and values).
     Copy,
+    /// One block per segment.
+    Segments,
     /// `out[i] = i` as u32.
     IotaU32,
     /// `out[i] = i` as u64.
@@ -113,6 +115,7 @@ pub(crate) fn entry_name<K: SortKey>(entry: Entry, payload: Option<PayloadWidth>
         Entry::Pass => format!("sort_pass_{k}_{p}"),
         Entry::Block => format!("sort_block_{k}_{p}"),
         Entry::Copy => format!("sort_copy_{k}_{p}"),
+        Entry::Segments => format!("sort_segments_{k}_{p}"),
         Entry::IotaU32 => format!("sort_iota_u32_{k}"),
         Entry::IotaU64 => format!("sort_iota_u64_{k}"),
         Entry::TopkHistogram => format!("topk_histogram_{k}"),
@@ -163,6 +166,12 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
             e(Entry::Block),
             "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u32 n, u32 begin_bit, u32 end_bit, u32 descending",
             &format!("sort_block<{k}, {v}, {has}, {bb}, {bi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), n, begin_bit, end_bit, descending)"),
+            Some(bb),
+        )
+        .entry(
+            e(Entry::Segments),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, const u64* offsets, u64 segments, u32 begin_bit, u32 end_bit, u32 descending",
+            &format!("sort_segments<{k}, {v}, {has}, {bb}, {bi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), offsets, segments, begin_bit, end_bit, descending)"),
             Some(bb),
         )
         .entry(

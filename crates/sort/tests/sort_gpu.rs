@@ -584,3 +584,98 @@ proptest! {
         prop_assert_eq!(check_pairs(&gpu, &keys, &index, options), Ok(()));
     }
 }
+
+fn segmented_case<K: SortKey>(gpu: &Gpu, rng: &mut SplitMix64, failures: &mut Vec<String>) {
+    // Segment lengths: empty, one key, a warp, the limit, random.
+    let mut lengths = vec![0usize, 1, 32, 0, sort::segmented::MAX_SEGMENT_KEYS, 5000];
+    lengths.extend((0..200).map(|_| (rng.next_u64() % 700) as usize));
+    let mut offsets = vec![0u64];
+    for len in &lengths {
+        offsets.push(offsets.last().unwrap() + *len as u64);
+    }
+    let n = *offsets.last().unwrap() as usize;
+    for shape in [Shape::Random, Shape::FewDistinct] {
+        let keys = keys_of::<K>(shape, n, rng);
+        let index: Vec<u32> = (0..n as u32).collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let mut want_k = Vec::with_capacity(n);
+            let mut want_v = Vec::with_capacity(n);
+            for pair in offsets.windows(2) {
+                let (a, b) = (pair[0] as usize, pair[1] as usize);
+                let (k, v) = cpu::sort_pairs(
+                    &keys[a..b],
+                    &index[a..b],
+                    order.is_descending(),
+                    &cpu::full_bits::<K>(),
+                );
+                want_k.extend(k);
+                want_v.extend(v);
+            }
+            let dk = DeviceBuffer::from_host(gpu, &keys).unwrap();
+            let dv = DeviceBuffer::from_host(gpu, &index).unwrap();
+            let doff = DeviceBuffer::from_host(gpu, &offsets).unwrap();
+            let mut ko = DeviceBuffer::<K>::poisoned(gpu, n).unwrap();
+            let mut vo = DeviceBuffer::<u32>::poisoned(gpu, n).unwrap();
+            let mut ko2 = DeviceBuffer::<K>::poisoned(gpu, n).unwrap();
+            sort::segmented_sort_pairs(
+                gpu,
+                dk.view(),
+                dv.view(),
+                ko.view_mut(),
+                vo.view_mut(),
+                doff.view(),
+                order,
+            )
+            .unwrap();
+            sort::segmented_sort_keys(gpu, dk.view(), ko2.view_mut(), doff.view(), order).unwrap();
+            let what = format!("segmented {} {shape:?} {order:?}", K::SUFFIX);
+            failures.extend(diff(&what, &ko.to_host(gpu).unwrap(), &want_k).err());
+            failures.extend(diff(&what, &vo.to_host(gpu).unwrap(), &want_v).err());
+            failures.extend(diff(&what, &ko2.to_host(gpu).unwrap(), &want_k).err());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_every_type() {
+    let gpu = gpu();
+    let mut rng = SplitMix64::new(seed());
+    let mut failures = Vec::new();
+    for_every_key!(segmented_case, &gpu, &mut rng, &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_refuses_bad_offsets() {
+    let gpu = gpu();
+    let n = sort::segmented::MAX_SEGMENT_KEYS + 1;
+    let keys = DeviceBuffer::from_host(&gpu, &vec![1u32; n]).unwrap();
+    let mut out = DeviceBuffer::<u32>::poisoned(&gpu, n).unwrap();
+    let too_long = DeviceBuffer::from_host(&gpu, &[0u64, n as u64]).unwrap();
+    assert!(matches!(
+        sort::segmented_sort_keys(
+            &gpu,
+            keys.view(),
+            out.view_mut(),
+            too_long.view(),
+            Order::Ascending
+        ),
+        Err(Error::Unsupported(_))
+    ));
+    for bad in [vec![1u64, n as u64], vec![0, 10], vec![0, 20, 10, n as u64]] {
+        let offsets = DeviceBuffer::from_host(&gpu, &bad).unwrap();
+        assert!(matches!(
+            sort::segmented_sort_keys(
+                &gpu,
+                keys.view(),
+                out.view_mut(),
+                offsets.view(),
+                Order::Ascending
+            ),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+    assert_eq!(out.to_host(&gpu).unwrap(), vec![u32::poison(); n]);
+}

@@ -126,3 +126,21 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
         }
     }
 }
+
+// Segmented sort: block s (blockIdx.y · gridDim.x + blockIdx.x) sorts
+// segment s < segments, keys [offsets[s], offsets[s+1]) (at most
+// BLOCK·ITEMS of them, checked by the host), with sort_block.
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
+__device__ __forceinline__ void sort_segments(const K* keys_in, K* keys_out, const V* values_in,
+                                              V* values_out, const u64* __restrict__ offsets,
+                                              u64 segments, u32 begin_bit, u32 end_bit,
+                                              u32 descending) {
+    const u64 segment = (u64)blockIdx.y * gridDim.x + blockIdx.x;
+    if (segment >= segments) return;  // the whole block: the grid's spare blocks
+    const u64 start = offsets[segment];
+    const u32 n = (u32)(offsets[segment + 1] - start);
+    sort_block<K, V, HAS_VALUES, BLOCK, ITEMS>(keys_in + start, keys_out + start,
+                                               HAS_VALUES ? values_in + start : values_in,
+                                               HAS_VALUES ? values_out + start : values_out, n,
+                                               begin_bit, end_bit, descending);
+}
