@@ -51,6 +51,7 @@ pub mod matvec;
 pub mod reduce;
 pub mod runs;
 pub mod scan;
+pub mod segreduce;
 pub mod sort;
 pub mod spmv;
 pub mod transpose;
@@ -87,6 +88,7 @@ pub fn registry() -> Vec<Primitive> {
         sort::PRIMITIVE,
         runs::PRIMITIVE,
         spmv::PRIMITIVE,
+        segreduce::PRIMITIVE,
         copy::PRIMITIVE,
     ]
 }
