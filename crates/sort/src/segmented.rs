@@ -5,7 +5,7 @@
 //!   one-block radix sort (`kernels/cuda/sort/block_sort.cu`,
 //!   `sort_segments`): one read and one write of the data, one launch.
 //! - **Segments** are given by `offsets` (device memory, `segments + 1`
-//!   entries: 0 = offsets[0] ≤ offsets[1] ≤ … ≤ offsets[segments] = n);
+//!   entries: `0 = offsets[0] ≤ offsets[1] ≤ … ≤ offsets[segments] = n`);
 //!   segment s is keys `[offsets[s], offsets[s + 1])`. A segment may be
 //!   empty; one longer than [`MAX_SEGMENT_KEYS`] is
 //!   [`Error::Unsupported`] (sort it with the whole-array sort).
