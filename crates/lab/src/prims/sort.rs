@@ -291,6 +291,40 @@ pub fn check_indexed<K: SortKey>(
     Check::Pass
 }
 
+/// Checks that `indices` (already checked ordered, largest first, stable)
+/// are exactly the top k: every key larger than the last one is in, and the
+/// keys equal to the last one are the first ones in input order. O(n).
+pub fn check_top_k_set<K: SortKey>(input: &[K], indices: &[u32]) -> Check {
+    let Some(&last) = indices.last() else {
+        return Check::Pass;
+    };
+    let threshold = input[last as usize].ordered_radix(true);
+    let better = input
+        .iter()
+        .filter(|k| k.ordered_radix(true) < threshold)
+        .count();
+    let in_result = indices
+        .iter()
+        .filter(|&&i| input[i as usize].ordered_radix(true) < threshold)
+        .count();
+    if better != in_result {
+        return Check::Fail(format!(
+            "{better} keys beat the k-th, {in_result} of them in the result"
+        ));
+    }
+    // The equal keys taken must be the first ones in input order.
+    let taken = indices.len() - better;
+    let first_equal: Vec<u32> = (0..input.len() as u32)
+        .filter(|&i| input[i as usize].ordered_radix(true) == threshold)
+        .take(taken)
+        .collect();
+    let got_equal: Vec<u32> = indices[better..].to_vec();
+    if first_equal != got_equal {
+        return Check::Fail("ties with the k-th key are not the first in input order".into());
+    }
+    Check::Pass
+}
+
 /// One method on one uploaded input.
 struct SortCase<'a, K: SortKey> {
     method: Method,
@@ -356,13 +390,8 @@ impl<K: SortKey> GpuCase for SortCase<'_, K> {
                     .into_iter()
                     .map(|i| i as u32)
                     .collect();
-                let (_, want) = sort::cpu::top_k(self.host, values.len(), true);
-                let want: Vec<u32> = want.into_iter().map(|i| i as u32).collect();
-                if indices != want {
-                    Check::Fail("top-k indices differ from the CPU's".into())
-                } else {
-                    check_indexed(self.host, Some(&values), &indices, true)
-                }
+                check_indexed(self.host, Some(&values), &indices, true)
+                    .and(check_top_k_set(self.host, &indices))
             }
         })
     }
@@ -552,6 +581,26 @@ mod tests {
             .unwrap();
         order.swap(i - 1, i);
         assert!(check_indexed(&ties, None, &order, false).failed());
+    }
+
+    #[test]
+    fn top_k_set_check() {
+        let host = keys::<u8>(Input::Uniform, 4000, 9);
+        for k in [1, 10, 500, 4000] {
+            let (_, want) = sort::cpu::top_k(&host, k, true);
+            let want: Vec<u32> = want.into_iter().map(|i| i as u32).collect();
+            assert!(check_top_k_set(&host, &want).passed());
+            assert!(check_indexed(&host, None, &want, true).passed());
+        }
+        let (_, want) = sort::cpu::top_k(&host, 300, true);
+        let mut wrong: Vec<u32> = want.into_iter().map(|i| i as u32).collect();
+        // Replace the last index by a later key equal to it.
+        let last = *wrong.last().unwrap();
+        let later = (last + 1..4000)
+            .find(|&i| host[i as usize] == host[last as usize] && !wrong.contains(&i))
+            .unwrap();
+        *wrong.last_mut().unwrap() = later;
+        assert!(check_top_k_set(&host, &wrong).failed());
     }
 
     #[test]
