@@ -6,8 +6,9 @@
 //                 the last input), written to one element for the all-gather.
 //   shard_prefix  one thread: the exclusive prefix of the gathered totals
 //                 before this rank, totals[0] op ... op totals[rank-1], folded
-//                 in rank order (identity for rank 0), so non-commutative
-//                 associative operators give the global scan.
+//                 in rank order (the identity for rank 0, which never applies
+//                 it), so non-commutative associative operators give the
+//                 global scan.
 //   apply_prefix  out[i] = prefix op out[i] for the whole shard: 2 * n * sizeof(T)
 //                 bytes moved, ITEMS_PER_THREAD items per thread, block-
 //                 strided so each load instruction of a warp is one
@@ -36,11 +37,13 @@ __device__ __forceinline__ void shard_prefix(const T* totals, T* prefix, u32 ran
     if (threadIdx.x != 0 || linear_block_index() != 0) {
         return;
     }
-    T running = Op::identity();
-    for (u32 r = 0; r < rank; ++r) {
+    // Folded from totals[0], not from the identity, so an operator whose
+    // identity is only a right identity still gives the single-GPU result.
+    T running = totals[0];
+    for (u32 r = 1; r < rank; ++r) {
         running = Op::combine(running, totals[r]);
     }
-    *prefix = running;
+    *prefix = rank == 0 ? Op::identity() : running;
 }
 
 template <typename T, typename Op, int ITEMS_PER_THREAD>

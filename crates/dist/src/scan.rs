@@ -150,6 +150,56 @@ pub fn validate<T: Element>(input_lens: &[usize], output_lens: &[usize]) -> Resu
     Ok(())
 }
 
+/// What one rank's local scan is: its kind, whether its shard total is
+/// the last output ⊕ the last input (exclusive scans) or the last output,
+/// and the total of an empty shard. Rank 0 scans with the caller's kind
+/// (its exclusive initial value included, so every later prefix carries
+/// it); every other rank with the identity as its initial value.
+///
+/// ```
+/// use dist::scan::LocalScan;
+/// use gpu_core::Sum;
+/// use scan::ScanKind;
+/// let first = LocalScan::for_rank(ScanKind::Exclusive { initial: 7 }, 0, &Sum);
+/// assert_eq!((first.kind, first.exclusive, first.empty_total), (ScanKind::Exclusive { initial: 7 }, true, 7));
+/// let later = LocalScan::for_rank(ScanKind::Exclusive { initial: 7 }, 3, &Sum);
+/// assert_eq!((later.kind, later.empty_total), (ScanKind::Exclusive { initial: 0 }, 0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalScan<T: Element> {
+    /// The kind the rank's shard is scanned with.
+    pub kind: ScanKind<T>,
+    /// The shard total is `out[n-1] ⊕ in[n-1]` (else `out[n-1]`).
+    pub exclusive: bool,
+    /// The total of an empty shard.
+    pub empty_total: T,
+}
+
+impl<T: Element> LocalScan<T> {
+    /// The local scan of global rank `rank` for a distributed scan of `kind`.
+    pub fn for_rank<O: Operator<T>>(kind: ScanKind<T>, rank: usize, op: &O) -> Self {
+        match kind {
+            ScanKind::Inclusive => LocalScan {
+                kind,
+                exclusive: false,
+                empty_total: op.identity(),
+            },
+            ScanKind::Exclusive { initial } if rank == 0 => LocalScan {
+                kind,
+                exclusive: true,
+                empty_total: initial,
+            },
+            ScanKind::Exclusive { .. } => LocalScan {
+                kind: ScanKind::Exclusive {
+                    initial: op.identity(),
+                },
+                exclusive: true,
+                empty_total: op.identity(),
+            },
+        }
+    }
+}
+
 /// Steps 1–4: every rank's local scan into `output`, and each rank's
 /// prefix (the ⊕ of every element of the ranks before it, the exclusive
 /// initial value included; the identity on rank 0) on its device. The
@@ -194,17 +244,9 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
     let inputs = input.views();
     for ((rank, input), mut output) in group.ranks.iter().zip(inputs).zip(output.views_mut()) {
         let gpu = &rank.gpu;
-        let (local_kind, exclusive, empty_total) = match kind {
-            ScanKind::Inclusive => (ScanKind::Inclusive, 0i32, op.identity()),
-            ScanKind::Exclusive { initial } if rank.rank == 0 => (kind, 1, initial),
-            ScanKind::Exclusive { .. } => (
-                ScanKind::Exclusive {
-                    initial: op.identity(),
-                },
-                1,
-                op.identity(),
-            ),
-        };
+        let local = LocalScan::for_rank(kind, rank.rank, op);
+        let (local_kind, exclusive, empty_total) =
+            (local.kind, i32::from(local.exclusive), local.empty_total);
         scan::scan_into(
             gpu,
             input,
@@ -377,4 +419,78 @@ pub fn scan<T: Element, O: Operator<T>>(
     let mut output = unsafe { Sharded::<T>::uninit(group, input.lens())? };
     scan_into(group, input, &mut output, op, kind)?;
     Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_core::{CustomOp, Max, Sum};
+    use proptest::prelude::*;
+
+    /// The distributed scan's steps on the host, with the CPU reference
+    /// scan as the local scan: what the kernels compute, rank by rank.
+    fn model<T: Element, O: Operator<T>>(
+        data: &[T],
+        lens: &[usize],
+        op: &O,
+        kind: ScanKind<T>,
+    ) -> Vec<T> {
+        let (starts, _) = crate::layout::offsets(lens);
+        let mut locals = Vec::new();
+        let mut totals = Vec::new();
+        for (rank, (&start, &len)) in starts.iter().zip(lens).enumerate() {
+            let input = &data[start..start + len];
+            let local = LocalScan::for_rank(kind, rank, op);
+            let out = scan::cpu::scan(input, op, local.kind);
+            let total = match (len, local.exclusive) {
+                (0, _) => local.empty_total,
+                (_, true) => op.combine(out[len - 1], input[len - 1]),
+                (_, false) => out[len - 1],
+            };
+            locals.push(out);
+            totals.push(total);
+        }
+        let mut global = Vec::new();
+        for (rank, out) in locals.into_iter().enumerate() {
+            // As the kernel: folded from totals[0].
+            let prefix = totals[..rank]
+                .iter()
+                .copied()
+                .reduce(|a, t| op.combine(a, t))
+                .unwrap_or(op.identity());
+            global.extend(
+                out.into_iter()
+                    .map(|v| if rank == 0 { v } else { op.combine(prefix, v) }),
+            );
+        }
+        global
+    }
+
+    fn split(n: usize, cuts: &[usize]) -> Vec<usize> {
+        let mut points: Vec<usize> = cuts.iter().map(|&c| c % (n + 1)).collect();
+        points.push(0);
+        points.push(n);
+        points.sort_unstable();
+        points.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn the_steps_give_the_global_scan(
+            data in proptest::collection::vec(any::<i32>(), 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+            initial in any::<i32>(),
+        ) {
+            let lens = split(data.len(), &cuts);
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
+                prop_assert_eq!(model(&data, &lens, &Sum, kind), scan::cpu::scan(&data, &Sum, kind));
+                prop_assert_eq!(model(&data, &lens, &Max, kind), scan::cpu::scan(&data, &Max, kind));
+            }
+            // Associative, not commutative (0 is its identity): the rank order matters.
+            let last = CustomOp::<i32>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| if b != 0 { b } else { a }).unwrap();
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
+                prop_assert_eq!(model(&data, &lens, &last, kind), scan::cpu::scan(&data, &last, kind));
+            }
+        }
+    }
 }
