@@ -1,6 +1,6 @@
 //! Segmented reduce without a GPU: the CPU reference against a plain fold
 //! per segment, the host checks, and NVRTC compiles of every built-in
-//! module and of a custom operator's module for sm_90.
+//! module and of a custom operator's module for sm_80 and sm_90.
 
 use gpu_core::kernel::{compile_cubin, cubin_defines};
 use gpu_core::{CustomOp, Max, Sum};
@@ -82,7 +82,7 @@ fn host_checks() {
 }
 
 #[test]
-fn every_segmented_module_compiles_for_sm90() {
+fn every_segmented_module_compiles_for_sm80_and_sm90() {
     if !parprims_testkit::testing::nvrtc_or_skip() {
         return;
     }
@@ -97,12 +97,12 @@ fn every_segmented_module_compiles_for_sm90() {
     .unwrap();
     modules.push(reduce::segmented::custom_module::<f32, _, u64>(&op));
     let mut failures = Vec::new();
-    for module in &modules {
-        match compile_cubin(module, "sm_90") {
+    for (module, arch) in modules.iter().flat_map(|m| [(m, "sm_80"), (m, "sm_90")]) {
+        match compile_cubin(module, arch) {
             Ok(cubin) => {
                 for entry in module.entries() {
                     if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {}", module.name()));
+                        failures.push(format!("{entry} missing from {} ({arch})", module.name()));
                     }
                 }
             }
