@@ -252,12 +252,22 @@ __device__ __forceinline__ void merge_path_tile(
         const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
         if (i < tile_items) smem.items[i] = staged[k];
     }
+    // The ends too: every load issued before the first store.
+    u64 staged_ends[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
+        if (i < tile_segments) staged_ends[k] = (u64)offsets[segment_begin + i + 1];
+    }
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
         if (i < tile_segments) {
-            const u64 end = segment_end_relative(offsets, segment_begin + i, base, items);
-            const u64 relative = end > item_begin ? end - item_begin : 0;
+            // As segment_end_relative, then relative to the tile's first item.
+            const u64 end = staged_ends[k];
+            u64 relative = end > base ? end - base : 0;
+            relative = relative < items ? relative : items;
+            relative = relative > item_begin ? relative - item_begin : 0;
             smem.ends[i] = (u32)(relative < tile_items ? relative : tile_items);
         }
     }
