@@ -41,7 +41,9 @@ __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
 
 // Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
 // chunks of BLOCK·ITEMS keys and adds its counts into
-// hist[(pass · portions + p) · 256 + digit] (zeroed by the host).
+// hist[(pass · portions + p) · 256 + digit] (zeroed by the host). Every
+// lane of a warp takes part in every step (the loop bounds are uniform),
+// which the warp-uniform digit test needs.
 template <typename K, int BLOCK, int ITEMS>
 __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, u64 portion_keys,
                                              u32 begin_bit, u32 end_bit, u32 passes,
@@ -63,12 +65,20 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
         }
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            const u64 i = base + (u64)j * BLOCK + threadIdx.x;
-            if (i < end) {
-                for (u32 p = 0; p < passes; ++p) {
-                    const u32 shift = begin_bit + 8u * p;
-                    const u32 width = min(8u, end_bit - shift);
-                    atomicAdd(&counts[p * SORT_RADIX + sort_digit_of(image[j], shift, width)], 1u);
+            const bool valid = base + (u64)j * BLOCK + threadIdx.x < end;
+            for (u32 p = 0; p < passes; ++p) {
+                const u32 shift = begin_bit + 8u * p;
+                const u32 width = min(8u, end_bit - shift);
+                const u32 digit = valid ? sort_digit_of(image[j], shift, width) : (u32)SORT_RADIX;
+                // A warp whose 32 keys share the digit (sorted input, the
+                // high digits of narrow keys) adds once instead of making
+                // 32 same-address shared atomics.
+                const u32 first = __shfl_sync(PARPRIMS_FULL_WARP, digit, 0);
+                if (__all_sync(PARPRIMS_FULL_WARP, digit == first)) {
+                    if ((threadIdx.x & 31u) == 0u && digit < SORT_RADIX)
+                        atomicAdd(&counts[p * SORT_RADIX + digit], 32u);
+                } else if (valid) {
+                    atomicAdd(&counts[p * SORT_RADIX + digit], 1u);
                 }
             }
         }
