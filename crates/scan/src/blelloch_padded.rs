@@ -180,6 +180,9 @@ mod tests {
         let m = BlellochPadded.module::<u32, _>(&Sum);
         assert_eq!(m.name(), "scan_blelloch_padded_u32_sum");
         assert_eq!(m.entries(), ["blelloch_padded_block_u32_sum"]);
-        assert!(m.code().contains("blelloch_block<u32, op_t, true>"));
+        assert!(m.code().contains("blelloch_block<u32, u32, op_t, true>"));
+        let m = BlellochPadded.module::<gpu_core::bf16, _>(&Sum);
+        assert_eq!(m.entries()[1], "blelloch_padded_block_bf16_sum_to_acc");
+        assert!(m.code().contains("blelloch_block<f32, f32, op_t, true>"));
     }
 }

@@ -423,6 +423,30 @@ mod tests {
         assert_eq!(buffer_plan(1, false).0, vec![Target::Output]);
     }
 
+    /// A narrow type's launches through accumulators: no launch reads what
+    /// it writes, the first reads and the last writes the caller's array,
+    /// each launch reads what the previous one wrote, and at most two
+    /// accumulator arrays are used (one for two launches).
+    #[test]
+    fn accumulator_plans_never_read_what_they_write() {
+        for launches in 2..12 {
+            let plan = accumulator_plan(launches);
+            assert_eq!(plan.len(), launches);
+            assert_eq!(plan[0].0, Side::Caller);
+            assert_eq!(plan[launches - 1].1, Side::Caller);
+            for (j, &(reads, writes)) in plan.iter().enumerate() {
+                assert_ne!(reads, writes, "launches {launches}, launch {j}");
+                if j > 0 {
+                    assert_eq!(reads, plan[j - 1].1, "launches {launches}, launch {j}");
+                    assert_ne!(reads, Side::Caller);
+                }
+                if let Side::Accumulator(a) = writes {
+                    assert!(a < if launches > 2 { 2 } else { 1 });
+                }
+            }
+        }
+    }
+
     #[test]
     fn bytes_grow_with_log_n() {
         assert_eq!(bytes_moved(1, 4), 0);
@@ -430,6 +454,13 @@ mod tests {
         let n = 1u64 << 20;
         let expected: u64 = (0..20).map(|k| 3 * n - (1u64 << k)).sum::<u64>() * 8;
         assert_eq!(bytes_moved(n, 8), expected);
+        // 2-byte elements: the first step reads them, the last writes them,
+        // everything else is 4-byte accumulators.
+        assert_eq!(bytes_moved(2, 2), (3 * 2 - 1) * 2);
+        // n = 4: step d = 1 reads 7 elements, writes 4 accumulators; step
+        // d = 2 reads 6 accumulators, writes 4 elements.
+        let steps = 7 * 2 + 4 * 4 + 6 * 4 + 4 * 2;
+        assert_eq!(bytes_moved(4, 2), steps);
     }
 
     /// Racecheck checks shared memory only, so it has nothing to check in

@@ -3,7 +3,7 @@
 //! Inclusive and exclusive scans under any associative operator, on every
 //! element type of gpu-core, of any length (0 to past 2^32 elements), into a
 //! new buffer, into a caller's buffer, or in place. The 1- and 2-byte types
-//! (`i8 u8 i16 u16 f16 bf16`) take the default algorithm and the built-in
+//! (`i8 u8 i16 u16 f16 bf16`) take every algorithm with the built-in
 //! operators: they scan in a 4-byte accumulator (`i32`/`u32`, exact; `f32`
 //! for the 16-bit floats, each output rounded once), see [`check_element`].
 //!

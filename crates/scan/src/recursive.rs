@@ -586,6 +586,18 @@ mod tests {
         assert_eq!(bytes_moved(1000, 8, 1024), 2 * 1000 * 8);
         assert_eq!(bytes_moved(0, 8, 1024), 0);
         // Two tiles exactly: block pass 2·2048 + 2 totals; add 2·1024 + 1 carry; top level 2·2.
-        assert_eq!(bytes_moved(2048, 1, 1024), 4096 + 2 + 2048 + 1 + 4);
+        assert_eq!(bytes_moved(2048, 4, 1024), (4096 + 2 + 2048 + 1 + 4) * 4);
+        // The same for 1-byte elements, through 4-byte accumulators: the
+        // block pass reads 2048 bytes and writes 2048 accumulators and 2
+        // totals; the narrowing add reads 2048 accumulators and 1 carry and
+        // writes 2048 bytes; the top level scans 2 accumulators.
+        let block = 2048 + 2048 * 4 + 2 * 4;
+        let narrowing_add = 2048 * 4 + 4 + 2048;
+        assert_eq!(
+            bytes_moved(2048, 1, 1024),
+            block + narrowing_add + 2 * 2 * 4
+        );
+        // One tile of a narrow type: straight from bytes to bytes.
+        assert_eq!(bytes_moved(1000, 2, 1024), 2 * 1000 * 2);
     }
 }
