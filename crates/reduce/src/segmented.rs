@@ -40,9 +40,19 @@ use gpu_core::{
 const BLOCK_THREADS: u32 = 256;
 /// Threads per block of the partition.
 const PARTITION_THREADS: u32 = 256;
-/// Threads of the one-block fix-up, and carries per thread per round.
+/// Threads of the one-block fix-up.
 const FIXUP_THREADS: u32 = 1024;
-const FIXUP_ITEMS: u32 = 16;
+
+/// Carries per fix-up thread per round: 16 for 4-byte values, 8 for 8-byte
+/// ones (16 keys and 16 8-byte values spill past the 64 registers a
+/// 1024-thread block allows).
+const fn fixup_items(value_bytes: usize) -> u32 {
+    if value_bytes == 4 {
+        16
+    } else {
+        8
+    }
+}
 
 /// Merge steps per thread: odd (the threads' strided reads of staged values
 /// then hit distinct shared-memory banks); 15 for 4-byte values, 7 for
@@ -322,7 +332,7 @@ fn headers<T: Element>(name: String) -> ModuleSource {
         .define("SEGMENTED_BLOCK", BLOCK_THREADS)
         .define("SEGMENTED_ITEMS", items_per_thread(T::BYTES))
         .define("SEGMENTED_FIXUP_BLOCK", FIXUP_THREADS)
-        .define("SEGMENTED_FIXUP_ITEMS", FIXUP_ITEMS)
+        .define("SEGMENTED_FIXUP_ITEMS", fixup_items(T::BYTES))
         .source(parprims_kernels::MERGE_PATH)
         .source(parprims_kernels::REDUCE_SEGMENTED)
 }

@@ -19,7 +19,7 @@
 //!   fix-up, one block of 1024: every row that earlier blocks carried into
 //!   gets `y[r] += α·(their carries, in block order)`.
 //! - **Work** rows + nnz steps; **steps** per thread 7 + log(tile) + the
-//!   block scan; fix-up ⌈tiles / 16384⌉ rounds.
+//!   block scan; fix-up ⌈tiles / 16384⌉ rounds (8192 for `f64`).
 //! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries
 //!   and 8 of coordinates (tiles = (rows + nnz) / 1792).
 //! - **Shared memory** per block: 1792 values and 1792 `u32` row ends

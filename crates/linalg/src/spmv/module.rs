@@ -17,8 +17,16 @@ pub(crate) const MERGE_BLOCK_THREADS: u32 = 256;
 pub(crate) const MERGE_ITEMS: u32 = 7;
 /// Threads of the one-block fix-up.
 pub(crate) const FIXUP_BLOCK_THREADS: u32 = 1024;
-/// Carries per fix-up thread per round.
-pub(crate) const FIXUP_ITEMS: u32 = 16;
+/// Carries per fix-up thread per round: 16 for 4-byte values, 8 for 8-byte
+/// ones (16 keys and 16 8-byte values spill past the 64 registers a
+/// 1024-thread block allows).
+pub(crate) const fn fixup_items(value_bytes: usize) -> u32 {
+    if value_bytes == 4 {
+        16
+    } else {
+        8
+    }
+}
 
 /// The row-offset types the kernels take.
 pub trait SpmvOffset: DeviceType + Copy + Into<u64> {}
@@ -40,7 +48,7 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
         .define("SPMV_MERGE_BLOCK", MERGE_BLOCK_THREADS)
         .define("SPMV_MERGE_ITEMS", MERGE_ITEMS)
         .define("SPMV_FIXUP_BLOCK", FIXUP_BLOCK_THREADS)
-        .define("SPMV_FIXUP_ITEMS", FIXUP_ITEMS)
+        .define("SPMV_FIXUP_ITEMS", fixup_items(T::BYTES))
         .source(parprims_kernels::MERGE_PATH)
         .source(parprims_kernels::SPMV_COMMON)
         .source(parprims_kernels::SPMV_SCALAR)
