@@ -9,8 +9,10 @@
 //! For each size 2^k of i32 items: the single-GPU scan (inclusive sum),
 //! reduce (sum) and histogram (256 even bins) on device 0 with the
 //! toolkit's single-GPU crates, then the same on groups of the listed rank
-//! counts (devices 0..r): the full distributed scan (`scan_into`), the scan
-//! with the prefixes left for the next use (`scan_local_into`), the
+//! counts (devices 0..r): the full distributed scan (`scan_into`, local
+//! scan then prefix pass), the same by reduce first
+//! (`scan_into_reduce_first`), the scan with the prefixes left for the
+//! next use (`scan_local_into`), the
 //! reduction (`reduce_replicated`) and the histogram. Each time is the
 //! median over `--reps` runs; a run's time is the slowest rank's, measured
 //! with CUDA events on each rank's stream (every start recorded before
@@ -281,6 +283,11 @@ fn group_run(
         Ok(())
     })?;
     check_scan(&group, &y, positions, expected)?;
+    let reduce_first_ms = time_ranks(&gpus, reps, || {
+        dist::scan_into_reduce_first(&group, &x, &mut y, &Sum, ScanKind::Inclusive)?;
+        Ok(())
+    })?;
+    check_scan(&group, &y, positions, expected)?;
     let deferred_ms = time_ranks(&gpus, reps, || {
         dist::scan_local_into(&group, &x, &mut y, &Sum, ScanKind::Inclusive)?;
         Ok(())
@@ -302,6 +309,12 @@ fn group_run(
         );
     };
     line("scan (prefix pass)", scan_ms, baseline.scan_ms, 2.0 * bytes);
+    line(
+        "scan (reduce first)",
+        reduce_first_ms,
+        baseline.scan_ms,
+        2.0 * bytes,
+    );
     line(
         "scan (prefixes left)",
         deferred_ms,

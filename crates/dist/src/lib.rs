@@ -15,6 +15,7 @@
 //! |---|---|---|
 //! | [`reduce()`], [`reduce_replicated`], [`sum`] | `reduce::reduce_into` | all-reduce of the partials (sum, product, max, min), else all-gather + fold |
 //! | [`scan()`], [`scan_into`], [`scan_local_into`] + [`apply_prefixes`] | `scan::scan_into` | all-gather of the shard totals, prefix combined into each later shard |
+//! | [`scan_into_reduce_first`] | `reduce::reduce_into`, then `scan::scan_into` seeded with the prefix | all-gather of the shard totals before the scans (one host synchronisation) |
 //! | [`select_if`], [`select_flagged`] | `compact::select_*_into` | all-gather of the counts; with [`Placement::Even`], send/receive into even blocks |
 //! | [`histogram_even`] | `reduce::histogram::histogram_even_into` | all-reduce of the counts |
 //!
@@ -49,12 +50,14 @@ pub mod layout;
 mod nccl;
 mod reduce;
 pub mod scan;
+mod scan_reduce_first;
 mod sharded;
 
 pub use crate::compact::{select_flagged, select_if, Placement};
 pub use crate::histogram::histogram_even;
 pub use crate::reduce::{all_reduce_in_place, reduce, reduce_replicated, sum};
 pub use crate::scan::{apply_prefixes, scan, scan_into, scan_local_into};
+pub use crate::scan_reduce_first::scan_into_reduce_first;
 pub use error::{Error, Result};
 pub use group::{validate_devices, validate_rank, Group};
 pub use nccl::{nccl_available, nccl_version, unique_id};

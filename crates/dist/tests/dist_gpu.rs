@@ -145,6 +145,16 @@ fn check_reduce(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
     );
 }
 
+/// The same kind with an initial value that is not Max's identity.
+fn kind_for_max(kind: ScanKind<i32>) -> ScanKind<i32> {
+    match kind {
+        ScanKind::Inclusive => kind,
+        ScanKind::Exclusive { initial } => ScanKind::Exclusive {
+            initial: initial.wrapping_mul(1000),
+        },
+    }
+}
+
 fn check_scan(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
     let data: Vec<i32> = random_vec(n, seed, -1_000_000.0, 1_000_000.0);
     let x = shard(group, &data, lens);
@@ -158,8 +168,26 @@ fn check_scan(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
             .unwrap()
             .to_host(gpu)
             .unwrap();
-        let y = dist::scan(group, &x, &Sum, kind).unwrap();
+        let mut y = dist::scan(group, &x, &Sum, kind).unwrap();
         assert_eq!(y.lens(), x.lens(), "the output keeps the layout");
+        assert_eq!(
+            y.gather_to_host(group).unwrap(),
+            expected,
+            "i32 {kind:?} n={n} {lens:?}"
+        );
+        dist::scan_into_reduce_first(group, &x, &mut y, &Sum, kind).unwrap();
+        assert_eq!(
+            y.gather_to_host(group).unwrap(),
+            expected,
+            "reduce first: i32 {kind:?} n={n} {lens:?}"
+        );
+        let mut z = dist::scan(group, &x, &Max, kind_for_max(kind)).unwrap();
+        dist::scan_into_reduce_first(group, &x, &mut z, &Max, kind_for_max(kind)).unwrap();
+        assert_eq!(
+            z.gather_to_host(group).unwrap(),
+            scan::cpu::scan(&data, &Max, kind_for_max(kind)),
+            "reduce first: max {kind:?} n={n} {lens:?}"
+        );
         assert_eq!(
             y.gather_to_host(group).unwrap(),
             expected,
@@ -197,7 +225,25 @@ fn check_scan(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
     // u64 exact, f32 within rounding.
     let wide: Vec<u64> = random_vec(n, seed + 1, 0.0, 1e15);
     let xw = shard(group, &wide, lens);
-    let got = dist::scan(group, &xw, &Sum, ScanKind::Exclusive { initial: 5 }).unwrap();
+    let mut got = dist::scan(group, &xw, &Sum, ScanKind::Exclusive { initial: 5 }).unwrap();
+    assert_eq!(
+        got.gather_to_host(group).unwrap(),
+        scan::cpu::scan(&wide, &Sum, ScanKind::Exclusive { initial: 5 })
+    );
+    dist::scan_into_reduce_first(group, &xw, &mut got, &Sum, ScanKind::Inclusive).unwrap();
+    assert_eq!(
+        got.gather_to_host(group).unwrap(),
+        scan::cpu::inclusive(&wide, &Sum),
+        "reduce first u64"
+    );
+    dist::scan_into(
+        group,
+        &xw,
+        &mut got,
+        &Sum,
+        ScanKind::Exclusive { initial: 5 },
+    )
+    .unwrap();
     assert_eq!(
         got.gather_to_host(group).unwrap(),
         scan::cpu::scan(&wide, &Sum, ScanKind::Exclusive { initial: 5 })
