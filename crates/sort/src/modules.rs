@@ -14,6 +14,11 @@ pub const PASS_BLOCK_THREADS: u32 = 256;
 pub const PASS_ITEMS: u32 = 16;
 /// Keys per tile of the digit pass.
 pub const PASS_TILE: u64 = PASS_BLOCK_THREADS as u64 * PASS_ITEMS as u64;
+/// How the digit pass and the one-block sort find the lanes of a warp that
+/// hold the same digit: `false` builds the mask from one ballot per digit
+/// bit (the default), `true` uses `__match_any_sync` (a tuning switch: the
+/// two are measured against each other on the target GPU).
+pub const RANK_BY_MATCH_ANY: bool = false;
 /// Threads per block of the upsweep (and top-k's histograms and counts).
 pub const UPSWEEP_BLOCK_THREADS: u32 = 256;
 /// Keys per thread per round of the upsweep.
@@ -142,6 +147,7 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
         .source(parprims_kernels::TILE_STATUS)
         .source(parprims_kernels::SINGLE_PASS_DIGIT_LOOKBACK)
         .source(parprims_kernels::SORT_RADIX_KEY)
+        .define("SORT_RANK_BY_MATCH_ANY", u32::from(RANK_BY_MATCH_ANY))
         .source(parprims_kernels::SORT_ONESWEEP)
         .source(parprims_kernels::SORT_BLOCK)
         .entry(

@@ -6,7 +6,7 @@
 //
 // Per pass: keys sit in registers in warp-striped order (item j of lane L
 // of warp w is position w·32·ITEMS + 32·j + L of the current sequence);
-// each is ranked by digit (warp-private counters, __match_any_sync), the
+// each is ranked by digit (warp-private counters, warp_digit_peers), the
 // 256 digit counts are scanned across warps and digits, keys (then values)
 // are written to their slots of the shared exchange and read back in the
 // same striped order for the next pass. Dynamic shared memory:
@@ -60,7 +60,7 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
             const u32 digit = idx < n ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                                       : (u32)SORT_RADIX;
-            const u32 peers = __match_any_sync(PARPRIMS_FULL_WARP, digit);
+            const u32 peers = warp_digit_peers(digit, width);
             const u32 leader = (u32)__ffs(peers) - 1u;
             u32 old = 0u;
             if (lane == leader && digit < SORT_RADIX) {

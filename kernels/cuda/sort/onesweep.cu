@@ -9,7 +9,7 @@
 //      into each digit's first output position, per portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, ranks its keys by digit in shared
-//      memory (warp-private counters, __match_any_sync, stable), publishes
+//      memory (warp-private counters, ballot-built peer masks, stable), publishes
 //      its 256 digit counts, looks back over its predecessors one digit per
 //      thread (single_pass/digit_lookback.cuh) for its global offset per
 //      digit, and scatters keys (then values) through shared memory so that
@@ -37,6 +37,33 @@
 template <typename B>
 __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
     return (u32)(image >> shift) & ((1u << width) - 1u);
+}
+
+// The lanes of the warp whose `digit` equals this lane's (digit < 2^width,
+// or SORT_RADIX for a lane without a key, whose group is the lanes without
+// keys). SORT_RANK_BY_MATCH_ANY = 1 uses __match_any_sync; the default
+// builds the mask from `width` ballots, one per digit bit (and one of the
+// lanes holding keys), as the Onesweep paper's warp-level multi-split does.
+#ifndef SORT_RANK_BY_MATCH_ANY
+#define SORT_RANK_BY_MATCH_ANY 0
+#endif
+__device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
+#if SORT_RANK_BY_MATCH_ANY
+    (void)width;
+    return __match_any_sync(PARPRIMS_FULL_WARP, digit);
+#else
+    const u32 with_keys = __ballot_sync(PARPRIMS_FULL_WARP, digit < SORT_RADIX);
+    u32 peers = digit < SORT_RADIX ? with_keys : ~with_keys;
+#pragma unroll
+    for (u32 b = 0; b < 8u; ++b) {
+        if (b < width) {  // width is the same in every lane
+            const u32 bit = (digit >> b) & 1u;
+            const u32 ones = __ballot_sync(PARPRIMS_FULL_WARP, bit != 0u);
+            peers &= bit ? ones : ~ones;
+        }
+    }
+    return peers;
+#endif
 }
 
 // Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
@@ -184,7 +211,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
         const u32 digit = idx < tile_count
                               ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                               : (u32)SORT_RADIX;
-        const u32 peers = __match_any_sync(PARPRIMS_FULL_WARP, digit);
+        const u32 peers = warp_digit_peers(digit, width);
         const u32 leader = (u32)__ffs(peers) - 1u;
         u32 old = 0u;
         if (lane == leader && digit < SORT_RADIX) {
