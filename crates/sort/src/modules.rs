@@ -1,7 +1,7 @@
 //! The sort crate's kernel modules and their tuning: one module per key
 //! type and payload (none, or values of 1, 2, 4 or 8 bytes moved as raw
-//! bits), holding the upsweep, the digit offsets, the digit pass and the
-//! one-block sort for that pair; the keys-only module adds top-k and the
+//! bits), holding the upsweep (which ends with the digit offsets), the
+//! digit pass and the one-block sort for that pair; the keys-only module adds top-k and the
 //! index fill of argsort.
 
 use gpu_core::{Gpu, Kernel, ModuleSource, Result};
@@ -86,8 +86,6 @@ fn module_name<K: SortKey>(payload: Option<PayloadWidth>) -> String {
 pub(crate) enum Entry {
     /// The all-digit histogram.
     Upsweep,
-    /// Digit totals → first positions.
-    Offsets,
     /// One digit pass.
     Pass,
     /// The one-block sort.
@@ -116,7 +114,6 @@ pub(crate) fn entry_name<K: SortKey>(entry: Entry, payload: Option<PayloadWidth>
     let p = payload_suffix(payload);
     match entry {
         Entry::Upsweep => format!("sort_upsweep_{k}_{p}"),
-        Entry::Offsets => format!("sort_offsets_{k}_{p}"),
         Entry::Pass => format!("sort_pass_{k}_{p}"),
         Entry::Block => format!("sort_block_{k}_{p}"),
         Entry::Copy => format!("sort_copy_{k}_{p}"),
@@ -152,15 +149,9 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
         .source(parprims_kernels::SORT_BLOCK)
         .entry(
             e(Entry::Upsweep),
-            "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist",
-            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist)"),
+            "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist, u64* offsets, u32* done_counter",
+            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
             Some(ub),
-        )
-        .entry(
-            e(Entry::Offsets),
-            "const u32* hist, u64* offsets, u32 portions",
-            "sort_digit_offsets(hist, offsets, portions)",
-            Some(256),
         )
         .entry(
             e(Entry::Pass),

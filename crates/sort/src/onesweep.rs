@@ -8,7 +8,8 @@
 //!   distance).
 //! - **Steps on the device**: one memset of the counters and the first
 //!   look-back state; the upsweep (one read of the keys: every pass's
-//!   digit histogram at once); the digit offsets (one block per pass); then
+//!   digit histogram at once; its last block to finish scans them into the
+//!   digit offsets); then
 //!   one launch per pass and portion of up to 2^28 keys: rank in shared
 //!   memory, per-digit decoupled look-back
 //!   (`kernels/cuda/single_pass/digit_lookback.cuh`), scatter through
@@ -135,7 +136,7 @@ pub(crate) fn sort<K: SortKey>(
     let portion_rows = PORTION_KEYS / PASS_TILE;
     let launches = passes as u64 * portions;
     let hist_words = launches * 256; // u32
-    let counter_words = launches; // u32
+    let counter_words = launches + 1; // u32: a tile counter per launch, the upsweep's done counter
     let state_words = rows * 256; // u32 per half: every portion's rows
                                   // Zeroed: histogram, tile counters, the first look-back state (u32s).
     let zeroed_u32 = hist_words + counter_words + state_words;
@@ -154,13 +155,13 @@ pub(crate) fn sort<K: SortKey>(
     let state_b = pooled_base + 8 * offsets_u64;
 
     let upsweep = kernel::<K>(gpu, Entry::Upsweep, payload)?;
-    let offsets_kernel = kernel::<K>(gpu, Entry::Offsets, payload)?;
     let pass = kernel::<K>(gpu, Entry::Pass, payload)?;
 
     gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
         let base = zeroed.device_ptr();
         let hist = base;
         let counters = hist + 4 * hist_words;
+        let done_counter = counters + 4 * launches;
         let state_a = counters + 4 * counter_words;
 
         let chunk = UPSWEEP_BLOCK_THREADS as u64 * UPSWEEP_ITEMS as u64;
@@ -181,24 +182,16 @@ pub(crate) fn sort<K: SortKey>(
             .scalar(end_bit)
             .scalar(passes)
             .scalar(u32::from(descending))
-            .scalar(hist);
+            .scalar(hist)
+            .scalar(offsets)
+            .scalar(done_counter);
         // SAFETY: sort_upsweep_*(const void* keys, u64 n, u64 portion_keys,
-        // u32 begin, u32 end, u32 passes, u32 descending, u32* hist)
-        // matches; it reads keys[0, n) and adds into the zeroed histogram of
-        // passes × portions × 256 counters (grid y = portions).
+        // u32 begin, u32 end, u32 passes, u32 descending, u32* hist, u64*
+        // offsets, u32* done_counter) matches; it reads keys[0, n), adds
+        // into the zeroed histogram of passes × portions × 256 counters
+        // (grid y = portions), takes a ticket from the zeroed done counter,
+        // and the last block writes the passes × portions × 256 offsets.
         unsafe { gpu.launch(&upsweep, config, &args)? };
-
-        let config = LaunchConfig {
-            grid: (passes, 1, 1),
-            block: (256, 1, 1),
-            shared_bytes: 0,
-        };
-        let mut args = KernelArgs::new();
-        args.scalar(hist).scalar(offsets).scalar(portions as u32);
-        // SAFETY: sort_offsets_*(const u32* hist, u64* offsets, u32
-        // portions) matches; block p reads and writes rows [p·portions,
-        // (p+1)·portions) of 256 entries, within both buffers.
-        unsafe { gpu.launch(&offsets_kernel, config, &args)? };
 
         let states = [state_a, state_b];
         let mut source = plan.source;

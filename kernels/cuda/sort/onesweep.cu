@@ -4,9 +4,9 @@
 //
 //   1. sort_upsweep: one read of the keys histograms EVERY digit pass at
 //      once (per-block shared counters [passes][256], then atomics into the
-//      global table [passes][portions][256]).
-//   2. sort_digit_offsets: one block per pass scans the 256 digit totals
-//      into each digit's first output position, per portion.
+//      global table [passes][portions][256]); the last block to finish
+//   2. scans each pass's 256 digit totals into each digit's first output
+//      position, per portion (sort_digit_offsets).
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, ranks its keys by digit in shared
 //      memory (warp-private counters, ballot-built peer masks, stable), publishes
@@ -66,6 +66,30 @@ __device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
 #endif
 }
 
+// Digit offsets of one pass, by a block of 256 threads, thread d: the first
+// output position of digit d's keys of each portion,
+// offsets[(pass · portions + p) · 256 + d] = (keys of digits < d, all
+// portions) + (keys of digit d in portions < p). The histogram is read
+// with ld.global.cg (from L2, where the upsweep's atomics landed). Ends
+// with a barrier, so `storage` may be reused at once.
+__device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restrict__ offsets,
+                                                   u32 portions, u32 pass,
+                                                   typename BlockScan<u64, sum_op<u64>, SORT_RADIX>::Storage& storage) {
+    typedef BlockScan<u64, sum_op<u64>, SORT_RADIX> Scan;
+    const u32 d = threadIdx.x;
+    const u64 row = (u64)pass * portions;
+    u64 total = 0;
+    for (u32 p = 0; p < portions; ++p) total += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
+    u64 all;
+    u64 running = Scan::exclusive_scan(total, storage, all);
+    if (d == 0) running = 0;
+    for (u32 p = 0; p < portions; ++p) {
+        offsets[(row + p) * SORT_RADIX + d] = running;
+        running += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
+    }
+    __syncthreads();
+}
+
 // Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
 // chunks of BLOCK·ITEMS keys and adds its counts into
 // hist[(pass · portions + p) · 256 + digit] (zeroed by the host). Every
@@ -74,7 +98,9 @@ __device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
 template <typename K, int BLOCK, int ITEMS>
 __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, u64 portion_keys,
                                              u32 begin_bit, u32 end_bit, u32 passes,
-                                             u32 descending, u32* __restrict__ hist) {
+                                             u32 descending, u32* hist, u64* __restrict__ offsets,
+                                             u32* done_counter) {
+    static_assert(BLOCK == SORT_RADIX, "the last block scans with one thread per digit");
     typedef typename radix_key<K>::bits_t bits_t;
     __shared__ u32 counts[SORT_MAX_PASSES * SORT_RADIX];
     for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) counts[i] = 0u;
@@ -120,27 +146,22 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
             atomicAdd(&hist[((u64)pass * portions + portion) * SORT_RADIX + digit], c);
         }
     }
-}
-
-// Digit offsets: block `pass` of 256 threads, thread d: the first output
-// position of digit d's keys of each portion,
-// offsets[(pass · portions + p) · 256 + d] = (keys of digits < d, all
-// portions) + (keys of digit d in portions < p).
-__device__ __forceinline__ void sort_digit_offsets(const u32* __restrict__ hist,
-                                                   u64* __restrict__ offsets, u32 portions) {
-    typedef BlockScan<u64, sum_op<u64>, SORT_RADIX> Scan;
-    __shared__ typename Scan::Storage storage;
-    const u32 d = threadIdx.x;
-    const u64 row = (u64)blockIdx.x * portions;
-    u64 total = 0;
-    for (u32 p = 0; p < portions; ++p) total += hist[(row + p) * SORT_RADIX + d];
-    u64 all;
-    u64 running = Scan::exclusive_scan(total, storage, all);
-    if (d == 0) running = 0;
-    for (u32 p = 0; p < portions; ++p) {
-        offsets[(row + p) * SORT_RADIX + d] = running;
-        running += hist[(row + p) * SORT_RADIX + d];
+    // The last block to finish turns the histogram into the digit offsets:
+    // every thread's atomics are made visible before its block takes a
+    // ticket (the fence), and the block with the last ticket reads them.
+    __shared__ u32 last_block;
+    __shared__ typename BlockScan<u64, sum_op<u64>, SORT_RADIX>::Storage scan_storage;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const u32 blocks = gridDim.x * gridDim.y;
+        last_block = atomicAdd(done_counter, 1u) == blocks - 1u ? 1u : 0u;
     }
+    __syncthreads();
+    if (last_block == 0u) return;
+    __threadfence();
+    for (u32 pass = 0; pass < passes; ++pass)
+        sort_digit_offsets(hist, offsets, portions, pass, scan_storage);
 }
 
 // Shared memory of the digit pass.
