@@ -679,3 +679,41 @@ fn segmented_sort_refuses_bad_offsets() {
     }
     assert_eq!(out.to_host(&gpu).unwrap(), vec![u32::poison(); n]);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn in_place_with_one_pass() {
+    // u8 keys: one digit pass, which lands in the alternate buffer (the
+    // selector flips), and the lab's in-place entry copies it back.
+    let gpu = gpu();
+    let mut rng = SplitMix64::new(seed());
+    for n in [SMALL + 1, (1 << 17) + 3] {
+        let keys = random_keys::<u8>(n, &mut rng);
+        let values: Vec<u16> = (0..n).map(|i| i as u16).collect();
+        let (want_k, want_v) = cpu::sort_pairs(&keys, &values, true, &(0..8));
+        let mut ka = DeviceBuffer::from_host(&gpu, &keys).unwrap();
+        let mut kb = DeviceBuffer::<u8>::poisoned(&gpu, n).unwrap();
+        let mut va = DeviceBuffer::from_host(&gpu, &values).unwrap();
+        let mut vb = DeviceBuffer::<u16>::poisoned(&gpu, n).unwrap();
+        let mut dk = DoubleBuffer::new(ka.view_mut(), kb.view_mut()).unwrap();
+        let mut dv = DoubleBuffer::new(va.view_mut(), vb.view_mut()).unwrap();
+        sort::sort_pairs_in_place(&gpu, &mut dk, &mut dv, Order::Descending).unwrap();
+        assert_eq!(dk.selector(), 1);
+        assert_eq!(dk.current().to_host(&gpu).unwrap(), want_k);
+        assert_eq!(dv.current().to_host(&gpu).unwrap(), want_v);
+
+        let mut k = DeviceBuffer::from_host(&gpu, &keys).unwrap();
+        let mut v = DeviceBuffer::from_host(&gpu, &values).unwrap();
+        sort::sort_in_place_with(
+            &gpu,
+            k.view_mut(),
+            Some(PayloadViewMut::new(v.view_mut()).unwrap()),
+            Order::Descending,
+            0..8,
+            SortAlgorithm::Onesweep,
+        )
+        .unwrap();
+        assert_eq!(k.to_host(&gpu).unwrap(), want_k);
+        assert_eq!(v.to_host(&gpu).unwrap(), want_v);
+    }
+}
