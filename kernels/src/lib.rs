@@ -55,8 +55,7 @@ pub const SINGLE_PASS_LOOKBACK: &str = include_str!("../cuda/single_pass/lookbac
 /// The per-digit decoupled look-back: one 32-bit (status, count) word per
 /// tile and digit, one thread per digit walking back (the Onesweep radix
 /// sort's; needs [`TILE_STATUS`]).
-pub const SINGLE_PASS_DIGIT_LOOKBACK: &str =
-    include_str!("../cuda/single_pass/digit_lookback.cuh");
+pub const SINGLE_PASS_DIGIT_LOOKBACK: &str = include_str!("../cuda/single_pass/digit_lookback.cuh");
 /// The headers a single-pass module prepends, in order: warp, block, tile
 /// state, look-back.
 pub const SINGLE_PASS: [&str; 4] = [WARP, BLOCK, TILE_STATUS, SINGLE_PASS_LOOKBACK];
