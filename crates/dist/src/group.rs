@@ -1,9 +1,9 @@
 //! [`Group`]: the ranks of one communicator that this process drives, each
 //! a device with its own [`Gpu`] (context + stream) and NCCL communicator.
 
-use gpu_core::Gpu;
+use gpu_core::{DeviceBuffer, Element, Gpu};
 
-use crate::nccl::{nccl_available, Communicator};
+use crate::nccl::{grouped, nccl_available, Communicator};
 use crate::{Error, Result};
 
 /// One rank this process drives: its global rank, its GPU and its
@@ -251,6 +251,39 @@ impl Group {
             rank.gpu.synchronize()?;
         }
         Ok(())
+    }
+
+    /// All-gathers one element per local rank: `singles[i]` (one `T` on
+    /// local rank `i`'s device) into a buffer of `world` `T`'s on the same
+    /// device, every rank in one NCCL group. Returns the gathered buffers
+    /// in local-rank order; nothing waits for the streams.
+    pub(crate) fn all_gather_one<T: Element>(
+        &self,
+        singles: &[DeviceBuffer<T>],
+    ) -> Result<Vec<DeviceBuffer<T>>> {
+        let mut gathered = Vec::with_capacity(self.local_count());
+        for rank in &self.ranks {
+            // SAFETY: the all-gather below writes every rank's slot before
+            // any read (stream-ordered).
+            gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, self.world())? });
+        }
+        grouped(|| {
+            for ((rank, single), all) in self.ranks.iter().zip(singles).zip(&mut gathered) {
+                // SAFETY: `single` holds one T and `all` world T's on this
+                // rank's device; both are borrowed or owned past this call
+                // and freed stream-ordered, after the all-gather has run.
+                unsafe {
+                    rank.comm.all_gather_bytes(
+                        &rank.gpu,
+                        single.view().device_ptr(),
+                        all.view_mut().device_ptr(),
+                        T::BYTES,
+                    )?
+                };
+            }
+            Ok(())
+        })?;
+        Ok(gathered)
     }
 }
 

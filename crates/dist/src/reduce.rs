@@ -93,27 +93,7 @@ fn fold_gathered<T: Element, O: Operator<T>>(
     partials: &[DeviceBuffer<T>],
     op: &O,
 ) -> Result<T> {
-    let world = group.world();
-    let mut gathered = Vec::with_capacity(group.local_count());
-    for rank in &group.ranks {
-        // SAFETY: the all-gather writes every rank's slot before the read.
-        gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, world)? });
-    }
-    grouped(|| {
-        for ((rank, partial), all) in group.ranks.iter().zip(partials).zip(&mut gathered) {
-            // SAFETY: one T in, world T's out, on this rank's device; both
-            // live until the read below has waited for the stream.
-            unsafe {
-                rank.comm.all_gather_bytes(
-                    &rank.gpu,
-                    partial.view().device_ptr(),
-                    all.view_mut().device_ptr(),
-                    T::BYTES,
-                )?
-            };
-        }
-        Ok(())
-    })?;
+    let gathered = group.all_gather_one(partials)?;
     let first = &group.ranks[0];
     let values = gathered[0].to_host(&first.gpu)?;
     Ok(values

@@ -231,7 +231,6 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
     output.check_group("output shards", group)?;
     validate::<T>(input.lens(), output.lens())?;
     scan::check_element::<T, O>(op, ScanAlgorithm::Auto)?;
-    let world = group.world();
     let [total_entry, prefix_entry, _] = entries::<T, O>(op);
     let one_thread = LaunchConfig {
         grid: (1, 1, 1),
@@ -241,7 +240,6 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
 
     // (1) + (2): local scans and shard totals, rank by rank, all enqueued.
     let mut totals = Vec::with_capacity(group.local_count());
-    let mut gathered = Vec::with_capacity(group.local_count());
     let inputs = input.views();
     for ((rank, input), mut output) in group.ranks.iter().zip(inputs).zip(output.views_mut()) {
         let gpu = &rank.gpu;
@@ -258,8 +256,6 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
         )?;
         // SAFETY: written by the shard_total launch below before it is read.
         let mut total = unsafe { DeviceBuffer::<T>::uninit(gpu, 1)? };
-        // SAFETY: written by the all-gather (every rank's slot) before it is read.
-        let all = unsafe { DeviceBuffer::<T>::uninit(gpu, world)? };
         let kernel = prefix_kernel::<T, O>(gpu, op, &total_entry)?;
         let mut args = KernelArgs::new();
         args.input(&output.as_view())
@@ -274,26 +270,10 @@ pub fn scan_local_into<T: Element, O: Operator<T>>(
         // index n - 1 only when n > 0.
         unsafe { gpu.launch(&kernel, one_thread, &args)? };
         totals.push(total);
-        gathered.push(all);
     }
 
     // (3): one all-gather of the totals, every local rank in one NCCL group.
-    crate::nccl::grouped(|| {
-        for ((rank, total), all) in group.ranks.iter().zip(&totals).zip(&mut gathered) {
-            // SAFETY: `total` holds one T and `all` world T's on this rank's
-            // device; both live until the prefix kernels below have read them
-            // (stream-ordered frees).
-            unsafe {
-                rank.comm.all_gather_bytes(
-                    &rank.gpu,
-                    total.view().device_ptr(),
-                    all.view_mut().device_ptr(),
-                    T::BYTES,
-                )?
-            };
-        }
-        Ok(())
-    })?;
+    let gathered = group.all_gather_one(&totals)?;
 
     // (4): each rank's prefix from the gathered totals.
     let mut prefixes = Vec::with_capacity(group.local_count());

@@ -23,7 +23,6 @@ use gpu_core::{DeviceBuffer, Element, Operator};
 use reduce::ReduceAlgorithm;
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
-use crate::nccl::grouped;
 use crate::{Group, Result, Sharded};
 
 /// Each rank's prefix from the shard totals (rank order): for an
@@ -102,7 +101,6 @@ pub fn scan_into_reduce_first<T: Element, O: Operator<T>>(
     }
     // (1) the shard totals.
     let mut totals = Vec::with_capacity(inputs.len());
-    let mut gathered = Vec::with_capacity(inputs.len());
     for (rank, shard) in group.ranks.iter().zip(&inputs) {
         // SAFETY: reduce_into writes the element before it is read.
         let mut total = unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, 1)? };
@@ -114,25 +112,9 @@ pub fn scan_into_reduce_first<T: Element, O: Operator<T>>(
             ReduceAlgorithm::default(),
         )?;
         totals.push(total);
-        // SAFETY: the all-gather writes every slot before the read below.
-        gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, group.world())? });
     }
     // (2) exchanged and read back once.
-    grouped(|| {
-        for ((rank, total), all) in group.ranks.iter().zip(&totals).zip(&mut gathered) {
-            // SAFETY: one T in, world T's out, on this rank's device, alive
-            // until the read below has waited for the stream.
-            unsafe {
-                rank.comm.all_gather_bytes(
-                    &rank.gpu,
-                    total.view().device_ptr(),
-                    all.view_mut().device_ptr(),
-                    T::BYTES,
-                )?
-            };
-        }
-        Ok(())
-    })?;
+    let gathered = group.all_gather_one(&totals)?;
     let all_totals = gathered[0].to_host(&group.ranks[0].gpu)?;
     // (3) the prefixes, on the host.
     let prefixes = reduce_first_prefixes(&all_totals, op, kind);
