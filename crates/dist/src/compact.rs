@@ -128,33 +128,13 @@ fn place<T: Element>(
     selected: Vec<(DeviceBuffer<T>, DeviceBuffer<u64>)>,
     placement: Placement,
 ) -> Result<Sharded<T>> {
-    let world = group.world();
-    let mut gathered = Vec::with_capacity(group.local_count());
-    for rank in &group.ranks {
-        // SAFETY: the all-gather writes every slot before the read below.
-        gathered.push(unsafe { DeviceBuffer::<u64>::uninit(&rank.gpu, world)? });
-    }
-    grouped(|| {
-        for ((rank, (_, count)), all) in group.ranks.iter().zip(&selected).zip(&mut gathered) {
-            // SAFETY: one u64 in, world u64's out, on this rank's device,
-            // alive until the read below has waited for the stream.
-            unsafe {
-                rank.comm.all_gather_bytes(
-                    &rank.gpu,
-                    count.view().device_ptr(),
-                    all.view_mut().device_ptr(),
-                    8,
-                )?
-            };
-        }
-        Ok(())
-    })?;
+    let (buffers, counts): (Vec<_>, Vec<_>) = selected.into_iter().unzip();
+    let gathered = group.all_gather_one(&counts)?;
     let counts: Vec<usize> = gathered[0]
         .to_host(&group.ranks[0].gpu)?
         .into_iter()
         .map(|c| c as usize)
         .collect();
-    let (buffers, _): (Vec<_>, Vec<_>) = selected.into_iter().unzip();
     match placement {
         Placement::AsKept => {
             let lens = group.ranks.iter().map(|r| counts[r.rank]).collect();
