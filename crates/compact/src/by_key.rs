@@ -302,6 +302,22 @@ pub(crate) fn check_disjoint(
     Ok(())
 }
 
+/// Refuses an output that overlaps an input or an output before it:
+/// `outputs[i]` (a name and a `(pointer, bytes)` span) is checked against
+/// every input and `outputs[..i]`, in order, so the first clash names the
+/// later of the two outputs.
+pub(crate) fn check_outputs_disjoint(
+    inputs: &[(u64, usize)],
+    outputs: &[(&'static str, (u64, usize))],
+) -> Result<()> {
+    let mut seen: Vec<(u64, usize)> = inputs.to_vec();
+    for &(what, (ptr, bytes)) in outputs {
+        check_disjoint(what, ptr, bytes, &seen)?;
+        seen.push((ptr, bytes));
+    }
+    Ok(())
+}
+
 /// The operator's functor and a name with a fingerprint of its CUDA.
 pub(crate) fn operator_parts<V: Element, O: Operator<V>>(op: &O) -> (String, String) {
     let text = format!("{}\n{}", op.cuda_support(), op.cuda_combine());
@@ -349,35 +365,24 @@ pub fn reduce_by_key_into<K: Element, V: Element, O: Operator<V>>(
         aggregates_out.len(),
     )?;
     crate::validate::validate_count_out(num_runs_out.len())?;
-    let inputs = [
-        (keys.device_ptr(), keys.bytes()),
-        (values.device_ptr(), values.bytes()),
-    ];
-    check_disjoint(
-        "unique_keys_out",
-        unique_keys_out.device_ptr(),
-        unique_keys_out.bytes(),
-        &inputs,
-    )?;
-    check_disjoint(
-        "aggregates_out",
-        aggregates_out.device_ptr(),
-        aggregates_out.bytes(),
+    check_outputs_disjoint(
         &[
-            inputs[0],
-            inputs[1],
-            (unique_keys_out.device_ptr(), unique_keys_out.bytes()),
+            (keys.device_ptr(), keys.bytes()),
+            (values.device_ptr(), values.bytes()),
         ],
-    )?;
-    check_disjoint(
-        "num_runs_out",
-        num_runs_out.device_ptr(),
-        num_runs_out.bytes(),
         &[
-            inputs[0],
-            inputs[1],
-            (unique_keys_out.device_ptr(), unique_keys_out.bytes()),
-            (aggregates_out.device_ptr(), aggregates_out.bytes()),
+            (
+                "unique_keys_out",
+                (unique_keys_out.device_ptr(), unique_keys_out.bytes()),
+            ),
+            (
+                "aggregates_out",
+                (aggregates_out.device_ptr(), aggregates_out.bytes()),
+            ),
+            (
+                "num_runs_out",
+                (num_runs_out.device_ptr(), num_runs_out.bytes()),
+            ),
         ],
     )?;
     RunLaunch {
@@ -569,6 +574,21 @@ mod tests {
         assert!(check_disjoint("o", 100, 16, &[(116, 16)]).is_ok());
         assert!(check_disjoint("o", 100, 16, &[(108, 16)]).is_err());
         assert!(check_disjoint("o", 100, 0, &[(100, 16)]).is_ok());
+    }
+
+    #[test]
+    fn each_output_is_checked_against_the_inputs_and_earlier_outputs() {
+        let inputs = [(0, 64)];
+        let apart = [("a", (64, 16)), ("b", (80, 16))];
+        assert!(check_outputs_disjoint(&inputs, &apart).is_ok());
+        let on_input = [("a", (64, 16)), ("b", (32, 16))];
+        let clash = [("a", (64, 16)), ("b", (72, 16))];
+        for outputs in [&on_input, &clash] {
+            match check_outputs_disjoint(&inputs, outputs) {
+                Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "b"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ use gpu_core::{
 };
 use scan::{ScanKind, ScanOptions};
 
-use crate::by_key::check_disjoint;
+use crate::by_key::check_outputs_disjoint;
 
 /// Threads per block of the expand kernels.
 const EXPAND_BLOCK_THREADS: u32 = 256;
@@ -264,31 +264,23 @@ fn check_outputs<T: Element>(
     total_out: &DeviceViewMut<'_, u64>,
     out: Option<&DeviceViewMut<'_, T>>,
 ) -> Result<()> {
-    let values_span = (values.device_ptr(), values.bytes());
-    let counts_span = (counts.device_ptr(), counts.bytes());
-    let offsets_span = (offsets_out.device_ptr(), offsets_out.bytes());
-    let total_span = (total_out.device_ptr(), total_out.bytes());
-    check_disjoint(
-        "offsets_out",
-        offsets_span.0,
-        offsets_span.1,
-        &[values_span, counts_span],
-    )?;
-    check_disjoint(
-        "total_out",
-        total_span.0,
-        total_span.1,
-        &[values_span, counts_span, offsets_span],
-    )?;
+    let mut outputs = vec![
+        (
+            "offsets_out",
+            (offsets_out.device_ptr(), offsets_out.bytes()),
+        ),
+        ("total_out", (total_out.device_ptr(), total_out.bytes())),
+    ];
     if let Some(out) = out {
-        check_disjoint(
-            "out",
-            out.device_ptr(),
-            out.bytes(),
-            &[values_span, counts_span, offsets_span, total_span],
-        )?;
+        outputs.push(("out", (out.device_ptr(), out.bytes())));
     }
-    Ok(())
+    check_outputs_disjoint(
+        &[
+            (values.device_ptr(), values.bytes()),
+            (counts.device_ptr(), counts.bytes()),
+        ],
+        &outputs,
+    )
 }
 
 /// Global bytes an expansion moves at the least: counts (4n) and values

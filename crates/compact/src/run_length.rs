@@ -14,7 +14,8 @@
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Gpu, Result};
 
 use crate::by_key::{
-    check_disjoint, check_key, check_room, read_runs, run_length_operator, RunLaunch, RunMode,
+    check_key, check_outputs_disjoint, check_room, read_runs, run_length_operator, RunLaunch,
+    RunMode,
 };
 
 /// Checks a run-length encoding's arguments: the key type, both outputs
@@ -66,18 +67,16 @@ pub fn run_length_encode_into<K: Element>(
     let input_span = (input.device_ptr(), input.bytes());
     let unique_span = (unique_out.device_ptr(), unique_out.bytes());
     let counts_span = (counts_out.device_ptr(), counts_out.bytes());
-    check_disjoint("unique_out", unique_span.0, unique_span.1, &[input_span])?;
-    check_disjoint(
-        "counts_out",
-        counts_span.0,
-        counts_span.1,
-        &[input_span, unique_span],
-    )?;
-    check_disjoint(
-        "num_runs_out",
-        num_runs_out.device_ptr(),
-        num_runs_out.bytes(),
-        &[input_span, unique_span, counts_span],
+    check_outputs_disjoint(
+        &[input_span],
+        &[
+            ("unique_out", unique_span),
+            ("counts_out", counts_span),
+            (
+                "num_runs_out",
+                (num_runs_out.device_ptr(), num_runs_out.bytes()),
+            ),
+        ],
     )?;
     RunLaunch {
         mode: RunMode::RunLength,

@@ -19,7 +19,7 @@
 
 use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, Result};
 
-use crate::by_key::{check_disjoint, check_key, check_room, read_runs, RunLaunch, RunMode};
+use crate::by_key::{check_key, check_outputs_disjoint, check_room, read_runs, RunLaunch, RunMode};
 
 /// Checks a unique's arguments: the key type and an output able to hold
 /// every item.
@@ -88,12 +88,12 @@ pub fn unique_into<K: Element>(
     crate::validate::validate_count_out(count_out.len())?;
     let input_span = (input.device_ptr(), input.bytes());
     let out_span = (out.device_ptr(), out.bytes());
-    check_disjoint("out", out_span.0, out_span.1, &[input_span])?;
-    check_disjoint(
-        "count_out",
-        count_out.device_ptr(),
-        count_out.bytes(),
-        &[input_span, out_span],
+    check_outputs_disjoint(
+        &[input_span],
+        &[
+            ("out", out_span),
+            ("count_out", (count_out.device_ptr(), count_out.bytes())),
+        ],
     )?;
     RunLaunch {
         mode: RunMode::Unique { values: false },
@@ -166,23 +166,13 @@ pub fn unique_by_key_into<K: Element, V: Element>(
     let values_span = (values.device_ptr(), values.bytes());
     let keys_out_span = (keys_out.device_ptr(), keys_out.bytes());
     let values_out_span = (values_out.device_ptr(), values_out.bytes());
-    check_disjoint(
-        "keys_out",
-        keys_out_span.0,
-        keys_out_span.1,
+    check_outputs_disjoint(
         &[keys_span, values_span],
-    )?;
-    check_disjoint(
-        "values_out",
-        values_out_span.0,
-        values_out_span.1,
-        &[keys_span, values_span, keys_out_span],
-    )?;
-    check_disjoint(
-        "count_out",
-        count_out.device_ptr(),
-        count_out.bytes(),
-        &[keys_span, values_span, keys_out_span, values_out_span],
+        &[
+            ("keys_out", keys_out_span),
+            ("values_out", values_out_span),
+            ("count_out", (count_out.device_ptr(), count_out.bytes())),
+        ],
     )?;
     RunLaunch {
         mode: RunMode::Unique { values: true },
