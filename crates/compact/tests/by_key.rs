@@ -254,20 +254,11 @@ fn check_reduce<K: Element, V: Element, O: Operator<V>>(
     )
     .unwrap_or_else(|e| panic!("{ctx}: {e}"));
     assert_eq!(got, runs, "{ctx}: runs");
-    let host_keys = keys_out.to_host(gpu).unwrap();
-    let host_values = values_out.to_host(gpu).unwrap();
-    assert_eq!(bits(&host_keys[..runs]), bits(&want_keys), "{ctx}: keys");
-    assert_eq!(
-        bits(&host_values[..runs]),
-        bits(&want_values),
-        "{ctx}: aggregates"
-    );
-    let poison = [V::poison()];
-    assert!(
-        host_values[runs..]
-            .iter()
-            .all(|x| bits(std::slice::from_ref(x)) == bits(&poison)),
-        "{ctx}: written past the runs"
+    check_run_outputs(
+        gpu,
+        (&keys_out, &values_out),
+        (&want_keys, &want_values),
+        &format!("{ctx}: aggregates"),
     );
     // _into form: the count on the device.
     let mut count = DeviceBuffer::<u64>::filled(gpu, 1, 12345).unwrap();
@@ -367,17 +358,28 @@ fn check_unique<K: Element, V: Element>(gpu: &Gpu, keys: &[K], values: &[V], ctx
     )
     .unwrap_or_else(|e| panic!("{ctx}: {e}"));
     assert_eq!(got, runs, "{ctx}: unique_by_key count");
-    assert_eq!(
-        bits(&keys_out.to_host(gpu).unwrap()[..runs]),
-        bits(&want_keys),
-        "{ctx}: keys"
+    check_run_outputs(
+        gpu,
+        (&keys_out, &values_out),
+        (&want_keys, &want_values),
+        &format!("{ctx}: values"),
     );
+}
+
+/// The first `want_keys.len()` keys and values on the device match the
+/// reference bit for bit, and every value slot past them still holds the
+/// poison. `ctx` names the values in the messages.
+fn check_run_outputs<K: Element, V: Element>(
+    gpu: &Gpu,
+    (keys_out, values_out): (&DeviceBuffer<K>, &DeviceBuffer<V>),
+    (want_keys, want_values): (&[K], &[V]),
+    ctx: &str,
+) {
+    let runs = want_keys.len();
+    let host_keys = keys_out.to_host(gpu).unwrap();
     let host_values = values_out.to_host(gpu).unwrap();
-    assert_eq!(
-        bits(&host_values[..runs]),
-        bits(&want_values),
-        "{ctx}: values"
-    );
+    assert_eq!(bits(&host_keys[..runs]), bits(want_keys), "{ctx}: keys");
+    assert_eq!(bits(&host_values[..runs]), bits(want_values), "{ctx}");
     let poison = [V::poison()];
     assert!(
         host_values[runs..]
