@@ -155,8 +155,8 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
         )
         .entry(
             e(Entry::Pass),
-            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
-            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, tile_counter, state, next_state, state_rows)"),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
+            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
             Some(pb),
         )
         .entry(

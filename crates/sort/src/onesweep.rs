@@ -9,11 +9,15 @@
 //! - **Steps on the device**: one memset of the counters and the first
 //!   look-back state; the upsweep (one read of the keys: every pass's
 //!   digit histogram at once; its last block to finish scans them into the
-//!   digit offsets); then
+//!   digit offsets of each pass's first portion); then
 //!   one launch per pass and portion of up to 2^28 keys: rank in shared
 //!   memory, per-digit decoupled look-back
 //!   (`kernels/cuda/single_pass/digit_lookback.cuh`), scatter through
-//!   shared memory so each digit's run is written contiguously.
+//!   shared memory so each digit's run is written contiguously. A
+//!   portion's last tile writes the next portion's digit offsets (its own
+//!   plus the portion's count of each digit): a later pass's portion holds
+//!   other keys than the input's positions there, so the upsweep cannot
+//!   count them.
 //! - **Bytes moved** n·k (upsweep) + passes · 2·n·(k + v), for keys of k
 //!   bytes and values of v bytes ([`bytes_moved`]): one read and one write
 //!   of the data per digit pass.
@@ -144,9 +148,11 @@ pub(crate) fn sort<K: SortKey>(
     // From the pool: the offsets (u64) and the second state (u32s).
     let offsets_u64 = launches * 256;
     let pooled_u64 = offsets_u64 + state_words.div_ceil(2);
-    // SAFETY: the offsets are written by sort_offsets before any pass reads
-    // them; the second state's rows of a portion are zeroed by the first
-    // pass's launch for that portion before the second pass reads them.
+    // SAFETY: each pass's first row of offsets is written by the upsweep
+    // and every other row by the launch of the portion before, each before
+    // any launch reads it; the second state's rows of a portion are zeroed
+    // by the first pass's launch for that portion before the second pass
+    // reads them.
     let mut pooled = unsafe {
         DeviceBuffer::<u64>::uninit(gpu, usize::try_from(pooled_u64).map_err(|_| too_large(n))?)?
     };
@@ -190,7 +196,7 @@ pub(crate) fn sort<K: SortKey>(
         // offsets, u32* done_counter) matches; it reads keys[0, n), adds
         // into the zeroed histogram of passes × portions × 256 counters
         // (grid y = portions), takes a ticket from the zeroed done counter,
-        // and the last block writes the passes × portions × 256 offsets.
+        // and the last block writes each pass's first row of 256 offsets.
         unsafe { gpu.launch(&upsweep, config, &args)? };
 
         let states = [state_a, state_b];
@@ -230,22 +236,32 @@ pub(crate) fn sort<K: SortKey>(
                     .scalar(width)
                     .scalar(u32::from(descending))
                     .scalar(offsets + 8 * 256 * row)
+                    .scalar(if portion + 1 < portions {
+                        offsets + 8 * 256 * (row + 1)
+                    } else {
+                        0
+                    })
                     .scalar(counters + 4 * row)
                     .scalar(states[(p % 2) as usize] + state_offset)
                     .scalar(states[((p + 1) % 2) as usize] + state_offset)
                     .scalar(tiles);
                 // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
                 // const void* values_in, void* values_out, u64 count, u32
-                // shift, u32 width, u32 descending, const u64* offsets, u32*
-                // counter, u32* state, u32* next_state, u64 rows) matches.
-                // It reads count keys (values) from the portion's start,
-                // writes each to its final position below n in the target
-                // (the offsets count every key once), uses this launch's
-                // zeroed counter and the portion's `tiles` zeroed state
-                // rows, and zeroes the same rows of the other half, which
-                // the previous pass used for this portion and has finished
-                // with (stream order) and the next pass uses. Source and
-                // target are different buffers (the plan alternates them).
+                // shift, u32 width, u32 descending, const u64* offsets, u64*
+                // next_portion_offsets, u32* counter, u32* state, u32*
+                // next_state, u64 rows) matches. It reads count keys
+                // (values) from the portion's start and this portion's 256
+                // offsets (the upsweep's for portion 0, the previous
+                // launch's for the others), writes the next portion's 256
+                // offsets (the row after, of this pass; null for the last
+                // portion), writes each key to its final position below n
+                // in the target (the offsets count every key once), uses
+                // this launch's zeroed counter and the portion's `tiles`
+                // zeroed state rows, and zeroes the same rows of the other
+                // half, which the previous pass used for this portion and
+                // has finished with (stream order) and the next pass uses.
+                // Source and target are different buffers (the plan
+                // alternates them).
                 unsafe { gpu.launch(&pass, config, &args)? };
             }
             source = target;

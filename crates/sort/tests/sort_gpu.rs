@@ -416,7 +416,12 @@ fn top_k_cases<K: SortKey>(gpu: &Gpu, rng: &mut SplitMix64, failures: &mut Vec<S
     for n in [1, 10, 5000, (1 << 18) + 7] {
         for shape in [Shape::Random, Shape::FewDistinct, Shape::AllEqual] {
             let keys = keys_of::<K>(shape, n, rng);
-            for k in [0, 1, 5, n / 2, n - 1, n] {
+            // k ≤ n (k > n is refused: bad_arguments_are_typed_errors…).
+            let mut ks = vec![0, 1, 5, n / 2, n - 1, n];
+            ks.retain(|&k| k <= n);
+            ks.sort_unstable();
+            ks.dedup();
+            for k in ks {
                 for largest in [true, false] {
                     if let Err(e) = check_top_k(gpu, &keys, k, largest) {
                         failures.push(format!("{shape:?}: {e}"));
@@ -519,7 +524,9 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
 #[ignore = "needs a CUDA GPU (about 3.5 GB); best run alone"]
 fn several_portions() {
     // Past 2^28 keys each digit pass runs in portions with their own
-    // look-back; the offsets of later portions add the earlier counts.
+    // look-back; a portion's last tile hands the next portion its digit
+    // offsets. Four passes of u32 keys: from the second pass on, a portion
+    // holds other keys than the input's positions there.
     let gpu = gpu();
     let mut rng = SplitMix64::new(seed());
     let n = (1usize << 28) + (1 << 20) + 17;
@@ -530,12 +537,34 @@ fn several_portions() {
     let few: Vec<u32> = keys.iter().map(|k| k % 3).collect();
     let index: Vec<u32> = (0..n as u32).collect();
     check_pairs(&gpu, &few, &index, SortOptions::default().with_bits(0..2)).unwrap();
+    drop((keys, few, index));
+    // u16 keys over three portions, two passes: the output is ordered and
+    // holds every key (counted per value).
+    let n = 2 * (1usize << 28) + 4099;
+    let keys: Vec<u16> = (0..n)
+        .map(|i| (i.wrapping_mul(2654435761) >> 9) as u16)
+        .collect();
+    let mut counts = vec![0u64; 1 << 16];
+    keys.iter().for_each(|&k| counts[k as usize] += 1);
+    let input = DeviceBuffer::from_host(&gpu, &keys).unwrap();
+    drop(keys);
+    let mut out = DeviceBuffer::<u16>::poisoned(&gpu, n).unwrap();
+    sort::sort_keys(&gpu, input.view(), out.view_mut(), Order::Descending).unwrap();
+    let got = out.to_host(&gpu).unwrap();
+    if let Some(at) = got.windows(2).position(|w| w[0] < w[1]) {
+        panic!("u16 descending, n = {n}: out of order at {at}");
+    }
+    let mut got_counts = vec![0u64; 1 << 16];
+    got.iter().for_each(|&k| got_counts[k as usize] += 1);
+    assert!(got_counts == counts, "u16 descending, n = {n}: other keys");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU (about 6.5 GB); best run alone"]
 fn past_2_31_keys() {
-    // u8 keys, one digit pass over 9 portions: positions past 2^31.
+    // u8 keys, one digit pass over 9 portions: positions past 2^31, and
+    // the offsets handed from portion to portion through 8 launches
+    // (several_portions covers the passes after the first).
     let gpu = gpu();
     let n = (1usize << 31) + 4099;
     let keys: Vec<u8> = (0..n)

@@ -6,7 +6,8 @@
 //      once (per-block shared counters [passes][256], then atomics into the
 //      global table [passes][portions][256]); the last block to finish
 //   2. scans each pass's 256 digit totals into each digit's first output
-//      position, per portion (sort_digit_offsets).
+//      position (sort_digit_offsets): the offsets of each pass's first
+//      portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, ranks its keys by digit in shared
 //      memory (warp-private counters, ballot-built peer masks, stable), publishes
@@ -17,9 +18,17 @@
 //      write of the keys (and values) per pass.
 //
 // Portions: look-back counts are 30 bits, so the host runs each pass over
-// portions of at most SORT_PORTION_KEYS keys (a multiple of the tile), each
-// with its own look-back; the offsets of portion p's digits add the counts
-// of portions before it.
+// portions of at most PORTION_KEYS keys (a multiple of the tile), one
+// launch each, each with its own look-back. Portion q of pass p covers
+// positions [q·PORTION_KEYS, …) of that pass's SOURCE, which for p > 0 is
+// the previous pass's output: the keys there are not the keys at those
+// positions of the input, so the upsweep's histogram cannot say how many
+// keys of each digit a portion holds. Only the first portion's offsets come
+// from the upsweep (the per-digit totals are the same for every order of
+// the keys); the last tile of portion q, which knows the portion's inclusive
+// count of every digit from its look-back, writes portion q + 1's offsets:
+// its own offset plus that count. Launches of one stream run in order, so
+// portion q + 1 reads them after they are written.
 //
 // Stability: tile-local ranks order keys by (digit, warp, item, lane), and
 // warp w holds tile items [w·32·ITEMS, (w+1)·32·ITEMS) with item j of lane
@@ -66,12 +75,13 @@ __device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
 #endif
 }
 
-// Digit offsets of one pass, by a block of 256 threads, thread d: the first
-// output position of digit d's keys of each portion,
-// offsets[(pass · portions + p) · 256 + d] = (keys of digits < d, all
-// portions) + (keys of digit d in portions < p). The histogram is read
-// with ld.global.cg (from L2, where the upsweep's atomics landed). Ends
-// with a barrier, so `storage` may be reused at once.
+// Digit offsets of one pass's first portion, by a block of 256 threads,
+// thread d: offsets[pass · portions · 256 + d] = the keys of digits < d
+// (u64: the histogram's u32 counters are per portion, below 2^28 each, and
+// are summed here). The rows of later portions are written by the digit
+// pass (the last tile of the portion before). The histogram is read with
+// ld.global.cg (from L2, where the upsweep's atomics landed). Ends with a
+// barrier, so `storage` may be reused at once.
 __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restrict__ offsets,
                                                    u32 portions, u32 pass,
                                                    typename BlockScan<u64, sum_op<u64>, SORT_RADIX>::Storage& storage) {
@@ -83,10 +93,7 @@ __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restr
     u64 all;
     u64 running = Scan::exclusive_scan(total, storage, all);
     if (d == 0) running = 0;
-    for (u32 p = 0; p < portions; ++p) {
-        offsets[(row + p) * SORT_RADIX + d] = running;
-        running += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
-    }
+    offsets[row * SORT_RADIX + d] = running;
     __syncthreads();
 }
 
@@ -183,16 +190,18 @@ struct OnesweepStorage {
 // One digit pass over one portion of `count` keys (keys_in, values_in
 // point at the portion's first key; keys_out, values_out at the whole
 // output). digit_offsets: this pass's and portion's 256 first positions;
-// tile_counter: zero before the launch; state: this launch's look-back
-// rows (zero); next_state: the other half of the double state, whose rows
-// below state_rows this launch zeroes for the next one. Grid: one block
-// per tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK = 256 threads.
+// next_portion_offsets: where the portion's last tile writes the next
+// portion's 256 first positions (null for the last portion); tile_counter:
+// zero before the launch; state: this launch's look-back rows (zero);
+// next_state: the other half of the double state, whose rows below
+// state_rows this launch zeroes for the next one. Grid: one block per
+// tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK = 256 threads.
 template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
 __device__ __forceinline__ void sort_onesweep_pass(
     const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ values_in,
     V* __restrict__ values_out, u64 count, u32 shift, u32 width, u32 descending,
-    const u64* __restrict__ digit_offsets, u32* tile_counter, u32* state, u32* next_state,
-    u64 state_rows) {
+    const u64* __restrict__ digit_offsets, u64* __restrict__ next_portion_offsets,
+    u32* tile_counter, u32* state, u32* next_state, u64 state_rows) {
     static_assert(BLOCK == SORT_RADIX, "one thread per digit");
     typedef OnesweepStorage<K, V, HAS_VALUES, BLOCK, ITEMS> Storage;
     constexpr int WARP_ITEMS = 32 * ITEMS;
@@ -265,7 +274,12 @@ __device__ __forceinline__ void sort_onesweep_pass(
         before = digit_lookback<SORT_RADIX>(state, tile, d);
         digit_publish<SORT_RADIX>(state, tile, d, DIGIT_PREFIX, before + total);
     }
-    s.scatter_base[d] = digit_offsets[d] + (u64)before - (u64)start;
+    const u64 first_position = digit_offsets[d];
+    s.scatter_base[d] = first_position + (u64)before - (u64)start;
+    // The last tile's inclusive count (before + total) is the portion's
+    // count of digit d: the next portion's keys of digit d follow them.
+    if (next_portion_offsets != nullptr && tile == num_tiles - 1)
+        next_portion_offsets[d] = first_position + (u64)before + (u64)total;
     __syncthreads();
 
     // Keys into their sorted slots, then out: consecutive slots of one digit
