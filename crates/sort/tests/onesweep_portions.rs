@@ -41,7 +41,7 @@ fn model_sort(
     portion_keys: usize,
     offsets_from: Offsets,
 ) -> Result<Vec<usize>, String> {
-    assert!(tile > 0 && portion_keys % tile == 0 && portion_keys > 0);
+    assert!(tile > 0 && portion_keys.is_multiple_of(tile) && portion_keys > 0);
     let n = keys.len();
     let passes = digit_passes(bits.start, bits.end) as usize;
     let portions = n.div_ceil(portion_keys).max(1);
