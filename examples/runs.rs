@@ -16,18 +16,11 @@ use std::process::ExitCode;
 
 use parprims::compact;
 use parprims::gpu_core::{DeviceBuffer, Gpu, Result, Sum};
-use parprims_testkit::bench::{copy_ceiling, gbps, time_device, Repetitions};
+use parprims_testkit::bench::{checked_exit, copy_ceiling, gbps, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(2),
-        Err(e) => {
-            eprintln!("runs: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    checked_exit("runs", run())
 }
 
 fn run() -> Result<bool> {

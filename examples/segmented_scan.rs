@@ -15,18 +15,11 @@ use std::process::ExitCode;
 
 use parprims::gpu_core::{DeviceBuffer, Gpu, Result, Sum};
 use parprims::scan::{self, SegmentedKind};
-use parprims_testkit::bench::{copy_ceiling, gbps, time_device, Repetitions};
+use parprims_testkit::bench::{checked_exit, copy_ceiling, gbps, time_device, Repetitions};
 use parprims_testkit::rng::{random_vec, SplitMix64};
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(2),
-        Err(e) => {
-            eprintln!("segmented_scan: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    checked_exit("segmented_scan", run())
 }
 
 fn run() -> Result<bool> {

@@ -26,7 +26,7 @@ use clap::Parser;
 use gpu_core::{DeviceBuffer, Error, Gpu, Result};
 use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{
-    copy_ceiling, time_device, utc_date, write_csv, Record, Repetitions,
+    checked_exit, copy_ceiling, time_device, utc_date, write_csv, Record, Repetitions,
 };
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadViewMut, SortKey};
@@ -78,14 +78,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(2),
-        Err(e) => {
-            eprintln!("sort: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    checked_exit("sort", run(&args))
 }
 
 /// The methods named by `--algos`, in the lab's order.

@@ -7,9 +7,34 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use gpu_core::{DeviceBuffer, Error, Gpu, GpuTimer, Result};
+
+/// The exit status of an example that checks what it measures: success
+/// when every check passed, 2 when one failed, and failure (after printing
+/// `name: error` to stderr) when it could not run.
+///
+/// ```
+/// use std::process::ExitCode;
+/// use parprims_testkit::bench::checked_exit;
+/// assert_eq!(checked_exit("demo", Ok::<_, gpu_core::Error>(true)), ExitCode::SUCCESS);
+/// assert_eq!(checked_exit("demo", Ok::<_, gpu_core::Error>(false)), ExitCode::from(2));
+/// ```
+pub fn checked_exit<E: std::fmt::Display>(
+    name: &str,
+    outcome: std::result::Result<bool, E>,
+) -> ExitCode {
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(2),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// How many runs to throw away and how many to time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
