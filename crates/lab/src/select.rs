@@ -147,6 +147,27 @@ impl Selection {
         }
         Ok(out)
     }
+
+    /// The methods of `all` that `--algos` names (see [`Selection::algos`];
+    /// `name` gives each one's name), all of them by default.
+    pub fn methods<M: Copy>(&self, all: &[M], name: impl Fn(&M) -> String) -> Result<Vec<M>> {
+        let names: Vec<String> = all.iter().map(name).collect();
+        let every: Vec<usize> = (0..all.len()).collect();
+        Ok(self
+            .algos(&names, &every)?
+            .into_iter()
+            .map(|i| all[i])
+            .collect())
+    }
+
+    /// Refuses `--block-size` for a primitive whose methods size their
+    /// own blocks; `reason` says so.
+    pub fn refuse_block_threads(&self, reason: &str) -> Result<()> {
+        match self.block_threads {
+            Some(_) => Err(Error::invalid("block_threads", reason)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A method name without case and separators.
@@ -160,6 +181,35 @@ pub fn normalise(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn methods_by_name_and_block_threads_refused() {
+        let all = [10u32, 20, 30];
+        let name = |m: &u32| format!("m{m}");
+        let none = Selection::default();
+        assert_eq!(none.methods(&all, name).unwrap(), all);
+        assert!(none.refuse_block_threads("sized by the methods").is_ok());
+        let sel = Selection {
+            algos: Some("M30,m10,m30".into()),
+            block_threads: Some(128),
+            ..Selection::default()
+        };
+        assert_eq!(sel.methods(&all, name).unwrap(), [30, 10]);
+        match sel.refuse_block_threads("sized by the methods") {
+            Err(Error::InvalidArgument { name, reason }) => {
+                assert_eq!(
+                    (name, reason.as_str()),
+                    ("block_threads", "sized by the methods")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let unknown = Selection {
+            algos: Some("m40".into()),
+            ..Selection::default()
+        };
+        assert!(unknown.methods(&all, name).is_err());
+    }
 
     #[test]
     fn defaults_and_choices() {

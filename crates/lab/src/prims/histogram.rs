@@ -136,19 +136,8 @@ impl HistogramPlan {
     /// the default cases of those types (`u32`, `f32`: uniform over 256
     /// and 65 536 bins).
     pub fn from_selection(selection: &Selection, default_sizes: &[usize]) -> Result<HistogramPlan> {
-        if selection.block_threads.is_some() {
-            return Err(Error::invalid(
-                "block_threads",
-                "the histogram methods size their own blocks",
-            ));
-        }
-        let names: Vec<String> = METHODS.iter().map(|a| method_name(*a).to_owned()).collect();
-        let all: Vec<usize> = (0..METHODS.len()).collect();
-        let algorithms = selection
-            .algos(&names, &all)?
-            .into_iter()
-            .map(|i| METHODS[i])
-            .collect();
+        selection.refuse_block_threads("the histogram methods size their own blocks")?;
+        let algorithms = selection.methods(&METHODS, |a| method_name(*a).to_owned())?;
         let cases = match &selection.types {
             None => Case::defaults(),
             Some(text) => {

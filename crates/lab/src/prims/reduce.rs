@@ -125,20 +125,8 @@ impl ReducePlan {
         default_sizes: &[usize],
         default_types: &[&'static str],
     ) -> Result<ReducePlan> {
-        if selection.block_threads.is_some() {
-            return Err(Error::invalid(
-                "block_threads",
-                "the reduction's methods size their own blocks",
-            ));
-        }
-        let all = Method::all();
-        let names: Vec<String> = all.iter().map(|m| m.name()).collect();
-        let every: Vec<usize> = (0..all.len()).collect();
-        let methods = selection
-            .algos(&names, &every)?
-            .into_iter()
-            .map(|i| all[i])
-            .collect();
+        selection.refuse_block_threads("the reduction's methods size their own blocks")?;
+        let methods = selection.methods(&Method::all(), |m| m.name())?;
         Ok(ReducePlan {
             sizes: selection.counts(default_sizes)?,
             types: parse_types(selection.types.as_deref(), default_types)?,

@@ -152,20 +152,8 @@ pub struct SortPlan {
 impl SortPlan {
     /// A plan from a selection, validated without a GPU.
     pub fn from_selection(selection: &Selection) -> Result<SortPlan> {
-        if selection.block_threads.is_some() {
-            return Err(Error::invalid(
-                "block_threads",
-                "the sort's kernels size their own blocks",
-            ));
-        }
-        let all = Method::all();
-        let names: Vec<String> = all.iter().map(|m| m.name()).collect();
-        let every: Vec<usize> = (0..all.len()).collect();
-        let methods = selection
-            .algos(&names, &every)?
-            .into_iter()
-            .map(|i| all[i])
-            .collect();
+        selection.refuse_block_threads("the sort's kernels size their own blocks")?;
+        let methods = selection.methods(&Method::all(), |m| m.name())?;
         Ok(SortPlan {
             sizes: selection.counts(&BENCH_SIZES)?,
             types: super::reduce::parse_types(selection.types.as_deref(), &BENCH_TYPES).and_then(
