@@ -2,7 +2,7 @@
 //! and checks that each entry point is in the cubin. Needs NVRTC, not a GPU
 //! (skipped with a message without it, unless PARPRIMS_REQUIRE_NVRTC=1).
 
-use gpu_core::kernel::{compile_cubin, cubin_defines};
+use parprims_testkit::testing::compile_failures;
 
 #[test]
 fn every_dist_kernel_compiles_for_sm90() {
@@ -14,19 +14,7 @@ fn every_dist_kernel_compiles_for_sm90() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), modules.len(), "duplicate module names");
-    let mut failures = Vec::new();
-    for module in &modules {
-        match compile_cubin(module, "sm_90") {
-            Ok(cubin) => {
-                for entry in module.entries() {
-                    if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {}", module.name()));
-                    }
-                }
-            }
-            Err(e) => failures.push(e.to_string()),
-        }
-    }
+    let failures = compile_failures(&modules, &["sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -44,8 +32,6 @@ fn a_custom_operator_prefix_module_compiles_for_sm90() {
     })
     .expect("a valid custom operator");
     let module = dist::scan::prefix_module::<i64, _>(&last);
-    let cubin = compile_cubin(&module, "sm_90").expect("compiles");
-    for entry in module.entries() {
-        assert!(cubin_defines(&cubin, entry), "{entry}");
-    }
+    let failures = compile_failures(&[module], &["sm_90"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -2,7 +2,7 @@
 //! entry point is in the cubin. Needs NVRTC, not a GPU (skipped with a
 //! message without it, unless PARPRIMS_REQUIRE_NVRTC=1).
 
-use gpu_core::kernel::{compile_cubin, cubin_defines};
+use parprims_testkit::testing::compile_failures;
 
 #[test]
 fn every_spmv_kernel_compiles_for_sm80_and_sm90() {
@@ -14,18 +14,6 @@ fn every_spmv_kernel_compiles_for_sm80_and_sm90() {
         .filter(|m| m.name().starts_with("spmv_"))
         .collect();
     assert_eq!(modules.len(), 4, "f32 and f64 with u32 and u64 offsets");
-    let mut failures = Vec::new();
-    for (module, arch) in modules.iter().flat_map(|m| [(m, "sm_80"), (m, "sm_90")]) {
-        match compile_cubin(module, arch) {
-            Ok(cubin) => {
-                for entry in module.entries() {
-                    if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {} ({arch})", module.name()));
-                    }
-                }
-            }
-            Err(e) => failures.push(e.to_string()),
-        }
-    }
+    let failures = compile_failures(&modules, &["sm_80", "sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

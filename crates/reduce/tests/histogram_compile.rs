@@ -2,7 +2,7 @@
 //! entry point is in the cubin. Needs NVRTC, not a GPU (skipped with a
 //! message without it, unless PARPRIMS_REQUIRE_NVRTC=1).
 
-use gpu_core::kernel::{compile_cubin, cubin_defines};
+use parprims_testkit::testing::compile_failures;
 
 #[test]
 fn every_histogram_kernel_compiles_for_sm90() {
@@ -14,18 +14,6 @@ fn every_histogram_kernel_compiles_for_sm90() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), modules.len(), "duplicate module names");
-    let mut failures = Vec::new();
-    for module in &modules {
-        match compile_cubin(module, "sm_90") {
-            Ok(cubin) => {
-                for entry in module.entries() {
-                    if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {}", module.name()));
-                    }
-                }
-            }
-            Err(e) => failures.push(e.to_string()),
-        }
-    }
+    let failures = compile_failures(&modules, &["sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

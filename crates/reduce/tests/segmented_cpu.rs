@@ -2,8 +2,8 @@
 //! per segment, the host checks, and NVRTC compiles of every built-in
 //! module and of a custom operator's module for sm_80 and sm_90.
 
-use gpu_core::kernel::{compile_cubin, cubin_defines};
 use gpu_core::{CustomOp, Max, Sum};
+use parprims_testkit::testing::compile_failures;
 use proptest::prelude::*;
 use reduce::segmented::{
     kernel_catalog, segmented_reduce_bytes_moved, segmented_reduce_cpu, validate_segmented_reduce,
@@ -96,18 +96,6 @@ fn every_segmented_module_compiles_for_sm80_and_sm90() {
     )
     .unwrap();
     modules.push(reduce::segmented::custom_module::<f32, _, u64>(&op));
-    let mut failures = Vec::new();
-    for (module, arch) in modules.iter().flat_map(|m| [(m, "sm_80"), (m, "sm_90")]) {
-        match compile_cubin(module, arch) {
-            Ok(cubin) => {
-                for entry in module.entries() {
-                    if !cubin_defines(&cubin, entry) {
-                        failures.push(format!("{entry} missing from {} ({arch})", module.name()));
-                    }
-                }
-            }
-            Err(e) => failures.push(e.to_string()),
-        }
-    }
+    let failures = compile_failures(&modules, &["sm_80", "sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

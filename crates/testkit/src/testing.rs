@@ -56,6 +56,36 @@ pub fn nvrtc_or_skip() -> bool {
     }
 }
 
+/// Compiles every module for every one of `arches` (`"sm_90"`) with NVRTC
+/// and checks that each of its entry points is in the cubin. Returns one
+/// line per failure (a compile error, or `entry missing from module
+/// (arch)`), empty when all is well. Call [`nvrtc_or_skip`] first.
+///
+/// ```no_run
+/// let modules: Vec<gpu_core::ModuleSource> = Vec::new(); // a crate's kernel_catalog()
+/// let failures = parprims_testkit::testing::compile_failures(&modules, &["sm_90"]);
+/// assert!(failures.is_empty(), "{}", failures.join("\n"));
+/// ```
+pub fn compile_failures(modules: &[gpu_core::ModuleSource], arches: &[&str]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for module in modules {
+        for &arch in arches {
+            match gpu_core::kernel::compile_cubin(module, arch) {
+                Ok(cubin) => {
+                    for entry in module.entries() {
+                        if !gpu_core::kernel::cubin_defines(&cubin, entry) {
+                            failures
+                                .push(format!("{entry} missing from {} ({arch})", module.name()));
+                        }
+                    }
+                }
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+    }
+    failures
+}
+
 /// nvdisasm: `PARPRIMS_NVDISASM`, else on `PATH`, else in the `bin` beside
 /// an `LD_LIBRARY_PATH` entry (the layout of NVIDIA's pip wheels, where CI
 /// installs NVRTC and nvdisasm).
