@@ -109,14 +109,7 @@ impl MatvecPlan {
         selection: &Selection,
         default_dims: &[(usize, usize)],
     ) -> Result<MatvecPlan> {
-        let all = methods();
-        let names: Vec<String> = all.iter().map(|m| method_base_name(*m)).collect();
-        let indices: Vec<usize> = (0..all.len()).collect();
-        let methods: Vec<Method> = selection
-            .algos(&names, &indices)?
-            .into_iter()
-            .map(|i| all[i])
-            .collect();
+        let methods = selection.methods(&methods(), |m| method_base_name(*m))?;
         for method in &methods {
             if let Method::Ours(algorithm) = method {
                 algorithm.validate()?;

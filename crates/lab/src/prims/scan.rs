@@ -100,13 +100,7 @@ impl ScanPlan {
         default_sizes: &[usize],
         default_types: &[ElementType],
     ) -> Result<ScanPlan> {
-        let names: Vec<String> = METHODS.iter().map(|a| method_name(*a)).collect();
-        let all: Vec<usize> = (0..METHODS.len()).collect();
-        let algorithms: Vec<ScanAlgorithm> = selection
-            .algos(&names, &all)?
-            .into_iter()
-            .map(|i| METHODS[i])
-            .collect();
+        let algorithms = selection.methods(&METHODS, |a| method_name(*a))?;
         let plan = ScanPlan {
             sizes: selection.counts(default_sizes)?,
             types: selection.types(default_types, &TYPES)?,

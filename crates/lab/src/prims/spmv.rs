@@ -119,13 +119,7 @@ impl SpmvPlan {
     /// A plan from a selection (`--sizes` are row counts), validated
     /// without a GPU.
     pub fn from_selection(selection: &Selection, default_rows: &[usize]) -> Result<SpmvPlan> {
-        let names: Vec<String> = METHODS.iter().map(|&m| method_name(m)).collect();
-        let indices: Vec<usize> = (0..METHODS.len()).collect();
-        let methods = selection
-            .algos(&names, &indices)?
-            .into_iter()
-            .map(|i| METHODS[i])
-            .collect();
+        let methods = selection.methods(&METHODS, |&m| method_name(m))?;
         let rows = selection.counts(default_rows)?;
         for &r in &rows {
             if r == 0 || r > linalg::spmv::MAX_COLS {
