@@ -12,7 +12,7 @@
 //! with the reason).
 
 use compact::Predicate;
-use dist::{layout, Group, Placement, Sharded};
+use dist::{layout, Group, Placement, Replicated, Sharded};
 use gpu_core::{BitXor, CustomOp, DeviceBuffer, Gpu, Max, Min, Sum};
 use parprims_testkit::rng::{random_flags, random_vec};
 use scan::ScanKind;
@@ -53,6 +53,22 @@ fn shard<T: gpu_core::DeviceType>(group: &Group, data: &[T], lens: &[usize]) -> 
         })
         .collect();
     Sharded::from_shards(group, shards).expect("one shard per local rank")
+}
+
+/// Every local rank's copy of `replicated` equals `expected`.
+fn assert_every_copy<T: gpu_core::DeviceType + PartialEq + std::fmt::Debug>(
+    group: &Group,
+    replicated: &Replicated<T>,
+    expected: &[T],
+) {
+    for i in 0..group.local_count() {
+        let copy = replicated
+            .copy(i)
+            .unwrap()
+            .to_host(group.gpu(i).unwrap())
+            .unwrap();
+        assert_eq!(copy, expected, "rank {i}'s copy");
+    }
 }
 
 fn close(actual: f64, expected: f64, n: usize, what: &str) {
@@ -112,14 +128,7 @@ fn check_reduce(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
     );
     // The replicated form: the same value on every local rank.
     let everywhere = dist::reduce_replicated(group, &x, &Sum).unwrap();
-    for i in 0..group.local_count() {
-        let copy = everywhere
-            .copy(i)
-            .unwrap()
-            .to_host(group.gpu(i).unwrap())
-            .unwrap();
-        assert_eq!(copy, [single("sum")], "rank {i}'s copy");
-    }
+    assert_every_copy(group, &everywhere, &[single("sum")]);
     // u64 and f64 sums, i16 (no NCCL arithmetic: gathered and folded).
     let wide: Vec<u64> = random_vec(n, seed + 1, 0.0, 1e12);
     let xw = shard(group, &wide, lens);
@@ -338,14 +347,7 @@ fn check_histogram(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64
         expected,
         "histogram n={n} {lens:?}"
     );
-    for i in 0..group.local_count() {
-        let copy = counts
-            .copy(i)
-            .unwrap()
-            .to_host(group.gpu(i).unwrap())
-            .unwrap();
-        assert_eq!(copy, expected, "rank {i}'s copy");
-    }
+    assert_every_copy(group, &counts, &expected);
     let ints: Vec<u8> = random_vec(n, seed + 1, 0.0, 255.0);
     let xi = shard(group, &ints, lens);
     let got = dist::histogram_even::<u8, u64>(group, &xi, 256, 0, 255).unwrap();
