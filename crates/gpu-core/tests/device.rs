@@ -14,6 +14,7 @@ use gpu_core::{
     ModuleSource,
 };
 use parprims_testkit::bench::{copy_ceiling, Repetitions};
+use parprims_testkit::testing::{assert_child_passed, nanos_stamp, run_child_test};
 
 fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
@@ -304,31 +305,6 @@ fn run_probe(gpu: &Gpu, module: &ModuleSource) -> (ModuleOrigin, u64) {
     // SAFETY: cache_probe(u64* out) writes out[0]; out has one element.
     unsafe { gpu.launch(&kernel, config, &args) }.unwrap();
     (loaded.origin(), out.to_host(gpu).unwrap()[0])
-}
-
-/// Nanoseconds since the epoch: a value no earlier run used.
-fn nanos_stamp() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-}
-
-/// Runs the ignored test `test` of this binary alone in a child process,
-/// with `env` set; its output, which the parent checks.
-fn run_child_test(test: &str, env: &[(&str, &dyn AsRef<std::ffi::OsStr>)]) -> std::process::Output {
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
-    child.args([
-        "--exact",
-        test,
-        "--include-ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for (name, value) in env {
-        child.env(name, value);
-    }
-    child.output().unwrap()
 }
 
 #[test]
@@ -810,11 +786,6 @@ fn a_warmed_cache_is_used_without_nvrtc() {
             ("PARPRIMS_CACHE_DIR", &dir),
         ],
     );
-    let stdout = String::from_utf8_lossy(&child.stdout);
-    assert!(
-        child.status.success() && stdout.contains("NO_NVRTC_CHILD_OK"),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&child.stderr)
-    );
+    assert_child_passed(&child, "NO_NVRTC_CHILD_OK");
     let _ = std::fs::remove_dir_all(&dir);
 }

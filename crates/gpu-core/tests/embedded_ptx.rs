@@ -18,6 +18,7 @@ use gpu_core::kernel::{
     compile_ptx, install_embedded, nvrtc_available, EmbeddedImage, EmbeddedModule,
 };
 use gpu_core::{DeviceBuffer, Error, Gpu, KernelArgs, LaunchConfig, ModuleOrigin, ModuleSource};
+use parprims_testkit::testing::{assert_child_passed, nanos_stamp, run_child_test};
 
 /// A module that writes `nonce` to `out[0]`: a source no earlier run (and
 /// no disk cache) has seen.
@@ -32,31 +33,6 @@ fn probe_module(nonce: &str) -> ModuleSource {
             "const u64 i = global_thread_index(); if (i < n) out[i] = ptx_probe_value() + i",
             Some(128),
         )
-}
-
-/// Nanoseconds since the epoch: a value no earlier run used.
-fn nanos_stamp() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("the clock is past 1970")
-        .as_nanos() as u64
-}
-
-/// Runs the ignored test `test` of this binary alone in a child process,
-/// with `env` set; its output, which the parent checks.
-fn run_child_test(test: &str, env: &[(&str, &dyn AsRef<std::ffi::OsStr>)]) -> std::process::Output {
-    let mut child = std::process::Command::new(std::env::current_exe().expect("the test binary"));
-    child.args([
-        "--exact",
-        test,
-        "--include-ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for (name, value) in env {
-        child.env(name, value);
-    }
-    child.output().expect("the child test runs")
 }
 
 #[test]
@@ -174,11 +150,6 @@ fn embedded_ptx_runs_through_the_driver_jit() {
             ("PARPRIMS_CACHE_DIR", &cache),
         ],
     );
-    let stdout = String::from_utf8_lossy(&child.stdout);
-    assert!(
-        child.status.success() && stdout.contains("EMBEDDED_PTX_CHILD_OK"),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&child.stderr)
-    );
+    assert_child_passed(&child, "EMBEDDED_PTX_CHILD_OK");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -56,6 +56,47 @@ pub fn nvrtc_or_skip() -> bool {
     }
 }
 
+/// Nanoseconds since the epoch: a stamp no earlier run used (nonces that
+/// keep a test's kernels and cache directories its own).
+pub fn nanos_stamp() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_nanos() as u64
+}
+
+/// Runs the ignored test `test` of the current test binary alone in a
+/// child process, with `env` set; its output, which the parent checks
+/// (see [`assert_child_passed`]).
+pub fn run_child_test(
+    test: &str,
+    env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+) -> std::process::Output {
+    let mut child = std::process::Command::new(std::env::current_exe().expect("the test binary"));
+    child.args([
+        "--exact",
+        test,
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (name, value) in env {
+        child.env(name, value);
+    }
+    child.output().expect("the child test runs")
+}
+
+/// Asserts that a child from [`run_child_test`] succeeded and printed
+/// `marker`, showing its stdout and stderr when it did not.
+pub fn assert_child_passed(child: &std::process::Output, marker: &str) {
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && stdout.contains(marker),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+}
+
 /// Compiles every module for every one of `arches` (`"sm_90"`) with NVRTC
 /// and checks that each of its entry points is in the cubin. Returns one
 /// line per failure (a compile error, or `entry missing from module
