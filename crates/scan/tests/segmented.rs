@@ -151,36 +151,32 @@ fn check<T: Element, O: Operator<T>>(gpu: &Gpu, x: &[T], heads: &[u8], op: &O, w
             want
         );
         // Floats are whole numbers here, so every order of combining is exact.
-        let by_flags = scan::segmented_scan(gpu, input.view(), flags.view(), op, kind).unwrap();
-        assert_eq!(
-            by_flags.to_host(gpu).unwrap(),
-            want,
-            "{what} {kind:?} flags n={n}"
+        let matches = |got: DeviceBuffer<T>, by: &str| {
+            assert_eq!(
+                got.to_host(gpu).unwrap(),
+                want,
+                "{what} {kind:?} {by} n={n}"
+            );
+        };
+        matches(
+            scan::segmented_scan(gpu, input.view(), flags.view(), op, kind).unwrap(),
+            "flags",
         );
-        let by_offsets =
-            scan::segmented_scan_by_offsets(gpu, input.view(), offsets.view(), op, kind).unwrap();
-        assert_eq!(
-            by_offsets.to_host(gpu).unwrap(),
-            want,
-            "{what} {kind:?} offsets n={n}"
+        matches(
+            scan::segmented_scan_by_offsets(gpu, input.view(), offsets.view(), op, kind).unwrap(),
+            "offsets",
         );
-        let by_u8 = scan::scan_by_key(gpu, keys8.view(), input.view(), op, kind).unwrap();
-        assert_eq!(
-            by_u8.to_host(gpu).unwrap(),
-            want,
-            "{what} {kind:?} u8 keys n={n}"
+        matches(
+            scan::scan_by_key(gpu, keys8.view(), input.view(), op, kind).unwrap(),
+            "u8 keys",
         );
-        let by_u32 = scan::scan_by_key(gpu, keys32.view(), input.view(), op, kind).unwrap();
-        assert_eq!(
-            by_u32.to_host(gpu).unwrap(),
-            want,
-            "{what} {kind:?} u32 keys n={n}"
+        matches(
+            scan::scan_by_key(gpu, keys32.view(), input.view(), op, kind).unwrap(),
+            "u32 keys",
         );
-        let by_u64 = scan::scan_by_key(gpu, keys64.view(), input.view(), op, kind).unwrap();
-        assert_eq!(
-            by_u64.to_host(gpu).unwrap(),
-            want,
-            "{what} {kind:?} u64 keys n={n}"
+        matches(
+            scan::scan_by_key(gpu, keys64.view(), input.view(), op, kind).unwrap(),
+            "u64 keys",
         );
     }
 }
