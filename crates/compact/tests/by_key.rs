@@ -11,10 +11,13 @@
 //!
 //! GPU tests: `cargo test -p parprims-compact --test by_key -- --include-ignored`.
 
+mod support;
+
 use compact::cpu_by_key as cpu;
 use gpu_core::{CustomOp, DeviceBuffer, DeviceType, Element, Error, Gpu, Max, Min, Operator, Sum};
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
+use support::{all_poison, bits};
 
 /// Tile of the by-key kernel for 4-byte keys and values (256 × 16).
 const TILE: usize = 4096;
@@ -115,10 +118,6 @@ fn cast_keys<K: Element>(keys: &[u64]) -> Vec<K> {
 fn values_u32(n: usize, seed: u64) -> Vec<u32> {
     let mut rng = SplitMix64::new(seed);
     (0..n).map(|_| rng.next_u64() as u32).collect()
-}
-
-fn bits<T: DeviceType>(values: &[T]) -> Vec<u8> {
-    bytemuck::cast_slice(values).to_vec()
 }
 
 // ---------------------------------------------------------------- CPU ----
@@ -380,11 +379,8 @@ fn check_run_outputs<K: Element, V: Element>(
     let host_values = values_out.to_host(gpu).unwrap();
     assert_eq!(bits(&host_keys[..runs]), bits(want_keys), "{ctx}: keys");
     assert_eq!(bits(&host_values[..runs]), bits(want_values), "{ctx}");
-    let poison = [V::poison()];
     assert!(
-        host_values[runs..]
-            .iter()
-            .all(|x| bits(std::slice::from_ref(x)) == bits(&poison)),
+        all_poison(&host_values[runs..]),
         "{ctx}: written past the runs"
     );
 }

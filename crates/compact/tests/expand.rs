@@ -6,10 +6,13 @@
 //!
 //! GPU tests: `cargo test -p parprims-compact --test expand -- --include-ignored`.
 
+mod support;
+
 use compact::cpu_by_key as cpu;
-use gpu_core::{DeviceBuffer, DeviceType, Element, Error, Gpu};
+use gpu_core::{DeviceBuffer, Element, Error, Gpu};
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
+use support::bits;
 
 proptest! {
     #[test]
@@ -40,10 +43,6 @@ fn argument_checks() {
 
 fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
-}
-
-fn bits<T: DeviceType>(values: &[T]) -> Vec<u8> {
-    bytemuck::cast_slice(values).to_vec()
 }
 
 /// Both forms against the reference.
