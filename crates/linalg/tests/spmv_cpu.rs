@@ -77,30 +77,21 @@ fn merge_tiles_cover_rows_plus_nonzeros() {
 
 #[test]
 fn validation_names_the_problem() {
-    let e = validate_csr(2, 3, &[0u64, 1], &[0], 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("offsets"), "{e}");
-    let e = validate_csr(2, 3, &[1u64, 1, 2], &[0, 1], 2)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("offsets[0]"), "{e}");
-    let e = validate_csr(2, 3, &[0u64, 2, 1], &[0, 1], 2)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("row 1"), "{e}");
-    let e = validate_csr(2, 3, &[0u64, 1, 3], &[0, 1], 2)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("last offset"), "{e}");
-    let e = validate_csr(2, 3, &[0u64, 1, 2], &[0, -1], 2)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("columns[1]"), "{e}");
-    let e = validate_csr(2, 3, &[0u64, 1, 2], &[0, 1], 3)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("values"), "{e}");
+    // (offsets, columns, values, what the message names), rows 2, cols 3.
+    let cases: [(&[u64], &[i32], usize, &str); 6] = [
+        (&[0, 1], &[0], 1, "offsets"),
+        (&[1, 1, 2], &[0, 1], 2, "offsets[0]"),
+        (&[0, 2, 1], &[0, 1], 2, "row 1"),
+        (&[0, 1, 3], &[0, 1], 2, "last offset"),
+        (&[0, 1, 2], &[0, -1], 2, "columns[1]"),
+        (&[0, 1, 2], &[0, 1], 3, "values"),
+    ];
+    for (offsets, columns, values, names) in cases {
+        let e = validate_csr(2, 3, offsets, columns, values)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(names), "{e}");
+    }
     assert!(validate_csr(1, (i32::MAX as usize) + 2, &[0u64, 0], &[], 0).is_err());
     assert!(validate_csr(0, 0, &[0u32], &[], 0).is_ok());
     // Duplicates are allowed.
