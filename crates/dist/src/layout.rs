@@ -102,6 +102,17 @@ pub fn rebalance_plan(lengths: &[usize]) -> Vec<Move> {
     moves
 }
 
+/// Shard lengths summing to `n`, cut at each of `cuts` taken modulo
+/// `n + 1` (empty shards where cuts repeat): the layouts the property
+/// tests draw.
+#[cfg(test)]
+pub(crate) fn split_at_cuts(n: usize, cuts: &[usize]) -> Vec<usize> {
+    let mut points: Vec<usize> = cuts.iter().map(|&c| c % (n + 1)).collect();
+    points.extend([0, n]);
+    points.sort_unstable();
+    points.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -447,14 +447,6 @@ mod tests {
         global
     }
 
-    fn split(n: usize, cuts: &[usize]) -> Vec<usize> {
-        let mut points: Vec<usize> = cuts.iter().map(|&c| c % (n + 1)).collect();
-        points.push(0);
-        points.push(n);
-        points.sort_unstable();
-        points.windows(2).map(|w| w[1] - w[0]).collect()
-    }
-
     proptest! {
         #[test]
         fn the_steps_give_the_global_scan(
@@ -462,7 +454,7 @@ mod tests {
             cuts in proptest::collection::vec(any::<usize>(), 0..6),
             initial in any::<i32>(),
         ) {
-            let lens = split(data.len(), &cuts);
+            let lens = crate::layout::split_at_cuts(data.len(), &cuts);
             for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
                 prop_assert_eq!(model(&data, &lens, &Sum, kind), scan::cpu::scan(&data, &Sum, kind));
                 prop_assert_eq!(model(&data, &lens, &Max, kind), scan::cpu::scan(&data, &Max, kind));

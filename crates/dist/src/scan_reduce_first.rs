@@ -199,13 +199,6 @@ mod tests {
         global
     }
 
-    fn split(n: usize, cuts: &[usize]) -> Vec<usize> {
-        let mut points: Vec<usize> = cuts.iter().map(|&c| c % (n + 1)).collect();
-        points.extend([0, n]);
-        points.sort_unstable();
-        points.windows(2).map(|w| w[1] - w[0]).collect()
-    }
-
     proptest! {
         #[test]
         fn reduce_first_gives_the_global_scan(
@@ -213,7 +206,7 @@ mod tests {
             cuts in proptest::collection::vec(any::<usize>(), 0..6),
             initial in any::<i32>(),
         ) {
-            let lens = split(data.len(), &cuts);
+            let lens = crate::layout::split_at_cuts(data.len(), &cuts);
             let last = CustomOp::<i32>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| if b != 0 { b } else { a }).unwrap();
             for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
                 prop_assert_eq!(model(&data, &lens, &Sum, kind), scan::cpu::scan(&data, &Sum, kind));
