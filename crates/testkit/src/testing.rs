@@ -99,8 +99,9 @@ pub fn assert_child_passed(child: &std::process::Output, marker: &str) {
 
 /// Compiles every module for every one of `arches` (`"sm_90"`) with NVRTC
 /// and checks that each of its entry points is in the cubin. Returns one
-/// line per failure (a compile error, or `entry missing from module
-/// (arch)`), empty when all is well. Call [`nvrtc_or_skip`] first.
+/// line per failure (a module name given twice, a compile error, or `entry
+/// missing from module (arch)`), empty when all is well. Call
+/// [`nvrtc_or_skip`] first.
 ///
 /// ```no_run
 /// let modules: Vec<gpu_core::ModuleSource> = Vec::new(); // a crate's kernel_catalog()
@@ -109,6 +110,11 @@ pub fn assert_child_passed(child: &std::process::Output, marker: &str) {
 /// ```
 pub fn compile_failures(modules: &[gpu_core::ModuleSource], arches: &[&str]) -> Vec<String> {
     let mut failures = Vec::new();
+    for (i, module) in modules.iter().enumerate() {
+        if modules[..i].iter().any(|m| m.name() == module.name()) {
+            failures.push(format!("duplicate module name {}", module.name()));
+        }
+    }
     for module in modules {
         for &arch in arches {
             match gpu_core::kernel::compile_cubin(module, arch) {
