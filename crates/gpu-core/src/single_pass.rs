@@ -1,9 +1,11 @@
 //! The host side of the single-pass machinery (`kernels/cuda/single_pass/`):
 //! the tile state (its size, layout and status encodings) and the
 //! [`Policy`] of a single-pass kernel, shared by every primitive built on the
-//! decoupled look-back (scan, compaction; later run-length encoding,
-//! partition, radix sort), as CUB's `ScanTileState` and `AgentScanPolicy`
-//! are.
+//! decoupled look-back (scan, the segmented scan, compaction and
+//! partition, the keyed runs of `compact`), as CUB's `ScanTileState` and
+//! `AgentScanPolicy` are. The radix sort's per-digit look-back
+//! (`single_pass/digit_lookback.cuh`) keeps its own state, sized by the sort
+//! crate.
 //!
 //! | piece | CUDA | here |
 //! |---|---|---|
