@@ -212,6 +212,29 @@ fn check_disjoint(
     Ok(())
 }
 
+/// The buffer checks of a key–value sort: values and outputs as long as
+/// the keys, and no output overlapping an input or the other output.
+fn check_pair_buffers<K: SortKey, V: DeviceType>(
+    keys_in: &DeviceView<'_, K>,
+    values_in: &DeviceView<'_, V>,
+    keys_out: &DeviceViewMut<'_, K>,
+    values_out: &DeviceViewMut<'_, V>,
+) -> Result<()> {
+    let n = keys_in.len();
+    Error::check_len("values_in", n, values_in.len())?;
+    Error::check_len("keys_out", n, keys_out.len())?;
+    Error::check_len("values_out", n, values_out.len())?;
+    let (ko, kob) = (keys_out.device_ptr(), keys_out.bytes());
+    let (vo, vob) = (values_out.device_ptr(), values_out.bytes());
+    let (ki, kib) = (keys_in.device_ptr(), keys_in.bytes());
+    let (vi, vib) = (values_in.device_ptr(), values_in.bytes());
+    check_disjoint("keys_out", ko, kob, "keys_in", ki, kib)?;
+    check_disjoint("keys_out", ko, kob, "values_in", vi, vib)?;
+    check_disjoint("values_out", vo, vob, "keys_in", ki, kib)?;
+    check_disjoint("values_out", vo, vob, "values_in", vi, vib)?;
+    check_disjoint("values_out", vo, vob, "keys_out", ko, kob)
+}
+
 /// Sorts `keys_in` into `keys_out` (stable; see the crate docs for the key
 /// order). `options` is an [`Order`] or [`SortOptions`].
 ///
@@ -326,18 +349,9 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
     let bits = options.bit_range::<K>()?;
     let width = PayloadWidth::of_bytes(V::BYTES)?;
     let n = keys_in.len();
-    Error::check_len("values_in", n, values_in.len())?;
-    Error::check_len("keys_out", n, keys_out.len())?;
-    Error::check_len("values_out", n, values_out.len())?;
-    let (ko, kob) = (keys_out.device_ptr(), keys_out.bytes());
-    let (vo, vob) = (values_out.device_ptr(), values_out.bytes());
-    let (ki, kib) = (keys_in.device_ptr(), keys_in.bytes());
-    let (vi, vib) = (values_in.device_ptr(), values_in.bytes());
-    check_disjoint("keys_out", ko, kob, "keys_in", ki, kib)?;
-    check_disjoint("keys_out", ko, kob, "values_in", vi, vib)?;
-    check_disjoint("values_out", vo, vob, "keys_in", ki, kib)?;
-    check_disjoint("values_out", vo, vob, "values_in", vi, vib)?;
-    check_disjoint("values_out", vo, vob, "keys_out", ko, kob)?;
+    check_pair_buffers(&keys_in, &values_in, &keys_out, &values_out)?;
+    let (ki, ko) = (keys_in.device_ptr(), keys_out.device_ptr());
+    let (vi, vo) = (values_in.device_ptr(), values_out.device_ptr());
     if n == 0 {
         return Ok(());
     }

@@ -19,7 +19,7 @@ use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
     block_sort_shared_bytes, kernel, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS,
 };
-use crate::{check_disjoint, SortOptions};
+use crate::{check_disjoint, check_pair_buffers, SortOptions};
 
 /// The longest segment the segmented sort takes: what one block sorts in
 /// shared memory.
@@ -144,18 +144,9 @@ pub fn segmented_sort_pairs<K: SortKey, V: DeviceType>(
     let bits = options.bit_range::<K>()?;
     let width = PayloadWidth::of_bytes(V::BYTES)?;
     let n = keys_in.len();
-    Error::check_len("values_in", n, values_in.len())?;
-    Error::check_len("keys_out", n, keys_out.len())?;
-    Error::check_len("values_out", n, values_out.len())?;
-    let (ko, kob) = (keys_out.device_ptr(), keys_out.bytes());
-    let (vo, vob) = (values_out.device_ptr(), values_out.bytes());
-    let (ki, kib) = (keys_in.device_ptr(), keys_in.bytes());
-    let (vi, vib) = (values_in.device_ptr(), values_in.bytes());
-    check_disjoint("keys_out", ko, kob, "keys_in", ki, kib)?;
-    check_disjoint("keys_out", ko, kob, "values_in", vi, vib)?;
-    check_disjoint("values_out", vo, vob, "keys_in", ki, kib)?;
-    check_disjoint("values_out", vo, vob, "values_in", vi, vib)?;
-    check_disjoint("values_out", vo, vob, "keys_out", ko, kob)?;
+    check_pair_buffers(&keys_in, &values_in, &keys_out, &values_out)?;
+    let (ki, ko) = (keys_in.device_ptr(), keys_out.device_ptr());
+    let (vi, vo) = (values_in.device_ptr(), values_out.device_ptr());
     let segments = checked_segments(gpu, &offsets, n)?;
     launch::<K>(
         gpu,
