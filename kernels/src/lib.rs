@@ -21,7 +21,7 @@
 //! | `scan/` | the scan algorithms | `SCAN_*` |
 //! | `compact/` | stream compaction | `COMPACT*` |
 //! | `linalg/` | matvec, transpose, convolution | `MATVEC_*`, `TRANSPOSE_*`, `CONV*` |
-//! | `reduce/` | reduction, arg-reductions, histograms | `REDUCE*`, `HISTOGRAM` |
+//! | `reduce/` | reduction, arg-reductions, histograms | `REDUCE*`, `HISTOGRAM*` |
 //! | `sort/` | key transforms, radix sort, the lesson's sorts | `SORT_*` |
 #![deny(missing_docs)]
 
@@ -137,6 +137,10 @@ pub const REDUCE_TREE: &str = include_str!("../cuda/reduce/tree.cu");
 /// Histograms: global atomics, per-block privatised counts, and the
 /// default's kernels (crate `reduce`, module `histogram`).
 pub const HISTOGRAM: &str = include_str!("../cuda/reduce/histogram.cu");
+/// The histogram by sort: bin indices by the binners of [`HISTOGRAM`],
+/// then, after the sort crate has sorted them, counts as distances between
+/// run boundaries (needs HISTOGRAM).
+pub const HISTOGRAM_SORT: &str = include_str!("../cuda/reduce/histogram_sort.cu");
 /// Segmented reduce by offsets, balanced by the merge path (needs MERGE_PATH).
 pub const REDUCE_SEGMENTED: &str = include_str!("../cuda/reduce/segmented.cu");
 
@@ -214,6 +218,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("reduce/single_pass.cu", REDUCE_SINGLE_PASS),
         ("reduce/tree.cu", REDUCE_TREE),
         ("reduce/histogram.cu", HISTOGRAM),
+        ("reduce/histogram_sort.cu", HISTOGRAM_SORT),
         ("reduce/segmented.cu", REDUCE_SEGMENTED),
         ("sort/radix_key.cuh", SORT_RADIX_KEY),
         ("sort/onesweep.cu", SORT_ONESWEEP),
