@@ -147,9 +147,14 @@ pub const REDUCE_SEGMENTED: &str = include_str!("../cuda/reduce/segmented.cu");
 /// Sort keys: the order-preserving map of every key type to an unsigned
 /// integer (`radix_key<K>`), digit extraction (crate `sort`).
 pub const SORT_RADIX_KEY: &str = include_str!("../cuda/sort/radix_key.cuh");
+/// The stable warp-level ranking by digit (peer masks by ballots or
+/// `__match_any_sync`, warp-private counters) that the Onesweep pass and the
+/// one-block sort share (needs COMMON only).
+pub const SORT_WARP_RANK: &str = include_str!("../cuda/sort/warp_rank.cuh");
 /// The default sort, Onesweep LSD radix sort: the all-digit upsweep, the
 /// digit offsets, the digit pass with per-digit look-back (needs BLOCK,
-/// TILE_STATUS, [`SINGLE_PASS_DIGIT_LOOKBACK`], [`SORT_RADIX_KEY`]).
+/// TILE_STATUS, [`SINGLE_PASS_DIGIT_LOOKBACK`], [`SORT_RADIX_KEY`],
+/// [`SORT_WARP_RANK`]).
 pub const SORT_ONESWEEP: &str = include_str!("../cuda/sort/onesweep.cu");
 /// The one-block sort of small inputs in shared memory (needs
 /// [`SORT_ONESWEEP`]).
@@ -221,6 +226,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("reduce/histogram_sort.cu", HISTOGRAM_SORT),
         ("reduce/segmented.cu", REDUCE_SEGMENTED),
         ("sort/radix_key.cuh", SORT_RADIX_KEY),
+        ("sort/warp_rank.cuh", SORT_WARP_RANK),
         ("sort/onesweep.cu", SORT_ONESWEEP),
         ("sort/block_sort.cu", SORT_BLOCK),
         ("sort/top_k.cu", SORT_TOP_K),
