@@ -213,20 +213,99 @@ pub fn keys<K: SortKey>(input: Input, n: usize, seed: u64) -> Vec<K> {
                 .collect()
         }
         Input::Sorted => {
-            let mut keys: Vec<K> = (0..n).map(|_| draw(&mut rng)).collect();
-            keys.sort_by_key(|k| k.to_radix());
-            keys
+            let keys: Vec<K> = (0..n).map(|_| draw(&mut rng)).collect();
+            sorted_by_radix_image(keys)
         }
     }
 }
 
-/// An order-independent 64-bit hash of a multiset of keys' bits.
-fn multiset_hash<K: SortKey>(keys: &[K]) -> u64 {
-    keys.iter().fold(0u64, |acc, k| {
-        let mut word = [0u8; 8];
-        word[..K::BYTES].copy_from_slice(bytemuck::bytes_of(k));
-        acc.wrapping_add(SplitMix64::new(u64::from_le_bytes(word)).next_u64())
+/// `keys` in ascending order of their radix images, by a host LSD radix
+/// sort with 11-bit digits: O(n) per digit, a few seconds for 2^28 keys
+/// where a comparison sort takes half a minute.
+fn sorted_by_radix_image<K: SortKey>(mut keys: Vec<K>) -> Vec<K> {
+    const DIGIT_BITS: u32 = 11;
+    const BUCKETS: usize = 1 << DIGIT_BITS;
+    let image = |k: &K| -> u64 { k.to_radix().into() };
+    let mut spare = keys.clone();
+    let mut shift = 0;
+    while shift < K::KEY_BITS {
+        let digit = |k: &K| ((image(k) >> shift) as usize) & (BUCKETS - 1);
+        let mut start = vec![0usize; BUCKETS];
+        for k in &keys {
+            start[digit(k)] += 1;
+        }
+        let mut sum = 0;
+        for slot in &mut start {
+            (*slot, sum) = (sum, sum + *slot);
+        }
+        for k in &keys {
+            let d = digit(k);
+            spare[start[d]] = *k;
+            start[d] += 1;
+        }
+        std::mem::swap(&mut keys, &mut spare);
+        shift += DIGIT_BITS;
+    }
+    keys
+}
+
+/// `work` over `0..len` cut into one contiguous range per host thread,
+/// run in parallel, results in range order (the checks of 2^28-key outputs
+/// take seconds, not minutes, on a many-core host).
+fn over_ranges<R, F>(len: usize, work: F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(std::ops::Range<usize>) -> R + Sync,
+{
+    const MIN_PER_THREAD: usize = 1 << 16;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(len.div_ceil(MIN_PER_THREAD))
+        .max(1);
+    if threads == 1 {
+        return vec![work(0..len)];
+    }
+    let chunk = len.div_ceil(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let range = (t * chunk).min(len)..((t + 1) * chunk).min(len);
+                scope.spawn(move || work(range))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
     })
+}
+
+/// The failure `check` reports at the lowest position of `0..len`, the
+/// ranges checked in parallel.
+fn first_failure<F>(len: usize, check: F) -> Option<String>
+where
+    F: Fn(std::ops::Range<usize>) -> Option<String> + Sync,
+{
+    over_ranges(len, check).into_iter().flatten().next()
+}
+
+/// An order-independent 64-bit hash of a multiset of keys' bits (a
+/// wrapping sum of each key's mixed bits, so ranges hash in parallel).
+fn multiset_hash<K: SortKey>(keys: &[K]) -> u64 {
+    let sum_of = |part: &[K]| {
+        part.iter().fold(0u64, |acc, k| {
+            let mut word = [0u8; 8];
+            word[..K::BYTES].copy_from_slice(bytemuck::bytes_of(k));
+            acc.wrapping_add(SplitMix64::new(u64::from_le_bytes(word)).next_u64())
+        })
+    };
+    over_ranges(keys.len(), |range| sum_of(&keys[range]))
+        .into_iter()
+        .fold(0, u64::wrapping_add)
 }
 
 /// Checks a keys-only result: ordered (ascending radix images) and the
@@ -235,8 +314,14 @@ pub fn check_sorted_keys<K: SortKey>(got: &[K], input_hash: u64, n: usize) -> Ch
     if got.len() != n {
         return Check::Fail(format!("{} keys, expected {n}", got.len()));
     }
-    if let Some(i) = (1..n).find(|&i| got[i - 1].to_radix() > got[i].to_radix()) {
-        return Check::Fail(format!("out of order at {i}: {} > {}", got[i - 1], got[i]));
+    let disorder = first_failure(n, |range| {
+        let i = range
+            .filter(|&i| i > 0)
+            .find(|&i| got[i - 1].to_radix() > got[i].to_radix())?;
+        Some(format!("out of order at {i}: {} > {}", got[i - 1], got[i]))
+    });
+    if let Some(message) = disorder {
+        return Check::Fail(message);
     }
     if multiset_hash(got) != input_hash {
         return Check::Fail("not a permutation of the input".into());
@@ -257,26 +342,33 @@ pub fn check_indexed<K: SortKey>(
     if let Some(i) = index.iter().position(|&j| j as usize >= input.len()) {
         return Check::Fail(format!("index {} at {i} is out of range", index[i]));
     }
-    if let Some(got) = got {
-        if let Some(i) = (0..index.len())
-            .find(|&i| bytemuck::bytes_of(&got[i]) != bytemuck::bytes_of(&key_at(i)))
-        {
-            return Check::Fail(format!("key {i} is not the input's key at its index"));
-        }
+    if got.is_some_and(|got| got.len() != index.len()) {
+        return Check::Fail("keys and indices differ in length".into());
     }
-    for i in 1..index.len() {
-        let (a, b) = (
-            key_at(i - 1).ordered_radix(descending),
-            key_at(i).ordered_radix(descending),
-        );
-        if a > b {
-            return Check::Fail(format!("out of order at {i}"));
+    let failure = first_failure(index.len(), |range| {
+        for i in range {
+            if let Some(got) = got {
+                if bytemuck::bytes_of(&got[i]) != bytemuck::bytes_of(&key_at(i)) {
+                    return Some(format!("key {i} is not the input's key at its index"));
+                }
+            }
+            if i == 0 {
+                continue;
+            }
+            let (a, b) = (
+                key_at(i - 1).ordered_radix(descending),
+                key_at(i).ordered_radix(descending),
+            );
+            if a > b {
+                return Some(format!("out of order at {i}"));
+            }
+            if a == b && index[i - 1] >= index[i] {
+                return Some(format!("not stable at {i}"));
+            }
         }
-        if a == b && index[i - 1] >= index[i] {
-            return Check::Fail(format!("not stable at {i}"));
-        }
-    }
-    Check::Pass
+        None
+    });
+    failure.map_or(Check::Pass, Check::Fail)
 }
 
 /// Checks that `indices` (already checked ordered, largest first, stable)
@@ -569,6 +661,49 @@ mod tests {
             .unwrap();
         order.swap(i - 1, i);
         assert!(check_indexed(&ties, None, &order, false).failed());
+    }
+
+    #[test]
+    fn host_radix_sort_orders_by_image() {
+        for n in [0, 1, 2, 5000] {
+            let floats = keys::<f32>(Input::Uniform, n, 11);
+            let mut want = floats.clone();
+            want.sort_by_key(|k| k.to_radix());
+            let got = sorted_by_radix_image(floats);
+            assert_eq!(
+                bytemuck::cast_slice::<f32, u32>(&got),
+                bytemuck::cast_slice::<f32, u32>(&want)
+            );
+            let wide = keys::<i64>(Input::Uniform, n, 12);
+            let mut want = wide.clone();
+            want.sort_by_key(|k| k.to_radix());
+            assert_eq!(sorted_by_radix_image(wide), want);
+        }
+        let sorted = keys::<u16>(Input::Sorted, 70_000, 13);
+        assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn parallel_checks_find_the_first_failure() {
+        let n = 1 << 20;
+        let host: Vec<u32> = (0..n as u32).collect();
+        let hash = multiset_hash(&host);
+        assert!(check_sorted_keys(&host, hash, n).passed());
+        let mut late = host.clone();
+        late.swap(n - 3, n - 2);
+        assert!(check_sorted_keys(&late, hash, n).failed());
+        let mut early = late.clone();
+        early.swap(5, 6);
+        match check_sorted_keys(&early, hash, n) {
+            Check::Fail(message) => assert!(message.starts_with("out of order at 6"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        let order: Vec<u32> = (0..n as u32).collect();
+        assert!(check_indexed(&host, Some(&host), &order, false).passed());
+        let mut unstable = order.clone();
+        unstable[n / 2] = unstable[n / 2 - 1];
+        assert!(check_indexed(&host, None, &unstable, false).failed());
+        assert!(check_indexed(&host, Some(&host[1..]), &order, false).failed());
     }
 
     #[test]
