@@ -3,7 +3,7 @@
 //! (so that `gpu.rs`, which keeps an arena per stream, imports nothing
 //! that imports it back).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaSlice, CudaStream};
 
@@ -48,6 +48,12 @@ pub(crate) struct Arena {
     pub(crate) zeroed: Option<CudaSlice<u64>>,
     /// Epoch-tagged tile states, one per layout.
     pub(crate) tile_states: Vec<TileStateSlot>,
+    /// Words handed out as the last call left them: temporaries the
+    /// enqueued work writes before it reads them.
+    pub(crate) unzeroed: Option<CudaSlice<u64>>,
+    /// The arena of the calls a primitive makes while it holds `unzeroed`
+    /// (another primitive run on its temporaries); made on first use.
+    pub(crate) nested: Option<Arc<Mutex<Arena>>>,
     /// The stream of the last call, so that a call from another stream (a
     /// [`Workspace`](crate::Workspace) lent to several handles) waits for it.
     pub(crate) last_stream: Option<Arc<CudaStream>>,
@@ -78,7 +84,35 @@ impl Arena {
         for slot in std::mem::take(&mut self.tile_states) {
             self.retire(slot.words);
         }
+        if let Some(words) = self.unzeroed.take() {
+            self.retire(words);
+        }
+        if let Some(nested) = &self.nested {
+            lock_arena(nested).release();
+        }
     }
+
+    /// What this arena and its nested one have done, summed.
+    pub(crate) fn total_stats(&self) -> ScratchStats {
+        let mut total = self.stats;
+        if let Some(nested) = &self.nested {
+            let inner = lock_arena(nested).total_stats();
+            total.allocations += inner.allocations;
+            total.zeroings += inner.zeroings;
+            total.epochs += inner.epochs;
+            total.busy_fallbacks += inner.busy_fallbacks;
+            total.bytes_held += inner.bytes_held;
+        }
+        total
+    }
+}
+
+/// Locks `arena`, recovering it from a poisoned lock: arena operations
+/// complete or unwind before leaving state half-made.
+pub(crate) fn lock_arena(arena: &Mutex<Arena>) -> std::sync::MutexGuard<'_, Arena> {
+    arena
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Drop for Arena {

@@ -643,6 +643,33 @@ impl<'a, T: DeviceType> DeviceViewMut<'a, T> {
         };
         Ok((head, tail))
     }
+    /// The same memory as elements of `U`, as many whole ones as it holds
+    /// (scratch words carved into typed temporaries). Errors when the
+    /// address is not aligned for `U`.
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let mut words = DeviceBuffer::<u64>::zeros(&gpu, 3)?;
+    /// let mut halves = words.view_mut().into_elements::<f32>()?;
+    /// assert_eq!(halves.len(), 6);
+    /// halves.fill(&gpu, 1.0)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn into_elements<U: DeviceType>(self) -> Result<DeviceViewMut<'a, U>> {
+        if !self.ptr.is_multiple_of(std::mem::align_of::<U>() as u64) {
+            return Err(Error::invalid(
+                "view",
+                format!("{:#x} is not aligned for {}", self.ptr, U::SUFFIX),
+            ));
+        }
+        Ok(DeviceViewMut {
+            ptr: self.ptr,
+            len: self.len * T::BYTES / U::BYTES,
+            _borrow: PhantomData,
+        })
+    }
     /// Copies `host` into the view (waits for the copy).
     ///
     /// ```no_run

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use cudarc::driver::result as driver_result;
 
-use crate::arena::{Arena, ScratchStats, TileStateSlot};
+use crate::arena::{lock_arena, Arena, ScratchStats, TileStateSlot};
 use crate::buffer::{DeviceBuffer, DeviceViewMut};
 use crate::error::Result;
 use crate::gpu::Gpu;
@@ -92,7 +92,7 @@ impl Workspace {
     /// assert_eq!((stats.allocations, stats.bytes_held), (0, 0));
     /// ```
     pub fn stats(&self) -> ScratchStats {
-        lock(&self.arena).stats
+        lock(&self.arena).total_stats()
     }
 
     /// Frees the workspace's memory (stream-ordered, after the work that
@@ -109,10 +109,7 @@ impl Workspace {
 }
 
 fn lock(arena: &Mutex<Arena>) -> MutexGuard<'_, Arena> {
-    // Arena operations complete or unwind before leaving state half-made.
-    arena
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    lock_arena(arena)
 }
 
 impl Gpu {
@@ -146,7 +143,7 @@ impl Gpu {
     /// # Ok(()) }
     /// ```
     pub fn scratch_stats(&self) -> ScratchStats {
-        lock(&self.scratch).stats
+        lock(&self.scratch).total_stats()
     }
 
     /// Locks the arena for a call, ordered after the arena's last stream;
@@ -251,6 +248,66 @@ impl Gpu {
         enqueue(view.reborrow())
     }
 
+    /// Calls `enqueue` with `words` 64-bit words of this handle's scratch
+    /// memory as the last call left them (no memset), and a handle on the
+    /// same stream for the calls `enqueue` makes itself: a primitive that
+    /// runs another one on its temporaries passes that handle, whose
+    /// scratch is an arena nested in this one (the words' arena stays
+    /// locked until `enqueue` returns). After the first call at a given
+    /// size a call allocates nothing; [`Gpu::scratch_stats`] counts the
+    /// nested arena too. `enqueue` must only enqueue work on this stream
+    /// that uses the words (the view must not escape), because the next
+    /// call reuses them. `words = 0` passes an empty view.
+    ///
+    /// # Safety
+    /// The words hold whatever an earlier call or the allocator left: the
+    /// enqueued work must write every word it reads first.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// // SAFETY: the work enqueued here writes the words before reading them.
+    /// unsafe {
+    ///     gpu.with_scratch_words(1024, |words, _nested| {
+    ///         assert_eq!(words.len(), 1024);
+    ///         Ok(()) // enqueue kernels that write, then read, `words` here
+    ///     })?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn with_scratch_words<R>(
+        &self,
+        words: usize,
+        enqueue: impl FnOnce(DeviceViewMut<'_, u64>, &Gpu) -> Result<R>,
+    ) -> Result<R> {
+        let Some(mut arena) = self.enter_arena()? else {
+            self.note_busy_fallback();
+            // SAFETY: the caller's contract: written before read.
+            let mut own = unsafe { DeviceBuffer::<u64>::uninit(self, words)? };
+            return enqueue(own.view_mut(), self);
+        };
+        let arena = &mut *arena;
+        if arena
+            .unzeroed
+            .as_ref()
+            .is_none_or(|buffer| buffer.len() < words)
+        {
+            if let Some(old) = arena.unzeroed.take() {
+                arena.retire(old);
+            }
+            arena.unzeroed = self.allocate_words(grown_words(words), &mut arena.stats)?;
+        }
+        let mut nested = self.clone();
+        nested.scratch = arena.nested.get_or_insert_with(Default::default).clone();
+        let buffer = arena
+            .unzeroed
+            .as_mut()
+            .expect("the buffer was allocated above");
+        let view = DeviceViewMut::from(buffer).into_slice(..words)?;
+        enqueue(view, &nested)
+    }
+
     /// Calls `enqueue` with `words` words of an epoch-tagged tile state of
     /// `layout` and this call's epoch (1 to 2^30 − 1). The words hold
     /// whatever earlier calls of the same layout left (statuses of older
@@ -325,7 +382,8 @@ impl Gpu {
     ) -> Result<Option<cudarc::driver::CudaSlice<u64>>> {
         // SAFETY: every caller zeroes the words before any kernel reads them
         // (a tile state is created needing zeroing; the zeroed buffer is
-        // zeroed on every call).
+        // zeroed on every call), or hands them out under
+        // `with_scratch_words`'s contract (written before read).
         let buffer = unsafe { DeviceBuffer::<u64>::uninit(self, words)? };
         stats.allocations += 1;
         stats.bytes_held += 8 * words as u64;
