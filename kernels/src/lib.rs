@@ -56,6 +56,10 @@ pub const SINGLE_PASS_LOOKBACK: &str = include_str!("../cuda/single_pass/lookbac
 /// tile and digit, one thread per digit walking back (the Onesweep radix
 /// sort's; needs [`TILE_STATUS`]).
 pub const SINGLE_PASS_DIGIT_LOOKBACK: &str = include_str!("../cuda/single_pass/digit_lookback.cuh");
+/// An 8-byte value with a 32-bit head field through the look-back: the
+/// struct, its shuffles and its 128-bit tile status (after [`SINGLE_PASS`];
+/// the segmented scan's and the keyed runs' 8-byte values).
+pub const SINGLE_PASS_HEADED_VALUE: &str = include_str!("../cuda/single_pass/headed_value.cuh");
 /// The headers a single-pass module prepends, in order: warp, block, tile
 /// state, look-back.
 pub const SINGLE_PASS: [&str; 4] = [WARP, BLOCK, TILE_STATUS, SINGLE_PASS_LOOKBACK];
@@ -192,6 +196,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("single_pass/tile_status.cuh", TILE_STATUS),
         ("single_pass/lookback.cuh", SINGLE_PASS_LOOKBACK),
         ("single_pass/digit_lookback.cuh", SINGLE_PASS_DIGIT_LOOKBACK),
+        ("single_pass/headed_value.cuh", SINGLE_PASS_HEADED_VALUE),
         ("scan/lookback.cu", SCAN_LOOKBACK),
         ("scan/reduce_then_scan.cu", SCAN_REDUCE_THEN_SCAN),
         ("scan/segmented.cu", SCAN_SEGMENTED),
