@@ -9,12 +9,17 @@
 //!   `(fa, va) ⊕ (fb, vb) = (fa | fb, fb ? vb : va ⊕ vb)`, which is
 //!   associative whenever `⊕` is; 4-byte values and their flag pack into one
 //!   64-bit word, so the pair travels through the block scan, the warp
-//!   shuffles and the 8-byte tile status unchanged
-//!   (`kernels/cuda/scan/segmented.cu`).
+//!   shuffles and the 8-byte tile status unchanged; 8-byte values travel
+//!   with their flag as a 16-byte struct, shuffled in two parts and
+//!   published in one 128-bit status word beside the status tag
+//!   (`kernels/cuda/single_pass/headed_value.cuh`), through the same
+//!   look-back (`kernels/cuda/scan/segmented.cu`).
 //! - **Work** O(n); **steps** O(items per thread + log block + look-back
 //!   depth); **bytes moved** n·s + n read, n·s written, plus the tile state;
 //!   one launch, no memset (epoch-tagged tile state).
-//! - **Types**: the 4-byte ones (`i32`, `u32`, `f32`), any operator on them.
+//! - **Types**: the 4- and 8-byte ones (`i32`, `u32`, `f32`, `i64`, `u64`,
+//!   `f64`), any operator on them; the 1- and 2-byte types are refused with
+//!   [`Error::Unsupported`].
 //! - **Deterministic** for integers; for floats the look-back's combine
 //!   order depends on timing, as for the look-back scan.
 
@@ -30,12 +35,23 @@ use crate::lookback::lookback_policy;
 /// Threads per block of the segmented scan.
 const BLOCK_THREADS: u32 = 256;
 /// Items per thread: 32 (a tile of 8192, each thread's heads one 32-bit
-/// mask), 16 for 8-byte keys (their exchange must fit the 48 KiB of static
-/// shared memory beside the values').
-const fn items_per_thread(heads: HeadSource) -> u32 {
-    match heads {
-        HeadSource::Keys(_, 8) => 16,
+/// mask), 16 for 8-byte keys or 8-byte values (their exchange must fit the
+/// 48 KiB of static shared memory).
+const fn items_per_thread(heads: HeadSource, value_bytes: usize) -> u32 {
+    match (heads, value_bytes) {
+        (HeadSource::Keys(_, 8), _) | (_, 8) => 16,
         _ => 32,
+    }
+}
+
+/// Bytes of tile state per tile's status, as `with_tile_state` takes them:
+/// 8 for the 4-byte values' packed u64 pairs, 16 for the 8-byte values'
+/// headed pairs (a layout of their own: see `headed_value.cuh`).
+const fn state_element_bytes(value_bytes: usize) -> usize {
+    if value_bytes == 8 {
+        16
+    } else {
+        8
     }
 }
 
@@ -50,24 +66,25 @@ pub enum SegmentedKind {
 }
 
 /// Checks the lengths of a segmented scan: `head_flags` and `output` as
-/// long as `input`, and the value type 4 bytes wide. A typed error, never a
-/// panic.
+/// long as `input`, and the value type 4 or 8 bytes wide. A typed error,
+/// never a panic.
 ///
 /// ```
 /// use scan::validate_segmented;
 /// assert!(validate_segmented::<i32>(10, 10, 10).is_ok());
+/// assert!(validate_segmented::<f64>(10, 10, 10).is_ok());
 /// assert!(validate_segmented::<i32>(10, 9, 10).is_err()); // flags too short
-/// assert!(validate_segmented::<i64>(10, 10, 10).is_err()); // 8-byte values: not yet
+/// assert!(validate_segmented::<u16>(10, 10, 10).is_err()); // 2-byte values
 /// ```
 pub fn validate_segmented<T: Element>(
     input_len: usize,
     flags_len: usize,
     output_len: usize,
 ) -> Result<()> {
-    if T::BYTES != 4 {
+    if T::BYTES != 4 && T::BYTES != 8 {
         return Err(Error::Unsupported(format!(
-            "segmented scan of {}: the values pack with their flag into 64 bits, so they \
-             must be 4 bytes (i32, u32, f32)",
+            "segmented scan of {}: the values travel with their flag through the look-back's \
+             tile status, so they must be 4 or 8 bytes (i32, u32, f32, i64, u64, f64)",
             T::SUFFIX
         )));
     }
@@ -115,7 +132,8 @@ impl HeadSource {
 }
 
 /// The module of a segmented scan of `T` by `heads` under `op`: the
-/// single-pass headers, the operator functor on `T`, the segmented kernel,
+/// single-pass headers (and the headed pair's), the operator functor on
+/// `T`, the segmented kernel,
 /// one scan entry (and, for offsets, the `segmented_tile_first` kernel of
 /// the same source).
 fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) -> ModuleSource {
@@ -126,6 +144,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
         .fold(ModuleSource::new(entry), |module, header| {
             module.source(header)
         })
+        .source(parprims_kernels::SINGLE_PASS_HEADED_VALUE)
         .source(&operator_prelude::<T, O>(op, "op_t"))
         .source(parprims_kernels::SCAN_SEGMENTED)
         .entry(
@@ -140,7 +159,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
                  vector_ok, bad)",
                 mode = heads.mode(),
                 k = heads.key_type(),
-                items = items_per_thread(heads),
+                items = items_per_thread(heads, T::BYTES),
                 w = delays.lookback_width(),
                 spin = delays.spin_ns(),
                 start = delays.start_delay_ns(),
@@ -162,9 +181,9 @@ fn entry_name<T: Element, O: Operator<T>>(op: &O, heads: HeadSource) -> String {
     )
 }
 
-/// The segmented scan's modules for the built-in operators on the 4-byte
-/// types by flags, and the sums by offsets and by `i32`/`u64` keys, for the
-/// kernel catalog.
+/// The segmented scan's modules for the built-in operators on the 4- and
+/// 8-byte types by flags, and the sums by offsets and by `i32`/`u64` keys of
+/// both widths, for the kernel catalog.
 pub(crate) fn catalog() -> Vec<ModuleSource> {
     use gpu_core::{BitAnd, BitOr, BitXor, Max, Min, Sum};
     fn one<T: Element, O: Operator<T>>(op: &O, heads: HeadSource) -> ModuleSource {
@@ -184,10 +203,26 @@ pub(crate) fn catalog() -> Vec<ModuleSource> {
         one::<f32, _>(&Sum, flags),
         one::<f32, _>(&Max, flags),
         one::<f32, _>(&Min, flags),
+        one::<i64, _>(&Sum, flags),
+        one::<i64, _>(&Max, flags),
+        one::<i64, _>(&Min, flags),
+        one::<u64, _>(&Sum, flags),
+        one::<u64, _>(&Max, flags),
+        one::<u64, _>(&Min, flags),
+        one::<u64, _>(&BitAnd, flags),
+        one::<u64, _>(&BitOr, flags),
+        one::<u64, _>(&BitXor, flags),
+        one::<f64, _>(&Sum, flags),
+        one::<f64, _>(&Max, flags),
+        one::<f64, _>(&Min, flags),
         one::<i32, _>(&Sum, HeadSource::Offsets),
         one::<f32, _>(&Sum, HeadSource::Offsets),
+        one::<i64, _>(&Sum, HeadSource::Offsets),
+        one::<f64, _>(&Sum, HeadSource::Offsets),
         one::<i32, _>(&Sum, HeadSource::Keys("i32", 4)),
         one::<f32, _>(&Sum, HeadSource::Keys("u64", 8)),
+        one::<i64, _>(&Sum, HeadSource::Keys("i32", 4)),
+        one::<f64, _>(&Sum, HeadSource::Keys("u64", 8)),
     ]
 }
 
@@ -330,13 +365,14 @@ pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
         gpu.read_small(&offsets.slice(..1)?, &mut first)?;
         return check_empty_offsets(offsets.len(), first[0]);
     }
-    let num_tiles = n.div_ceil(OFFSETS_TILE_ITEMS);
+    let tile_items = offsets_tile_items(T::BYTES);
+    let num_tiles = n.div_ceil(tile_items);
     // `first` (one word per tile and one past) then the verdict word.
     let mut check = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 2)?;
     let mut check_view = check.view_mut();
     let first_ptr = check_view.device_ptr();
     let bad_ptr = first_ptr + 8 * (num_tiles + 1);
-    locate_tile_starts(gpu, &offsets, n, num_tiles, &mut check_view)?;
+    locate_tile_starts(gpu, &offsets, n, tile_items, num_tiles, &mut check_view)?;
     let heads = Heads {
         source: HeadSource::Offsets,
         ptr: offsets.device_ptr(),
@@ -369,16 +405,19 @@ fn check_empty_offsets(len: usize, first: u64) -> Result<()> {
     }
 }
 
-/// Items per tile of the segmented scan by offsets.
-const OFFSETS_TILE_ITEMS: u64 = BLOCK_THREADS as u64 * items_per_thread(HeadSource::Offsets) as u64;
+/// Items per tile of the segmented scan by offsets of `value_bytes` values.
+const fn offsets_tile_items(value_bytes: usize) -> u64 {
+    BLOCK_THREADS as u64 * items_per_thread(HeadSource::Offsets, value_bytes) as u64
+}
 
-/// Launches `segmented_tile_first`: `check[t]` = the first offset ≥ t·tile
-/// for t in 0..=num_tiles, and `check[num_tiles + 1]` set (its low word)
-/// when the offsets are not valid for n items.
+/// Launches `segmented_tile_first`: `check[t]` = the first offset ≥
+/// t·tile_items for t in 0..=num_tiles, and `check[num_tiles + 1]` set (its
+/// low word) when the offsets are not valid for n items.
 fn locate_tile_starts(
     gpu: &Gpu,
     offsets: &DeviceView<'_, u64>,
     n: u64,
+    tile_items: u64,
     num_tiles: u64,
     check: &mut DeviceViewMut<'_, u64>,
 ) -> Result<()> {
@@ -401,7 +440,7 @@ fn locate_tile_starts(
     args.input(offsets)
         .scalar(offsets.len() as u64)
         .scalar(n)
-        .scalar(OFFSETS_TILE_ITEMS)
+        .scalar(tile_items)
         .scalar(num_tiles)
         .output(check)
         .scalar(bad_ptr);
@@ -582,44 +621,55 @@ fn run<T: Element, O: Operator<T>>(
     if n == 0 {
         return Ok(());
     }
-    let (config, num_tiles) =
-        gpu_core::launch::grid_1d(n, BLOCK_THREADS, items_per_thread(heads.source), 0)?;
+    let (config, num_tiles) = gpu_core::launch::grid_1d(
+        n,
+        BLOCK_THREADS,
+        items_per_thread(heads.source, T::BYTES),
+        0,
+    )?;
     let entry = entry_name::<T, O>(op, heads.source);
     let key = format!("scan/segmented/{entry}");
     let kernel = gpu.stored_kernel(&key, &entry, || module::<T, O>(op, heads.source, &entry))?;
     let values_aligned = in_ptr.is_multiple_of(16) && out_ptr.is_multiple_of(16);
     let vector_ok = u32::from(values_aligned) | (u32::from(heads.aligned) << 1);
     let exclusive = u32::from(kind == SegmentedKind::Exclusive);
-    with_tile_state(gpu, num_tiles, 8, StatusEncoding::Packed128, |mut state| {
-        let mut args = KernelArgs::new();
-        args.scalar(in_ptr)
-            .scalar(heads.ptr)
-            .scalar(heads.aux)
-            .output(&mut output)
-            .output(&mut state.words)
-            .scalar(state.epoch)
-            .scalar(n)
-            .scalar(num_tiles)
-            .scalar(exclusive)
-            .scalar(vector_ok)
-            .scalar(heads.bad);
-        // SAFETY: the arguments match scan_segmented_*(const T* in, const
-        // void* heads, const u64* aux, T* out, u64* state, u32 epoch, u64 n,
-        // u64 num_tiles, u32 exclusive, u32 vector_ok, const u32* bad). `in`,
-        // `out` and the heads cover n items (n flag bytes or n keys, lengths
-        // validated; for offsets, `aux` holds num_tiles + 1 tile starts into
-        // them, written by segmented_tile_first earlier on this stream, and
-        // `bad` its verdict, or null); `out` may equal `in` (a block reads its
-        // whole tile before writing it, tiles are disjoint) and overlaps
-        // nothing else (checked). One block per tile, each touching items
-        // [tile·T, min(n, (tile+1)·T)) of its counter-assigned tile (T = 256
-        // threads × items_per_thread), and
-        // the key before it; `state` holds the tile state of num_tiles 8-byte
-        // values in the packed 128-bit encoding (16-byte aligned, checked by
-        // with_tile_state). Vector accesses only where vector_ok says the
-        // pointers are 16-byte aligned (a full tile is then aligned too).
-        unsafe { gpu.launch(&kernel, config, &args) }
-    })
+    let state_bytes = state_element_bytes(T::BYTES);
+    with_tile_state(
+        gpu,
+        num_tiles,
+        state_bytes,
+        StatusEncoding::Packed128,
+        |mut state| {
+            let mut args = KernelArgs::new();
+            args.scalar(in_ptr)
+                .scalar(heads.ptr)
+                .scalar(heads.aux)
+                .output(&mut output)
+                .output(&mut state.words)
+                .scalar(state.epoch)
+                .scalar(n)
+                .scalar(num_tiles)
+                .scalar(exclusive)
+                .scalar(vector_ok)
+                .scalar(heads.bad);
+            // SAFETY: the arguments match scan_segmented_*(const T* in, const
+            // void* heads, const u64* aux, T* out, u64* state, u32 epoch, u64 n,
+            // u64 num_tiles, u32 exclusive, u32 vector_ok, const u32* bad). `in`,
+            // `out` and the heads cover n items (n flag bytes or n keys, lengths
+            // validated; for offsets, `aux` holds num_tiles + 1 tile starts into
+            // them, written by segmented_tile_first earlier on this stream, and
+            // `bad` its verdict, or null); `out` may equal `in` (a block reads its
+            // whole tile before writing it, tiles are disjoint) and overlaps
+            // nothing else (checked). One block per tile, each touching items
+            // [tile·T, min(n, (tile+1)·T)) of its counter-assigned tile (T = 256
+            // threads × items_per_thread(source, T::BYTES), the kernel's ITEMS),
+            // and the key before it; `state` holds the tile state of num_tiles
+            // 128-bit status words (2 words per tile for either element width
+            // given, 16-byte aligned, checked by with_tile_state). Vector accesses only where vector_ok says the
+            // pointers are 16-byte aligned (a full tile is then aligned too).
+            unsafe { gpu.launch(&kernel, config, &args) }
+        },
+    )
 }
 
 /// [`segmented_scan_into`] into a new buffer.
@@ -683,6 +733,53 @@ mod tests {
     }
 
     #[test]
+    fn shared_memory_fits_every_shape() {
+        // The kernel's static shared memory: the values' (or keys') padded
+        // exchange, the block scan's warp totals, the tile slot and the
+        // tile prefix (pairs: 8 bytes packed, 16 as a headed value).
+        let sources = [
+            HeadSource::Flags,
+            HeadSource::Offsets,
+            HeadSource::Keys("u8", 1),
+            HeadSource::Keys("u32", 4),
+            HeadSource::Keys("u64", 8),
+        ];
+        for source in sources {
+            for value_bytes in [4usize, 8] {
+                let items = items_per_thread(source, value_bytes) as usize;
+                let tile = BLOCK_THREADS as usize * items;
+                let padded = |s: usize| (tile + tile / (128 / s)) * s;
+                let key_bytes = match source {
+                    HeadSource::Keys(_, k) => padded(k),
+                    _ => 0,
+                };
+                let pair = state_element_bytes(value_bytes);
+                let bytes = padded(value_bytes).max(key_bytes)
+                    + pair * (BLOCK_THREADS as usize / 32)
+                    + 8
+                    + pair;
+                assert!(
+                    bytes <= 48 * 1024,
+                    "{source:?}, {value_bytes}-byte values: {bytes}"
+                );
+                assert!(items <= 32, "a thread's heads fit a 32-bit mask");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_values_take_their_own_state_layout() {
+        assert_eq!(state_element_bytes(4), 8);
+        assert_eq!(state_element_bytes(8), 16);
+        assert_eq!(offsets_tile_items(4), 8192);
+        assert_eq!(offsets_tile_items(8), 4096);
+    }
+
+    /// A module of every head source and value width, the built-in
+    /// operators on both widths and a non-commutative custom operator on
+    /// each, compiled for sm_90 with its entries checked (the workspace's
+    /// kernel_compile test covers the whole catalog).
+    #[test]
     fn catalog_modules_compile_where_nvrtc_is() {
         if !parprims_testkit::testing::nvrtc_or_skip() {
             return;
@@ -696,17 +793,28 @@ mod tests {
                 }
             })
             .unwrap();
-        let catalog = catalog();
-        let offsets = catalog.len() - 4;
+        let custom64 =
+            gpu_core::CustomOp::<u64>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| {
+                if b != 0 {
+                    b
+                } else {
+                    a
+                }
+            })
+            .unwrap();
+        fn named<T: Element, O: Operator<T>>(op: &O, heads: HeadSource) -> ModuleSource {
+            module::<T, O>(op, heads, &entry_name::<T, O>(op, heads))
+        }
         let modules = [
-            catalog[0].clone(),
-            catalog[offsets].clone(),
-            catalog[offsets + 3].clone(),
-            module::<i32, _>(
-                &custom,
-                HeadSource::Keys("i8", 1),
-                &entry_name::<i32, _>(&custom, HeadSource::Keys("i8", 1)),
-            ),
+            named::<i32, _>(&gpu_core::Sum, HeadSource::Flags),
+            named::<i32, _>(&gpu_core::Sum, HeadSource::Offsets),
+            named::<f32, _>(&gpu_core::Sum, HeadSource::Keys("u64", 8)),
+            named::<i32, _>(&custom, HeadSource::Keys("i8", 1)),
+            named::<i64, _>(&gpu_core::Sum, HeadSource::Flags),
+            named::<f64, _>(&gpu_core::Max, HeadSource::Offsets),
+            named::<u64, _>(&gpu_core::BitXor, HeadSource::Keys("u32", 4)),
+            named::<f64, _>(&gpu_core::Min, HeadSource::Keys("u64", 8)),
+            named::<u64, _>(&custom64, HeadSource::Keys("u8", 1)),
         ];
         for module in &modules {
             let cubin = gpu_core::kernel::compile_cubin(module, "sm_90")
@@ -718,6 +826,28 @@ mod tests {
                 &cubin,
                 "segmented_tile_first"
             ));
+        }
+    }
+
+    /// Each status read must stay ONE load of the 128-bit word (status and
+    /// pair from the same store): for the packed u64 pairs of 4-byte values
+    /// and the headed pairs of 8-byte values alike (see
+    /// `tile_status.cuh`), checked in the sm_90 SASS.
+    #[test]
+    fn status_loads_stay_single_accesses() {
+        use gpu_core::{Max, Sum};
+        use parprims_testkit::testing::check_status_loads;
+        let cases = [
+            module::<i32, _>(&Sum, HeadSource::Flags, "seg_i32"),
+            module::<f32, _>(&Max, HeadSource::Offsets, "seg_f32"),
+            module::<i64, _>(&Sum, HeadSource::Flags, "seg_i64"),
+            module::<u64, _>(&Max, HeadSource::Keys("u32", 4), "seg_u64"),
+            module::<f64, _>(&Sum, HeadSource::Offsets, "seg_f64"),
+        ];
+        for module in &cases {
+            if check_status_loads(module, "STRONG.GPU", &[".128."]).is_none() {
+                return; // NVRTC or nvdisasm missing (a panic in CI)
+            }
         }
     }
 }

@@ -9,7 +9,11 @@
 // scan and the warp scans keep operands in index order, so they carry it
 // unchanged. For 4-byte values the pair packs into one u64 (value bits low,
 // flag at bit 32), so it travels through shuffles and the 8-byte packed tile
-// status (one 128-bit word per tile) like any 8-byte value.
+// status (one 128-bit word per tile) like any 8-byte value. For 8-byte
+// values the pair is a HeadedValue (single_pass/headed_value.cuh: value and
+// a 32-bit flag), shuffled in two parts and published in one 128-bit status
+// word with the status tag (TileStatusHeaded128), so the same look-back
+// carries it.
 //
 // Only one pair per thread is ever formed: each thread keeps its ITEMS
 // values as plain T and its heads as a bit mask, folds its items to one
@@ -49,9 +53,12 @@ __device__ __forceinline__ bool same_key(K a, K b) {
     return bits_of<K, W>(a) == bits_of<K, W>(b);
 }
 
+// The pair and its operator: for 4-byte T packed in a u64, for 8-byte T a
+// HeadedValue<T> (single_pass/headed_value.cuh) with the flag in `heads`.
+template <typename T, typename Op, int SIZE = (int)sizeof(T)>
+struct segmented_op;
 template <typename T, typename Op>
-struct segmented_op {
-    static_assert(sizeof(T) == 4, "segmented pairs pack 4-byte values");
+struct segmented_op<T, Op, 4> {
     typedef u64 value_type;
     static __device__ __forceinline__ u64 pack(T value, u32 head) {
         return ((u64)head << 32) | (u64)bits_of<T, u32>(value);
@@ -61,6 +68,17 @@ struct segmented_op {
     static __device__ __forceinline__ u64 combine(u64 a, u64 b) {
         if (b >> 32) return b;
         return pack(Op::combine(value(a), value(b)), (u32)(a >> 32));
+    }
+};
+template <typename T, typename Op>
+struct segmented_op<T, Op, 8> {
+    typedef HeadedValue<T> value_type;
+    static __device__ __forceinline__ value_type pack(T value, u32 head) { return headed_value<T>(value, head); }
+    static __device__ __forceinline__ T value(value_type pair) { return pair.value; }
+    static __device__ __forceinline__ value_type identity() { return pack(Op::identity(), 0u); }
+    static __device__ __forceinline__ value_type combine(value_type a, value_type b) {
+        if (b.heads != 0u) return b;
+        return pack(Op::combine(a.value, b.value), a.heads);
     }
 };
 
@@ -169,7 +187,7 @@ __device__ __forceinline__ void segmented_scan_tile(const T* in, const void* hea
                                                     u32 exclusive, u32 vector_ok, const u32* bad) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     typedef segmented_op<T, Op> S;
-    typedef u64 A;
+    typedef typename S::value_type A;
     typedef BlockScan<A, S, BLOCK_THREADS> Scan;
     typedef typename TileStatusFor<A, 1>::type Status;
     // The keys' exchange and then the values' share one buffer: the heads
