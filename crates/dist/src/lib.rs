@@ -1,6 +1,6 @@
 //! # dist
 //!
-//! Scan, reduce, compaction and histograms over several GPUs, through
+//! Scan, reduce, compaction, histograms and sort over several GPUs, through
 //! NCCL: the array is split into one shard per GPU, every GPU runs the
 //! single-GPU primitive on its shard, and NCCL exchanges the few values
 //! that tie the shards together.
@@ -18,6 +18,7 @@
 //! | [`scan_into_reduce_first`] | `reduce::reduce_into`, then `scan::scan_into` seeded with the prefix | all-gather of the shard totals before the scans (one host synchronisation) |
 //! | [`select_if`], [`select_flagged`] | `compact::select_*_into` | all-gather of the counts; with [`Placement::Even`], send/receive into even blocks |
 //! | [`histogram_even`] | `reduce::histogram::histogram_even_into` | all-reduce of the counts |
+//! | [`sort_keys`], [`sort_pairs`] (sample sort, module [`sort`]) | `sort::sort_keys` / `sort_pairs`, before and after the exchange | all-gather of samples and bucket bounds, the buckets by send/receive; with [`SortPlacement::Even`], a rebalancing |
 //!
 //! **NCCL** is loaded at run time, like the driver and NVRTC: without
 //! libnccl every constructor returns [`Error::NoNccl`] (checked with a
@@ -25,7 +26,7 @@
 //! panic, is touched). **One thread** drives every local rank; each
 //! exchange is one NCCL group (`ncclGroupStart`/`ncclGroupEnd`). Ranks in
 //! other processes or on other hosts join with [`Group::from_unique_id`].
-//! The design, the sort plan and the measured scaling are in
+//! The design, the sort's steps and the measured scaling are in
 //! `docs/multi-gpu.md`.
 //!
 //! ```no_run
@@ -52,23 +53,28 @@ mod reduce;
 pub mod scan;
 mod scan_reduce_first;
 mod sharded;
+pub mod sort;
 
 pub use crate::compact::{select_flagged, select_if, Placement};
 pub use crate::histogram::histogram_even;
 pub use crate::reduce::{all_reduce_in_place, reduce, reduce_replicated, sum};
 pub use crate::scan::{apply_prefixes, scan, scan_into, scan_local_into};
 pub use crate::scan_reduce_first::scan_into_reduce_first;
+pub use crate::sort::{sort_keys, sort_pairs, SortPlacement};
 pub use error::{Error, Result};
 pub use group::{validate_devices, validate_rank, Group};
 pub use nccl::{nccl_available, nccl_version, unique_id};
 pub use sharded::{Replicated, Sharded};
 
 /// Every kernel module this crate can request (the cross-shard scan
-/// kernels), for the NVRTC compile test and cache warm-up.
+/// kernels, the sample sort's), for the NVRTC compile test and cache
+/// warm-up.
 ///
 /// ```
 /// assert!(!dist::kernel_catalog().is_empty());
 /// ```
 pub fn kernel_catalog() -> Vec<gpu_core::ModuleSource> {
-    scan::kernel_catalog()
+    let mut modules = crate::scan::kernel_catalog();
+    modules.extend(crate::sort::kernel_catalog());
+    modules
 }

@@ -1,0 +1,849 @@
+//! Distributed sort by sample sort: the keys of a [`Sharded`] array (and
+//! values carried along) sorted over the whole group, shard r holding
+//! keys ≤ shard r + 1's.
+//!
+//! **Computes** the stable sort of the global array (the shards
+//! concatenated in rank order) in the single-GPU sort's order
+//! ([`::sort::SortKey`]'s radix image: integers as usual, floats in total
+//! order with NaN last, descending by the complement, optionally on a bit
+//! range only). The result, read in rank order, is bit for bit the
+//! single-GPU `sort::sort_keys` / `sort::sort_pairs` of the concatenation:
+//! equal keys keep their global order (rank r's before rank r + 1's, and
+//! within a rank their input order), so [`sort_pairs`] is stable across
+//! ranks.
+//!
+//! **Order of the elements.** Element i of rank r is ordered by the tuple
+//! (sort value, r, i): its sort value ([`::sort::cpu::sort_value`]) first,
+//! then its global position. This is a total order on distinct elements
+//! and the one a stable sort produces, so splitters drawn from it split
+//! runs of equal keys too (an array of one repeated key is spread evenly).
+//!
+//! **Steps.**
+//! 1. Every rank sorts its shard locally (`sort::sort_keys` /
+//!    `sort::sort_pairs`, stable), so position i of the sorted shard is the
+//!    element's rank among its shard's elements in tuple order.
+//! 2. Every rank takes s = [`OVERSAMPLING`]·world regular samples of its
+//!    sorted shard (the midpoints of s equal slices, [`sample_positions`];
+//!    a small kernel), and one NCCL group all-gathers the shard lengths
+//!    (one u64 each) and the samples. Each process reads them back once
+//!    (host synchronisation 1) and picks the same `world − 1` splitters on
+//!    the host ([`choose_splitters`]): the samples sorted by tuple, each
+//!    weighted by the length of the shard it stands for, splitter j the
+//!    first sample at weighted rank j/world.
+//! 3. Every rank finds its bucket bounds, the position of each splitter in
+//!    its sorted shard ([`bucket_bounds`], a kernel of one binary search
+//!    per splitter): a splitter sampled from this rank is its own position;
+//!    from an earlier rank, the first key ≥ the splitter's value (equal
+//!    keys here come after it); from a later rank, the first key > it.
+//!    One all-gather of the bounds (world − 1 u64 per rank), read back
+//!    (host synchronisation 2): every process knows every bucket's size.
+//! 4. Bucket t of every rank goes to rank t ([`exchange_plan`]): one NCCL
+//!    group of `ncclSend`/`ncclRecv` pairs (a device copy for the bucket
+//!    that stays), the runs placed in rank order in one receive buffer.
+//! 5. Every rank sorts its `world` received runs again locally (stable, so
+//!    equal keys stay in rank order). With [`SortPlacement::Even`] the
+//!    result is then moved into even blocks (`layout::rebalance_plan`).
+//!
+//! A group of world 1 runs step 1 only.
+//!
+//! **Bytes moved per rank** (m keys of k bytes in, m′ out, values of v
+//! bytes, n keys in all): step 1 one local sort of m (`sort::bytes_moved`:
+//! about m·k + 4 passes·2m·(k + v) for 32-bit keys); step 2 s·k read and
+//! s·k·world + 8·world over NCCL; step 3 (world − 1)·log2(m) key reads,
+//! 8·world·(world − 1) over NCCL; step 4 at most m·(k + v) sent and
+//! m′·(k + v) received, (world − 1)/world of the array crossing the links
+//! on a balanced input; step 5 one local sort of m′, and with `Even` at
+//! most m′·(k + v) more over NCCL. Bucket sizes: regular sampling keeps
+//! m′ near n/world (within a few times Σ ⌈m_r/s⌉ of it, tested on the
+//! host).
+//!
+//! **Cost against one GPU.** A rank runs two local sorts of about n/world
+//! keys and one exchange; one GPU sorts n keys once. Radix sorts are
+//! linear, so the speed-up is at most world/2 (1× on two GPUs, 4× on
+//! eight), less the exchange: a merge of the world sorted runs in step 5
+//! (log2(world) passes of 2·m′·(k + v) bytes instead of a full sort) is
+//! what would lift that bound.
+//!
+//! **Work** O(n/world · passes) per rank plus O(world² · s log) on the
+//! host; **steps**: two local sorts, two small kernels, four NCCL groups
+//! (five with `Even`), two host synchronisations.
+
+use ::sort::cpu::sort_value;
+use ::sort::key::PayloadWidth;
+use ::sort::{SortKey, SortOptions};
+use gpu_core::launch::grid_1d;
+use gpu_core::{
+    DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, ModuleSource,
+};
+
+use crate::layout::{rebalance_plan, Move};
+use crate::nccl::grouped;
+use crate::{Error, Group, Result, Sharded};
+
+/// The CUDA of the sample sort's two kernels (`take_samples`,
+/// `splitter_bounds`).
+pub const SAMPLE_SORT_CU: &str = include_str!("../cuda/sample_sort.cu");
+
+/// Samples per rank per rank of the world: each rank takes
+/// `OVERSAMPLING · world` samples of its sorted shard.
+pub const OVERSAMPLING: usize = 64;
+
+/// Threads per block of both kernels.
+const BLOCK_THREADS: u32 = 256;
+
+/// The `how` word of a bound found by a search for the first key ≥ the
+/// splitter (a splitter from an earlier rank); the kernel's
+/// `SEARCH_LOWER`.
+pub const SEARCH_LOWER: u64 = u64::MAX;
+/// The `how` word of a bound found by a search for the first key > the
+/// splitter (a splitter from a later rank); the kernel's `SEARCH_UPPER`.
+pub const SEARCH_UPPER: u64 = u64::MAX - 1;
+
+/// Where the sorted keys end up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortPlacement {
+    /// Rank t keeps bucket t (the keys between splitters t − 1 and t):
+    /// shard lengths vary with the data, near n/world.
+    #[default]
+    Buckets,
+    /// The sorted keys are moved into the even blocks of the total
+    /// (`layout::even_blocks`), one more exchange.
+    Even,
+}
+
+/// The number of samples each rank takes: [`OVERSAMPLING`] · `world`.
+///
+/// ```
+/// assert_eq!(dist::sort::samples_per_rank(2), 128);
+/// ```
+pub fn samples_per_rank(world: usize) -> usize {
+    OVERSAMPLING.saturating_mul(world)
+}
+
+/// The positions of `count` regular samples of a sorted shard of `len`
+/// keys: `(2j + 1)·len / (2·count)`, the midpoints of `count` equal slices
+/// (repeated when `len < count`); none for an empty shard.
+///
+/// ```
+/// assert_eq!(dist::sort::sample_positions(8, 4), vec![1, 3, 5, 7]);
+/// assert_eq!(dist::sort::sample_positions(2, 4), vec![0, 0, 1, 1]);
+/// assert!(dist::sort::sample_positions(0, 4).is_empty());
+/// ```
+pub fn sample_positions(len: usize, count: usize) -> Vec<usize> {
+    if len == 0 || count == 0 {
+        return Vec::new();
+    }
+    (0..count)
+        .map(|j| ((2 * j as u128 + 1) * len as u128 / (2 * count as u128)) as usize)
+        .collect()
+}
+
+/// A splitter: a sampled element, ordered by (sort value, rank, position
+/// in its rank's sorted shard), the order of a stable sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Splitter {
+    /// The key's sort value ([`::sort::cpu::sort_value`]).
+    pub value: u64,
+    /// The rank it was sampled from.
+    pub rank: usize,
+    /// Its position in that rank's sorted shard.
+    pub position: usize,
+}
+
+/// The `world − 1` splitters from every rank's samples: `samples[r]` holds
+/// the sort values of rank r's samples (at [`sample_positions`]`(lengths[r],
+/// samples[r].len())`; ignored when `lengths[r] == 0`). The samples are
+/// sorted by (value, rank, position), each weighs the length of the shard
+/// it was drawn from (it stands for `lengths[r] / count` keys), and
+/// splitter j is the first sample with at least j/world of the total
+/// weight before it; `None` where no sample qualifies (the bucket bound is
+/// then the shard's end on every rank).
+///
+/// ```
+/// use dist::sort::{choose_splitters, Splitter};
+/// // Two ranks of 4 keys, 2 samples each (values 10, 30 and 20, 40).
+/// let splitters = choose_splitters(&[vec![10, 30], vec![20, 40]], &[4, 4]);
+/// assert_eq!(splitters, vec![Some(Splitter { value: 30, rank: 0, position: 3 })]);
+/// ```
+pub fn choose_splitters(samples: &[Vec<u64>], lengths: &[usize]) -> Vec<Option<Splitter>> {
+    let world = lengths.len();
+    let mut weighted = Vec::new();
+    let mut total: u128 = 0;
+    for (rank, (values, &len)) in samples.iter().zip(lengths).enumerate() {
+        if len == 0 {
+            continue;
+        }
+        let positions = sample_positions(len, values.len());
+        for (&value, &position) in values.iter().zip(&positions) {
+            weighted.push((
+                Splitter {
+                    value,
+                    rank,
+                    position,
+                },
+                len as u128,
+            ));
+            total += len as u128;
+        }
+    }
+    weighted.sort_unstable();
+    let mut splitters = Vec::with_capacity(world.saturating_sub(1));
+    let mut before: u128 = 0;
+    for &(sample, weight) in &weighted {
+        while splitters.len() + 1 < world
+            && before * world as u128 >= (splitters.len() as u128 + 1) * total
+        {
+            splitters.push(Some(sample));
+        }
+        before += weight;
+    }
+    splitters.resize(world.saturating_sub(1), None);
+    splitters
+}
+
+/// What rank `rank`'s bound search does for each splitter, as the kernel
+/// reads it: `world − 1` target values, then `world − 1` `how` words (a
+/// position below [`SEARCH_UPPER`] is the answer; [`SEARCH_LOWER`] /
+/// [`SEARCH_UPPER`] ask for the first key ≥ / > the target). A missing
+/// splitter is the shard's end `len`.
+///
+/// ```
+/// use dist::sort::{search_work, Splitter, SEARCH_LOWER, SEARCH_UPPER};
+/// let s = |rank, position| Some(Splitter { value: 7, rank, position });
+/// assert_eq!(search_work(1, 9, &[s(0, 2), s(1, 4), s(2, 0), None]),
+///            vec![7, 7, 7, 0, SEARCH_LOWER, 4, SEARCH_UPPER, 9]);
+/// ```
+pub fn search_work(rank: usize, len: usize, splitters: &[Option<Splitter>]) -> Vec<u64> {
+    let targets = splitters.iter().map(|s| s.map_or(0, |s| s.value));
+    let hows = splitters.iter().map(|s| match s {
+        None => len as u64,
+        Some(s) if s.rank == rank => s.position as u64,
+        Some(s) if s.rank < rank => SEARCH_LOWER,
+        Some(_) => SEARCH_UPPER,
+    });
+    targets.chain(hows).collect()
+}
+
+/// The bucket bounds of rank `rank` (the CPU twin of the
+/// `splitter_bounds` kernel): where each splitter falls in the rank's
+/// sorted shard, given the sort values of that shard in order.
+///
+/// ```
+/// use dist::sort::{bucket_bounds, Splitter};
+/// let sorted = [1, 3, 3, 3, 8];
+/// let s = |rank, position| Some(Splitter { value: 3, rank, position });
+/// // From rank 0 (earlier): the 3s of rank 1 come after it. From rank 2: before it.
+/// assert_eq!(bucket_bounds(&sorted, 1, &[s(0, 5), s(1, 2), s(2, 0)]), vec![1, 2, 4]);
+/// ```
+pub fn bucket_bounds(
+    sorted_values: &[u64],
+    rank: usize,
+    splitters: &[Option<Splitter>],
+) -> Vec<usize> {
+    let count = splitters.len();
+    let work = search_work(rank, sorted_values.len(), splitters);
+    (0..count)
+        .map(|i| {
+            let (target, how) = (work[i], work[count + i]);
+            match how {
+                SEARCH_LOWER => sorted_values.partition_point(|&v| v < target),
+                SEARCH_UPPER => sorted_values.partition_point(|&v| v <= target),
+                position => position as usize,
+            }
+        })
+        .collect()
+}
+
+/// The exchange of step 4 from every rank's shard length and bucket
+/// bounds (`bounds[q]`: world − 1 non-decreasing positions ≤
+/// `lengths[q]`): bucket t of rank q (`[bounds[q][t-1], bounds[q][t])`,
+/// the shard's ends at either side) goes to rank t, after the buckets of
+/// ranks before q. Returns the moves in (`from_rank`, `to_rank`) order
+/// (empty ones left out, at most one per pair) and each rank's new
+/// length. Bounds that are not a layout are an `InvalidArgument`.
+///
+/// ```
+/// use dist::layout::Move;
+/// let (moves, lens) = dist::sort::exchange_plan(&[3, 2], &[vec![1], vec![2]])?;
+/// assert_eq!(lens, vec![3, 2]);
+/// assert_eq!(moves, vec![
+///     Move { from_rank: 0, from_offset: 0, to_rank: 0, to_offset: 0, len: 1 },
+///     Move { from_rank: 0, from_offset: 1, to_rank: 1, to_offset: 0, len: 2 },
+///     Move { from_rank: 1, from_offset: 0, to_rank: 0, to_offset: 1, len: 2 },
+/// ]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn exchange_plan(lengths: &[usize], bounds: &[Vec<usize>]) -> Result<(Vec<Move>, Vec<usize>)> {
+    let world = lengths.len();
+    Error::check_len("bucket bounds", world, bounds.len())?;
+    let mut received = vec![0usize; world];
+    let mut moves = Vec::new();
+    for (from_rank, (&len, inner)) in lengths.iter().zip(bounds).enumerate() {
+        Error::check_len(
+            "bucket bounds of a rank",
+            world.saturating_sub(1),
+            inner.len(),
+        )?;
+        let mut cuts = Vec::with_capacity(world + 1);
+        cuts.push(0);
+        cuts.extend_from_slice(inner);
+        cuts.push(len);
+        if cuts.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::invalid(
+                "bucket bounds",
+                format!("rank {from_rank}: {inner:?} are not non-decreasing within 0..={len}"),
+            ));
+        }
+        for (to_rank, cut) in cuts.windows(2).enumerate() {
+            let piece = cut[1] - cut[0];
+            if piece > 0 {
+                moves.push(Move {
+                    from_rank,
+                    from_offset: cut[0],
+                    to_rank,
+                    to_offset: received[to_rank],
+                    len: piece,
+                });
+                received[to_rank] += piece;
+            }
+        }
+    }
+    Ok((moves, received))
+}
+
+/// The whole algorithm on the host, with values: `keys[r]` and
+/// `values[r]` are rank r's shard. Every step is the device path's (the
+/// same sample positions, splitters, bounds and exchange plan; the local
+/// sorts are `sort::cpu::sort_pairs`); the result is each rank's shard
+/// with [`SortPlacement::Buckets`]. Errors: no rank, shards of values
+/// and keys of different lengths, a bad bit range.
+///
+/// ```
+/// use sort::Order;
+/// let keys = vec![vec![5u32, 1, 5], vec![5, 0]];
+/// let values = vec![vec!['a', 'b', 'c'], vec!['d', 'e']];
+/// let (k, v) = dist::sort::model_pairs(&keys, &values, &Order::Ascending.into())?;
+/// assert_eq!(k.concat(), vec![0, 1, 5, 5, 5]);
+/// assert_eq!(v.concat(), vec!['e', 'b', 'a', 'c', 'd']); // stable across ranks
+/// # Ok::<(), dist::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn model_pairs<K: SortKey, V: Copy>(
+    keys: &[Vec<K>],
+    values: &[Vec<V>],
+    options: &SortOptions,
+) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
+    let world = keys.len();
+    if world == 0 {
+        return Err(Error::invalid("keys", "at least one rank"));
+    }
+    Error::check_len("value shards", world, values.len())?;
+    for (k, v) in keys.iter().zip(values) {
+        Error::check_len("value shard", k.len(), v.len())?;
+    }
+    let bits = options.bit_range::<K>()?;
+    let descending = options.order.is_descending();
+    let value_of = |k: K| sort_value(k, descending, &bits);
+    // (1) local stable sorts.
+    let sorted: Vec<(Vec<K>, Vec<V>)> = keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| ::sort::cpu::sort_pairs(k, v, descending, &bits))
+        .collect();
+    let lengths: Vec<usize> = keys.iter().map(Vec::len).collect();
+    // (2) samples and splitters.
+    let count = samples_per_rank(world);
+    let samples: Vec<Vec<u64>> = sorted
+        .iter()
+        .map(|(k, _)| {
+            sample_positions(k.len(), count)
+                .into_iter()
+                .map(|p| value_of(k[p]))
+                .collect()
+        })
+        .collect();
+    let splitters = choose_splitters(&samples, &lengths);
+    // (3) bucket bounds.
+    let bounds: Vec<Vec<usize>> = sorted
+        .iter()
+        .enumerate()
+        .map(|(rank, (k, _))| {
+            let image: Vec<u64> = k.iter().map(|&x| value_of(x)).collect();
+            bucket_bounds(&image, rank, &splitters)
+        })
+        .collect();
+    // (4) the exchange, every slot written once.
+    let (moves, new_lengths) = exchange_plan(&lengths, &bounds)?;
+    let mut received: Vec<Vec<Option<(K, V)>>> =
+        new_lengths.iter().map(|&l| vec![None; l]).collect();
+    for m in &moves {
+        let (k, v) = &sorted[m.from_rank];
+        for i in 0..m.len {
+            let slot = &mut received[m.to_rank][m.to_offset + i];
+            if slot.is_some() {
+                return Err(Error::invalid("exchange plan", "a slot written twice"));
+            }
+            *slot = Some((k[m.from_offset + i], v[m.from_offset + i]));
+        }
+    }
+    // (5) local stable sorts of the received runs.
+    let mut out_keys = Vec::with_capacity(world);
+    let mut out_values = Vec::with_capacity(world);
+    for shard in received {
+        let pairs: Vec<(K, V)> = shard
+            .into_iter()
+            .map(|p| p.ok_or_else(|| Error::invalid("exchange plan", "a slot left unwritten")))
+            .collect::<Result<_>>()?;
+        let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+        let (k, v) = ::sort::cpu::sort_pairs(&k, &v, descending, &bits);
+        out_keys.push(k);
+        out_values.push(v);
+    }
+    Ok((out_keys, out_values))
+}
+
+/// [`model_pairs`] without values.
+///
+/// ```
+/// let shards = vec![vec![3i8, -1], vec![], vec![2, 2, -5]];
+/// let sorted = dist::sort::model(&shards, &sort::Order::Descending.into())?;
+/// assert_eq!(sorted.concat(), vec![3, 2, 2, -1, -5]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn model<K: SortKey>(keys: &[Vec<K>], options: &SortOptions) -> Result<Vec<Vec<K>>> {
+    let units: Vec<Vec<()>> = keys.iter().map(|k| vec![(); k.len()]).collect();
+    Ok(model_pairs(keys, &units, options)?.0)
+}
+
+/// The kernel module for keys `K`: `dist_take_samples_{K}` and
+/// `dist_splitter_bounds_{K}`.
+///
+/// ```
+/// let module = dist::sort::sample_sort_module::<f32>();
+/// assert_eq!(module.entries(), ["dist_take_samples_f32", "dist_splitter_bounds_f32"]);
+/// ```
+pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
+    let (k, s) = (K::CUDA_TYPE, K::SUFFIX);
+    ModuleSource::new(format!("dist_sample_sort_{s}"))
+        .source(parprims_kernels::SORT_RADIX_KEY)
+        .source(SAMPLE_SORT_CU)
+        .entry(
+            format!("dist_take_samples_{s}"),
+            &format!("const {k}* sorted, u64 n, u32 count, {k}* samples"),
+            &format!("take_samples<{k}>(sorted, n, count, samples)"),
+            Some(BLOCK_THREADS),
+        )
+        .entry(
+            format!("dist_splitter_bounds_{s}"),
+            &format!(
+                "const {k}* sorted, u64 n, const u64* work, u32 count, u32 descending, \
+                 u32 begin, u32 end, u64* bounds"
+            ),
+            &format!(
+                "splitter_bounds<{k}>(sorted, n, work, count, descending, begin, end, bounds)"
+            ),
+            Some(BLOCK_THREADS),
+        )
+}
+
+/// Every sample sort module: one per key type.
+pub fn kernel_catalog() -> Vec<ModuleSource> {
+    vec![
+        sample_sort_module::<u8>(),
+        sample_sort_module::<u16>(),
+        sample_sort_module::<u32>(),
+        sample_sort_module::<u64>(),
+        sample_sort_module::<i8>(),
+        sample_sort_module::<i16>(),
+        sample_sort_module::<i32>(),
+        sample_sort_module::<i64>(),
+        sample_sort_module::<f32>(),
+        sample_sort_module::<f64>(),
+    ]
+}
+
+fn sample_sort_kernel<K: SortKey>(gpu: &Gpu, entry: &str) -> Result<Kernel> {
+    let key = format!("dist/sample_sort/{}", K::SUFFIX);
+    Ok(gpu.stored_kernel(&key, entry, sample_sort_module::<K>)?)
+}
+
+/// Checks a distributed sort's arguments without a GPU, from the global
+/// world and the local shard lengths: a bit range within the key, the
+/// sample count in 32 bits, and every shard short enough for the sample
+/// kernel's 64-bit position arithmetic (2·s·len < 2^64). Returns the bit
+/// range.
+///
+/// ```
+/// use sort::SortOptions;
+/// assert_eq!(dist::sort::validate::<u32>(2, &[10, 0], &SortOptions::default())?, 0..32);
+/// assert!(dist::sort::validate::<u32>(2, &[10], &SortOptions::default().with_bits(0..40)).is_err());
+/// assert!(dist::sort::validate::<u8>(4, &[usize::MAX / 2], &SortOptions::default()).is_err());
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn validate<K: SortKey>(
+    world: usize,
+    lens: &[usize],
+    options: &SortOptions,
+) -> Result<std::ops::Range<u32>> {
+    let bits = options.bit_range::<K>()?;
+    let count = samples_per_rank(world);
+    if u32::try_from(count).is_err() || u32::try_from(world).is_err() {
+        return Err(Error::invalid(
+            "group",
+            format!("a world of {world} takes {count} samples per rank: past 32 bits"),
+        ));
+    }
+    for &len in lens {
+        if (2 * count as u128) * len as u128 > u64::MAX as u128 {
+            return Err(Error::invalid(
+                "keys",
+                format!("a shard of {len} keys: too long for {count} samples per rank"),
+            ));
+        }
+    }
+    Ok(bits)
+}
+
+/// Sorts the keys of `keys` over the group (stable; the single-GPU sort's
+/// key order, see the module). `options` is a `sort::Order` or
+/// `sort::SortOptions` (a bit range included). Returns new shards, each
+/// sorted, shard r's keys ≤ shard r + 1's; their lengths vary with the
+/// data ([`SortPlacement::Buckets`]) or are the even blocks
+/// ([`SortPlacement::Even`]). The input is not changed. Synchronises the
+/// host twice (the samples, the bucket sizes).
+///
+/// Errors (before any device work): shards that do not match the group,
+/// a bad bit range.
+///
+/// ```no_run
+/// use dist::SortPlacement;
+/// use sort::Order;
+/// let group = dist::Group::all()?;
+/// let data: Vec<u32> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761)).collect();
+/// let x = dist::Sharded::scatter_from_host(&group, &data)?;
+/// let sorted = dist::sort_keys(&group, &x, Order::Ascending, SortPlacement::Buckets)?;
+/// let mut expected = data.clone();
+/// expected.sort_unstable();
+/// assert_eq!(sorted.gather_to_host(&group)?, expected);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn sort_keys<K: SortKey>(
+    group: &Group,
+    keys: &Sharded<K>,
+    options: impl Into<SortOptions>,
+    placement: SortPlacement,
+) -> Result<Sharded<K>> {
+    let options = options.into();
+    keys.check_group("key shards", group)?;
+    validate::<K>(group.world(), keys.lens(), &options)?;
+    Ok(sample_sort::<K, u8>(group, keys, None, &options, placement)?.0)
+}
+
+/// Sorts the keys of `keys` over the group and moves `values` along
+/// (stable across ranks: equal keys keep their global order). Values are
+/// any element type of 1, 2, 4 or 8 bytes, in the same layout as the
+/// keys. Returns the sorted keys and values, in the same new layout (see
+/// [`sort_keys`]).
+///
+/// Errors (before any device work): shards that do not match the group,
+/// value shards of other lengths than the key shards, values of another
+/// width, a bad bit range.
+///
+/// ```no_run
+/// use dist::SortPlacement;
+/// use sort::Order;
+/// let group = dist::Group::all()?;
+/// let keys = dist::Sharded::scatter_from_host(&group, &[2i64, -7, 2, 0])?;
+/// let values = dist::Sharded::scatter_from_host(&group, &[0.5f32, 1.5, 2.5, 3.5])?;
+/// let (k, v) = dist::sort_pairs(&group, &keys, &values, Order::Ascending, SortPlacement::Even)?;
+/// assert_eq!(k.gather_to_host(&group)?, [-7, 0, 2, 2]);
+/// assert_eq!(v.gather_to_host(&group)?, [1.5, 3.5, 0.5, 2.5]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn sort_pairs<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: &Sharded<K>,
+    values: &Sharded<V>,
+    options: impl Into<SortOptions>,
+    placement: SortPlacement,
+) -> Result<(Sharded<K>, Sharded<V>)> {
+    let options = options.into();
+    keys.check_group("key shards", group)?;
+    values.check_group("value shards", group)?;
+    for (&k, &v) in keys.lens().iter().zip(values.lens()) {
+        Error::check_len("value shard", k, v)?;
+    }
+    PayloadWidth::of_bytes(V::BYTES)?;
+    validate::<K>(group.world(), keys.lens(), &options)?;
+    let (k, v) = sample_sort(group, keys, Some(values), &options, placement)?;
+    let v = v.ok_or_else(|| Error::invalid("values", "lost on the way"))?;
+    Ok((k, v))
+}
+
+/// Sorts every local shard of `keys` (and `values`) into new buffers.
+fn local_sorts<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: &[DeviceView<'_, K>],
+    values: Option<&[DeviceView<'_, V>]>,
+    options: &SortOptions,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let lens: Vec<usize> = keys.iter().map(|k| k.len()).collect();
+    // SAFETY (both): the local sorts below write every element.
+    let mut out_keys = unsafe { Sharded::<K>::uninit(group, &lens)? };
+    let mut out_values = match values {
+        Some(_) => Some(unsafe { Sharded::<V>::uninit(group, &lens)? }),
+        None => None,
+    };
+    let mut key_targets = out_keys.views_mut();
+    let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
+    for (i, rank) in group.ranks.iter().enumerate() {
+        let gpu = &rank.gpu;
+        let keys_out = key_targets[i].reborrow();
+        match (values, value_targets.as_mut()) {
+            (Some(values), Some(targets)) => ::sort::sort_pairs(
+                gpu,
+                keys[i],
+                values[i],
+                keys_out,
+                targets[i].reborrow(),
+                options.clone(),
+            )?,
+            _ => ::sort::sort_keys(gpu, keys[i], keys_out, options.clone())?,
+        }
+    }
+    drop((key_targets, value_targets));
+    Ok((out_keys, out_values))
+}
+
+/// All-gathers `per_rank` elements of every local rank's `parts[i]` into
+/// `world · per_rank` elements on each local rank, one NCCL group.
+fn all_gather<T: DeviceType>(
+    group: &Group,
+    parts: &[DeviceBuffer<T>],
+    per_rank: usize,
+) -> Result<Vec<DeviceBuffer<T>>> {
+    let mut gathered = Vec::with_capacity(group.local_count());
+    for rank in &group.ranks {
+        // SAFETY: the all-gather below writes every element before any read.
+        gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, group.world() * per_rank)? });
+    }
+    grouped(|| {
+        for ((rank, part), all) in group.ranks.iter().zip(parts).zip(&mut gathered) {
+            Error::check_len("all-gather part", per_rank, part.view().len())?;
+            // SAFETY: `part` holds per_rank T's and `all` world · per_rank on
+            // this rank's device; both outlive the call and are freed
+            // stream-ordered, after the all-gather has run.
+            unsafe {
+                rank.comm.all_gather_bytes(
+                    &rank.gpu,
+                    part.view().device_ptr(),
+                    all.view_mut().device_ptr(),
+                    per_rank * T::BYTES,
+                )?
+            };
+        }
+        Ok(())
+    })?;
+    Ok(gathered)
+}
+
+/// Runs a plan of moves between shards: a piece that stays on its rank is
+/// a device copy, every other piece one `ncclSend`/`ncclRecv` pair, all in
+/// one NCCL group. `sources[i]` and `targets[i]` are local rank i's; the
+/// plan has at most one move per pair of ranks, computed identically by
+/// every process.
+fn run_moves<T: DeviceType>(
+    group: &Group,
+    sources: &[DeviceView<'_, T>],
+    plan: &[Move],
+    targets: &mut [DeviceViewMut<'_, T>],
+) -> Result<()> {
+    let local_index = |global: usize| group.ranks.iter().position(|r| r.rank == global);
+    for piece in plan.iter().filter(|m| m.from_rank == m.to_rank) {
+        if let Some(i) = local_index(piece.from_rank) {
+            let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
+            targets[i]
+                .slice_mut(piece.to_offset..piece.to_offset + piece.len)?
+                .copy_from(&group.ranks[i].gpu, &source)?;
+        }
+    }
+    grouped(|| {
+        for piece in plan.iter().filter(|m| m.from_rank != m.to_rank) {
+            let bytes = piece.len * T::BYTES;
+            if let Some(i) = local_index(piece.from_rank) {
+                let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
+                let rank = &group.ranks[i];
+                // SAFETY: `source` is `bytes` long on rank i's device and
+                // outlives the stream's send (its buffer is freed
+                // stream-ordered); the peer posts the matching receive
+                // (every process follows the same plan).
+                unsafe {
+                    rank.comm
+                        .send_bytes(&rank.gpu, source.device_ptr(), bytes, piece.to_rank)?
+                };
+            }
+            if let Some(j) = local_index(piece.to_rank) {
+                let target = targets[j].slice_mut(piece.to_offset..piece.to_offset + piece.len)?;
+                let rank = &group.ranks[j];
+                // SAFETY: `target` is `bytes` long on rank j's device; the
+                // peer posts the matching send.
+                unsafe {
+                    rank.comm
+                        .recv_bytes(&rank.gpu, target.device_ptr(), bytes, piece.from_rank)?
+                };
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Moves `source` (shards of the global `lengths`) by `plan` into new
+/// shards of the global `new_lengths`.
+fn moved<T: DeviceType>(
+    group: &Group,
+    source: &Sharded<T>,
+    plan: &[Move],
+    new_lengths: &[usize],
+) -> Result<Sharded<T>> {
+    let local: Vec<usize> = group.ranks.iter().map(|r| new_lengths[r.rank]).collect();
+    // SAFETY: the plan covers every element of every target shard
+    // (`exchange_plan` and `rebalance_plan`, tested on the host).
+    let mut target = unsafe { Sharded::<T>::uninit(group, &local)? };
+    let mut views = target.views_mut();
+    run_moves(group, &source.views(), plan, &mut views)?;
+    drop(views);
+    Ok(target)
+}
+
+/// Steps 1 to 5 (see the module), arguments already checked.
+fn sample_sort<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: &Sharded<K>,
+    values: Option<&Sharded<V>>,
+    options: &SortOptions,
+    placement: SortPlacement,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let world = group.world();
+    let bits = options.bit_range::<K>()?;
+    let descending = options.order.is_descending();
+    let value_views = values.map(|v| v.views());
+
+    // (1) local sorts.
+    let (sorted_keys, sorted_values) =
+        local_sorts(group, &keys.views(), value_views.as_deref(), options)?;
+    if world == 1 {
+        return Ok((sorted_keys, sorted_values));
+    }
+
+    // (2) samples and shard lengths, all-gathered, read back once.
+    let count = samples_per_rank(world);
+    let mut samples = Vec::with_capacity(group.local_count());
+    let mut lengths = Vec::with_capacity(group.local_count());
+    for (rank, shard) in group.ranks.iter().zip(sorted_keys.views()) {
+        let gpu = &rank.gpu;
+        // Zeros: an empty shard sends defined bytes (ignored by the host).
+        let mut part = DeviceBuffer::<K>::zeros(gpu, count)?;
+        if !shard.is_empty() {
+            let kernel = sample_sort_kernel::<K>(gpu, &format!("dist_take_samples_{}", K::SUFFIX))?;
+            let (config, _) = grid_1d(count as u64, BLOCK_THREADS, 1, 0)?;
+            let mut args = KernelArgs::new();
+            args.input(&shard)
+                .scalar(shard.len() as u64)
+                .scalar(count as u32)
+                .output(&mut part.view_mut());
+            // SAFETY: take_samples(const K* sorted, u64 n, u32 count, K* samples):
+            // the argument list matches; sorted holds n > 0 keys and every
+            // position (2j+1)·n/(2·count) < n (2·count·n < 2^64, validated);
+            // samples holds count keys, one thread each.
+            unsafe { gpu.launch(&kernel, config, &args)? };
+        }
+        samples.push(part);
+        lengths.push(DeviceBuffer::from_host(gpu, &[shard.len() as u64])?);
+    }
+    let all_lengths = group.all_gather_one(&lengths)?;
+    let all_samples = all_gather(group, &samples, count)?;
+    let first = &group.ranks[0].gpu;
+    let lengths: Vec<usize> = all_lengths[0]
+        .to_host(first)?
+        .into_iter()
+        .map(|l| l as usize)
+        .collect();
+    let sample_values: Vec<Vec<u64>> = all_samples[0]
+        .to_host(first)?
+        .chunks(count)
+        .map(|c| {
+            c.iter()
+                .map(|&k| sort_value(k, descending, &bits))
+                .collect()
+        })
+        .collect();
+    let splitters = choose_splitters(&sample_values, &lengths);
+
+    // (3) bucket bounds on every rank, all-gathered, read back once.
+    let bound_count = world - 1;
+    let mut bounds = Vec::with_capacity(group.local_count());
+    for (rank, shard) in group.ranks.iter().zip(sorted_keys.views()) {
+        let gpu = &rank.gpu;
+        let work = DeviceBuffer::from_host(gpu, &search_work(rank.rank, shard.len(), &splitters))?;
+        // SAFETY: the splitter_bounds launch writes every bound.
+        let mut local = unsafe { DeviceBuffer::<u64>::uninit(gpu, bound_count)? };
+        let kernel = sample_sort_kernel::<K>(gpu, &format!("dist_splitter_bounds_{}", K::SUFFIX))?;
+        let (config, _) = grid_1d(bound_count as u64, BLOCK_THREADS, 1, 0)?;
+        let mut args = KernelArgs::new();
+        args.input(&shard)
+            .scalar(shard.len() as u64)
+            .input(&work.view())
+            .scalar(bound_count as u32)
+            .scalar(u32::from(descending))
+            .scalar(bits.start)
+            .scalar(bits.end)
+            .output(&mut local.view_mut());
+        // SAFETY: splitter_bounds(const K* sorted, u64 n, const u64* work,
+        // u32 count, u32 descending, u32 begin, u32 end, u64* bounds): the
+        // argument list matches; work holds 2·count words, bounds count;
+        // the searches read sorted[0..n) only; begin < end ≤ the key width.
+        unsafe { gpu.launch(&kernel, config, &args)? };
+        drop(work); // stream-ordered free, after the kernel
+        bounds.push(local);
+    }
+    let all_bounds = all_gather(group, &bounds, bound_count)?;
+    let bounds: Vec<Vec<usize>> = all_bounds[0]
+        .to_host(first)?
+        .chunks(bound_count)
+        .map(|c| c.iter().map(|&b| b as usize).collect())
+        .collect();
+
+    // (4) the buckets to their ranks.
+    let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;
+    let received_keys = moved(group, &sorted_keys, &plan, &bucket_lengths)?;
+    let received_values = match &sorted_values {
+        Some(v) => Some(moved(group, v, &plan, &bucket_lengths)?),
+        None => None,
+    };
+    drop((sorted_keys, sorted_values));
+
+    // (5) the received runs sorted again; even blocks on request.
+    let received_value_views = received_values.as_ref().map(|v| v.views());
+    let (out_keys, out_values) = local_sorts(
+        group,
+        &received_keys.views(),
+        received_value_views.as_deref(),
+        options,
+    )?;
+    drop(received_value_views);
+    drop((received_keys, received_values));
+    match placement {
+        SortPlacement::Buckets => Ok((out_keys, out_values)),
+        SortPlacement::Even => {
+            let plan = rebalance_plan(&bucket_lengths);
+            let total: usize = bucket_lengths.iter().sum();
+            let even = crate::layout::even_lengths(total, world);
+            let keys = moved(group, &out_keys, &plan, &even)?;
+            let values = match &out_values {
+                Some(v) => Some(moved(group, v, &plan, &even)?),
+                None => None,
+            };
+            Ok((keys, values))
+        }
+    }
+}
