@@ -11,7 +11,11 @@
 //!   `(ha, va) ⊕ (hb, vb) = (ha + hb, hb > 0 ? vb : va ⊕ vb)`: the
 //!   segmented scan's pair (`scan::segmented_scan_into`) whose flag part
 //!   *counts* heads (in 32 bits, saturating). A 4-byte value and the count
-//!   pack into 64 bits and ride the 8-byte tile status unchanged. The
+//!   pack into 64 bits and ride the 8-byte tile status unchanged; an 8-byte
+//!   value and the count travel as a 16-byte struct published in one
+//!   128-bit status word beside the status tag
+//!   (`kernels/cuda/single_pass/headed_value.cuh`), through the same
+//!   look-back. The
 //!   inclusive pair at the last item of a run holds the run's aggregate,
 //!   which that item writes at the run's slot: the heads before the tile (a
 //!   u64 from a second look-back over per-tile head counts, run by another
@@ -20,11 +24,10 @@
 //!   depth); **bytes moved** n·(k + v) read, runs·(k + v) written
 //!   ([`reduce_by_key_bytes_moved`]), plus 32 bytes of tile state per tile;
 //!   one launch, no memset (epoch-tagged tile state).
-//! - **Types**: keys `i32 u32 i64 u64`; values 4 bytes (`i32 u32 f32`),
-//!   any operator, custom ones included. Float keys, and 8-byte values (the
-//!   pair would need more than the 64 bits the packed status holds), are
-//!   refused with [`Error::Unsupported`]. Any length (64-bit slots and
-//!   counts).
+//! - **Types**: keys `i32 u32 i64 u64`; values 4 or 8 bytes (`i32 u32 f32
+//!   i64 u64 f64`), any operator, custom ones included. Float keys and 1-
+//!   or 2-byte values are refused with [`Error::Unsupported`]. Any length
+//!   (64-bit slots and counts).
 //! - **Deterministic** for integers; for floats the look-back's combine
 //!   order across tiles depends on timing (within a run the order is always
 //!   the index order).
@@ -112,7 +115,8 @@ pub(crate) fn items_per_thread(key_bytes: usize, value_bytes: usize) -> u32 {
 /// assert!(validate_reduce_by_key::<i32, f32>(10, 9, 10, 10).is_err()); // values too short
 /// assert!(validate_reduce_by_key::<i32, f32>(10, 10, 9, 10).is_err()); // keys_out too short
 /// assert!(validate_reduce_by_key::<f32, f32>(10, 10, 10, 10).is_err()); // float keys
-/// assert!(validate_reduce_by_key::<i32, f64>(10, 10, 10, 10).is_err()); // 8-byte values
+/// assert!(validate_reduce_by_key::<i32, f64>(10, 10, 10, 10).is_ok()); // 8-byte values
+/// assert!(validate_reduce_by_key::<i32, u16>(10, 10, 10, 10).is_err()); // 2-byte values
 /// ```
 pub fn validate_reduce_by_key<K: Element, V: Element>(
     keys_len: usize,
@@ -121,10 +125,11 @@ pub fn validate_reduce_by_key<K: Element, V: Element>(
     values_out_len: usize,
 ) -> Result<()> {
     check_key::<K>("reduce_by_key")?;
-    if V::BYTES != 4 {
+    if V::BYTES != 4 && V::BYTES != 8 {
         return Err(Error::Unsupported(format!(
-            "reduce_by_key of {} values: the value and a 32-bit head count pack into the \
-             64-bit tile status, so values must be 4 bytes (i32, u32, f32)",
+            "reduce_by_key of {} values: the value and a 32-bit head count travel through the \
+             look-back's tile status, so values must be 4 or 8 bytes (i32, u32, f32, i64, u64, \
+             f64)",
             V::SUFFIX
         )));
     }
@@ -145,7 +150,8 @@ pub(crate) fn check_room(what: &'static str, n: usize, len: usize) -> Result<()>
 }
 
 /// The by-key module for one mode, key type, value type and operator: the
-/// single-pass headers, the operator functor (reduce: `op` on `V`; run
+/// single-pass headers (and the headed pair's), the operator functor
+/// (reduce: `op` on `V`; run
 /// lengths: sum on `u32`), the kernel, one entry.
 pub(crate) fn module(
     mode: RunMode,
@@ -160,7 +166,8 @@ pub(crate) fn module(
         .iter()
         .fold(ModuleSource::new(entry), |module, header| {
             module.source(header)
-        });
+        })
+        .source(parprims_kernels::SINGLE_PASS_HEADED_VALUE);
     let op_type = match &operator {
         Some(prelude) => {
             module = module.source(prelude);
@@ -243,7 +250,7 @@ impl<K: Element> RunLaunch<'_, K> {
         with_tile_state(
             gpu,
             status_tiles,
-            8,
+            state_element_bytes(self.mode, self.value_bytes),
             StatusEncoding::Packed128,
             |mut state| {
                 let mut args = KernelArgs::new();
@@ -265,14 +272,25 @@ impl<K: Element> RunLaunch<'_, K> {
                 // mode writes none) hold at least n items (validated) and are
                 // written at run slots < runs <= n; `runs_out` holds one u64.
                 // The outputs overlap no input (validated). `state` holds the
-                // tile state of status_tiles 8-byte values in the packed 128-bit
-                // encoding (16-byte aligned, checked by with_tile_state): the
-                // kernel's statuses for num_tiles tiles, twice for the pair
-                // modes. Vector
+                // tile state of status_tiles 128-bit status words (2 words per
+                // tile for either element width given; 16-byte aligned,
+                // checked by with_tile_state): the kernel's statuses for
+                // num_tiles tiles, twice for the pair modes. Vector
                 // loads only where vector_ok says the base is 16-byte aligned.
                 unsafe { gpu.launch(&kernel, config, &args) }
             },
         )
+    }
+}
+
+/// Bytes per status as `with_tile_state` takes them: 16 where the pairs
+/// carry 8-byte values (headed pairs, a state layout of their own: see
+/// `headed_value.cuh`), else 8 (packed u64 pairs or head counts).
+pub(crate) fn state_element_bytes(mode: RunMode, value_bytes: usize) -> usize {
+    if mode == RunMode::Reduce && value_bytes == 8 {
+        16
+    } else {
+        8
     }
 }
 
@@ -477,7 +495,7 @@ pub(crate) fn run_length_operator() -> (String, String) {
 
 /// The keyed modules (reduce by key, run-length encoding, unique) for a
 /// kernel catalog: every mode on a few key types, reduce with built-in
-/// operators on the 4-byte value types.
+/// operators on the 4- and 8-byte value types.
 ///
 /// ```
 /// assert!(compact::keyed_kernel_catalog().len() >= 10);
@@ -518,6 +536,10 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
         reduce::<u32, u32, _>(&Min),
         reduce::<i64, f32, _>(&Sum),
         reduce::<u64, i32, _>(&Sum),
+        reduce::<i32, i64, _>(&Sum),
+        reduce::<u32, u64, _>(&Max),
+        reduce::<i64, f64, _>(&Sum),
+        reduce::<u64, f64, _>(&Min),
         keyed::<i32, u32>(RunMode::RunLength),
         keyed::<u64, u32>(RunMode::RunLength),
         keyed::<i32, i32>(RunMode::Unique { values: false }),
@@ -537,10 +559,13 @@ mod tests {
             let items = items_per_thread(k, v) as usize;
             let tile = BY_KEY_BLOCK_THREADS as usize * items;
             let padded = |s: usize| (tile + tile / (128 / s)) * s;
+            // The pair (or head count): 16 bytes headed, else 8.
+            let pair = if v == 8 { 16 } else { 8 };
             let bytes = padded(k)
                 + if v > 0 { padded(v) } else { 8 }
                 + 2 * k * BY_KEY_BLOCK_THREADS as usize
-                + 8 * 8
+                + pair * 8
+                + pair
                 + 16;
             assert!(
                 bytes <= 48 * 1024,
@@ -608,7 +633,19 @@ mod tests {
             },
         )
         .unwrap();
+        // The same on 64-bit words: (a, b) packed in a u64, mod 2^32.
+        let custom64 = gpu_core::CustomOp::<u64>::new(
+            "affine32",
+            "((((a >> 32) * (b >> 32)) & 0xffffffffull) << 32) | (((b >> 32) * (a & 0xffffffffull) + (b & 0xffffffffull)) & 0xffffffffull)",
+            1 << 32,
+            |a, b| {
+                let hi = ((a >> 32).wrapping_mul(b >> 32) & 0xffff_ffff) << 32;
+                hi | ((b >> 32).wrapping_mul(a & 0xffff_ffff).wrapping_add(b & 0xffff_ffff) & 0xffff_ffff)
+            },
+        )
+        .unwrap();
         let (prelude, name) = operator_parts::<u32, _>(&custom);
+        let (prelude64, name64) = operator_parts::<u64, _>(&custom64);
         let mut modules = keyed_kernel_catalog();
         modules.push(module(
             RunMode::Reduce,
@@ -618,11 +655,50 @@ mod tests {
             16,
             &format!("by_key_reduce_i32_u32_{name}"),
         ));
+        modules.push(module(
+            RunMode::Reduce,
+            "u64",
+            "u64",
+            Some(prelude64),
+            items_per_thread(8, 8),
+            &format!("by_key_reduce_u64_u64_{name64}"),
+        ));
         for module in &modules {
             let cubin = gpu_core::kernel::compile_cubin(module, "sm_90")
                 .unwrap_or_else(|e| panic!("{}: {e}", module.name()));
             for entry in module.entries() {
                 assert!(gpu_core::kernel::cubin_defines(&cubin, entry), "{entry}");
+            }
+        }
+    }
+
+    /// Each status read must stay ONE load of the 128-bit word: the packed
+    /// pairs and counts of 4-byte values, the headed pairs of 8-byte values
+    /// and the counts read beside them alike (see `tile_status.cuh` and
+    /// `headed_value.cuh`), checked in the sm_90 SASS.
+    #[test]
+    fn status_loads_stay_single_accesses() {
+        use gpu_core::{Max, Sum};
+        use parprims_testkit::testing::check_status_loads;
+        fn reduce<V: Element, O: Operator<V>>(op: &O, key: &str, key_bytes: usize) -> ModuleSource {
+            let (prelude, name) = operator_parts::<V, O>(op);
+            module(
+                RunMode::Reduce,
+                key,
+                V::CUDA_TYPE,
+                Some(prelude),
+                items_per_thread(key_bytes, V::BYTES),
+                &format!("by_key_reduce_{key}_{}_{name}", V::SUFFIX),
+            )
+        }
+        let cases = [
+            reduce::<f32, _>(&Sum, "i32", 4),
+            reduce::<i64, _>(&Sum, "i32", 4),
+            reduce::<f64, _>(&Max, "u64", 8),
+        ];
+        for module in &cases {
+            if check_status_loads(module, "STRONG.GPU", &[".128."]).is_none() {
+                return; // NVRTC or nvdisasm missing (a panic in CI)
             }
         }
     }

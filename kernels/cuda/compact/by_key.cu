@@ -22,7 +22,11 @@
 // still associative, and "hb > 0" stays exact): associative whenever ⊕ is,
 // not commutative (the block scan, the shuffles and the look-back keep index
 // order). A 4-byte value and the count pack into one u64 (value bits low,
-// heads high), which rides the 8-byte packed tile status unchanged. Within a
+// heads high), which rides the 8-byte packed tile status unchanged; an
+// 8-byte value and the count travel as a HeadedValue
+// (single_pass/headed_value.cuh), published in one 128-bit status word with
+// the tag, and the head counts' look-back then reads its words with the
+// headed state's plain reader (TileStatusHeadedPlain128). Within a
 // tile the counts are exact: the inclusive pair at item i holds the fold of
 // i's run up to i, and the heads of the tile up to i. The tile's run slots
 // start at the number of heads before the tile, a u64 found by a second
@@ -56,10 +60,17 @@
 #define BY_KEY_RUN_LENGTH 1
 #define BY_KEY_UNIQUE 2
 
-// The (heads, value) pair of REDUCE and RUN_LENGTH, packed in a u64.
+// The (heads, value) pair of REDUCE and RUN_LENGTH: packed in a u64 for
+// 4-byte values, a HeadedValue for 8-byte ones. The head count saturates
+// at 2^32 − 1 (associative).
+__device__ __forceinline__ u32 run_heads_add(u32 a, u32 b) {
+    const u32 sum = a + b;
+    return sum < a ? 0xffffffffu : sum;
+}
+template <typename V, typename Op, int SIZE = (int)sizeof(V)>
+struct run_pair_op;
 template <typename V, typename Op>
-struct run_pair_op {
-    static_assert(sizeof(V) == 4, "run pairs pack 4-byte values");
+struct run_pair_op<V, Op, 4> {
     typedef u64 value_type;
     static __device__ __forceinline__ u64 pack(V value, u32 heads) {
         return ((u64)heads << 32) | (u64)bits_of<V, u32>(value);
@@ -75,6 +86,31 @@ struct run_pair_op {
         if (hb != 0u) return pack(value(b), h);
         return pack(Op::combine(value(a), value(b)), h);
     }
+};
+template <typename V, typename Op>
+struct run_pair_op<V, Op, 8> {
+    typedef HeadedValue<V> value_type;
+    static __device__ __forceinline__ value_type pack(V value, u32 heads) { return headed_value<V>(value, heads); }
+    static __device__ __forceinline__ u32 heads(value_type pair) { return pair.heads; }
+    static __device__ __forceinline__ V value(value_type pair) { return pair.value; }
+    static __device__ __forceinline__ value_type identity() { return pack(Op::identity(), 0u); }
+    static __device__ __forceinline__ value_type combine(value_type a, value_type b) {
+        const u32 h = run_heads_add(a.heads, b.heads);
+        if (b.heads != 0u) return pack(b.value, h);
+        return pack(Op::combine(a.value, b.value), h);
+    }
+};
+
+// The status of the u64 head counts' look-back beside the pairs': the
+// packed 128-bit word beside packed pairs, the headed state's plain reader
+// beside headed pairs (their words share one state).
+template <typename A>
+struct by_key_count_status {
+    typedef typename TileStatusFor<u64, 1>::type type;
+};
+template <typename V>
+struct by_key_count_status<HeadedValue<V>> {
+    typedef TileStatusHeadedPlain128<u64> type;
 };
 
 // Thread 0 of block (0, 0).
@@ -93,8 +129,8 @@ struct by_key_scan_op<V, Op, BY_KEY_UNIQUE> {
 };
 
 // The head count of a pair (0 for UNIQUE, whose scan carries no pairs).
-template <typename S, bool UNIQUE>
-__device__ __forceinline__ u32 by_key_pair_heads(u64 pair) {
+template <typename S, bool UNIQUE, typename A>
+__device__ __forceinline__ u32 by_key_pair_heads(A pair) {
     if constexpr (UNIQUE) {
         return 0u;
     } else {
@@ -128,7 +164,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     constexpr u32 TILE = (u32)BLOCK * (u32)ITEMS;
     constexpr bool UNIQUE = MODE == BY_KEY_UNIQUE;
     typedef typename by_key_scan_op<V, Op, MODE>::type S;
-    typedef u64 A;
+    typedef typename S::value_type A;
     typedef BlockScan<A, S, BLOCK> Scan;
     typedef typename TileStatusFor<A, 1>::type Status;
     __shared__ K key_exchange[ExchangeSize<K, TILE>::ITEMS];
@@ -224,7 +260,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     } else if (!UNIQUE && tid < 64u) {
         // The exact u64 head count before the tile (the tile's own count,
         // at most TILE, is exact in the pair).
-        typedef typename TileStatusFor<u64, 1>::type CountStatus;
+        typedef typename by_key_count_status<A>::type CountStatus;
         CountStatus counts(lookback_status_region(state) + CountStatus::region_words(num_tiles), num_tiles,
                            epoch);
         const u64 tile_heads = (u64)by_key_pair_heads<S, UNIQUE>(aggregate);
