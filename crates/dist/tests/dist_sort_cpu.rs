@@ -1,0 +1,299 @@
+//! The sample sort's host model (`dist::sort::model`, `model_pairs`: the
+//! device path's sample positions, splitters, bucket bounds and exchange
+//! plan, with CPU local sorts) against the single-GPU sort's CPU
+//! reference of the concatenated shards, for worlds of 1 to 8 ranks and
+//! skewed inputs; and the host steps' argument checks. No GPU.
+
+use std::ops::Range;
+
+use dist::sort::{
+    bucket_bounds, choose_splitters, exchange_plan, model, model_pairs, sample_positions,
+    samples_per_rank, search_work, validate, Splitter, SEARCH_LOWER, SEARCH_UPPER,
+};
+use proptest::prelude::*;
+use sort::{Order, SortKey, SortOptions};
+
+/// Shards cut from `data` at `cuts` (modulo len + 1, so empty shards and
+/// everything on one rank come up), `world` of them.
+fn shards_of<K: Copy>(data: &[K], cuts: &[usize], world: usize) -> Vec<Vec<K>> {
+    let n = data.len();
+    let mut points: Vec<usize> = cuts.iter().take(world - 1).map(|&c| c % (n + 1)).collect();
+    points.resize(world - 1, n);
+    points.extend([0, n]);
+    points.sort_unstable();
+    points
+        .windows(2)
+        .map(|w| data[w[0]..w[1]].to_vec())
+        .collect()
+}
+
+fn options(descending: bool, bits: Option<Range<u32>>) -> SortOptions {
+    let order = if descending {
+        Order::Descending
+    } else {
+        Order::Ascending
+    };
+    SortOptions { order, bits }
+}
+
+/// Keys as their bytes: floats compare bit for bit (NaN payloads and
+/// signed zeros included).
+fn bits_of<K: SortKey>(keys: &[K]) -> Vec<Vec<u8>> {
+    keys.iter()
+        .map(|k| bytemuck::bytes_of(k).to_vec())
+        .collect()
+}
+
+/// Checks the model against the CPU sort of the concatenation, bit for
+/// bit, and the bucket sizes against the regular-sampling bound.
+fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(), TestCaseError> {
+    let world = shards.len();
+    let bits = options.bit_range::<K>().expect("a valid bit range");
+    let all: Vec<K> = shards.concat();
+    let expected = sort::cpu::sort_keys(&all, options.order.is_descending(), &bits);
+    let sorted = model(shards, options).expect("the model runs");
+    prop_assert_eq!(sorted.len(), world);
+    prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
+    // Regular sampling: no bucket far above n / world.
+    let s = samples_per_rank(world);
+    let slack: usize = shards.iter().map(|m| m.len().div_ceil(s)).sum();
+    let bound = all.len() / world + 3 * slack + world;
+    for (rank, shard) in sorted.iter().enumerate() {
+        prop_assert!(
+            shard.len() <= bound,
+            "rank {} holds {} of {} keys (bound {})",
+            rank,
+            shard.len(),
+            all.len(),
+            bound
+        );
+    }
+    Ok(())
+}
+
+fn special_f32() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        Just(f32::NAN),
+        Just(-f32::NAN),
+        Just(f32::from_bits(0x7fc0_1234)),
+        Just(0.0f32),
+        Just(-0.0f32),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        Just(1.0f32),
+        (-4i32..4).prop_map(|i| i as f32 * 0.5),
+        any::<f32>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn u32_any_layout_matches_the_sort_of_the_concatenation(
+        data in proptest::collection::vec(any::<u32>(), 0..3000),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 1usize..=8,
+        descending in any::<bool>(),
+    ) {
+        check_model(&shards_of(&data, &cuts, world), &options(descending, None))?;
+    }
+
+    #[test]
+    fn few_distinct_keys_and_bit_ranges(
+        data in proptest::collection::vec(0u16..4, 0..3000),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 1usize..=8,
+        descending in any::<bool>(),
+        begin in 0u32..2,
+        width in 1u32..3,
+    ) {
+        let shards = shards_of(&data, &cuts, world);
+        check_model(&shards, &options(descending, None))?;
+        check_model(&shards, &options(descending, Some(begin..begin + width)))?;
+    }
+
+    #[test]
+    fn floats_with_nan_and_signed_zeros(
+        data in proptest::collection::vec(special_f32(), 0..2000),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 1usize..=8,
+        descending in any::<bool>(),
+    ) {
+        check_model(&shards_of(&data, &cuts, world), &options(descending, None))?;
+    }
+
+    #[test]
+    fn signed_and_wide_keys(
+        data in proptest::collection::vec(any::<i64>(), 0..2000),
+        small in proptest::collection::vec(any::<i8>(), 0..2000),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 1usize..=8,
+    ) {
+        check_model(&shards_of(&data, &cuts, world), &options(false, None))?;
+        check_model(&shards_of(&small, &cuts, world), &options(true, None))?;
+    }
+
+    #[test]
+    fn pairs_are_stable_across_ranks(
+        data in proptest::collection::vec(0u32..6, 0..2500),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 1usize..=8,
+        descending in any::<bool>(),
+    ) {
+        let keys = shards_of(&data, &cuts, world);
+        // Each value is the key's global position.
+        let index: Vec<usize> = (0..data.len()).collect();
+        let lens: Vec<usize> = keys.iter().map(Vec::len).collect();
+        let mut values = Vec::new();
+        let mut start = 0;
+        for len in lens {
+            values.push(index[start..start + len].to_vec());
+            start += len;
+        }
+        let opts = options(descending, None);
+        let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
+        let expected = sort::cpu::argsort(&data, descending, &(0..32));
+        prop_assert_eq!(v.concat(), expected.clone());
+        prop_assert_eq!(k.concat(), expected.iter().map(|&i| data[i]).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn splitters_are_sorted_and_bounds_monotone(
+        data in proptest::collection::vec(0u32..50, 0..2000),
+        cuts in proptest::collection::vec(any::<usize>(), 7),
+        world in 2usize..=8,
+    ) {
+        let mut shards = shards_of(&data, &cuts, world);
+        for shard in &mut shards {
+            shard.sort_unstable();
+        }
+        let lengths: Vec<usize> = shards.iter().map(Vec::len).collect();
+        let count = samples_per_rank(world);
+        let samples: Vec<Vec<u64>> = shards
+            .iter()
+            .map(|s| sample_positions(s.len(), count).into_iter().map(|p| s[p] as u64).collect())
+            .collect();
+        let splitters = choose_splitters(&samples, &lengths);
+        prop_assert_eq!(splitters.len(), world - 1);
+        // Present splitters first, in tuple order; absent ones last.
+        let present: Vec<Splitter> = splitters.iter().flatten().copied().collect();
+        prop_assert!(splitters[..present.len()].iter().all(Option::is_some));
+        prop_assert!(present.windows(2).all(|w| w[0] <= w[1]));
+        if !data.is_empty() {
+            prop_assert!(!present.is_empty(), "a non-empty input has a splitter");
+        }
+        for (rank, shard) in shards.iter().enumerate() {
+            let values: Vec<u64> = shard.iter().map(|&k| k as u64).collect();
+            let bounds = bucket_bounds(&values, rank, &splitters);
+            prop_assert!(bounds.windows(2).all(|w| w[0] <= w[1]));
+            prop_assert!(bounds.iter().all(|&b| b <= shard.len()));
+            // Every key below its bound is before the splitter in tuple order.
+            for (b, s) in bounds.iter().zip(&splitters) {
+                if let Some(s) = s {
+                    for (i, &v) in values.iter().enumerate() {
+                        let before = (v, rank, i) < (s.value, s.rank, s.position);
+                        prop_assert_eq!(before, i < *b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn skewed_inputs_on_every_world() {
+    let n = 5000usize;
+    let inputs: Vec<(&str, Vec<u32>)> = vec![
+        ("all equal", vec![7; n]),
+        ("two values", (0..n as u32).map(|i| i % 2).collect()),
+        ("sorted", (0..n as u32).collect()),
+        ("reversed", (0..n as u32).rev().collect()),
+        ("sawtooth", (0..n as u32).map(|i| i % 64).collect()),
+    ];
+    for world in 1..=8 {
+        for (what, data) in &inputs {
+            // Even blocks, one empty shard, everything on the last rank.
+            let even = shards_of(
+                data,
+                &dist::layout::offsets(&dist::layout::even_lengths(n, world)).0[1..],
+                world,
+            );
+            let mut one_empty = even.clone();
+            if world > 1 {
+                let moved = std::mem::take(&mut one_empty[0]);
+                one_empty[1].splice(0..0, moved);
+            }
+            let mut last_only = vec![Vec::new(); world];
+            last_only[world - 1] = data.clone();
+            for (layout, shards) in [
+                ("even", &even),
+                ("one empty", &one_empty),
+                ("last only", &last_only),
+            ] {
+                for descending in [false, true] {
+                    let result = check_model(shards, &options(descending, None));
+                    assert!(
+                        result.is_ok(),
+                        "{what}, {layout}, world {world}: {result:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn all_equal_keys_spread_evenly() {
+    // The (key, rank, position) order splits a run of one key: no rank
+    // gets much more than its share.
+    let world = 4;
+    let shards = vec![vec![3u64; 4000]; world];
+    let sorted = model(&shards, &Order::Ascending.into()).expect("the model runs");
+    for shard in &sorted {
+        assert!(
+            (3900..=4100).contains(&shard.len()),
+            "{:?}",
+            sorted.iter().map(Vec::len).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn empty_inputs_give_empty_shards() {
+    for world in 1..=8 {
+        let sorted =
+            model(&vec![Vec::<f64>::new(); world], &Order::Ascending.into()).expect("runs");
+        assert_eq!(sorted, vec![Vec::<f64>::new(); world]);
+    }
+}
+
+#[test]
+fn search_work_encodes_each_splitter() {
+    let s = |rank, position| {
+        Some(Splitter {
+            value: 9,
+            rank,
+            position,
+        })
+    };
+    let work = search_work(2, 40, &[s(0, 1), s(2, 17), s(3, 0), None]);
+    assert_eq!(work, vec![9, 9, 9, 0, SEARCH_LOWER, 17, SEARCH_UPPER, 40]);
+}
+
+#[test]
+fn bad_bounds_and_arguments_are_errors() {
+    // Decreasing bounds, a bound past the shard, the wrong count.
+    assert!(exchange_plan(&[4, 4], &[vec![3], vec![5]]).is_err());
+    assert!(exchange_plan(&[4, 4, 4], &[vec![3, 1], vec![0, 0], vec![4, 4]]).is_err());
+    assert!(exchange_plan(&[4, 4], &[vec![], vec![1]]).is_err());
+    assert!(exchange_plan(&[4], &[]).is_err());
+    // The model's own checks.
+    assert!(model::<u32>(&[], &Order::Ascending.into()).is_err());
+    assert!(model_pairs(&[vec![1u32, 2]], &[vec![1u8]], &Order::Ascending.into()).is_err());
+    assert!(model(&[vec![1u16]], &SortOptions::default().with_bits(3..3)).is_err());
+    // validate: the bit range and the sample arithmetic.
+    assert!(validate::<f64>(8, &[1 << 20; 8], &SortOptions::default()).is_ok());
+    assert!(validate::<i32>(2, &[1], &SortOptions::default().with_bits(0..33)).is_err());
+    assert!(validate::<u64>(2, &[usize::MAX / 64], &SortOptions::default()).is_err());
+}
