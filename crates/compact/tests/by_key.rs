@@ -6,8 +6,9 @@
 //! run lengths (all length 1, one run of n, short, long, runs that cross
 //! tiles, exactly a tile), n = 0 and 1, built-in and a non-commutative
 //! associative custom operator, the `_into` forms (count on the device, the
-//! outputs past the count untouched), and bad arguments (typed error,
-//! nothing written).
+//! outputs past the count untouched), 8-byte values (`i64 u64 f64`, their
+//! own tile of 256 × 8 and tile state) with the same patterns, and bad
+//! arguments (typed error, nothing written).
 //!
 //! GPU tests: `cargo test -p parprims-compact --test by_key -- --include-ignored`.
 
@@ -21,6 +22,9 @@ use support::{all_poison, bits};
 
 /// Tile of the by-key kernel for 4-byte keys and values (256 × 16).
 const TILE: usize = 4096;
+/// Tile of the by-key kernel for 8-byte values, or 8-byte keys with values
+/// (256 × 8).
+const WIDE_TILE: usize = 2048;
 
 /// Composition of affine maps x → a·x + b (mod 2^16), (a, b) packed as
 /// (a << 16) | b: associative, not commutative.
@@ -37,6 +41,26 @@ fn affine16() -> CustomOp<u32> {
 fn affine16_cpu(a: u32, b: u32) -> u32 {
     let hi = ((a >> 16).wrapping_mul(b >> 16) & 0xffff) << 16;
     hi | ((b >> 16).wrapping_mul(a & 0xffff).wrapping_add(b & 0xffff) & 0xffff)
+}
+
+/// The same composition on 64-bit words: x → a·x + b (mod 2^32), (a, b)
+/// packed as (a << 32) | b.
+fn affine32() -> CustomOp<u64> {
+    CustomOp::<u64>::new(
+        "affine32",
+        "((((a >> 32) * (b >> 32)) & 0xffffffffull) << 32) | (((b >> 32) * (a & 0xffffffffull) + (b & 0xffffffffull)) & 0xffffffffull)",
+        1 << 32,
+        affine32_cpu,
+    )
+    .unwrap()
+}
+
+fn affine32_cpu(a: u64, b: u64) -> u64 {
+    let hi = ((a >> 32).wrapping_mul(b >> 32) & 0xffff_ffff) << 32;
+    hi | ((b >> 32)
+        .wrapping_mul(a & 0xffff_ffff)
+        .wrapping_add(b & 0xffff_ffff)
+        & 0xffff_ffff)
 }
 
 /// Keys from run lengths: consecutive runs get different keys (drawn from
@@ -69,8 +93,14 @@ fn random_runs(n: usize, max_run: usize, seed: u64) -> Vec<usize> {
     lengths
 }
 
-/// The run-length patterns every GPU test runs for n items.
+/// The run-length patterns every GPU test runs for n items, around the
+/// 4-byte tile.
 fn patterns(n: usize, seed: u64) -> Vec<(String, Vec<usize>)> {
+    patterns_around(n, TILE, seed)
+}
+
+/// The run-length patterns for n items, with runs around `tile`.
+fn patterns_around(n: usize, tile: usize, seed: u64) -> Vec<(String, Vec<usize>)> {
     let mut out = vec![
         ("all length 1".to_string(), vec![1; n]),
         ("one run".to_string(), if n > 0 { vec![n] } else { vec![] }),
@@ -83,7 +113,7 @@ fn patterns(n: usize, seed: u64) -> Vec<(String, Vec<usize>)> {
     ];
     // Runs of exactly a tile, and a tile ± 1: boundaries on, before and
     // after the tiles'.
-    for run in [TILE - 1, TILE, TILE + 1, 2 * TILE + 3] {
+    for run in [tile - 1, tile, tile + 1, 2 * tile + 3] {
         let mut lengths = vec![run; n / run];
         if !n.is_multiple_of(run) {
             lengths.push(n % run);
@@ -94,17 +124,22 @@ fn patterns(n: usize, seed: u64) -> Vec<(String, Vec<usize>)> {
 }
 
 fn lengths() -> Vec<usize> {
+    lengths_around(TILE)
+}
+
+/// The lengths a GPU test runs for a kernel tile of `tile` items.
+fn lengths_around(tile: usize) -> Vec<usize> {
     let mut all = vec![
         0,
         1,
         2,
         31,
         33,
-        TILE - 1,
-        TILE,
-        TILE + 1,
-        2 * TILE + 17,
-        33 * TILE + 5, // past one look-back window
+        tile - 1,
+        tile,
+        tile + 1,
+        2 * tile + 17,
+        33 * tile + 5, // past one look-back window
         (1 << 20) + 3,
     ];
     all.retain(|&n| n <= parprims_testkit::testing::scaled(usize::MAX, (1 << 17) + 1));
@@ -151,6 +186,30 @@ proptest! {
             prop_assert_eq!(unique[r], keys[start]);
             let want = values[start + 1..start + len].iter().fold(values[start], |a, &b| affine16_cpu(a, b));
             prop_assert_eq!(folds[r], want);
+            start += len;
+        }
+    }
+
+    #[test]
+    fn reduce_by_key_folds_8_byte_values_in_order(lengths in prop::collection::vec(1usize..20, 0..40), seed in any::<u64>()) {
+        let keys = keys_from_runs(&lengths, 3, seed);
+        let mut rng = SplitMix64::new(seed ^ 11);
+        let values: Vec<u64> = (0..keys.len()).map(|_| rng.next_u64()).collect();
+        let op = affine32();
+        let (unique, folds) = cpu::reduce_by_key(&keys, &values, &op).unwrap();
+        prop_assert_eq!(unique.len(), lengths.len());
+        let signed: Vec<i64> = values.iter().map(|&v| v as i64 >> 20).collect();
+        let (_, sums) = cpu::reduce_by_key(&keys, &signed, &Sum).unwrap();
+        let wide: Vec<f64> = values.iter().map(|&v| (v % 1000) as f64 - 500.0).collect();
+        let (_, maxima) = cpu::reduce_by_key(&keys, &wide, &Max).unwrap();
+        let mut start = 0;
+        for (r, &len) in lengths.iter().enumerate() {
+            let run = start..start + len;
+            prop_assert_eq!(unique[r], keys[start]);
+            let want = values[start + 1..run.end].iter().fold(values[start], |a, &b| affine32_cpu(a, b));
+            prop_assert_eq!(folds[r], want);
+            prop_assert_eq!(sums[r], signed[run.clone()].iter().fold(0i64, |a, &b| a.wrapping_add(b)));
+            prop_assert_eq!(maxima[r], wide[run].iter().copied().fold(f64::NEG_INFINITY, f64::max));
             start += len;
         }
     }
@@ -207,8 +266,14 @@ fn argument_checks_are_typed() {
         validate_reduce_by_key::<f64, u32>(5, 5, 5, 5),
         Err(Error::Unsupported(_))
     ));
+    assert!(validate_reduce_by_key::<i32, i64>(5, 5, 5, 5).is_ok());
+    assert!(validate_reduce_by_key::<u64, f64>(5, 5, 5, 5).is_ok());
     assert!(matches!(
-        validate_reduce_by_key::<i32, i64>(5, 5, 5, 5),
+        validate_reduce_by_key::<i32, u16>(5, 5, 5, 5),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        validate_reduce_by_key::<i32, i8>(5, 5, 5, 5),
         Err(Error::Unsupported(_))
     ));
     assert!(validate_run_length_encode::<i32>(1 << 33, 1 << 33, 1 << 33).is_ok());
@@ -443,6 +508,84 @@ fn gpu_matches_the_references_on_every_run_pattern() {
     }
 }
 
+/// Reduce by key of 8-byte values (their own tile of 256 × 8 items and
+/// their own tile state): every length around that tile × run pattern, 4-
+/// and 8-byte keys, the built-in operators on `i64 u64 f64` and a
+/// non-commutative custom one on `u64`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_reduces_8_byte_values_on_every_run_pattern() {
+    let gpu = gpu();
+    let seed = 0x8b17_e5u64;
+    let affine = affine32();
+    for n in lengths_around(WIDE_TILE) {
+        for (name, runs) in patterns_around(n, WIDE_TILE, seed ^ n as u64) {
+            let raw = keys_from_runs(&runs, 1000, seed ^ (n as u64) << 8);
+            assert_eq!(raw.len(), n);
+            let ctx = format!("n={n} {name}");
+            let mut rng = SplitMix64::new(seed ^ 5);
+            let bits64: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+            let signed: Vec<i64> = bits64.iter().map(|&x| x as i64).collect();
+            // f64 values that are small integers: sums exact whatever the order.
+            let small: Vec<f64> = bits64.iter().map(|&x| (x % 16) as f64 - 8.0).collect();
+            let keys_i32 = cast_keys::<i32>(&raw);
+            let keys_u64: Vec<u64> = raw.iter().map(|&k| k << 40 | 7).collect();
+            check_reduce(
+                &gpu,
+                &keys_i32,
+                &signed,
+                &Sum,
+                &format!("{ctx} i32/i64 sum"),
+            );
+            check_reduce(
+                &gpu,
+                &keys_u64,
+                &signed,
+                &Max,
+                &format!("{ctx} u64/i64 max"),
+            );
+            check_reduce(
+                &gpu,
+                &keys_i32,
+                &bits64,
+                &Min,
+                &format!("{ctx} i32/u64 min"),
+            );
+            check_reduce(
+                &gpu,
+                &keys_u64,
+                &bits64,
+                &affine,
+                &format!("{ctx} u64/u64 affine"),
+            );
+            check_reduce(&gpu, &keys_i32, &small, &Sum, &format!("{ctx} i32/f64 sum"));
+            check_reduce(&gpu, &keys_u64, &small, &Max, &format!("{ctx} u64/f64 max"));
+        }
+    }
+}
+
+/// The 4- and 8-byte value forms one after the other on one stream, and
+/// repeatedly: each keeps its own tile state (a stale headed status word
+/// must never read as a status of the other form's call).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn value_widths_alternate_on_one_stream() {
+    let gpu = gpu();
+    for round in 0..4u64 {
+        for n in [1usize, WIDE_TILE + 1, 40 * WIDE_TILE + 3, 3 * TILE - 1] {
+            let raw = keys_from_runs(&random_runs(n, 7, round), 50, round);
+            let keys = cast_keys::<u32>(&raw);
+            let values = values_u32(n, round ^ 9);
+            let wide: Vec<u64> = values.iter().map(|&v| (v as u64) << 20 | 3).collect();
+            let ctx = format!("round {round} n={n}");
+            check_reduce(&gpu, &keys, &wide, &Sum, &format!("{ctx} u64 sum"));
+            check_reduce(&gpu, &keys, &values, &Sum, &format!("{ctx} u32 sum"));
+            check_run_length(&gpu, &keys, &format!("{ctx} rle"));
+            check_unique(&gpu, &keys, &wide, &format!("{ctx} unique"));
+        }
+    }
+}
+
 /// Keys that differ only in high bits, and signed keys around zero: the
 /// comparison is the whole key.
 #[test]
@@ -514,23 +657,23 @@ fn bad_arguments_write_nothing() {
     );
     let mut short_keys = DeviceBuffer::<i32>::filled(&gpu, 2, 99).unwrap();
     assert!(compact::unique(&gpu, keys.view(), short_keys.view_mut()).is_err());
-    // float keys, 8-byte values
+    // float keys, 2-byte values
     let float_keys = DeviceBuffer::from_host(&gpu, &[1.0f32, 1.0, 2.0]).unwrap();
     let mut float_out = DeviceBuffer::<f32>::filled(&gpu, 3, 99.0).unwrap();
     assert!(matches!(
         compact::unique(&gpu, float_keys.view(), float_out.view_mut()),
         Err(Error::Unsupported(_))
     ));
-    let wide = DeviceBuffer::from_host(&gpu, &[1u64, 2, 3]).unwrap();
-    let mut wide_out = DeviceBuffer::<u64>::filled(&gpu, 3, 99).unwrap();
+    let narrow = DeviceBuffer::from_host(&gpu, &[1u16, 2, 3]).unwrap();
+    let mut narrow_out = DeviceBuffer::<u16>::filled(&gpu, 3, 99).unwrap();
     assert!(matches!(
         compact::reduce_by_key(
             &gpu,
             keys.view(),
-            wide.view(),
+            narrow.view(),
             &Sum,
             keys_out.view_mut(),
-            wide_out.view_mut()
+            narrow_out.view_mut()
         ),
         Err(Error::Unsupported(_))
     ));
@@ -541,5 +684,5 @@ fn bad_arguments_write_nothing() {
     assert_eq!(short.to_host(&gpu).unwrap(), [99, 99]);
     assert_eq!(short_keys.to_host(&gpu).unwrap(), [99, 99]);
     assert_eq!(float_out.to_host(&gpu).unwrap(), [99.0, 99.0, 99.0]);
-    assert_eq!(wide_out.to_host(&gpu).unwrap(), [99, 99, 99]);
+    assert_eq!(narrow_out.to_host(&gpu).unwrap(), [99, 99, 99]);
 }
