@@ -297,3 +297,19 @@ fn bad_bounds_and_arguments_are_errors() {
     assert!(validate::<i32>(2, &[1], &SortOptions::default().with_bits(0..33)).is_err());
     assert!(validate::<u64>(2, &[usize::MAX / 64], &SortOptions::default()).is_err());
 }
+
+#[test]
+fn sample_sort_kernels_compile_for_sm90_for_every_key_type() {
+    let modules = dist::sort::kernel_catalog();
+    assert_eq!(modules.len(), 10, "one module per key type");
+    let names: Vec<String> = modules.iter().map(|m| m.name().to_string()).collect();
+    assert!(
+        dist::kernel_catalog().iter().any(|m| m.name() == names[0]),
+        "in the crate's catalog"
+    );
+    if !parprims_testkit::testing::nvrtc_or_skip() {
+        return;
+    }
+    let failures = parprims_testkit::testing::compile_failures(&modules, &["sm_90"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
