@@ -17,7 +17,10 @@
 //!   a keyed block scan joins rows that cross threads, finished rows are
 //!   stored as α·sum + β·y, the partial last row is the block's carry; (3)
 //!   fix-up, one block of 1024: every row that earlier blocks carried into
-//!   gets `y[r] += α·(their carries, in block order)`.
+//!   gets `y[r] += α·(their carries, in block order)`. The coordinates and
+//!   carries are words of the scratch arena ([`Gpu::with_scratch_words`],
+//!   [`merge_scratch_words`] of them), written before they are read: after
+//!   the first call at a size, a call allocates nothing and sets nothing.
 //! - **Work** rows + nnz steps; **steps** per thread 7 + log(tile) + the
 //!   block scan; fix-up ⌈tiles / 16384⌉ rounds (8192 for `f64`).
 //! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries
@@ -27,7 +30,7 @@
 //! - **Deterministic**: the summation order depends only on the matrix.
 
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
 use super::module::{
     kernel, SpmvOffset, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS, MERGE_ITEMS, ROW_BLOCK_THREADS,
@@ -80,24 +83,59 @@ pub fn merge_path_search(diagonal: u64, offsets: &[u64]) -> u64 {
     lo
 }
 
+/// Scratch words of a merge-path call of `tiles` tiles with values of
+/// `value_bytes`: the coordinates (tiles + 1), the carry keys (tiles),
+/// then the carry values (tiles, rounded up to whole words).
+///
+/// ```
+/// use linalg::spmv::merge_path::merge_scratch_words;
+/// assert_eq!(merge_scratch_words(1, 4), 2 + 1 + 1);
+/// assert_eq!(merge_scratch_words(3, 8), 4 + 3 + 3);
+/// ```
+pub fn merge_scratch_words(tiles: u64, value_bytes: usize) -> u64 {
+    (tiles + 1) + tiles + (tiles * value_bytes as u64).div_ceil(8)
+}
+
 pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     gpu: &Gpu,
     a: &CsrParts<'_, T, O>,
     x: DeviceView<'_, T>,
     alpha: T,
     beta: T,
-    mut y: DeviceViewMut<'_, T>,
+    y: DeviceViewMut<'_, T>,
 ) -> Result<()> {
     let (rows, nnz) = (a.rows as u64, a.nnz as u64);
     let tiles = merge_tiles(rows, nnz);
-    let tiles_len = usize::try_from(tiles + 1)
+    let words = usize::try_from(merge_scratch_words(tiles, T::BYTES))
         .map_err(|_| Error::invalid("matrix", "too many merge-path tiles"))?;
-    // SAFETY (all three): the partition writes every coordinate 0..=tiles
-    // before the tiles read them, each tile writes its own carry before the
-    // fix-up reads it (stream order).
-    let mut coordinates = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len)? };
-    let mut carry_keys = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len - 1)? };
-    let mut carry_values = unsafe { DeviceBuffer::<T>::uninit(gpu, tiles_len - 1)? };
+    // SAFETY: the partition writes every coordinate 0..=tiles before the
+    // tiles read them, and each tile writes its carry before the fix-up
+    // reads it (stream order); nothing else is read.
+    unsafe {
+        gpu.with_scratch_words(words, |scratch, _| {
+            launch_on(gpu, a, x, alpha, beta, y, tiles, scratch)
+        })
+    }
+}
+
+/// The three launches, the temporaries carved from `scratch`
+/// ([`merge_scratch_words`] words).
+#[allow(clippy::too_many_arguments)]
+fn launch_on<T: SpmvElement, O: SpmvOffset>(
+    gpu: &Gpu,
+    a: &CsrParts<'_, T, O>,
+    x: DeviceView<'_, T>,
+    alpha: T,
+    beta: T,
+    mut y: DeviceViewMut<'_, T>,
+    tiles: u64,
+    scratch: DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    let (rows, nnz) = (a.rows as u64, a.nnz as u64);
+    let tiles_len = tiles as usize;
+    let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
+    let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
+    let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
 
     let partition = kernel::<T, O>(gpu, "spmv_merge_partition")?;
     let (config, _) = grid_1d(tiles + 1, ROW_BLOCK_THREADS, 1, 0)?;
@@ -105,7 +143,7 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     args.input(&a.offsets)
         .scalar(rows)
         .scalar(nnz)
-        .output(&mut coordinates.view_mut())
+        .output(&mut coordinates)
         .scalar(tiles);
     // SAFETY: (const O* offsets, u64 rows, u64 nnz, u64* coordinates, u64
     // tiles); offsets has rows + 1 entries (validated), coordinates tiles +
@@ -126,9 +164,9 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
         .input(&a.values)
         .input(&x)
         .output(&mut y)
-        .input(&coordinates.view())
-        .output(&mut carry_keys.view_mut())
-        .output(&mut carry_values.view_mut())
+        .input(&coordinates.as_view())
+        .output(&mut carry_keys)
+        .output(&mut carry_values)
         .scalar(rows)
         .scalar(nnz)
         .scalar(tiles)
@@ -144,8 +182,8 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     let fixup = kernel::<T, O>(gpu, "spmv_merge_fixup")?;
     let (config, _) = grid_1d(FIXUP_BLOCK_THREADS as u64, FIXUP_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
-    args.input(&carry_keys.view())
-        .input(&carry_values.view())
+    args.input(&carry_keys.as_view())
+        .input(&carry_values.as_view())
         .scalar(tiles)
         .output(&mut y)
         .scalar(rows)

@@ -96,8 +96,11 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
         )
         .entry(
             entry::<T, O>("spmv_products"),
-            &format!("const i32* cols, const {t}* vals, const {t}* x, {t}* products, u64 nnz"),
-            &format!("spmv_products<{t}>(cols, vals, x, products, nnz)"),
+            &format!(
+                "const i32* cols, const {t}* vals, const {t}* x, {t}* products, u8* flags, \
+                 u64 nnz"
+            ),
+            &format!("spmv_products<{t}>(cols, vals, x, products, flags, nnz)"),
             Some(ROW_BLOCK_THREADS),
         )
         .entry(
