@@ -1,6 +1,6 @@
 //! Segmented scan by head flags, by offsets and by key: the CPU references
-//! against a per-segment scan and each other (CI), and on a GPU every 4-byte
-//! type × operator × kind × head source against the reference, with head
+//! against a per-segment scan and each other (CI), and on a GPU every 4- and
+//! 8-byte type × operator × kind × head source against the reference, with head
 //! densities from none to all, lengths at the tile edges and many tiles (the
 //! look-back carries segments across tiles), flags of any non-zero byte,
 //! empty segments among the offsets, keys of 1, 4 and 8 bytes, a
@@ -55,6 +55,38 @@ proptest! {
             prop_assert_eq!(cpu::segmented_scan(&x, &heads, &Max, kind), per_segment(&x, &heads, &Max, kind));
         }
     }
+
+    #[test]
+    fn reference_matches_a_scan_per_segment_for_8_byte_values(
+        x in proptest::collection::vec(any::<i64>(), 0..400),
+        density in 0u64..4,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = SplitMix64::new(seed);
+        let heads: Vec<u8> = x.iter().map(|_| if rng.below(4) < density { (rng.below(255) + 1) as u8 } else { 0 }).collect();
+        let u: Vec<u64> = x.iter().map(|&v| v as u64).collect();
+        let f: Vec<f64> = x.iter().map(|&v| (v % 1000) as f64).collect();
+        let last = last_nonzero_u64();
+        for kind in [SegmentedKind::Inclusive, SegmentedKind::Exclusive] {
+            prop_assert_eq!(cpu::segmented_scan(&x, &heads, &Sum, kind), per_segment(&x, &heads, &Sum, kind));
+            prop_assert_eq!(cpu::segmented_scan(&x, &heads, &Min, kind), per_segment(&x, &heads, &Min, kind));
+            prop_assert_eq!(cpu::segmented_scan(&u, &heads, &BitXor, kind), per_segment(&u, &heads, &BitXor, kind));
+            prop_assert_eq!(cpu::segmented_scan(&u, &heads, &last, kind), per_segment(&u, &heads, &last, kind));
+            prop_assert_eq!(cpu::segmented_scan(&f, &heads, &Max, kind), per_segment(&f, &heads, &Max, kind));
+        }
+    }
+}
+
+/// Associative, not commutative: the last non-zero value so far (on u64).
+fn last_nonzero_u64() -> CustomOp<u64> {
+    CustomOp::<u64>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| {
+        if b != 0 {
+            b
+        } else {
+            a
+        }
+    })
+    .unwrap()
 }
 
 #[test]
@@ -68,12 +100,27 @@ fn validation_refuses_bad_lengths_and_wide_types() {
         scan::validate_segmented::<i32>(5, 5, 6),
         Err(Error::LengthMismatch { .. })
     ));
+    assert!(scan::validate_segmented::<u64>(5, 5, 5).is_ok());
+    assert!(scan::validate_segmented::<i64>(5, 5, 5).is_ok());
+    assert!(scan::validate_segmented::<f64>(5, 5, 5).is_ok());
     assert!(matches!(
-        scan::validate_segmented::<u64>(5, 5, 5),
-        Err(Error::Unsupported(_))
+        scan::validate_segmented::<i64>(5, 4, 5),
+        Err(Error::LengthMismatch { .. })
     ));
     assert!(matches!(
         scan::validate_segmented::<u8>(5, 5, 5),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        scan::validate_segmented::<i16>(5, 5, 5),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        scan::validate_segmented_offsets::<u16>(5, 2, 5),
+        Err(Error::Unsupported(_))
+    ));
+    assert!(matches!(
+        scan::validate_by_key::<gpu_core::f16>(5, 5, 5),
         Err(Error::Unsupported(_))
     ));
 }
@@ -87,7 +134,10 @@ fn seed() -> u64 {
     nanos | 1
 }
 
+/// Tile of the segmented scan of 4-byte values (256 × 32).
 const TILE: usize = 8192;
+/// Tile of the segmented scan of 8-byte values (256 × 16).
+const WIDE_TILE: usize = 4096;
 
 fn heads_with(n: usize, density_per_mille: u64, rng: &mut SplitMix64) -> Vec<u8> {
     (0..n)
@@ -336,6 +386,192 @@ fn every_type_operator_and_density_against_cpu() {
     }
 }
 
+/// Every 8-byte type × operator (built-in and a non-commutative custom one)
+/// × head density × kind × head source, at lengths around their tile of
+/// 256 × 16: one segment of n (density 0), segments of one (density 1000).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_8_byte_type_operator_and_density_against_cpu() {
+    let gpu = Gpu::new(0).unwrap();
+    let mut rng = SplitMix64::new(seed());
+    let last = last_nonzero_u64();
+    let lengths = [
+        1usize,
+        2,
+        33,
+        WIDE_TILE - 1,
+        WIDE_TILE,
+        WIDE_TILE + 1,
+        3 * WIDE_TILE + 5,
+        100_003,
+        (1 << 21) + 7,
+    ];
+    for &n in &lengths {
+        for density in [0u64, 1, 50, 500, 1000] {
+            let heads = heads_with(n, density, &mut rng);
+            let what = format!("density {density}‰");
+            let i: Vec<i64> = (0..n)
+                .map(|_| rng.next_u64() as i64 >> (rng.below(40) + 1))
+                .collect();
+            check(&gpu, &i, &heads, &Sum, &format!("i64 sum {what}"));
+            check(&gpu, &i, &heads, &Max, &format!("i64 max {what}"));
+            let u: Vec<u64> = (0..n)
+                .map(|_| if rng.below(8) == 0 { 0 } else { rng.next_u64() })
+                .collect();
+            check(&gpu, &u, &heads, &Min, &format!("u64 min {what}"));
+            check(&gpu, &u, &heads, &BitXor, &format!("u64 xor {what}"));
+            check(&gpu, &u, &heads, &last, &format!("u64 last_nonzero {what}"));
+            // Whole numbers of magnitude ≤ 2^20: f64 sums stay exact in
+            // any combining order up to 2^32 items.
+            let f: Vec<f64> = (0..n)
+                .map(|_| rng.below(1 << 21) as f64 - (1 << 20) as f64)
+                .collect();
+            check(&gpu, &f, &heads, &Sum, &format!("f64 sum {what}"));
+            check(&gpu, &f, &heads, &Min, &format!("f64 min {what}"));
+        }
+    }
+}
+
+/// The 8-byte forms' own checks: bad offsets refused with nothing written
+/// (their tile is half the 4-byte one, so the tile starts differ), in
+/// place, views off the 16-byte boundary, empty inputs, and the 4- and
+/// 8-byte forms alternating on one stream (each keeps its own tile state).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wide_values_offsets_in_place_unaligned_and_empty() {
+    let gpu = Gpu::new(0).unwrap();
+    let mut rng = SplitMix64::new(seed());
+    let n = 3 * WIDE_TILE + 17;
+    let m = n as u64;
+    let input = DeviceBuffer::from_host(&gpu, &vec![1.5f64; n]).unwrap();
+    let mut out = DeviceBuffer::<f64>::filled(&gpu, n, 77.0).unwrap();
+    for bad in [
+        vec![1, m],
+        vec![0, m - 1],
+        vec![0, 5000, 4999, m],
+        vec![0, m + 1, m],
+    ] {
+        let offsets = DeviceBuffer::from_host(&gpu, &bad).unwrap();
+        let result = scan::segmented_scan_by_offsets_into(
+            &gpu,
+            input.view(),
+            offsets.view(),
+            out.view_mut(),
+            &Sum,
+            SegmentedKind::Inclusive,
+        );
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{bad:?}"
+        );
+        assert_eq!(out.to_host(&gpu).unwrap(), vec![77.0; n], "{bad:?}");
+    }
+    let whole = DeviceBuffer::from_host(&gpu, &[0, m]).unwrap();
+    scan::segmented_scan_by_offsets_into(
+        &gpu,
+        input.view(),
+        whole.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Inclusive,
+    )
+    .unwrap();
+    assert_eq!(
+        out.to_host(&gpu).unwrap(),
+        (1..=n).map(|i| 1.5 * i as f64).collect::<Vec<_>>()
+    );
+    let singles = DeviceBuffer::from_host(&gpu, &(0..=m).collect::<Vec<_>>()).unwrap();
+    scan::segmented_scan_by_offsets_into(
+        &gpu,
+        input.view(),
+        singles.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Exclusive,
+    )
+    .unwrap();
+    assert_eq!(out.to_host(&gpu).unwrap(), vec![0.0; n]);
+
+    // In place and unaligned, with the non-commutative operator.
+    let last = last_nonzero_u64();
+    for n in [5usize, WIDE_TILE + 3, 300_001] {
+        let x: Vec<u64> = (0..n)
+            .map(|_| {
+                if rng.below(20) == 0 {
+                    rng.next_u64() | 1
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let heads = heads_with(n, 5, &mut rng);
+        let mut data = DeviceBuffer::from_host(&gpu, &x).unwrap();
+        let flags = DeviceBuffer::from_host(&gpu, &heads).unwrap();
+        scan::segmented_scan_in_place(
+            &gpu,
+            data.view_mut(),
+            flags.view(),
+            &last,
+            SegmentedKind::Inclusive,
+        )
+        .unwrap();
+        assert_eq!(
+            data.to_host(&gpu).unwrap(),
+            cpu::segmented_scan(&x, &heads, &last, SegmentedKind::Inclusive),
+            "in place n={n}"
+        );
+        let input = DeviceBuffer::from_host(&gpu, &x).unwrap();
+        let mut out = DeviceBuffer::<u64>::zeros(&gpu, n).unwrap();
+        scan::segmented_scan_into(
+            &gpu,
+            input.slice(1..).unwrap(),
+            flags.slice(1..).unwrap(),
+            out.slice_mut(1..).unwrap(),
+            &last,
+            SegmentedKind::Exclusive,
+        )
+        .unwrap();
+        assert_eq!(
+            &out.to_host(&gpu).unwrap()[1..],
+            cpu::segmented_scan(&x[1..], &heads[1..], &last, SegmentedKind::Exclusive).as_slice(),
+            "unaligned n={n}"
+        );
+    }
+
+    // Empty inputs: every form succeeds and writes nothing.
+    let empty = DeviceBuffer::<i64>::zeros(&gpu, 0).unwrap();
+    let no_flags = DeviceBuffer::<u8>::zeros(&gpu, 0).unwrap();
+    let no_keys = DeviceBuffer::<u32>::zeros(&gpu, 0).unwrap();
+    let zero = DeviceBuffer::from_host(&gpu, &[0u64]).unwrap();
+    let inclusive = SegmentedKind::Inclusive;
+    assert!(
+        scan::segmented_scan(&gpu, empty.view(), no_flags.view(), &Sum, inclusive)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        scan::segmented_scan_by_offsets(&gpu, empty.view(), zero.view(), &Sum, inclusive)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        scan::scan_by_key(&gpu, no_keys.view(), empty.view(), &Sum, inclusive)
+            .unwrap()
+            .is_empty()
+    );
+
+    // The two widths alternating on one stream.
+    for round in 0..3 {
+        for n in [WIDE_TILE + 1, 50 * WIDE_TILE + 3] {
+            let heads = heads_with(n, 3, &mut rng);
+            let narrow: Vec<i32> = random_vec(n, rng.next_u64(), -1000.0, 1000.0);
+            let wide: Vec<i64> = narrow.iter().map(|&v| (v as i64) << 24).collect();
+            check(&gpu, &wide, &heads, &Sum, &format!("round {round} i64"));
+            check(&gpu, &narrow, &heads, &Sum, &format!("round {round} i32"));
+        }
+    }
+}
+
 /// Associative, not commutative: the last non-zero value of the segment so
 /// far.
 #[test]
@@ -415,12 +651,12 @@ fn bad_arguments_write_nothing() {
     );
     assert!(matches!(short, Err(Error::LengthMismatch { .. })));
     assert_eq!(out.to_host(&gpu).unwrap(), vec![77; 4]);
-    let wide = DeviceBuffer::from_host(&gpu, &[1i64, 2]).unwrap();
+    let narrow = DeviceBuffer::from_host(&gpu, &[1i16, 2]).unwrap();
     let two = DeviceBuffer::from_host(&gpu, &[1u8, 0]).unwrap();
     assert!(matches!(
         scan::segmented_scan(
             &gpu,
-            wide.view(),
+            narrow.view(),
             two.view(),
             &Sum,
             SegmentedKind::Inclusive
