@@ -1,0 +1,388 @@
+//! The distributed sample sort against the single-GPU sort on device 0
+//! (bit for bit: keys compared as bytes, so NaN payloads and signed zeros
+//! count) and against the host model (`dist::sort::model`, which predicts
+//! every rank's shard exactly), on even blocks and the caller's own
+//! layouts.
+//!
+//! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
+//!   CUDA GPU"]`: the local sort, the placement, the argument checks.
+//! - `all_gpus_*`: every visible GPU, `#[ignore = "needs 2+ CUDA GPUs"]`
+//!   (printing why and returning with fewer): samples, splitters, bounds,
+//!   the exchange and the second sort; a reversed rank order; one rank per
+//!   thread through a unique id.
+//!
+//! Both need libnccl.
+
+use dist::{layout, Group, Sharded, SortPlacement};
+use gpu_core::{DeviceBuffer, DeviceType, Gpu};
+use sort::{Order, SortKey, SortOptions};
+
+const SIZES: [usize; 8] = [0, 1, 2, 31, 1000, 4097, (1 << 20) + 3, (1 << 22) + 1];
+
+fn reference_gpu() -> Gpu {
+    Gpu::new(0).expect("a CUDA GPU")
+}
+
+fn group_of(devices: &[usize]) -> Group {
+    Group::new(devices).unwrap_or_else(|e| panic!("a group of {devices:?}: {e}"))
+}
+
+/// Even blocks, everything on the last rank, and rank r holding a share
+/// proportional to r + 1.
+fn layouts(n: usize, world: usize) -> Vec<Vec<usize>> {
+    let mut lopsided = vec![0; world];
+    lopsided[world - 1] = n;
+    let weights: usize = (1..=world).sum();
+    let mut uneven: Vec<usize> = (1..=world).map(|r| n * r / weights).collect();
+    let assigned: usize = uneven.iter().sum();
+    uneven[0] += n - assigned;
+    vec![layout::even_lengths(n, world), lopsided, uneven]
+}
+
+/// `data` split as `lens` (global rank order) onto the group's local ranks.
+fn shard<T: DeviceType>(group: &Group, data: &[T], lens: &[usize]) -> Sharded<T> {
+    let (starts, total) = layout::offsets(lens);
+    assert_eq!(total, data.len());
+    let shards = group
+        .local_ranks()
+        .into_iter()
+        .enumerate()
+        .map(|(i, rank)| {
+            let piece = &data[starts[rank]..starts[rank] + lens[rank]];
+            DeviceBuffer::from_host(group.gpu(i).expect("local rank"), piece).expect("upload")
+        })
+        .collect();
+    Sharded::from_shards(group, shards).expect("one shard per local rank")
+}
+
+/// `n` keys of random bits (every bit pattern: NaNs with payloads, signed
+/// zeros, infinities), one in four replaced by one of 5 values so runs of
+/// equal keys cross the ranks.
+fn random_keys<K: SortKey>(n: usize, seed: u64) -> Vec<K> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let few: Vec<K> = (0..5)
+        .map(|_| bytemuck::pod_read_unaligned(&next().to_le_bytes()[..K::BYTES]))
+        .collect();
+    (0..n)
+        .map(|_| {
+            let bits = next();
+            if bits % 4 == 0 {
+                few[(bits >> 8) as usize % few.len()]
+            } else {
+                bytemuck::pod_read_unaligned(&bits.to_le_bytes()[..K::BYTES])
+            }
+        })
+        .collect()
+}
+
+fn bytes_of<T: DeviceType>(values: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(values).to_vec()
+}
+
+/// Every shard of `sharded` on the host, in global rank order (the whole
+/// group is in this process).
+fn shards_on_host<T: DeviceType>(group: &Group, sharded: &Sharded<T>) -> Vec<Vec<T>> {
+    (0..group.local_count())
+        .map(|i| {
+            sharded
+                .shard(i)
+                .unwrap()
+                .to_host(group.gpu(i).unwrap())
+                .unwrap()
+        })
+        .collect()
+}
+
+/// One distributed key sort and pair sort of `keys` laid out as `lens`,
+/// against one GPU (bit for bit) and the host model (every shard).
+fn check_sort<K: SortKey>(
+    keys: &[K],
+    lens: &[usize],
+    group: &Group,
+    gpu: &Gpu,
+    options: SortOptions,
+    placement: SortPlacement,
+) {
+    let n = keys.len();
+    let what = format!(
+        "{} keys of {} as {lens:?}, {options:?}, {placement:?}",
+        n,
+        K::SUFFIX
+    );
+    // One GPU: keys, and the global positions carried along.
+    let positions: Vec<u32> = (0..n as u32).collect();
+    let input = DeviceBuffer::from_host(gpu, keys).unwrap();
+    let input_values = DeviceBuffer::from_host(gpu, &positions).unwrap();
+    let mut expected = DeviceBuffer::<K>::zeros(gpu, n).unwrap();
+    let mut expected_values = DeviceBuffer::<u32>::zeros(gpu, n).unwrap();
+    let mut expected_keys_of_pairs = DeviceBuffer::<K>::zeros(gpu, n).unwrap();
+    sort::sort_keys(gpu, input.view(), expected.view_mut(), options.clone()).unwrap();
+    sort::sort_pairs(
+        gpu,
+        input.view(),
+        input_values.view(),
+        expected_keys_of_pairs.view_mut(),
+        expected_values.view_mut(),
+        options.clone(),
+    )
+    .unwrap();
+    let expected = expected.to_host(gpu).unwrap();
+    let expected_values = expected_values.to_host(gpu).unwrap();
+
+    // The host model's layout.
+    let (starts, _) = layout::offsets(lens);
+    let host_shards: Vec<Vec<K>> = starts
+        .iter()
+        .zip(lens)
+        .map(|(&s, &l)| keys[s..s + l].to_vec())
+        .collect();
+    let model = dist::sort::model(&host_shards, &options).unwrap();
+    let expected_lens = match placement {
+        SortPlacement::Buckets => model.iter().map(Vec::len).collect::<Vec<_>>(),
+        SortPlacement::Even => layout::even_lengths(n, group.world()),
+    };
+    assert_eq!(
+        bytes_of(&model.concat()),
+        bytes_of(&expected),
+        "{what}: model"
+    );
+
+    let x = shard(group, keys, lens);
+    let sorted = dist::sort_keys(group, &x, options.clone(), placement).unwrap();
+    assert_eq!(sorted.lens(), &expected_lens[..], "{what}: shard lengths");
+    let got = shards_on_host(group, &sorted);
+    if placement == SortPlacement::Buckets {
+        for (rank, (g, m)) in got.iter().zip(&model).enumerate() {
+            assert_eq!(
+                bytes_of(g),
+                bytes_of(m),
+                "{what}: rank {rank} against the model"
+            );
+        }
+    }
+    assert_eq!(bytes_of(&got.concat()), bytes_of(&expected), "{what}: keys");
+
+    let v = shard(group, &positions, lens);
+    let (sorted_keys, sorted_values) =
+        dist::sort_pairs(group, &x, &v, options.clone(), placement).unwrap();
+    assert_eq!(
+        sorted_keys.lens(),
+        &expected_lens[..],
+        "{what}: pair lengths"
+    );
+    assert_eq!(
+        sorted_values.lens(),
+        &expected_lens[..],
+        "{what}: value lengths"
+    );
+    assert_eq!(
+        bytes_of(&sorted_keys.gather_to_host(group).unwrap()),
+        bytes_of(&expected),
+        "{what}: keys of the pairs"
+    );
+    assert_eq!(
+        sorted_values.gather_to_host(group).unwrap(),
+        expected_values,
+        "{what}: values (stable across ranks)"
+    );
+}
+
+fn check_every_sort(group: &Group) {
+    let gpu = reference_gpu();
+    let world = group.world();
+    for (k, &n) in SIZES.iter().enumerate() {
+        let seed = 100 + k as u64;
+        for (l, lens) in layouts(n, world).into_iter().enumerate() {
+            let placement = if l == 0 {
+                SortPlacement::Buckets
+            } else {
+                SortPlacement::Even
+            };
+            check_sort(
+                &random_keys::<u32>(n, seed),
+                &lens,
+                group,
+                &gpu,
+                Order::Ascending.into(),
+                SortPlacement::Buckets,
+            );
+            check_sort(
+                &random_keys::<f32>(n, seed),
+                &lens,
+                group,
+                &gpu,
+                Order::Descending.into(),
+                placement,
+            );
+            if n <= 4097 || l == 0 {
+                check_sort(
+                    &random_keys::<i64>(n, seed),
+                    &lens,
+                    group,
+                    &gpu,
+                    Order::Ascending.into(),
+                    placement,
+                );
+                check_sort(
+                    &random_keys::<f64>(n, seed),
+                    &lens,
+                    group,
+                    &gpu,
+                    Order::Ascending.into(),
+                    SortPlacement::Buckets,
+                );
+                check_sort(
+                    &random_keys::<u8>(n, seed),
+                    &lens,
+                    group,
+                    &gpu,
+                    Order::Descending.into(),
+                    SortPlacement::Even,
+                );
+                check_sort(
+                    &random_keys::<i16>(n, seed),
+                    &lens,
+                    group,
+                    &gpu,
+                    SortOptions::default().with_bits(4..12),
+                    placement,
+                );
+            }
+        }
+        // One repeated key: the splitters cut the run by rank and position.
+        let same = vec![7u32; n];
+        check_sort(
+            &same,
+            &layout::even_lengths(n, world),
+            group,
+            &gpu,
+            Order::Ascending.into(),
+            SortPlacement::Buckets,
+        );
+    }
+}
+
+fn check_arguments(group: &Group) {
+    let n = 1000;
+    let keys: Vec<u32> = random_keys(n, 5);
+    let x = Sharded::scatter_from_host(group, &keys).unwrap();
+    // Value shards of other lengths.
+    let mut lens = layout::even_lengths(n, group.world());
+    lens[0] += 1;
+    let values = shard(group, &vec![0u16; n + 1], &lens);
+    let e = dist::sort_pairs(group, &x, &values, Order::Ascending, SortPlacement::Buckets);
+    assert!(matches!(
+        e,
+        Err(dist::Error::Gpu(gpu_core::Error::LengthMismatch { .. }))
+    ));
+    // A bit range past the key.
+    let e = dist::sort_keys(
+        group,
+        &x,
+        SortOptions::default().with_bits(0..33),
+        SortPlacement::Buckets,
+    );
+    assert!(matches!(
+        e,
+        Err(dist::Error::Gpu(gpu_core::Error::InvalidArgument { .. }))
+    ));
+    // The input is left as it was.
+    assert_eq!(x.gather_to_host(group).unwrap(), keys);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_rank_sort_matches_one_gpu() {
+    let group = group_of(&[0]);
+    check_every_sort(&group);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_rank_sort_arguments_are_checked() {
+    check_arguments(&group_of(&[0]));
+}
+
+fn several_gpus() -> Option<usize> {
+    let count = gpu_core::device_count().unwrap_or(0);
+    if count < 2 {
+        eprintln!("skipped: {count} CUDA device(s) visible, this test needs 2 or more");
+        return None;
+    }
+    Some(count)
+}
+
+#[test]
+#[ignore = "needs 2+ CUDA GPUs"]
+fn all_gpus_sort_matches_one_gpu() {
+    let Some(count) = several_gpus() else { return };
+    let group = Group::all().expect("a group of every GPU");
+    assert_eq!(group.world(), count);
+    check_every_sort(&group);
+    check_arguments(&group);
+}
+
+#[test]
+#[ignore = "needs 2+ CUDA GPUs"]
+fn all_gpus_sort_in_reversed_rank_order() {
+    let Some(count) = several_gpus() else { return };
+    let reversed: Vec<usize> = (0..count).rev().collect();
+    let group = group_of(&reversed);
+    let gpu = reference_gpu();
+    for &n in &[0usize, 3, 100_003] {
+        for lens in layouts(n, count) {
+            check_sort(
+                &random_keys::<u64>(n, 9),
+                &lens,
+                &group,
+                &gpu,
+                Order::Descending.into(),
+                SortPlacement::Even,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs 2+ CUDA GPUs"]
+fn all_gpus_sort_one_rank_per_thread_through_a_unique_id() {
+    let Some(count) = several_gpus() else { return };
+    let id = dist::unique_id().expect("NCCL");
+    let n = 1_000_003usize;
+    let keys: Vec<f32> = random_keys(n, 77);
+    let options = SortOptions::from(Order::Ascending);
+    let blocks = layout::even_blocks(n, count);
+    let host_shards: Vec<Vec<f32>> = blocks.iter().map(|b| keys[b.clone()].to_vec()).collect();
+    let model = dist::sort::model(&host_shards, &options).unwrap();
+    let threads: Vec<_> = (0..count)
+        .map(|rank| {
+            let keys = keys.clone();
+            let options = options.clone();
+            std::thread::spawn(move || {
+                let group = Group::from_unique_id(&id, rank, count, rank).expect("join");
+                let x = Sharded::scatter_from_host(&group, &keys).unwrap();
+                let sorted = dist::sort_keys(&group, &x, options, SortPlacement::Buckets).unwrap();
+                let mine = sorted
+                    .shard(0)
+                    .unwrap()
+                    .to_host(group.gpu(0).unwrap())
+                    .unwrap();
+                (rank, mine)
+            })
+        })
+        .collect();
+    for thread in threads {
+        let (rank, mine) = thread.join().expect("rank thread");
+        assert_eq!(
+            bytes_of(&mine),
+            bytes_of(&model[rank]),
+            "rank {rank}'s bucket"
+        );
+    }
+}
