@@ -13,6 +13,7 @@
 //! | [`top_k`] | the k largest or smallest keys with their indices, by radix select |
 //! | [`segmented_sort_keys`], [`segmented_sort_pairs`] | many arrays of up to 8192 keys in one call, by segment offsets (module [`segmented`]) |
 //! | [`sort_in_place_with`] | any [`SortAlgorithm`], in place (the lab's table) |
+//! | [`sort_keys_with_policy`], [`sort_pairs_with_policy`] | the default sort tuned by an [`OnesweepPolicy`](policy::OnesweepPolicy) (module [`policy`], the tuning sweep) |
 //!
 //! **Keys** `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64` ([`SortKey`]); floats in
 //! total order: −∞ < … < −0 < +0 < … < +∞ < NaN (every NaN, either sign,
@@ -54,6 +55,7 @@ pub mod key;
 pub mod lab;
 pub mod modules;
 pub mod onesweep;
+pub mod policy;
 pub mod segmented;
 mod top_k;
 
@@ -68,6 +70,7 @@ pub use segmented::{segmented_sort_keys, segmented_sort_pairs};
 pub use top_k::{top_k, top_k_into};
 
 use onesweep::{Plan, Slot};
+use policy::OnesweepPolicy;
 
 /// Sort order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -261,10 +264,41 @@ fn check_pair_buffers<K: SortKey, V: DeviceType>(
 pub fn sort_keys<K: SortKey>(
     gpu: &Gpu,
     keys_in: DeviceView<'_, K>,
-    mut keys_out: DeviceViewMut<'_, K>,
+    keys_out: DeviceViewMut<'_, K>,
     options: impl Into<SortOptions>,
 ) -> Result<()> {
+    let policy = OnesweepPolicy::default_for::<K>(None);
+    sort_keys_with_policy(gpu, keys_in, keys_out, options, &policy)
+}
+
+/// [`sort_keys`] with the Onesweep sort tuned by `policy` (module
+/// [`policy`]: the tuning sweep's entry point). A policy that does not fit
+/// the key width or the device is refused with a typed error before any
+/// device work; inputs of at most [`modules::BLOCK_SORT_MAX_KEYS`] keys
+/// take the one-block sort, which no policy tunes.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::policy::{OnesweepPolicy, RankMethod};
+/// use sort::Order;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let policy = OnesweepPolicy::new(384, 16, RankMethod::MatchAny)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &(0..100_000u32).rev().collect::<Vec<_>>())?;
+/// let mut out = DeviceBuffer::<u32>::zeros(&gpu, 100_000)?;
+/// sort::sort_keys_with_policy(&gpu, keys.view(), out.view_mut(), Order::Ascending, &policy)?;
+/// assert_eq!(out.to_host(&gpu)?[..3], [0, 1, 2]);
+/// # Ok(()) }
+/// ```
+pub fn sort_keys_with_policy<K: SortKey>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    mut keys_out: DeviceViewMut<'_, K>,
+    options: impl Into<SortOptions>,
+    policy: &OnesweepPolicy,
+) -> Result<()> {
     let options = options.into();
+    policy.check_for::<K>(None)?;
     let bits = options.bit_range::<K>()?;
     Error::check_len("keys_out", keys_in.len(), keys_out.len())?;
     check_disjoint(
@@ -311,6 +345,7 @@ pub fn sort_keys<K: SortKey>(
         bits.start,
         bits.end,
         plan,
+        policy,
     )?;
     let _ = keys_out.reborrow();
     Ok(())
@@ -345,9 +380,49 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
     values_out: DeviceViewMut<'_, V>,
     options: impl Into<SortOptions>,
 ) -> Result<()> {
+    let width = PayloadWidth::of_bytes(V::BYTES)?;
+    let policy = OnesweepPolicy::default_for::<K>(Some(width));
+    sort_pairs_with_policy(
+        gpu, keys_in, values_in, keys_out, values_out, options, &policy,
+    )
+}
+
+/// [`sort_pairs`] with the Onesweep sort tuned by `policy` (module
+/// [`policy`]). A policy that does not fit the key and value widths or the
+/// device is refused with a typed error before any device work; inputs of
+/// at most [`modules::BLOCK_SORT_MAX_KEYS`] keys take the one-block sort,
+/// which no policy tunes.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::policy::{OnesweepPolicy, RankMethod};
+/// use sort::Order;
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let policy = OnesweepPolicy::new(512, 12, RankMethod::Ballots)?;
+/// let n = 50_000u32;
+/// let keys = DeviceBuffer::from_host(&gpu, &(0..n).map(|i| i % 7).collect::<Vec<_>>())?;
+/// let values = DeviceBuffer::from_host(&gpu, &(0..n).collect::<Vec<_>>())?;
+/// let mut keys_out = DeviceBuffer::<u32>::zeros(&gpu, n as usize)?;
+/// let mut values_out = DeviceBuffer::<u32>::zeros(&gpu, n as usize)?;
+/// sort::sort_pairs_with_policy(&gpu, keys.view(), values.view(), keys_out.view_mut(),
+///                              values_out.view_mut(), Order::Ascending, &policy)?;
+/// assert_eq!(values_out.to_host(&gpu)?[..3], [0, 7, 14]); // stable
+/// # Ok(()) }
+/// ```
+pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    values_in: DeviceView<'_, V>,
+    keys_out: DeviceViewMut<'_, K>,
+    values_out: DeviceViewMut<'_, V>,
+    options: impl Into<SortOptions>,
+    policy: &OnesweepPolicy,
+) -> Result<()> {
     let options = options.into();
     let bits = options.bit_range::<K>()?;
     let width = PayloadWidth::of_bytes(V::BYTES)?;
+    policy.check_for::<K>(Some(width))?;
     let n = keys_in.len();
     check_pair_buffers(&keys_in, &values_in, &keys_out, &values_out)?;
     let (ki, ko) = (keys_in.device_ptr(), keys_out.device_ptr());
@@ -396,6 +471,7 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
         bits.start,
         bits.end,
         plan,
+        policy,
     )?;
     Ok(())
 }
@@ -525,6 +601,7 @@ pub fn sort_keys_in_place<K: SortKey>(
         bits.start,
         bits.end,
         plan,
+        &OnesweepPolicy::default_for::<K>(None),
     )?;
     if target == 1 {
         keys.flip();
@@ -595,6 +672,7 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
         bits.start,
         bits.end,
         plan,
+        &OnesweepPolicy::default_for::<K>(Some(width)),
     )?;
     if target == 1 {
         keys.flip();
@@ -705,7 +783,10 @@ fn onesweep_in_place<K: SortKey>(
     };
     let passes = modules::digit_passes(bits.start, bits.end);
     let plan = in_place_plan(n, passes, current, alternate);
-    let target = onesweep::sort::<K>(gpu, n, width, descending, bits.start, bits.end, plan)?;
+    let policy = OnesweepPolicy::default_for::<K>(width);
+    let target = onesweep::sort::<K>(
+        gpu, n, width, descending, bits.start, bits.end, plan, &policy,
+    )?;
     if target == 1 {
         modules::copy_slot::<K>(
             gpu,

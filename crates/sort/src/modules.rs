@@ -1,29 +1,23 @@
 //! The sort crate's kernel modules and their tuning: one module per key
 //! type and payload (none, or values of 1, 2, 4 or 8 bytes moved as raw
 //! bits), holding the upsweep (which ends with the digit offsets), the
-//! digit pass and the one-block sort for that pair; the keys-only module adds top-k and the
-//! index fill of argsort.
+//! digit pass and the one-block sort for that pair, built with
+//! [`OnesweepPolicy::DEFAULT`]; the keys-only module adds top-k and the
+//! index fill of argsort. Every other [`OnesweepPolicy`] gets a module of
+//! its own per key type and payload with the upsweep and the digit pass
+//! only ([`policy_module`]), cached like every other module.
 
 use gpu_core::{Gpu, Kernel, ModuleSource, Result};
 
 use crate::key::{PayloadWidth, SortKey};
+use crate::policy::{OnesweepPolicy, RankMethod};
 
-/// Threads per block of the digit pass: one per digit.
-pub const PASS_BLOCK_THREADS: u32 = 256;
-/// Keys per thread of the digit pass.
-pub const PASS_ITEMS: u32 = 16;
-/// Keys per tile of the digit pass.
-pub const PASS_TILE: u64 = PASS_BLOCK_THREADS as u64 * PASS_ITEMS as u64;
-/// How the digit pass and the one-block sort find the lanes of a warp that
-/// hold the same digit: `false` builds the mask from one ballot per digit
-/// bit (the default), `true` uses `__match_any_sync` (a tuning switch: the
-/// two are measured against each other on the target GPU).
-pub const RANK_BY_MATCH_ANY: bool = false;
-/// Threads per block of the upsweep (and top-k's histograms and counts).
-pub const UPSWEEP_BLOCK_THREADS: u32 = 256;
-/// Keys per thread per round of the upsweep.
-pub const UPSWEEP_ITEMS: u32 = 16;
-/// Upsweep blocks per SM (the grid strides over the input).
+/// Threads per block of top-k's histograms and counts.
+pub const TOPK_BLOCK_THREADS: u32 = 256;
+/// Keys per thread per round of top-k's histograms and counts.
+pub const TOPK_ITEMS: u32 = 16;
+/// Upsweep (and top-k count) blocks per SM (the grid strides over the
+/// input).
 pub const UPSWEEP_BLOCKS_PER_SM: u64 = 4;
 /// Threads of the one-block sort.
 pub const BLOCK_SORT_THREADS: u32 = 512;
@@ -31,15 +25,15 @@ pub const BLOCK_SORT_THREADS: u32 = 512;
 pub const BLOCK_SORT_ITEMS: u32 = 16;
 /// The largest input the one-block sort takes.
 pub const BLOCK_SORT_MAX_KEYS: usize = (BLOCK_SORT_THREADS * BLOCK_SORT_ITEMS) as usize;
-/// Keys per portion: each digit pass runs one look-back per portion, whose
-/// counts must stay below 2^30; a multiple of the tile.
-pub const PORTION_KEYS: u64 = (1u64 << 28) / PASS_TILE * PASS_TILE;
 /// Threads per block of top-k's filter.
 pub const FILTER_BLOCK_THREADS: u32 = 256;
 /// Keys per thread of top-k's filter.
 pub const FILTER_ITEMS: u32 = 16;
 /// Keys per tile of top-k's filter.
 pub const FILTER_TILE: u64 = FILTER_BLOCK_THREADS as u64 * FILTER_ITEMS as u64;
+/// Keys per portion of top-k's counts and filter: its look-back counts
+/// must stay below 2^30; a multiple of the filter's tile.
+pub const TOPK_PORTION_KEYS: u64 = crate::policy::PORTION_MAX_KEYS / FILTER_TILE * FILTER_TILE;
 
 /// Bytes of the one-block sort's fixed shared storage (warp counters for
 /// 16 warps × 256 digits, 256 digit starts, the block scan's 16 warp
@@ -76,9 +70,10 @@ fn payload_suffix(payload: Option<PayloadWidth>) -> String {
     }
 }
 
-/// The module name for keys `K` and `payload`.
-fn module_name<K: SortKey>(payload: Option<PayloadWidth>) -> String {
-    format!("sort_{}_{}", K::SUFFIX, payload_suffix(payload))
+/// The module name for keys `K`, `payload` and the policy suffix
+/// ([`OnesweepPolicy::suffix`], empty for the default).
+fn module_name<K: SortKey>(payload: Option<PayloadWidth>, policy: &str) -> String {
+    format!("sort_{}_{}{policy}", K::SUFFIX, payload_suffix(payload))
 }
 
 /// The entry points a module can hold.
@@ -108,13 +103,18 @@ pub(crate) enum Entry {
     TopkFilter,
 }
 
-/// The entry name of `entry` in the module of `K` and `payload`.
-pub(crate) fn entry_name<K: SortKey>(entry: Entry, payload: Option<PayloadWidth>) -> String {
+/// The entry name of `entry` in the module of `K`, `payload` and the
+/// policy suffix (which only the upsweep and the pass carry).
+pub(crate) fn entry_name<K: SortKey>(
+    entry: Entry,
+    payload: Option<PayloadWidth>,
+    policy: &str,
+) -> String {
     let k = K::SUFFIX;
     let p = payload_suffix(payload);
     match entry {
-        Entry::Upsweep => format!("sort_upsweep_{k}_{p}"),
-        Entry::Pass => format!("sort_pass_{k}_{p}"),
+        Entry::Upsweep => format!("sort_upsweep_{k}_{p}{policy}"),
+        Entry::Pass => format!("sort_pass_{k}_{p}{policy}"),
         Entry::Block => format!("sort_block_{k}_{p}"),
         Entry::Copy => format!("sort_copy_{k}_{p}"),
         Entry::Segments => format!("sort_segments_{k}_{p}"),
@@ -127,26 +127,36 @@ pub(crate) fn entry_name<K: SortKey>(entry: Entry, payload: Option<PayloadWidth>
     }
 }
 
-/// The module of keys `K` with `payload`.
-pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
+/// The upsweep and the digit pass of keys `K` with `payload` under
+/// `policy` (checked by the caller), with the headers they need, in a
+/// module named `name` (the caller adds the one-block sort and more).
+fn onesweep_module<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+    name: String,
+) -> ModuleSource {
     let k = K::CUDA_TYPE;
     let (v, has) = match payload {
         None => ("u8", "false"),
         Some(width) => (width.cuda_type(), "true"),
     };
-    let e = |entry| entry_name::<K>(entry, payload);
-    let (pb, pi) = (PASS_BLOCK_THREADS, PASS_ITEMS);
-    let (ub, ui) = (UPSWEEP_BLOCK_THREADS, UPSWEEP_ITEMS);
-    let (bb, bi) = (BLOCK_SORT_THREADS, BLOCK_SORT_ITEMS);
-    let mut module = ModuleSource::new(module_name::<K>(payload))
+    let suffix = policy.suffix();
+    let e = |entry| entry_name::<K>(entry, payload, &suffix);
+    let (pb, pi) = (policy.pass_threads(), policy.pass_items());
+    let shared = policy.pass_shared_bytes(K::BYTES, payload.map_or(0, PayloadWidth::bytes));
+    let (ub, ui) = (policy.upsweep_threads(), policy.upsweep_items());
+    ModuleSource::new(name)
         .source(parprims_kernels::WARP)
         .source(parprims_kernels::BLOCK)
         .source(parprims_kernels::TILE_STATUS)
         .source(parprims_kernels::SINGLE_PASS_DIGIT_LOOKBACK)
         .source(parprims_kernels::SORT_RADIX_KEY)
-        .define("SORT_RANK_BY_MATCH_ANY", u32::from(RANK_BY_MATCH_ANY))
+        .define(
+            "SORT_RANK_BY_MATCH_ANY",
+            u32::from(policy.rank() == RankMethod::MatchAny),
+        )
+        .source(parprims_kernels::SORT_WARP_RANK)
         .source(parprims_kernels::SORT_ONESWEEP)
-        .source(parprims_kernels::SORT_BLOCK)
         .entry(
             e(Entry::Upsweep),
             "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist, u64* offsets, u32* done_counter",
@@ -156,9 +166,26 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
         .entry(
             e(Entry::Pass),
             "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
-            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
+            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
             Some(pb),
         )
+}
+
+/// The module of keys `K` with `payload` under [`OnesweepPolicy::DEFAULT`]:
+/// the upsweep, the digit pass, the one-block sort, the segmented sort, the
+/// copy, and for keys alone top-k and the index fill.
+pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
+    let k = K::CUDA_TYPE;
+    let (v, has) = match payload {
+        None => ("u8", "false"),
+        Some(width) => (width.cuda_type(), "true"),
+    };
+    let e = |entry| entry_name::<K>(entry, payload, "");
+    let (ub, ui) = (TOPK_BLOCK_THREADS, TOPK_ITEMS);
+    let (bb, bi) = (BLOCK_SORT_THREADS, BLOCK_SORT_ITEMS);
+    let policy = OnesweepPolicy::DEFAULT;
+    let mut module = onesweep_module::<K>(payload, &policy, module_name::<K>(payload, ""))
+        .source(parprims_kernels::SORT_BLOCK)
         .entry(
             e(Entry::Block),
             "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u32 n, u32 begin_bit, u32 end_bit, u32 descending",
@@ -270,6 +297,32 @@ pub(crate) fn copy_slot<K: SortKey>(
     unsafe { gpu.launch(&kernel, grid_stride_config(gpu, n), &args) }
 }
 
+/// The module of keys `K` with `payload` under `policy`: [`module`] for
+/// [`OnesweepPolicy::DEFAULT`], else a module of the upsweep and the digit
+/// pass alone, its name and entry names suffixed with the policy's shape
+/// (`sort_u32_keys_p384x16m_u256x16`). Refuses a policy that does not fit
+/// the key and value widths.
+///
+/// ```
+/// use sort::policy::{OnesweepPolicy, RankMethod};
+/// let policy = OnesweepPolicy::new(512, 12, RankMethod::MatchAny)?;
+/// let module = sort::modules::policy_module::<u32>(None, &policy)?;
+/// assert_eq!(module.name(), "sort_u32_keys_p512x12m_u256x16");
+/// assert_eq!(module.entries().len(), 2);
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
+pub fn policy_module<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> Result<ModuleSource> {
+    policy.check_for::<K>(payload)?;
+    if *policy == OnesweepPolicy::DEFAULT {
+        return Ok(module::<K>(payload));
+    }
+    let name = module_name::<K>(payload, &policy.suffix());
+    Ok(onesweep_module::<K>(payload, policy, name))
+}
+
 /// The kernel `entry` of the module of `K` and `payload`, compiled and
 /// loaded once per context.
 pub(crate) fn kernel<K: SortKey>(
@@ -277,9 +330,30 @@ pub(crate) fn kernel<K: SortKey>(
     entry: Entry,
     payload: Option<PayloadWidth>,
 ) -> Result<Kernel> {
-    let key = format!("sort/{}", module_name::<K>(payload));
-    gpu.stored_kernel(&key, &entry_name::<K>(entry, payload), || {
+    let key = format!("sort/{}", module_name::<K>(payload, ""));
+    gpu.stored_kernel(&key, &entry_name::<K>(entry, payload, ""), || {
         module::<K>(payload)
+    })
+}
+
+/// The upsweep or digit pass (`entry`) of `K` and `payload` under `policy`
+/// (checked by the caller), compiled and loaded once per context and
+/// policy.
+pub(crate) fn policy_kernel<K: SortKey>(
+    gpu: &Gpu,
+    entry: Entry,
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> Result<Kernel> {
+    debug_assert!(matches!(entry, Entry::Upsweep | Entry::Pass));
+    if *policy == OnesweepPolicy::DEFAULT {
+        return kernel::<K>(gpu, entry, payload);
+    }
+    let suffix = policy.suffix();
+    let key = format!("sort/{}", module_name::<K>(payload, &suffix));
+    let name = module_name::<K>(payload, &suffix);
+    gpu.stored_kernel(&key, &entry_name::<K>(entry, payload, &suffix), || {
+        onesweep_module::<K>(payload, policy, name)
     })
 }
 
@@ -290,7 +364,24 @@ fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
     modules
 }
 
-/// Every module of the default sort and top-k: every key type × payload.
+/// The modules of the tuning sweep's grid ([`crate::policy::sweep_grid`])
+/// other than the default's, for the cases the sweep measures: u32 keys,
+/// u64 keys, u32 keys with 4-byte values (each policy that fits them).
+pub fn sweep_catalog() -> Vec<ModuleSource> {
+    let mut modules = Vec::new();
+    for policy in crate::policy::sweep_grid() {
+        if policy == OnesweepPolicy::DEFAULT {
+            continue;
+        }
+        modules.extend(policy_module::<u32>(None, &policy));
+        modules.extend(policy_module::<u64>(None, &policy));
+        modules.extend(policy_module::<u32>(Some(PayloadWidth::B4), &policy));
+    }
+    modules
+}
+
+/// Every module of the default sort and top-k: every key type × payload,
+/// and the tuning sweep's ([`sweep_catalog`]).
 pub fn kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     modules.extend(modules_of::<u8>());
@@ -303,5 +394,6 @@ pub fn kernel_catalog() -> Vec<ModuleSource> {
     modules.extend(modules_of::<i64>());
     modules.extend(modules_of::<f32>());
     modules.extend(modules_of::<f64>());
+    modules.extend(sweep_catalog());
     modules
 }

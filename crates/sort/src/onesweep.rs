@@ -25,6 +25,12 @@
 //!   one block sorts everything in shared memory, one launch
 //!   (`kernels/cuda/sort/block_sort.cu`).
 //!
+//! Tuning: block threads and keys per thread of the upsweep and the
+//! passes and the warps' peer-mask method come from an
+//! [`OnesweepPolicy`] (module [`crate::policy`]), which also computes every
+//! derived size (tile, portion, look-back rows, the pass's dynamic shared
+//! memory); the entry points take [`OnesweepPolicy::default_for`].
+//!
 //! Temporary storage: the look-back states and counters come from the
 //! stream's scratch arena (reused from call to call, zeroed by one memset
 //! per call); the second look-back state and the offsets from the
@@ -37,10 +43,10 @@ use gpu_core::{DeviceBuffer, Gpu, KernelArgs, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
-    block_sort_shared_bytes, digit_passes, kernel, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS,
-    PASS_BLOCK_THREADS, PASS_TILE, PORTION_KEYS, UPSWEEP_BLOCKS_PER_SM, UPSWEEP_BLOCK_THREADS,
-    UPSWEEP_ITEMS,
+    block_sort_shared_bytes, digit_passes, kernel, policy_kernel, Entry, BLOCK_SORT_MAX_KEYS,
+    BLOCK_SORT_THREADS, UPSWEEP_BLOCKS_PER_SM,
 };
+use crate::policy::OnesweepPolicy;
 
 /// Global bytes a sort of `n` keys of `key_bytes` (values of `value_bytes`,
 /// 0 for none) over `passes` digit passes moves: the upsweep's read of the
@@ -79,9 +85,9 @@ pub(crate) struct Plan {
     pub final_target: usize,
 }
 
-/// Launch geometry of the digit passes for `n` keys: (portions, tiles of
-/// all portions together). Each portion has its own rows of look-back
-/// state (one row of 256 words per tile) in each half of the double state.
+/// Launch geometry of the digit passes for `n` keys under
+/// [`OnesweepPolicy::DEFAULT`]: (portions, tiles of all portions
+/// together); [`OnesweepPolicy::pass_geometry`] for any policy.
 ///
 /// ```
 /// // 2^28 keys: one portion of 65 536 tiles of 4096.
@@ -90,13 +96,13 @@ pub(crate) struct Plan {
 /// assert_eq!(sort::onesweep::pass_geometry(5000), (1, 2));
 /// ```
 pub fn pass_geometry(n: u64) -> (u64, u64) {
-    let portions = n.div_ceil(PORTION_KEYS).max(1);
-    let tiles = n.div_ceil(PASS_TILE).max(1);
-    (portions, tiles)
+    OnesweepPolicy::DEFAULT.pass_geometry(n)
 }
 
-/// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end).
-/// Returns the target holding the result (`plan.final_target`).
+/// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end)
+/// with `policy` (checked here for `K` and `payload`). Returns the target
+/// holding the result (`plan.final_target`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<K: SortKey>(
     gpu: &Gpu,
     n: usize,
@@ -105,8 +111,22 @@ pub(crate) fn sort<K: SortKey>(
     begin_bit: u32,
     end_bit: u32,
     plan: Plan,
+    policy: &OnesweepPolicy,
 ) -> Result<usize> {
+    policy.check_for::<K>(payload)?;
     let value_bytes = payload.map_or(0, PayloadWidth::bytes);
+    let pass_shared = policy.pass_shared_bytes(K::BYTES, value_bytes);
+    if pass_shared as usize > gpu.info().shared_per_block_optin {
+        return Err(gpu_core::Error::invalid(
+            "policy",
+            format!(
+                "{}: the digit pass needs {pass_shared} bytes of shared memory per block, this \
+                 GPU allows {}",
+                policy.name(),
+                gpu.info().shared_per_block_optin
+            ),
+        ));
+    }
     if n <= BLOCK_SORT_MAX_KEYS {
         let target = plan.targets[plan.final_target];
         let kernel = kernel::<K>(gpu, Entry::Block, payload)?;
@@ -136,13 +156,16 @@ pub(crate) fn sort<K: SortKey>(
 
     let n64 = n as u64;
     let passes = digit_passes(begin_bit, end_bit);
-    let (portions, rows) = pass_geometry(n64);
-    let portion_rows = PORTION_KEYS / PASS_TILE;
+    let (portions, rows) = policy.pass_geometry(n64);
+    let portion_keys = policy.portion_keys();
+    let portion_rows = policy.portion_tiles();
+    let tile = policy.tile();
     let launches = passes as u64 * portions;
     let hist_words = launches * 256; // u32
     let counter_words = launches + 1; // u32: a tile counter per launch, the upsweep's done counter
-    let state_words = rows * 256; // u32 per half: every portion's rows
-                                  // Zeroed: histogram, tile counters, the first look-back state (u32s).
+    let state_words = policy.lookback_state_words(n64); // u32 per half: every portion's rows
+    debug_assert_eq!(state_words, rows * 256);
+    // Zeroed: histogram, tile counters, the first look-back state (u32s).
     let zeroed_u32 = hist_words + counter_words + state_words;
     let zeroed_u64 = usize::try_from(zeroed_u32.div_ceil(2)).map_err(|_| too_large(n))?;
     // From the pool: the offsets (u64) and the second state (u32s).
@@ -160,8 +183,8 @@ pub(crate) fn sort<K: SortKey>(
     let offsets = pooled_base;
     let state_b = pooled_base + 8 * offsets_u64;
 
-    let upsweep = kernel::<K>(gpu, Entry::Upsweep, payload)?;
-    let pass = kernel::<K>(gpu, Entry::Pass, payload)?;
+    let upsweep = policy_kernel::<K>(gpu, Entry::Upsweep, payload, policy)?;
+    let pass = policy_kernel::<K>(gpu, Entry::Pass, payload, policy)?;
 
     gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
         let base = zeroed.device_ptr();
@@ -170,20 +193,20 @@ pub(crate) fn sort<K: SortKey>(
         let done_counter = counters + 4 * launches;
         let state_a = counters + 4 * counter_words;
 
-        let chunk = UPSWEEP_BLOCK_THREADS as u64 * UPSWEEP_ITEMS as u64;
+        let chunk = policy.upsweep_chunk();
         let blocks_x = n64
-            .min(PORTION_KEYS)
+            .min(portion_keys)
             .div_ceil(chunk)
             .clamp(1, UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64);
         let config = LaunchConfig {
             grid: (blocks_x as u32, portions as u32, 1),
-            block: (UPSWEEP_BLOCK_THREADS, 1, 1),
+            block: (policy.upsweep_threads(), 1, 1),
             shared_bytes: 0,
         };
         let mut args = KernelArgs::new();
         args.scalar(plan.source.keys)
             .scalar(n64)
-            .scalar(PORTION_KEYS)
+            .scalar(portion_keys)
             .scalar(begin_bit)
             .scalar(end_bit)
             .scalar(passes)
@@ -208,9 +231,9 @@ pub(crate) fn sort<K: SortKey>(
             // final_target.
             let target = plan.targets[(plan.final_target + (passes - 1 - p) as usize) % 2];
             for portion in 0..portions {
-                let first = portion * PORTION_KEYS;
-                let count = (n64 - first).min(PORTION_KEYS);
-                let tiles = count.div_ceil(PASS_TILE);
+                let first = portion * portion_keys;
+                let count = (n64 - first).min(portion_keys);
+                let tiles = count.div_ceil(tile);
                 let row = p as u64 * portions + portion;
                 // This portion's rows in each half of the double state:
                 // pass p uses half p mod 2 and clears the same rows of the
@@ -219,8 +242,8 @@ pub(crate) fn sort<K: SortKey>(
                 let state_offset = 4 * 256 * portion * portion_rows;
                 let config = LaunchConfig {
                     grid: (tiles as u32, 1, 1),
-                    block: (PASS_BLOCK_THREADS, 1, 1),
-                    shared_bytes: 0,
+                    block: (policy.pass_threads(), 1, 1),
+                    shared_bytes: pass_shared,
                 };
                 let mut args = KernelArgs::new();
                 args.scalar(source.keys + first * K::BYTES as u64)
@@ -261,7 +284,11 @@ pub(crate) fn sort<K: SortKey>(
                 // half, which the previous pass used for this portion and
                 // has finished with (stream order) and the next pass uses.
                 // Source and target are different buffers (the plan
-                // alternates them).
+                // alternates them). The block of policy.pass_threads()
+                // threads gets pass_shared bytes of dynamic shared memory:
+                // the policy's size of the kernel's storage, which the
+                // kernel checks at compile time (SHARED_BYTES), within the
+                // device's opt-in limit (checked above).
                 unsafe { gpu.launch(&pass, config, &args)? };
             }
             source = target;

@@ -20,8 +20,8 @@ use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, 
 
 use crate::key::SortKey;
 use crate::modules::{
-    kernel, Entry, FILTER_BLOCK_THREADS, FILTER_TILE, PORTION_KEYS, UPSWEEP_BLOCKS_PER_SM,
-    UPSWEEP_BLOCK_THREADS, UPSWEEP_ITEMS,
+    kernel, Entry, FILTER_BLOCK_THREADS, FILTER_TILE, TOPK_BLOCK_THREADS, TOPK_ITEMS,
+    TOPK_PORTION_KEYS, UPSWEEP_BLOCKS_PER_SM,
 };
 use crate::{check_disjoint, Order, SortOptions};
 
@@ -98,11 +98,11 @@ pub fn top_k_into<K: SortKey>(
     }
     let n64 = n as u64;
     let descending = u32::from(largest);
-    let portions = n64.div_ceil(PORTION_KEYS);
+    let portions = n64.div_ceil(TOPK_PORTION_KEYS);
     let total_tiles: u64 = (0..portions)
         .map(|p| {
-            (n64 - p * PORTION_KEYS)
-                .min(PORTION_KEYS)
+            (n64 - p * TOPK_PORTION_KEYS)
+                .min(TOPK_PORTION_KEYS)
                 .div_ceil(FILTER_TILE)
         })
         .sum();
@@ -122,7 +122,7 @@ pub fn top_k_into<K: SortKey>(
     let choose = kernel::<K>(gpu, Entry::TopkSelect, None)?;
     let count = kernel::<K>(gpu, Entry::TopkCount, None)?;
     let filter = kernel::<K>(gpu, Entry::TopkFilter, None)?;
-    let chunk = UPSWEEP_BLOCK_THREADS as u64 * UPSWEEP_ITEMS as u64;
+    let chunk = TOPK_BLOCK_THREADS as u64 * TOPK_ITEMS as u64;
     let max_blocks = UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64;
 
     gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
@@ -133,7 +133,7 @@ pub fn top_k_into<K: SortKey>(
 
         let config = LaunchConfig {
             grid: (n64.div_ceil(chunk).clamp(1, max_blocks) as u32, 1, 1),
-            block: (UPSWEEP_BLOCK_THREADS, 1, 1),
+            block: (TOPK_BLOCK_THREADS, 1, 1),
             shared_bytes: 0,
         };
         let one_block = LaunchConfig {
@@ -164,17 +164,19 @@ pub fn top_k_into<K: SortKey>(
 
         let config = LaunchConfig {
             grid: (
-                n64.min(PORTION_KEYS).div_ceil(chunk).clamp(1, max_blocks) as u32,
+                n64.min(TOPK_PORTION_KEYS)
+                    .div_ceil(chunk)
+                    .clamp(1, max_blocks) as u32,
                 portions as u32,
                 1,
             ),
-            block: (UPSWEEP_BLOCK_THREADS, 1, 1),
+            block: (TOPK_BLOCK_THREADS, 1, 1),
             shared_bytes: 0,
         };
         let mut args = KernelArgs::new();
         args.scalar(ki)
             .scalar(n64)
-            .scalar(PORTION_KEYS)
+            .scalar(TOPK_PORTION_KEYS)
             .scalar(descending)
             .scalar(select_ptr)
             .scalar(counts);
@@ -185,8 +187,8 @@ pub fn top_k_into<K: SortKey>(
 
         let mut state_row = 0u64;
         for portion in 0..portions {
-            let first = portion * PORTION_KEYS;
-            let items = (n64 - first).min(PORTION_KEYS);
+            let first = portion * TOPK_PORTION_KEYS;
+            let items = (n64 - first).min(TOPK_PORTION_KEYS);
             let tiles = items.div_ceil(FILTER_TILE);
             let config = LaunchConfig {
                 grid: (tiles as u32, 1, 1),

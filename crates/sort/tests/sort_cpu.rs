@@ -6,10 +6,9 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use sort::key::{PayloadWidth, SortKey};
-use sort::modules::{
-    block_sort_shared_bytes, digit_passes, BLOCK_SORT_MAX_KEYS, PASS_TILE, PORTION_KEYS,
-};
+use sort::modules::{block_sort_shared_bytes, digit_passes, BLOCK_SORT_MAX_KEYS};
 use sort::onesweep::{pass_geometry, pass_target};
+use sort::policy::OnesweepPolicy;
 use sort::{cpu, Order, SortOptions};
 
 /// `total_cmp` with every NaN (either sign) equal and after everything.
@@ -211,15 +210,14 @@ fn geometry() {
     assert_eq!(digit_passes(0, 64), 8);
     assert_eq!(digit_passes(7, 9), 1);
     assert_eq!(digit_passes(0, 1), 1);
-    assert_eq!(PASS_TILE, 4096);
-    assert_eq!(PORTION_KEYS % PASS_TILE, 0);
-    const { assert!(PORTION_KEYS < 1 << 30, "look-back counts are 30 bits") };
+    let tile = OnesweepPolicy::DEFAULT.tile();
+    let portion = OnesweepPolicy::DEFAULT.portion_keys();
+    assert_eq!(tile, 4096);
+    assert_eq!(portion % tile, 0);
+    assert!(portion < 1 << 30, "look-back counts are 30 bits");
     assert_eq!(pass_geometry(1), (1, 1));
-    assert_eq!(pass_geometry(PASS_TILE + 1), (1, 2));
-    assert_eq!(
-        pass_geometry(3 * PORTION_KEYS + 5),
-        (4, 3 * PORTION_KEYS / PASS_TILE + 1)
-    );
+    assert_eq!(pass_geometry(tile + 1), (1, 2));
+    assert_eq!(pass_geometry(3 * portion + 5), (4, 3 * portion / tile + 1));
     // Every pass alternates, the last on the final target.
     for passes in 1..=8 {
         for last in 0..2 {

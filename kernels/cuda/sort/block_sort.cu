@@ -6,13 +6,14 @@
 //
 // Per pass: keys sit in registers in warp-striped order (item j of lane L
 // of warp w is position w·32·ITEMS + 32·j + L of the current sequence);
-// each is ranked by digit (warp-private counters, warp_digit_peers), the
+// each is ranked by digit (warp_rank_digit, sort/warp_rank.cuh), the
 // 256 digit counts are scanned across warps and digits, keys (then values)
 // are written to their slots of the shared exchange and read back in the
 // same striped order for the next pass. Dynamic shared memory:
 // BlockSortStorage + BLOCK·ITEMS·max(key, value) bytes of exchange.
 //
-// Needs COMMON, WARP, BLOCK, SORT_RADIX_KEY, SORT_ONESWEEP (sort_digit_of).
+// Needs COMMON, WARP, BLOCK, SORT_RADIX_KEY, SORT_WARP_RANK, SORT_ONESWEEP
+// (sort_digit_of).
 
 template <int BLOCK>
 struct BlockSortStorage {
@@ -39,7 +40,6 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
     const u32 lane = tid & 31u;
     const u32 warp = tid >> 5;
     const bool desc = descending != 0u;
-    const u32 lanes_below = (1u << lane) - 1u;
 
     K key[ITEMS];
     V value[ITEMS];
@@ -60,16 +60,7 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
             const u32 digit = idx < n ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                                       : (u32)SORT_RADIX;
-            const u32 peers = warp_digit_peers(digit, width);
-            const u32 leader = (u32)__ffs(peers) - 1u;
-            u32 old = 0u;
-            if (lane == leader && digit < SORT_RADIX) {
-                old = my_counts[digit];
-                my_counts[digit] = old + (u32)__popc(peers);
-            }
-            old = __shfl_sync(PARPRIMS_FULL_WARP, old, (int)leader);
-            slot[j] = old + (u32)__popc(peers & lanes_below);
-            __syncwarp();
+            slot[j] = warp_rank_digit(my_counts, digit, width);
         }
         __syncthreads();
         u32 total = 0u;

@@ -10,12 +10,19 @@
 //      portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, ranks its keys by digit in shared
-//      memory (warp-private counters, ballot-built peer masks, stable), publishes
-//      its 256 digit counts, looks back over its predecessors one digit per
-//      thread (single_pass/digit_lookback.cuh) for its global offset per
-//      digit, and scatters keys (then values) through shared memory so that
-//      the global writes of each digit run are contiguous. One read and one
-//      write of the keys (and values) per pass.
+//      memory (sort/warp_rank.cuh: warp-private counters, peer masks by
+//      ballots or match-any, stable), publishes its 256 digit counts, looks
+//      back over its predecessors one digit per thread (threads 0 … 255 of
+//      a block of BLOCK ≥ 256; single_pass/digit_lookback.cuh) for its
+//      global offset per digit, and scatters keys (then values) through
+//      shared memory so that the global writes of each digit run are
+//      contiguous. One read and one write of the keys (and values) per pass.
+//
+// The tuning (block threads and items per thread of the upsweep and the
+// pass, the peer-mask method) comes from the host's OnesweepPolicy as
+// template arguments and SORT_RANK_BY_MATCH_ANY; the pass's shared storage
+// is dynamic, its size computed by the policy on the host (checked here
+// against the storage at compile time).
 //
 // Portions: look-back counts are 30 bits, so the host runs each pass over
 // portions of at most PORTION_KEYS keys (a multiple of the tile), one
@@ -37,9 +44,8 @@
 // the LSD sort is.
 //
 // Needs COMMON, WARP, BLOCK, TILE_STATUS, SINGLE_PASS_DIGIT_LOOKBACK,
-// SORT_RADIX_KEY.
+// SORT_RADIX_KEY, SORT_WARP_RANK (SORT_RADIX, the ranking).
 
-#define SORT_RADIX 256
 #define SORT_MAX_PASSES 8
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
@@ -48,52 +54,29 @@ __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
     return (u32)(image >> shift) & ((1u << width) - 1u);
 }
 
-// The lanes of the warp whose `digit` equals this lane's (digit < 2^width,
-// or SORT_RADIX for a lane without a key, whose group is the lanes without
-// keys). SORT_RANK_BY_MATCH_ANY = 1 uses __match_any_sync; the default
-// builds the mask from `width` ballots, one per digit bit (and one of the
-// lanes holding keys), as the Onesweep paper's warp-level multi-split does.
-#ifndef SORT_RANK_BY_MATCH_ANY
-#define SORT_RANK_BY_MATCH_ANY 0
-#endif
-__device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
-#if SORT_RANK_BY_MATCH_ANY
-    (void)width;
-    return __match_any_sync(PARPRIMS_FULL_WARP, digit);
-#else
-    const u32 with_keys = __ballot_sync(PARPRIMS_FULL_WARP, digit < SORT_RADIX);
-    u32 peers = digit < SORT_RADIX ? with_keys : ~with_keys;
-#pragma unroll
-    for (u32 b = 0; b < 8u; ++b) {
-        if (b < width) {  // width is the same in every lane
-            const u32 bit = (digit >> b) & 1u;
-            const u32 ones = __ballot_sync(PARPRIMS_FULL_WARP, bit != 0u);
-            peers &= bit ? ones : ~ones;
-        }
-    }
-    return peers;
-#endif
-}
-
-// Digit offsets of one pass's first portion, by a block of 256 threads,
-// thread d: offsets[pass · portions · 256 + d] = the keys of digits < d
+// Digit offsets of one pass's first portion, by a block of BLOCK ≥ 256
+// threads, thread d < 256: offsets[pass · portions · 256 + d] = the keys of
+// digits < d (threads past 255 add nothing to the scan and write nothing)
 // (u64: the histogram's u32 counters are per portion, below 2^28 each, and
 // are summed here). The rows of later portions are written by the digit
 // pass (the last tile of the portion before). The histogram is read with
 // ld.global.cg (from L2, where the upsweep's atomics landed). Ends with a
 // barrier, so `storage` may be reused at once.
+template <int BLOCK>
 __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restrict__ offsets,
                                                    u32 portions, u32 pass,
-                                                   typename BlockScan<u64, sum_op<u64>, SORT_RADIX>::Storage& storage) {
-    typedef BlockScan<u64, sum_op<u64>, SORT_RADIX> Scan;
+                                                   typename BlockScan<u64, sum_op<u64>, BLOCK>::Storage& storage) {
+    typedef BlockScan<u64, sum_op<u64>, BLOCK> Scan;
     const u32 d = threadIdx.x;
     const u64 row = (u64)pass * portions;
     u64 total = 0;
-    for (u32 p = 0; p < portions; ++p) total += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
+    if (d < SORT_RADIX) {
+        for (u32 p = 0; p < portions; ++p) total += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
+    }
     u64 all;
     u64 running = Scan::exclusive_scan(total, storage, all);
     if (d == 0) running = 0;
-    offsets[row * SORT_RADIX + d] = running;
+    if (d < SORT_RADIX) offsets[row * SORT_RADIX + d] = running;
     __syncthreads();
 }
 
@@ -107,7 +90,8 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
                                              u32 begin_bit, u32 end_bit, u32 passes,
                                              u32 descending, u32* hist, u64* __restrict__ offsets,
                                              u32* done_counter) {
-    static_assert(BLOCK == SORT_RADIX, "the last block scans with one thread per digit");
+    static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0,
+                  "whole warps, and a thread per digit for the last block's scan");
     typedef typename radix_key<K>::bits_t bits_t;
     __shared__ u32 counts[SORT_MAX_PASSES * SORT_RADIX];
     for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) counts[i] = 0u;
@@ -157,7 +141,7 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
     // every thread's atomics are made visible before its block takes a
     // ticket (the fence), and the block with the last ticket reads them.
     __shared__ u32 last_block;
-    __shared__ typename BlockScan<u64, sum_op<u64>, SORT_RADIX>::Storage scan_storage;
+    __shared__ typename BlockScan<u64, sum_op<u64>, BLOCK>::Storage scan_storage;
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -168,10 +152,12 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
     if (last_block == 0u) return;
     __threadfence();
     for (u32 pass = 0; pass < passes; ++pass)
-        sort_digit_offsets(hist, offsets, portions, pass, scan_storage);
+        sort_digit_offsets<BLOCK>(hist, offsets, portions, pass, scan_storage);
 }
 
-// Shared memory of the digit pass.
+// Shared memory of the digit pass (dynamic: the host's
+// OnesweepPolicy::pass_shared_bytes is its size, field by field in this
+// order, each aligned to its type).
 template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
 struct OnesweepStorage {
     static constexpr int WARPS = BLOCK / 32;
@@ -195,18 +181,23 @@ struct OnesweepStorage {
 // zero before the launch; state: this launch's look-back rows (zero);
 // next_state: the other half of the double state, whose rows below
 // state_rows this launch zeroes for the next one. Grid: one block per
-// tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK = 256 threads.
-template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS>
+// tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK ≥ 256 threads (thread
+// d < 256 owns digit d in the look-back), SHARED_BYTES ≥ sizeof(Storage)
+// of dynamic shared memory.
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS, int SHARED_BYTES>
 __device__ __forceinline__ void sort_onesweep_pass(
     const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ values_in,
     V* __restrict__ values_out, u64 count, u32 shift, u32 width, u32 descending,
     const u64* __restrict__ digit_offsets, u64* __restrict__ next_portion_offsets,
     u32* tile_counter, u32* state, u32* next_state, u64 state_rows) {
-    static_assert(BLOCK == SORT_RADIX, "one thread per digit");
+    static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0, "whole warps, a thread per digit");
     typedef OnesweepStorage<K, V, HAS_VALUES, BLOCK, ITEMS> Storage;
+    static_assert(sizeof(Storage) <= SHARED_BYTES,
+                  "the host's pass_shared_bytes must cover the storage");
     constexpr int WARP_ITEMS = 32 * ITEMS;
     constexpr int TILE = Storage::TILE;
-    __shared__ Storage s;
+    extern __shared__ u64 onesweep_shared[];
+    Storage& s = *reinterpret_cast<Storage*>(onesweep_shared);
     const u32 tid = threadIdx.x;
     const u32 lane = tid & 31u;
     const u32 warp = tid >> 5;
@@ -230,9 +221,8 @@ __device__ __forceinline__ void sort_onesweep_pass(
         key[j] = idx < tile_count ? keys_in[tile_base + idx] : (K)0;
     }
 
-    // Rank within the warp: peers holding the same digit in this item row
-    // are counted in lane order; the lowest peer bumps the warp's counter.
-    const u32 lanes_below = (1u << lane) - 1u;
+    // Rank within the warp, row by row (sort/warp_rank.cuh): the rank of
+    // item j among the warp's keys of its digit.
     u32* my_counts = s.warp_counts + warp * SORT_RADIX;
     u32 slot[ITEMS];
 #pragma unroll
@@ -241,45 +231,43 @@ __device__ __forceinline__ void sort_onesweep_pass(
         const u32 digit = idx < tile_count
                               ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                               : (u32)SORT_RADIX;
-        const u32 peers = warp_digit_peers(digit, width);
-        const u32 leader = (u32)__ffs(peers) - 1u;
-        u32 old = 0u;
-        if (lane == leader && digit < SORT_RADIX) {
-            old = my_counts[digit];
-            my_counts[digit] = old + (u32)__popc(peers);
-        }
-        old = __shfl_sync(PARPRIMS_FULL_WARP, old, (int)leader);
-        slot[j] = old + (u32)__popc(peers & lanes_below);
-        __syncwarp();
+        slot[j] = warp_rank_digit(my_counts, digit, width);
     }
     __syncthreads();
 
-    // Thread d owns digit d: exclusive counts over warps, the tile's count,
-    // publication, tile-local start, look-back, global base.
+    // Thread d < 256 owns digit d: exclusive counts over warps, the tile's
+    // count, publication, tile-local start, look-back, global base. Threads
+    // past 255 only add zeros to the block scan, after every digit.
     const u32 d = tid;
+    const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
     u32 total = 0u;
+    if (owns_digit) {
 #pragma unroll
-    for (int w = 0; w < Storage::WARPS; ++w) {
-        const u32 c = s.warp_counts[w * SORT_RADIX + d];
-        s.warp_counts[w * SORT_RADIX + d] = total;
-        total += c;
+        for (int w = 0; w < Storage::WARPS; ++w) {
+            const u32 c = s.warp_counts[w * SORT_RADIX + d];
+            s.warp_counts[w * SORT_RADIX + d] = total;
+            total += c;
+        }
+        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE,
+                                  total);
     }
-    digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
     u32 all;
     u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
     if (d == 0) start = 0u;
-    s.tile_start[d] = start;
-    u32 before = 0u;
-    if (tile > 0) {
-        before = digit_lookback<SORT_RADIX>(state, tile, d);
-        digit_publish<SORT_RADIX>(state, tile, d, DIGIT_PREFIX, before + total);
+    if (owns_digit) {
+        s.tile_start[d] = start;
+        u32 before = 0u;
+        if (tile > 0) {
+            before = digit_lookback<SORT_RADIX>(state, tile, d);
+            digit_publish<SORT_RADIX>(state, tile, d, DIGIT_PREFIX, before + total);
+        }
+        const u64 first_position = digit_offsets[d];
+        s.scatter_base[d] = first_position + (u64)before - (u64)start;
+        // The last tile's inclusive count (before + total) is the portion's
+        // count of digit d: the next portion's keys of digit d follow them.
+        if (next_portion_offsets != nullptr && tile == num_tiles - 1)
+            next_portion_offsets[d] = first_position + (u64)before + (u64)total;
     }
-    const u64 first_position = digit_offsets[d];
-    s.scatter_base[d] = first_position + (u64)before - (u64)start;
-    // The last tile's inclusive count (before + total) is the portion's
-    // count of digit d: the next portion's keys of digit d follow them.
-    if (next_portion_offsets != nullptr && tile == num_tiles - 1)
-        next_portion_offsets[d] = first_position + (u64)before + (u64)total;
     __syncthreads();
 
     // Keys into their sorted slots, then out: consecutive slots of one digit

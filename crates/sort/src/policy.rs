@@ -1,0 +1,425 @@
+//! The default sort's tuning knobs, for experts and the tuning sweep
+//! (`examples/sort_tune.rs`): the Onesweep radix sort's [`OnesweepPolicy`]
+//! as data. A caller who only sorts never needs this module (every entry
+//! point takes [`OnesweepPolicy::default_for`]); one who tunes passes a
+//! policy to [`sort_keys_with_policy`](crate::sort_keys_with_policy) or
+//! [`sort_pairs_with_policy`](crate::sort_pairs_with_policy), and a policy
+//! given is used or refused with a typed error, never dropped.
+//!
+//! | knob | values | what it changes |
+//! |---|---|---|
+//! | pass threads | 256, 384, 512 | warps per tile (threads 0 … 255 own a digit each in the look-back) |
+//! | pass items | 1 … 32 per thread | keys per tile = threads × items, bounded by the shared-memory budget for the key and value widths |
+//! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
+//! | upsweep threads, items | 256, 384, 512; 1 … 32 | the all-digit histogram's block and keys per thread per round |
+//!
+//! Every size the host derives from a policy (tile, portion, look-back
+//! state rows, dynamic shared memory of the pass) is computed here, in one
+//! place. The inputs of at most [`crate::modules::BLOCK_SORT_MAX_KEYS`]
+//! keys take the one-block sort, whose shape is fixed: a policy tunes the
+//! upsweep and the digit passes only.
+
+use gpu_core::{Error, Result};
+
+use crate::key::{PayloadWidth, SortKey};
+
+/// How a warp finds the lanes whose key has the same digit as its own
+/// (`kernels/cuda/sort/warp_rank.cuh`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RankMethod {
+    /// One ballot of the lanes holding keys and one per digit bit (9 for an
+    /// 8-bit digit), the masks combined per lane.
+    #[default]
+    Ballots,
+    /// One `__match_any_sync` on the digit.
+    MatchAny,
+}
+
+impl RankMethod {
+    /// Both methods.
+    pub const ALL: [RankMethod; 2] = [RankMethod::Ballots, RankMethod::MatchAny];
+
+    /// The name in tables and module names.
+    ///
+    /// ```
+    /// assert_eq!(sort::policy::RankMethod::MatchAny.name(), "match-any");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            RankMethod::Ballots => "ballots",
+            RankMethod::MatchAny => "match-any",
+        }
+    }
+}
+
+/// The block sizes a pass or upsweep may have: whole warps, at least one
+/// thread per digit, at most 512 (the warp counters of 16 warps take
+/// 16 KiB of shared memory).
+pub const BLOCK_THREADS_CHOICES: [u32; 3] = [256, 384, 512];
+
+/// Most keys per thread of the pass and the upsweep (register arrays).
+pub const MAX_ITEMS: u32 = 32;
+
+/// Most dynamic shared memory a digit pass may take, bytes: 99 KiB, the
+/// smallest opt-in limit per block of the GPUs from sm_80 on (sm_86 and
+/// sm_89; sm_80 allows 163 KiB, sm_90 227 KiB). The launch also checks the
+/// device's own limit.
+pub const PASS_SHARED_BUDGET_BYTES: u32 = 99 << 10;
+
+/// Keys a portion may hold at most: a pass's look-back counts are 30 bits
+/// (`kernels/cuda/single_pass/digit_lookback.cuh`), and portions of at most
+/// 2^28 keys keep them well below.
+pub const PORTION_MAX_KEYS: u64 = 1 << 28;
+
+/// Look-back counts are below this (30 bits).
+pub const LOOKBACK_COUNT_LIMIT: u64 = 1 << 30;
+
+/// The Onesweep sort's tuning: the digit pass's block threads, keys per
+/// thread and [`RankMethod`], the upsweep's block threads and keys per
+/// thread. Built by [`OnesweepPolicy::new`] (checked), checked against the
+/// key and value widths by [`OnesweepPolicy::check_widths`].
+///
+/// ```
+/// use sort::policy::{OnesweepPolicy, RankMethod};
+/// let policy = OnesweepPolicy::new(384, 16, RankMethod::MatchAny)?;
+/// assert_eq!(policy.tile(), 6144);
+/// assert_eq!(policy.portion_keys() % policy.tile(), 0);
+/// assert!(OnesweepPolicy::new(320, 16, RankMethod::Ballots).is_err());
+/// // 512 × 32 u64 keys and values do not fit the shared-memory budget.
+/// let wide = OnesweepPolicy::new(512, 32, RankMethod::Ballots)?;
+/// assert!(wide.check_widths(8, 8).is_err());
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OnesweepPolicy {
+    pass_threads: u32,
+    pass_items: u32,
+    rank: RankMethod,
+    upsweep_threads: u32,
+    upsweep_items: u32,
+}
+
+impl OnesweepPolicy {
+    /// The configuration every entry point uses: passes of 256 threads × 16
+    /// keys ranked by ballots, an upsweep of 256 threads × 16 keys.
+    pub const DEFAULT: OnesweepPolicy = OnesweepPolicy {
+        pass_threads: 256,
+        pass_items: 16,
+        rank: RankMethod::Ballots,
+        upsweep_threads: 256,
+        upsweep_items: 16,
+    };
+
+    /// A policy with these digit passes and the default upsweep, checked:
+    /// `pass_threads` one of [`BLOCK_THREADS_CHOICES`], `pass_items` in
+    /// 1 ..= [`MAX_ITEMS`], and the pass's shared memory for the narrowest
+    /// keys (1 byte) within [`PASS_SHARED_BUDGET_BYTES`]; wider keys and
+    /// values are checked by [`OnesweepPolicy::check_widths`].
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, RankMethod};
+    /// assert_eq!(OnesweepPolicy::new(256, 16, RankMethod::Ballots)?, OnesweepPolicy::DEFAULT);
+    /// assert!(OnesweepPolicy::new(256, 0, RankMethod::Ballots).is_err());
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
+    pub fn new(pass_threads: u32, pass_items: u32, rank: RankMethod) -> Result<Self> {
+        let policy = OnesweepPolicy {
+            pass_threads,
+            pass_items,
+            rank,
+            ..OnesweepPolicy::DEFAULT
+        };
+        policy.check()?;
+        Ok(policy)
+    }
+
+    /// This policy with the upsweep's block threads (one of
+    /// [`BLOCK_THREADS_CHOICES`]) and keys per thread per round (1 ..=
+    /// [`MAX_ITEMS`]), checked.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// let p = OnesweepPolicy::DEFAULT.with_upsweep(512, 8)?;
+    /// assert_eq!((p.upsweep_threads(), p.upsweep_items()), (512, 8));
+    /// assert!(OnesweepPolicy::DEFAULT.with_upsweep(128, 16).is_err());
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
+    pub fn with_upsweep(self, threads: u32, items: u32) -> Result<Self> {
+        let policy = OnesweepPolicy {
+            upsweep_threads: threads,
+            upsweep_items: items,
+            ..self
+        };
+        policy.check()?;
+        Ok(policy)
+    }
+
+    /// The policy the entry points use for keys `K` with `payload` (values
+    /// of that width, or none): today [`OnesweepPolicy::DEFAULT`] for every
+    /// pair, until measurements choose otherwise (`docs/sort.md`).
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// assert_eq!(OnesweepPolicy::default_for::<u64>(None), OnesweepPolicy::DEFAULT);
+    /// ```
+    pub fn default_for<K: SortKey>(payload: Option<PayloadWidth>) -> Self {
+        let _ = (K::BYTES, payload);
+        OnesweepPolicy::DEFAULT
+    }
+
+    /// Threads per block of the digit pass.
+    pub fn pass_threads(&self) -> u32 {
+        self.pass_threads
+    }
+
+    /// Keys per thread of the digit pass.
+    pub fn pass_items(&self) -> u32 {
+        self.pass_items
+    }
+
+    /// How the pass's warps find their peers.
+    pub fn rank(&self) -> RankMethod {
+        self.rank
+    }
+
+    /// Threads per block of the upsweep.
+    pub fn upsweep_threads(&self) -> u32 {
+        self.upsweep_threads
+    }
+
+    /// Keys per thread per round of the upsweep.
+    pub fn upsweep_items(&self) -> u32 {
+        self.upsweep_items
+    }
+
+    /// Keys per tile of the digit pass: threads × items.
+    pub fn tile(&self) -> u64 {
+        self.pass_threads as u64 * self.pass_items as u64
+    }
+
+    /// Keys per portion: the most whole tiles within
+    /// [`PORTION_MAX_KEYS`] (each digit pass runs one look-back per
+    /// portion).
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// assert_eq!(OnesweepPolicy::DEFAULT.portion_keys(), 1 << 28);
+    /// ```
+    pub fn portion_keys(&self) -> u64 {
+        PORTION_MAX_KEYS / self.tile() * self.tile()
+    }
+
+    /// Tiles (look-back state rows) of a full portion.
+    pub fn portion_tiles(&self) -> u64 {
+        self.portion_keys() / self.tile()
+    }
+
+    /// Keys per block per round of the upsweep.
+    pub fn upsweep_chunk(&self) -> u64 {
+        self.upsweep_threads as u64 * self.upsweep_items as u64
+    }
+
+    /// Launch geometry of the digit passes for `n` keys: (portions, tiles
+    /// of all portions together). Each portion has its own rows of
+    /// look-back state (one row of 256 words per tile) in each half of the
+    /// double state.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// let p = OnesweepPolicy::DEFAULT;
+    /// // 2^28 keys: one portion of 65 536 tiles of 4096.
+    /// assert_eq!(p.pass_geometry(1 << 28), (1, 65_536));
+    /// assert_eq!(p.pass_geometry((1 << 28) + 1), (2, 65_537));
+    /// assert_eq!(p.pass_geometry(5000), (1, 2));
+    /// ```
+    pub fn pass_geometry(&self, n: u64) -> (u64, u64) {
+        let portion = self.portion_keys();
+        let portions = n.div_ceil(portion).max(1);
+        // Every portion but the last is whole tiles.
+        let tiles = n.div_ceil(self.tile()).max(1);
+        (portions, tiles)
+    }
+
+    /// Words (u32) of one half of the double look-back state for `n` keys:
+    /// 256 per tile of every portion.
+    pub fn lookback_state_words(&self, n: u64) -> u64 {
+        self.pass_geometry(n).1 * 256
+    }
+
+    /// Dynamic shared memory of the digit pass for keys of `key_bytes` and
+    /// values of `value_bytes` (0 for none), bytes: the layout of
+    /// `OnesweepStorage` in `kernels/cuda/sort/onesweep.cu`, field by field
+    /// (the kernel checks at compile time that this covers it).
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// // u32 keys alone: 8 warps' counters, starts, bases, the 16 KiB
+    /// // exchange, one byte of slot digits, the scan's 8 totals, the tile.
+    /// assert_eq!(OnesweepPolicy::DEFAULT.pass_shared_bytes(4, 0),
+    ///            8192 + 1024 + 2048 + 16_384 + 4 + 32 + 4);
+    /// ```
+    pub fn pass_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        let warps = (self.pass_threads / 32) as u64;
+        let tile = self.tile();
+        let exchange_bytes = key_bytes.max(value_bytes) as u64;
+        let round = |x: u64, to: u64| x.div_ceil(to) * to;
+        let counters = 4 * warps * 256 + 4 * 256 + 8 * 256;
+        let exchange = round(tile * exchange_bytes, 8);
+        let slot_digits = if value_bytes > 0 { tile } else { 1 };
+        let scan_and_tile = 4 * warps + 4;
+        let bytes = round(
+            counters + exchange + round(slot_digits, 4) + scan_and_tile,
+            8,
+        );
+        u32::try_from(bytes).unwrap_or(u32::MAX)
+    }
+
+    /// Checks the pass's shared memory for keys of `key_bytes` and values of
+    /// `value_bytes` (0 for none) against [`PASS_SHARED_BUDGET_BYTES`]:
+    /// `InvalidArgument("pass_items")` when it does not fit.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// assert!(OnesweepPolicy::DEFAULT.check_widths(8, 8).is_ok());
+    /// ```
+    pub fn check_widths(&self, key_bytes: usize, value_bytes: usize) -> Result<()> {
+        let bytes = self.pass_shared_bytes(key_bytes, value_bytes);
+        if bytes > PASS_SHARED_BUDGET_BYTES {
+            return Err(Error::invalid(
+                "pass_items",
+                format!(
+                    "{} threads × {} keys of {key_bytes} bytes (values of {value_bytes}) take \
+                     {bytes} bytes of shared memory per block, past the budget of \
+                     {PASS_SHARED_BUDGET_BYTES}",
+                    self.pass_threads, self.pass_items
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the policy for keys `K` with `payload`.
+    pub(crate) fn check_for<K: SortKey>(&self, payload: Option<PayloadWidth>) -> Result<()> {
+        self.check()?;
+        self.check_widths(K::BYTES, payload.map_or(0, PayloadWidth::bytes))
+    }
+
+    /// The width-independent checks.
+    fn check(&self) -> Result<()> {
+        for (name, threads) in [
+            ("pass_threads", self.pass_threads),
+            ("upsweep_threads", self.upsweep_threads),
+        ] {
+            if !BLOCK_THREADS_CHOICES.contains(&threads) {
+                return Err(Error::invalid(
+                    name,
+                    format!("{threads}: must be one of {BLOCK_THREADS_CHOICES:?}"),
+                ));
+            }
+        }
+        for (name, items) in [
+            ("pass_items", self.pass_items),
+            ("upsweep_items", self.upsweep_items),
+        ] {
+            if !(1..=MAX_ITEMS).contains(&items) {
+                return Err(Error::invalid(
+                    name,
+                    format!("{items}: must be 1 ..= {MAX_ITEMS}"),
+                ));
+            }
+        }
+        // The warp-striped layout gives each warp 32 · items keys.
+        if !self.tile().is_multiple_of(32 * self.pass_items as u64) {
+            return Err(Error::invalid(
+                "pass_threads",
+                format!(
+                    "tile {} is not whole warps of {} keys",
+                    self.tile(),
+                    32 * self.pass_items
+                ),
+            ));
+        }
+        let portion = self.portion_keys();
+        if portion == 0 || !portion.is_multiple_of(self.tile()) || portion >= LOOKBACK_COUNT_LIMIT {
+            return Err(Error::invalid(
+                "pass_items",
+                format!("tile {} gives no valid portion", self.tile()),
+            ));
+        }
+        self.check_widths(1, 0)
+    }
+
+    /// A short name: `pass 384x16 match-any, upsweep 256x16`.
+    ///
+    /// ```
+    /// assert_eq!(sort::policy::OnesweepPolicy::DEFAULT.name(), "256x16 ballots up 256x16");
+    /// ```
+    pub fn name(&self) -> String {
+        format!(
+            "{}x{} {} up {}x{}",
+            self.pass_threads,
+            self.pass_items,
+            self.rank.name(),
+            self.upsweep_threads,
+            self.upsweep_items
+        )
+    }
+
+    /// The suffix of module and entry names: empty for
+    /// [`OnesweepPolicy::DEFAULT`] (the full module of every key type and
+    /// payload), `_p384x16m_u256x16` for others.
+    pub(crate) fn suffix(&self) -> String {
+        if *self == OnesweepPolicy::DEFAULT {
+            return String::new();
+        }
+        let rank = match self.rank {
+            RankMethod::Ballots => 'b',
+            RankMethod::MatchAny => 'm',
+        };
+        format!(
+            "_p{}x{}{rank}_u{}x{}",
+            self.pass_threads, self.pass_items, self.upsweep_threads, self.upsweep_items
+        )
+    }
+}
+
+impl Default for OnesweepPolicy {
+    fn default() -> Self {
+        OnesweepPolicy::DEFAULT
+    }
+}
+
+/// The tuning sweep's grid: 12 policies (the default among them): passes
+/// of 256 × {16, 24}, 384 × {12, 16}, 512 × {12, 16} keys, each with both
+/// [`RankMethod`]s, the default upsweep. Every one fits u32 and u64 keys
+/// and u32 keys with 4-byte values (the sweep's cases); the compile test
+/// builds each one's modules for them ([`crate::modules::sweep_catalog`]).
+///
+/// ```
+/// let grid = sort::policy::sweep_grid();
+/// assert_eq!(grid.len(), 12);
+/// assert!(grid.contains(&sort::policy::OnesweepPolicy::DEFAULT));
+/// ```
+pub fn sweep_grid() -> Vec<OnesweepPolicy> {
+    let shapes = [
+        (256, 16),
+        (256, 24),
+        (384, 12),
+        (384, 16),
+        (512, 12),
+        (512, 16),
+    ];
+    let mut grid = Vec::new();
+    for (threads, items) in shapes {
+        for rank in RankMethod::ALL {
+            let policy = OnesweepPolicy {
+                pass_threads: threads,
+                pass_items: items,
+                rank,
+                ..OnesweepPolicy::DEFAULT
+            };
+            grid.push(policy);
+        }
+    }
+    grid
+}

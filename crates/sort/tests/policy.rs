@@ -1,0 +1,219 @@
+//! CPU tests of the Onesweep policy (`sort::policy`): the default
+//! reproduces the sort's fixed configuration, every invalid configuration
+//! is a typed error naming the field, the derived sizes agree with each
+//! other, and the sweep grid's modules are distinct and well named.
+
+use gpu_core::Error;
+use proptest::prelude::*;
+use sort::key::{PayloadWidth, SortKey};
+use sort::policy::{
+    sweep_grid, OnesweepPolicy, RankMethod, BLOCK_THREADS_CHOICES, LOOKBACK_COUNT_LIMIT, MAX_ITEMS,
+    PASS_SHARED_BUDGET_BYTES,
+};
+
+/// The field an `InvalidArgument` names, or a description of another error.
+fn refused_field(result: gpu_core::Result<OnesweepPolicy>) -> String {
+    match result {
+        Err(Error::InvalidArgument { name, .. }) => name.to_string(),
+        Err(other) => format!("other error: {other}"),
+        Ok(policy) => format!("accepted {policy:?}"),
+    }
+}
+
+#[test]
+fn default_is_the_fixed_configuration() {
+    let p = OnesweepPolicy::DEFAULT;
+    assert_eq!(
+        (p.pass_threads(), p.pass_items(), p.rank()),
+        (256, 16, RankMethod::Ballots)
+    );
+    assert_eq!((p.upsweep_threads(), p.upsweep_items()), (256, 16));
+    assert_eq!(p.tile(), 4096);
+    assert_eq!(p.portion_keys(), 1 << 28);
+    assert_eq!(p.portion_tiles(), 65_536);
+    assert_eq!(p.upsweep_chunk(), 4096);
+    assert_eq!(OnesweepPolicy::default(), p);
+    assert_eq!(
+        OnesweepPolicy::new(256, 16, RankMethod::Ballots).unwrap(),
+        p
+    );
+    // Every key type and payload takes the same default today.
+    fn each<K: SortKey>() {
+        assert_eq!(
+            OnesweepPolicy::default_for::<K>(None),
+            OnesweepPolicy::DEFAULT
+        );
+        for w in PayloadWidth::ALL {
+            assert_eq!(
+                OnesweepPolicy::default_for::<K>(Some(w)),
+                OnesweepPolicy::DEFAULT
+            );
+            assert!(OnesweepPolicy::DEFAULT
+                .check_widths(K::BYTES, w.bytes())
+                .is_ok());
+        }
+    }
+    each::<u8>();
+    each::<u16>();
+    each::<u32>();
+    each::<u64>();
+    each::<i32>();
+    each::<f64>();
+    // The default module keeps its name: no policy suffix.
+    let module = sort::modules::policy_module::<u32>(None, &p).unwrap();
+    assert_eq!(module.name(), "sort_u32_keys");
+    assert_eq!(module.name(), sort::modules::module::<u32>(None).name());
+}
+
+#[test]
+fn bad_block_threads_are_refused() {
+    for threads in [0, 32, 128, 255, 257, 320, 448, 640, 768, 1024] {
+        assert_eq!(
+            refused_field(OnesweepPolicy::new(threads, 16, RankMethod::Ballots)),
+            "pass_threads",
+            "{threads}"
+        );
+        assert_eq!(
+            refused_field(OnesweepPolicy::DEFAULT.with_upsweep(threads, 16)),
+            "upsweep_threads",
+            "{threads}"
+        );
+    }
+}
+
+#[test]
+fn bad_items_are_refused() {
+    for items in [0, MAX_ITEMS + 1, 64, u32::MAX] {
+        assert_eq!(
+            refused_field(OnesweepPolicy::new(256, items, RankMethod::MatchAny)),
+            "pass_items",
+            "{items}"
+        );
+        assert_eq!(
+            refused_field(OnesweepPolicy::DEFAULT.with_upsweep(256, items)),
+            "upsweep_items",
+            "{items}"
+        );
+    }
+}
+
+#[test]
+fn shared_memory_past_the_budget_is_refused_for_those_widths_only() {
+    // 512 × 32 keys: 16 KiB of counters and a 64 KiB exchange of u32 keys
+    // fit; u64 keys (128 KiB of exchange) do not, nor u32 keys with u64
+    // values.
+    let wide = OnesweepPolicy::new(512, 32, RankMethod::Ballots).unwrap();
+    assert!(wide.check_widths(4, 0).is_ok());
+    for (k, v) in [(8, 0), (8, 8), (4, 8), (8, 4)] {
+        match wide.check_widths(k, v) {
+            Err(Error::InvalidArgument { name, .. }) => assert_eq!(name, "pass_items"),
+            other => panic!("{k}/{v}: {other:?}"),
+        }
+    }
+    // The module builder refuses it too, before any source is built.
+    assert!(matches!(
+        sort::modules::policy_module::<u64>(None, &wide),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(sort::modules::policy_module::<u32>(None, &wide).is_ok());
+}
+
+#[test]
+fn pass_shared_bytes_follows_the_storage_layout() {
+    // u64 keys with u64 values at 512 × 16: 16 warps × 256 counters, 256
+    // starts, 256 bases, 8192 × 8 bytes of exchange, 8192 slot digits, the
+    // scan's 16 totals, the tile id.
+    let p = OnesweepPolicy::new(512, 16, RankMethod::Ballots).unwrap();
+    // (93 252 bytes, rounded up to 8.)
+    assert_eq!(
+        p.pass_shared_bytes(8, 8),
+        (16 * 256 * 4 + 1024 + 2048 + 8192 * 8 + 8192 + 16 * 4 + 4u32).div_ceil(8) * 8
+    );
+    // Keys alone: one slot digit byte, padded to the scan's 4-byte totals,
+    // the whole rounded up to 8.
+    let q = OnesweepPolicy::new(384, 12, RankMethod::Ballots).unwrap();
+    let want = (12 * 256 * 4 + 1024 + 2048 + 4608 * 2 + 4 + 12 * 4 + 4usize).div_ceil(8) * 8;
+    assert_eq!(q.pass_shared_bytes(2, 0) as usize, want);
+    assert_eq!(q.pass_shared_bytes(2, 0) % 8, 0);
+}
+
+proptest! {
+    #[test]
+    fn every_accepted_policy_is_consistent(
+        threads in prop::sample::select(BLOCK_THREADS_CHOICES.to_vec()),
+        items in 1..=MAX_ITEMS,
+        rank in prop::sample::select(RankMethod::ALL.to_vec()),
+        up_threads in prop::sample::select(BLOCK_THREADS_CHOICES.to_vec()),
+        up_items in 1..=MAX_ITEMS,
+        n in 1u64..(1u64 << 36),
+    ) {
+        let p = OnesweepPolicy::new(threads, items, rank)
+            .and_then(|p| p.with_upsweep(up_threads, up_items));
+        // One-byte keys always fit the budget at these shapes.
+        let p = p.unwrap();
+        prop_assert_eq!(p.tile(), threads as u64 * items as u64);
+        prop_assert_eq!(p.tile() % (32 * items as u64), 0);
+        prop_assert_eq!(p.portion_keys() % p.tile(), 0);
+        prop_assert!(p.portion_keys() < LOOKBACK_COUNT_LIMIT);
+        prop_assert!(p.portion_keys() + p.tile() > 1 << 28, "the most whole tiles");
+        let (portions, tiles) = p.pass_geometry(n);
+        prop_assert_eq!(portions, n.div_ceil(p.portion_keys()));
+        // Tiles of every portion together: whole portions plus the last.
+        let last = n - (portions - 1) * p.portion_keys();
+        prop_assert_eq!(tiles, (portions - 1) * p.portion_tiles() + last.div_ceil(p.tile()));
+        prop_assert_eq!(p.lookback_state_words(n), tiles * 256);
+        prop_assert_eq!(p.upsweep_chunk(), up_threads as u64 * up_items as u64);
+        // The budget decides check_widths exactly.
+        for (k, v) in [(4usize, 0usize), (8, 0), (4, 4), (8, 8)] {
+            let fits = p.pass_shared_bytes(k, v) <= PASS_SHARED_BUDGET_BYTES;
+            prop_assert_eq!(p.check_widths(k, v).is_ok(), fits);
+        }
+    }
+}
+
+#[test]
+fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
+    let grid = sweep_grid();
+    assert!((12..=24).contains(&grid.len()));
+    assert!(grid.contains(&OnesweepPolicy::DEFAULT));
+    for (i, a) in grid.iter().enumerate() {
+        // Every grid policy is one new() accepts.
+        assert_eq!(
+            OnesweepPolicy::new(a.pass_threads(), a.pass_items(), a.rank())
+                .and_then(|p| p.with_upsweep(a.upsweep_threads(), a.upsweep_items()))
+                .unwrap(),
+            *a
+        );
+        for (k, v) in [(4, 0), (8, 0), (4, 4)] {
+            assert!(a.check_widths(k, v).is_ok(), "{} for {k}/{v}", a.name());
+        }
+        for b in &grid[i + 1..] {
+            assert_ne!(a, b);
+            assert_ne!(a.name(), b.name());
+        }
+    }
+    // Modules: one per non-default policy and swept case, distinct names,
+    // two entries each, named after the policy.
+    let modules = sort::modules::sweep_catalog();
+    assert_eq!(modules.len(), 3 * (grid.len() - 1));
+    let mut names: Vec<&str> = modules.iter().map(|m| m.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), modules.len());
+    for module in &modules {
+        assert_eq!(module.entries().len(), 2, "{}", module.name());
+        assert!(module.name().contains("_p"), "{}", module.name());
+    }
+    let m = OnesweepPolicy::new(384, 16, RankMethod::MatchAny).unwrap();
+    let module = sort::modules::policy_module::<u64>(None, &m).unwrap();
+    assert_eq!(module.name(), "sort_u64_keys_p384x16m_u256x16");
+    assert!(module.code().contains("#define SORT_RANK_BY_MATCH_ANY 1"));
+    assert!(module
+        .code()
+        .contains("sort_onesweep_pass<u64, u8, false, 384, 16, "));
+    let default = sort::modules::module::<u64>(None);
+    assert!(default.code().contains("#define SORT_RANK_BY_MATCH_ANY 0"));
+    assert!(default
+        .code()
+        .contains("sort_onesweep_pass<u64, u8, false, 256, 16, "));
+}
