@@ -1,13 +1,16 @@
 //! CPU tests of the histogram (run in CI, no GPU): the reference on
 //! hand-made cases (edges, NaN, out of range, top-edge rounding), every
-//! bad-argument case as a typed error, the launch plan and grid arithmetic.
+//! bad-argument case as a typed error, the launch plan and grid arithmetic,
+//! and the histogram by sort's steps replayed on the host (bin indices with
+//! the sentinel, a sort by the key bits only, counts as boundary distances)
+//! against the reference.
 
 use gpu_core::Error;
 use proptest::prelude::*;
-use reduce::histogram::policy::{grid_blocks, head_items, plan, Mode};
+use reduce::histogram::policy::{grid_blocks, head_items, key_bits, plan, sort_passes, Mode};
 use reduce::histogram::{
-    cpu, range_bin, validate_bins, validate_boundaries, validate_counts, EvenBins,
-    HistogramAlgorithm,
+    bytes_moved, cpu, range_bin, sort_bytes_moved, validate_bins, validate_boundaries,
+    validate_counts, EvenBins, HistogramAlgorithm, HistogramCount, MAX_BINS, MIN_BINS,
 };
 
 const H100_SHARED: usize = 227 * 1024;
@@ -174,6 +177,113 @@ fn plans_per_bin_count() {
 }
 
 #[test]
+fn sort_method_plans_every_bin_count_and_auto_never_picks_it() {
+    use HistogramAlgorithm::{Auto, Sort};
+    for bins in [MIN_BINS, 255, 256, 8192, 8193, MAX_BINS] {
+        for element_bytes in [1, 2, 4, 8] {
+            let p = plan(Sort, bins, element_bytes, None, H100_SHARED).unwrap();
+            assert_eq!(
+                (p.mode, p.block_threads, p.stage, p.shared_bytes),
+                (Mode::Sort, 256, 0, 0)
+            );
+            // On a device with 48 KiB blocks too: nothing of the counts is shared.
+            assert!(plan(Sort, bins, element_bytes, None, 48 * 1024).is_ok());
+            for shared in [48 * 1024, 99 * 1024, H100_SHARED] {
+                assert_ne!(
+                    plan(Auto, bins, element_bytes, None, shared).unwrap().mode,
+                    Mode::Sort
+                );
+            }
+        }
+    }
+    // Ranges: the boundaries are staged for the bin-index kernel when they fit 16 KiB.
+    let p = plan(Sort, 256, 4, Some(257), H100_SHARED).unwrap();
+    assert_eq!((p.stage, p.shared_bytes), (257, 257 * 4));
+    let p = plan(Sort, 4096, 4, Some(4097), H100_SHARED).unwrap();
+    assert_eq!((p.stage, p.shared_bytes), (0, 0));
+    let p = plan(Sort, 1000, 8, Some(1001), H100_SHARED).unwrap();
+    assert_eq!((p.stage, p.shared_bytes), (1001, 8008));
+}
+
+#[test]
+fn sort_key_bits_passes_and_bytes() {
+    // Every bin index and the sentinel `bins` fit the key bits; one bit fewer does not.
+    for bins in MIN_BINS..=MAX_BINS {
+        let bits = key_bits(bins);
+        assert!(bins < 1 << bits, "{bins}");
+        assert!(bins >= 1 << (bits - 1), "{bins}");
+        assert_eq!(sort_passes(bins), bits.div_ceil(8));
+    }
+    assert_eq!(
+        [2, 3, 4, 255, 256, 65_535, 65_536].map(key_bits),
+        [2, 2, 3, 8, 9, 16, 17]
+    );
+    // Against the input read once: 7× for i32 at 256 bins, 9× at 65 536, 25× for u8.
+    let n = 1usize << 28;
+    let searches = |bins: u64| bins * 2 * 29 * 4;
+    assert_eq!(
+        sort_bytes_moved(n, 4, 256),
+        7 * bytes_moved(n, 4) + searches(256)
+    );
+    assert_eq!(
+        sort_bytes_moved(n, 4, 65_536),
+        9 * bytes_moved(n, 4) + searches(65_536)
+    );
+    assert_eq!(
+        sort_bytes_moved(n, 1, 256),
+        25 * bytes_moved(n, 1) + searches(256)
+    );
+    assert_eq!(sort_bytes_moved(1, 4, 2), 4 + 4 + 4 + 8 + 2 * 2 * 4);
+}
+
+/// The histogram by sort on the host, step by step as the GPU runs it: bin
+/// indices (`bins` for an item counted nowhere), sorted by the key bits only
+/// (a stable sort of the masked keys, as the radix sort's bit range), then
+/// `lower_bound(k + 1) − lower_bound(k)` per bin, stored or added wrapping.
+fn by_sort_on_host<C: HistogramCount>(
+    bin_of: impl Iterator<Item = Option<u32>>,
+    bins: usize,
+    counts: &mut [C],
+    accumulate: bool,
+) {
+    let mask = (1u32 << key_bits(bins)) - 1;
+    let mut keys: Vec<u32> = bin_of.map(|b| b.unwrap_or(bins as u32)).collect();
+    keys.sort_by_key(|k| k & mask);
+    let lower_bound = |k: u32| keys.partition_point(|&x| x < k) as u64;
+    for (k, count) in counts.iter_mut().enumerate() {
+        let run = lower_bound(k as u32 + 1) - lower_bound(k as u32);
+        let base = if accumulate { *count } else { C::zero() };
+        *count = C::add_wrapping(base, run);
+    }
+}
+
+#[test]
+fn by_sort_steps_on_host_at_the_edges() {
+    // n = 0 and 1, 2 bins, items outside on both sides, the top bin, 65 536 bins.
+    for (data, bins) in [
+        (vec![], 2usize),
+        (vec![5i32], 2),
+        (vec![-1], 2),
+        (vec![0, 1, 1, 2, -5, 9], 2),
+        (vec![65_535, 0, 65_536, 65_535, -1], MAX_BINS),
+    ] {
+        let upper = if bins == 2 { 2 } else { 65_536 };
+        let expected: Vec<u64> = cpu::histogram_even(&data, bins, 0, upper).unwrap();
+        let spec = EvenBins::new(bins, 0, upper).unwrap();
+        let mut counts = vec![7u64; bins];
+        by_sort_on_host(data.iter().map(|&x| spec.bin(x)), bins, &mut counts, false);
+        assert_eq!(counts, expected, "{data:?}");
+        by_sort_on_host(data.iter().map(|&x| spec.bin(x)), bins, &mut counts, true);
+        let doubled: Vec<u64> = expected.iter().map(|c| 2 * c).collect();
+        assert_eq!(counts, doubled, "{data:?} accumulate");
+    }
+    // u32 counts wrap like the atomics: 1 + (2^32 − 1) = 0.
+    let mut counts = [u32::MAX, 3];
+    by_sort_on_host([Some(0), None, Some(1)].into_iter(), 2, &mut counts, true);
+    assert_eq!(counts, [0, 4]);
+}
+
+#[test]
 fn grid_and_alignment() {
     // 2^28 i32: 2^26 vectors, chunks of 1024 vectors: capped at the resident count.
     assert_eq!(grid_blocks(1 << 28, 4, 256, 4, 132 * 7), 924);
@@ -205,6 +315,35 @@ proptest! {
             let (off, w, b) = ((x - lower) as i64, width as i64, bins as i64);
             prop_assert!(k * w <= off * b && off * b < (k + 1) * w);
         }
+    }
+
+    /// The histogram by sort's steps give the reference's counts, even and
+    /// ranges bins, overwriting and accumulating.
+    #[test]
+    fn by_sort_steps_match_the_reference(
+        data in proptest::collection::vec(-300i32..1300, 0..2000),
+        bins in 2usize..1100,
+        lower in -100i32..100,
+        start in proptest::collection::vec(any::<u32>(), 0..4),
+    ) {
+        let upper = lower + 1000;
+        let spec = EvenBins::new(bins, lower, upper).unwrap();
+        let expected: Vec<u32> = cpu::histogram_even(&data, bins, lower, upper).unwrap();
+        let mut counts = vec![u32::MAX; bins];
+        by_sort_on_host(data.iter().map(|&x| spec.bin(x)), bins, &mut counts, false);
+        prop_assert_eq!(&counts, &expected);
+        let mut counts: Vec<u32> = (0..bins).map(|k| start.get(k % 4).copied().unwrap_or(1)).collect();
+        let before = counts.clone();
+        by_sort_on_host(data.iter().map(|&x| spec.bin(x)), bins, &mut counts, true);
+        for k in 0..bins {
+            prop_assert_eq!(counts[k], before[k].wrapping_add(expected[k]));
+        }
+        // Ranges: boundaries every `bins / 3 + 1`, from lower on.
+        let boundaries: Vec<i32> = (0..=bins.min(40) as i32).map(|k| lower + k * (bins as i32 / 3 + 1)).collect();
+        let expected: Vec<u64> = cpu::histogram_ranges(&data, &boundaries).unwrap();
+        let mut counts = vec![0u64; boundaries.len() - 1];
+        by_sort_on_host(data.iter().map(|&x| range_bin(&boundaries, x)), boundaries.len() - 1, &mut counts, false);
+        prop_assert_eq!(counts, expected);
     }
 
     /// Every counted item lands in exactly one bin; the totals agree.

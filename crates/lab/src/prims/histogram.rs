@@ -1,7 +1,9 @@
 //! The histogram lab: even bins over integers with the CPU loop and every
 //! GPU method of `reduce::histogram` (one global atomic per item; per-block
 //! counts privatised in shared memory, merged at the end; the default,
-//! which picks its layout per bin count), on the issue's four inputs:
+//! which picks its layout per bin count; the lesson's third method, which
+//! sorts the bin indices and counts each run by binary search), on the
+//! issue's four inputs:
 //!
 //! | case | input | bins | shape |
 //! |---|---|---|---|
@@ -12,9 +14,13 @@
 //!
 //! (`u32` and `f32` selected with `--types` get the uniform and many-bins
 //! cases; `f32` values are whole numbers.) Bytes moved are the crate's
-//! declaration ([`reduce::histogram::bytes_moved`]): the input read once,
-//! `n · size` (4n for i32, n for u8), the counts left out, as
-//! `bench/peers.py` counts `torch.histc` and `torch.bincount`. Counts are
+//! declaration, per method ([`method_bytes`]): for the counting methods
+//! ([`reduce::histogram::bytes_moved`]) the input read once, `n · size`
+//! (4n for i32, n for u8), the counts left out, as `bench/peers.py` counts
+//! `torch.histc` and `torch.bincount`; for `sort`
+//! ([`reduce::histogram::sort_bytes_moved`]) also the bin indices written,
+//! the radix sort's passes over them and the per-bin searches (28n for
+//! i32 at 256 bins, 36n at 65 536, 25n for u8). Counts are
 //! `u32`, overwritten by each run (the caller's buffer is poisoned before
 //! every run, so a bin the method never wrote shows up).
 //!
@@ -49,9 +55,10 @@ pub const PRIMITIVE: Primitive = Primitive {
 bench_entry_points!(|selection| HistogramPlan::from_selection(selection, &BENCH_SIZES));
 
 /// The GPU methods, in the lesson's order (the default last).
-pub const METHODS: [HistogramAlgorithm; 3] = [
+pub const METHODS: [HistogramAlgorithm; 4] = [
     HistogramAlgorithm::GlobalAtomic,
     HistogramAlgorithm::SharedPrivatised,
+    HistogramAlgorithm::Sort,
     HistogramAlgorithm::Auto,
 ];
 
@@ -65,12 +72,38 @@ pub const BENCH_SIZES: [usize; 5] = [1 << 16, 1 << 20, 1 << 24, 1 << 28, (1 << 2
 pub const TOUR_SIZE: usize = 1 << 24;
 
 /// The name a method has in tables and CSV: `global-atomic`,
-/// `shared-privatised`, `auto`.
+/// `shared-privatised`, `sort`, `auto`.
 pub fn method_name(algorithm: HistogramAlgorithm) -> &'static str {
     match algorithm {
         HistogramAlgorithm::GlobalAtomic => "global-atomic",
         HistogramAlgorithm::SharedPrivatised => "shared-privatised",
+        HistogramAlgorithm::Sort => "sort",
         HistogramAlgorithm::Auto => "auto",
+    }
+}
+
+/// Bytes a method declares for `n` items of `element_bytes` in `bins`
+/// bins: the input read once for the counting methods, the sort's whole
+/// traffic for `sort`.
+///
+/// ```
+/// use parprims_lab::prims::histogram::method_bytes;
+/// use reduce::histogram::HistogramAlgorithm;
+/// let n = 1usize << 24;
+/// assert_eq!(method_bytes(HistogramAlgorithm::Auto, n, 4, 256), (4 * n) as f64);
+/// assert!(method_bytes(HistogramAlgorithm::Sort, n, 4, 256) > (28 * n) as f64);
+/// ```
+pub fn method_bytes(
+    algorithm: HistogramAlgorithm,
+    n: usize,
+    element_bytes: usize,
+    bins: usize,
+) -> f64 {
+    match algorithm {
+        HistogramAlgorithm::Sort => {
+            reduce::histogram::sort_bytes_moved(n, element_bytes, bins) as f64
+        }
+        _ => reduce::histogram::bytes_moved(n, element_bytes) as f64,
     }
 }
 
@@ -294,7 +327,6 @@ fn run_size<T: HistogramInput>(
 ) -> Vec<Row> {
     let t = T::SUFFIX;
     let shape = case.shape(n);
-    let bytes = reduce::histogram::bytes_moved(n, T::BYTES) as f64;
     progress.start(&format!("histogram {t} {shape}: inputs and CPU reference"));
     let host = case_values::<T>(case, n, derive_seed(lab.seed(), stream));
     let mut rows = Vec::new();
@@ -312,6 +344,7 @@ fn run_size<T: HistogramInput>(
                 .iter()
                 .map(|&a| {
                     progress.step();
+                    let bytes = method_bytes(a, n, T::BYTES, case.bins);
                     Spec::new("histogram", method_name(a), t, shape.clone(), bytes)
                         .failed_row(&error)
                 })
@@ -334,6 +367,7 @@ fn run_size<T: HistogramInput>(
     for &algorithm in &plan.algorithms {
         let name = method_name(algorithm);
         progress.start(&format!("histogram {t} {shape}: {name}"));
+        let bytes = method_bytes(algorithm, n, T::BYTES, case.bins);
         let spec = Spec::new("histogram", name, t, shape.clone(), bytes);
         // A method that cannot take these bins on this device says so
         // before anything runs: a row that explains, not a failure.
@@ -445,7 +479,7 @@ mod tests {
         let plan = HistogramPlan::from_selection(&Selection::default(), &BENCH_SIZES).unwrap();
         assert_eq!(plan.cases, Case::defaults());
         assert_eq!(plan.algorithms, METHODS.to_vec());
-        assert_eq!(plan.cases(), (5 * 4 * 3) as u64);
+        assert_eq!(plan.cases(), (5 * 4 * 4) as u64);
         let chosen = Selection {
             algos: Some("Auto,global_atomic".into()),
             types: Some("u8,f32".into()),
@@ -488,7 +522,10 @@ mod tests {
             ]
         );
         let names: Vec<&str> = METHODS.iter().map(|&a| method_name(a)).collect();
-        assert_eq!(names, ["global-atomic", "shared-privatised", "auto"]);
+        assert_eq!(
+            names,
+            ["global-atomic", "shared-privatised", "sort", "auto"]
+        );
         assert_eq!(
             crate::headline::HISTOGRAM_DEFAULT,
             method_name(HistogramAlgorithm::Auto)
@@ -496,6 +533,25 @@ mod tests {
         // The issue's bytes: the input read once.
         assert_eq!(reduce::histogram::bytes_moved(n, 4), 4 * n as u64);
         assert_eq!(reduce::histogram::bytes_moved(n, 1), n as u64);
+        // Every counting method declares the input read once; sort its passes too.
+        for algorithm in METHODS {
+            let declared = method_bytes(algorithm, n, 4, 256);
+            if algorithm == HistogramAlgorithm::Sort {
+                let searches = (256 * 2 * 29 * 4) as f64;
+                assert_eq!(declared, (28 * n) as f64 + searches);
+                let searches = (65_536 * 2 * 29 * 4) as f64;
+                assert_eq!(
+                    method_bytes(algorithm, n, 4, 65_536),
+                    (36 * n) as f64 + searches
+                );
+                assert_eq!(
+                    method_bytes(algorithm, n, 1, 256),
+                    (25 * n) as f64 + (256 * 2 * 29 * 4) as f64
+                );
+            } else {
+                assert_eq!(declared, (4 * n) as f64);
+            }
+        }
     }
 
     #[test]

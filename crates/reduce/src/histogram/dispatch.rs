@@ -7,7 +7,7 @@ use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
 use super::bins::{EvenBins, HistogramCount, HistogramInput};
 use super::modules::{entry, module, module_key, unroll, Mode, SpecKind};
-use super::HistogramAlgorithm;
+use super::{by_sort, CountMode, HistogramAlgorithm};
 
 /// Shared memory the u32 tier (`Auto`) gives its sub-histograms: 32 KiB,
 /// which keeps 7 blocks of 256 threads resident on an H100.
@@ -44,7 +44,8 @@ pub struct LaunchPlan {
 /// the merge; up to 8192 bins, u32 counts with as many copies (up to 32, one
 /// per lane) as fit 32 KiB; past that, 16-bit packed counts (65 536 bins in
 /// 128 KiB), or global atomics on a device that cannot give a block that
-/// much. `SharedPrivatised` with bins that do not fit is refused.
+/// much. `SharedPrivatised` with bins that do not fit is refused. `Sort`
+/// takes every bin count (its kernels keep no counts in shared memory).
 ///
 /// ```
 /// use reduce::histogram::policy::{plan, Mode};
@@ -92,6 +93,9 @@ pub fn plan(
     let bins_u32 = bins as u32;
     match algorithm {
         HistogramAlgorithm::GlobalAtomic => Ok(make(Mode::Global, 1, bins_u32, 0)),
+        // Bin indices in global memory: shared memory holds the staged
+        // boundaries only.
+        HistogramAlgorithm::Sort => Ok(make(Mode::Sort, 1, bins_u32, 0)),
         HistogramAlgorithm::SharedPrivatised => {
             if bins * 4 > max_shared {
                 return Err(Error::invalid(
@@ -181,15 +185,47 @@ pub(crate) enum Spec<'a, T: HistogramInput> {
     Ranges(usize, DeviceView<'a, T>),
 }
 
-/// Adds the histogram of `input` (non-empty) to `counts` (validated, of
-/// `bins` elements), enqueued on `gpu`'s stream.
+/// The binner's arguments of a bin specification, as every kernel that
+/// bins takes them: `T lower, T upper, u64 range, u64 magic, T scale, u32
+/// shift` for even bins, `const T* boundaries, u32 stage` for ranges.
+pub(crate) fn push_bin_spec<T: HistogramInput>(
+    args: &mut KernelArgs,
+    spec: &Spec<'_, T>,
+    stage: u32,
+) {
+    match spec {
+        Spec::Even(even) => {
+            args.scalar(even.lower)
+                .scalar(even.upper)
+                .scalar(even.range)
+                .scalar(even.magic())
+                .scalar(even.scale)
+                .scalar(even.shift());
+        }
+        Spec::Ranges(_, boundaries) => {
+            args.input(boundaries).scalar(stage);
+        }
+    }
+}
+
+/// Counts the non-empty `input` into `counts` (validated, of `bins`
+/// elements) as `mode` says, enqueued on `gpu`'s stream: the sort method
+/// writes every count itself; the counting modes add to counts zeroed
+/// first when overwriting.
 pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
     gpu: &Gpu,
     input: &DeviceView<'_, T>,
     spec: &Spec<'_, T>,
     counts: &mut DeviceViewMut<'_, C>,
+    mode: CountMode,
     algorithm: HistogramAlgorithm,
 ) -> Result<()> {
+    if algorithm == HistogramAlgorithm::Sort {
+        return by_sort::count(gpu, input, spec, counts, mode);
+    }
+    if mode == CountMode::Overwrite {
+        counts.fill(gpu, C::zero())?;
+    }
     let n = input.len();
     let (bins, kind, boundary_count) = match spec {
         Spec::Even(even) => (even.bins(), SpecKind::Even, None),
@@ -232,19 +268,7 @@ pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
         .scalar(bins as u32)
         .scalar(plan.stored_bins)
         .scalar(plan.copies);
-    match spec {
-        Spec::Even(even) => {
-            args.scalar(even.lower)
-                .scalar(even.upper)
-                .scalar(even.range)
-                .scalar(even.magic())
-                .scalar(even.scale)
-                .scalar(even.shift());
-        }
-        Spec::Ranges(_, boundaries) => {
-            args.input(boundaries).scalar(plan.stage);
-        }
-    }
+    push_bin_spec(&mut args, spec, plan.stage);
     // SAFETY: the argument list matches histogram_{mode}_{spec}_{C}_{T}:
     // (const T* in, u64 n, u64 head, C* counts, u32 bins, u32 stored_bins,
     // u32 copies, then T lower, T upper, u64 range, u64 magic, T scale, u32

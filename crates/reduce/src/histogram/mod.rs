@@ -7,7 +7,7 @@
 //! | global atomics | `GlobalAtomic` | one global `atomicAdd` per counted item |
 //! | shared privatisation | `SharedPrivatised` | one u32 histogram per block in shared memory, merged with one global atomic per non-zero bin per block |
 //! | default | `Auto` | per bin count: sub-histograms per lane, 16-bit packed counts, or value counts for 1-byte inputs (see below) |
-//! | sort-based | — | sort the bin indices, then run-length count: waits for the sort crate |
+//! | sort | `Sort` | sort the bin indices with the sort crate, then each count is the distance between two run boundaries ([below](self#the-histogram-by-sort)) |
 //!
 //! **What is computed.** `counts[k]` = the number of items in bin k. Bins
 //! are half-open; items outside every bin and NaN are counted nowhere
@@ -19,8 +19,8 @@
 //! is checked on the host (strictly increasing, no NaN) and copied to the
 //! device with the call. Integer counts are deterministic.
 //!
-//! **Work and bytes.** O(n) work, one launch (plus a fill of the counts
-//! when overwriting); a persistent grid of `sm_count` × resident blocks,
+//! **Work and bytes** (the counting methods; `Sort` below). O(n) work, one
+//! launch (plus a fill of the counts when overwriting); a persistent grid of `sm_count` × resident blocks,
 //! each reading 16-byte vectors (four in flight per thread) from the first
 //! 16-byte boundary of the input, the few items before it and after the
 //! last whole vector one at a time. Global bytes: the input read once
@@ -51,13 +51,29 @@
 //!   ≥ 2 reads, at most 0.5 of the copy ceiling). On a device whose blocks
 //!   cannot have 128 KiB, global atomics.
 //!
+//! # The histogram by sort
+//!
+//! `Sort` maps every item to its bin index (u32; items counted nowhere to
+//! the sentinel `bins`), sorts the indices with [`sort::sort_keys_in_place`]
+//! over the bit length of `bins` only (1 digit pass up to 255 bins, 2 up to
+//! 65 535, 3 at 65 536), then writes `count[k] = lower_bound(k + 1) −
+//! lower_bound(k)` from one thread per bin: no atomics, nothing zeroed.
+//! Work O(n · passes); bytes [`sort_bytes_moved`]; two n-long u32
+//! temporaries from the device pool. `Auto` never picks it (its byte model
+//! is 7 to 25 times the input read once). Kernel:
+//! `kernels/cuda/reduce/histogram_sort.cu`.
+//!
+//! # Validation
+//!
 //! `SharedPrivatised` with bins whose u32 counts do not fit a block's shared
 //! memory is refused with a typed error. Every argument is validated before
 //! anything touches the device (see [`validate_bins`], [`EvenBins::new`],
 //! [`validate_boundaries`], [`validate_counts`]): on an error nothing has
-//! been written. Kernel: `kernels/cuda/reduce/histogram.cu`.
+//! been written. Kernels: `kernels/cuda/reduce/histogram.cu`,
+//! `kernels/cuda/reduce/histogram_sort.cu`.
 
 mod bins;
+mod by_sort;
 pub mod cpu;
 mod dispatch;
 mod modules;
@@ -74,6 +90,7 @@ pub use bins::{
 /// Pure functions, checkable without a GPU; nothing here is needed to call
 /// the histograms.
 pub mod policy {
+    pub use super::by_sort::{key_bits, sort_passes};
     pub use super::dispatch::{
         grid_blocks, head_items, plan, LaunchPlan, SHARED_TIER_BINS, STAGE_LIMIT_BYTES,
         SUB_HISTOGRAM_BYTES,
@@ -94,9 +111,14 @@ pub enum HistogramAlgorithm {
     /// bins do not fit a block's shared memory (65 536 bins do not).
     SharedPrivatised,
     /// Picks per bin count and input width: lane sub-histograms, 16-bit
-    /// packed counts, or value counts for 1-byte inputs.
+    /// packed counts, or value counts for 1-byte inputs. Never `Sort`.
     #[default]
     Auto,
+    /// The lesson's third method: sort the items' bin indices, then each
+    /// count is the distance between the start of its bin's run and the
+    /// next (see [the histogram by sort](self#the-histogram-by-sort)). No
+    /// atomics; several times the bytes of the other methods.
+    Sort,
 }
 
 /// What a `_into` call does with the caller's counts.
@@ -110,12 +132,39 @@ pub enum CountMode {
 
 /// Global bytes a histogram of `n` items of `element_bytes` moves, as the
 /// benchmark counts them: the input read once (count updates are left out).
+/// The counting methods move this; `Sort` moves [`sort_bytes_moved`].
 ///
 /// ```
 /// assert_eq!(reduce::histogram::bytes_moved(1 << 28, 4), 1 << 30);
 /// ```
 pub fn bytes_moved(n: usize, element_bytes: usize) -> u64 {
     n as u64 * element_bytes as u64
+}
+
+/// Global bytes the histogram by sort moves on `n` items of
+/// `element_bytes` in `bins` bins: the input read once, the u32 bin
+/// indices written, the sort's traffic on them ([`sort::bytes_moved`]: 4n
+/// read by its digit histogram, 2 · 4n per digit pass), and the two binary
+/// searches of every bin (`2⌈log2(n + 1)⌉` reads of 4 bytes); the counts
+/// are left out, as in [`bytes_moved`].
+///
+/// ```
+/// use reduce::histogram::sort_bytes_moved;
+/// let n = 1usize << 20;
+/// // i32, 256 bins: 4n + 4n + (4n + 2 passes · 8n) + 256 · 2 · 21 · 4.
+/// assert_eq!(sort_bytes_moved(n, 4, 256), 28 * n as u64 + 256 * 2 * 21 * 4);
+/// assert_eq!(sort_bytes_moved(0, 4, 256), 0);
+/// ```
+pub fn sort_bytes_moved(n: usize, element_bytes: usize, bins: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let n64 = n as u64;
+    let searches = bins as u64 * 2 * u64::from(u64::BITS - n64.leading_zeros()) * 4;
+    n64 * element_bytes as u64
+        + 4 * n64
+        + sort::bytes_moved(n, 4, 0, policy::sort_passes(bins))
+        + searches
 }
 
 /// `counts` must hold one count per bin and must not overlap the input
@@ -185,6 +234,7 @@ pub fn histogram_even<T: HistogramInput, C: HistogramCount>(
             &input,
             &Spec::Even(spec),
             &mut counts.view_mut(),
+            CountMode::Accumulate,
             algorithm,
         )?;
     }
@@ -228,13 +278,10 @@ pub fn histogram_even_into<T: HistogramInput, C: HistogramCount>(
         None,
         gpu.info().shared_per_block_optin,
     )?;
-    if mode == CountMode::Overwrite {
-        counts.fill(gpu, C::zero())?;
-    }
     if input.is_empty() {
-        return Ok(());
+        return empty_input(gpu, &mut counts, mode);
     }
-    dispatch::launch(gpu, &input, &Spec::Even(spec), &mut counts, algorithm)
+    dispatch::launch(gpu, &input, &Spec::Even(spec), &mut counts, mode, algorithm)
 }
 
 /// The histogram of `input` in the bins `[b[k], b[k+1])` of `boundaries`
@@ -271,7 +318,14 @@ pub fn histogram_ranges<T: HistogramInput, C: HistogramCount>(
     if !input.is_empty() {
         let staged = DeviceBuffer::from_host(gpu, boundaries)?;
         let spec = Spec::Ranges(bins, staged.view());
-        dispatch::launch(gpu, &input, &spec, &mut counts.view_mut(), algorithm)?;
+        dispatch::launch(
+            gpu,
+            &input,
+            &spec,
+            &mut counts.view_mut(),
+            CountMode::Accumulate,
+            algorithm,
+        )?;
     }
     Ok(counts)
 }
@@ -310,16 +364,26 @@ pub fn histogram_ranges_into<T: HistogramInput, C: HistogramCount>(
         Some(bins + 1),
         gpu.info().shared_per_block_optin,
     )?;
-    if mode == CountMode::Overwrite {
-        counts.fill(gpu, C::zero())?;
-    }
     if input.is_empty() {
-        return Ok(());
+        return empty_input(gpu, &mut counts, mode);
     }
     // Freed in stream order after the kernel that reads it.
     let staged = DeviceBuffer::from_host(gpu, boundaries)?;
     let spec = Spec::Ranges(bins, staged.view());
-    dispatch::launch(gpu, &input, &spec, &mut counts, algorithm)
+    dispatch::launch(gpu, &input, &spec, &mut counts, mode, algorithm)
+}
+
+/// An empty input's histogram: zeros when overwriting, the counts left as
+/// they are when accumulating.
+fn empty_input<C: HistogramCount>(
+    gpu: &Gpu,
+    counts: &mut DeviceViewMut<'_, C>,
+    mode: CountMode,
+) -> Result<()> {
+    match mode {
+        CountMode::Overwrite => counts.fill(gpu, C::zero()),
+        CountMode::Accumulate => Ok(()),
+    }
 }
 
 fn check_counts<T: HistogramInput, C: HistogramCount>(

@@ -1,6 +1,8 @@
 //! The histogram's kernel modules: one per input type, holding every mode ×
-//! count type × bin specification (12 entries), so the catalogue stays at
-//! one module per type. Kernel: `kernels/cuda/reduce/histogram.cu`.
+//! count type × bin specification (12 entries) and the sort method's bin
+//! indices (even, ranges) and counts (u32, u64), so the catalogue stays at
+//! one module per type. Kernels: `kernels/cuda/reduce/histogram.cu`,
+//! `kernels/cuda/reduce/histogram_sort.cu`.
 
 use gpu_core::{DeviceType, ModuleSource};
 
@@ -17,6 +19,10 @@ pub enum Mode {
     Packed16,
     /// 1-byte inputs: the 256 values counted in shared memory, binned at the merge.
     Values,
+    /// The sort method: bin indices written to global memory (boundaries
+    /// staged in shared memory), sorted, then counted by binary search
+    /// (`histogram_sort.cu`, not a counting mode of `histogram.cu`).
+    Sort,
 }
 
 impl Mode {
@@ -26,6 +32,7 @@ impl Mode {
             Mode::Shared => "shared",
             Mode::Packed16 => "packed16",
             Mode::Values => "values",
+            Mode::Sort => "sort",
         }
     }
     pub(crate) fn cuda_mode(self) -> u32 {
@@ -34,6 +41,8 @@ impl Mode {
             Mode::Shared => 1,
             Mode::Packed16 => 2,
             Mode::Values => 3,
+            // Not a MODE of histogram_agent: its kernels are their own.
+            Mode::Sort => 4,
         }
     }
     /// Threads per block: 1024 for PACKED16 (one 128 KiB block per SM at
@@ -85,6 +94,20 @@ pub(crate) fn entry<T: DeviceType, C: DeviceType>(mode: Mode, spec: SpecKind) ->
     )
 }
 
+/// `histogram_sort_bins_{even|ranges}_{type}`: the sort method's bin indices.
+pub(crate) fn sort_bins_entry<T: DeviceType>(spec: SpecKind) -> String {
+    format!("histogram_sort_bins_{}_{}", spec.name(), T::SUFFIX)
+}
+
+/// `histogram_sort_counts_{count}_{type}`: the sort method's counts (the
+/// same code in every type's module, so that one module serves a call).
+pub(crate) fn sort_counts_entry<T: DeviceType, C: DeviceType>() -> String {
+    format!("histogram_sort_counts_{}_{}", C::SUFFIX, T::SUFFIX)
+}
+
+/// Threads per block of the sort method's kernels.
+pub(crate) const SORT_BLOCK_THREADS: u32 = 256;
+
 /// The store key of `T`'s module (equal keys, equal sources).
 pub(crate) fn module_key<T: DeviceType>() -> String {
     format!("reduce/histogram/{}", T::SUFFIX)
@@ -103,13 +126,51 @@ pub(crate) fn unroll(mode: Mode, element_bytes: usize) -> u32 {
 
 /// The module of every histogram entry for input type `T`.
 pub(crate) fn module<T: HistogramInput>() -> ModuleSource {
-    let mut module =
-        ModuleSource::new(format!("histogram_{}", T::SUFFIX)).source(parprims_kernels::HISTOGRAM);
+    let mut module = ModuleSource::new(format!("histogram_{}", T::SUFFIX))
+        .source(parprims_kernels::HISTOGRAM)
+        .source(parprims_kernels::HISTOGRAM_SORT);
     for mode in modes::<T>() {
         module = add_entries::<T, u32>(module, mode);
         module = add_entries::<T, u64>(module, mode);
     }
-    module
+    add_sort_entries::<T>(module)
+}
+
+/// The sort method's entries: bin indices for even and ranges bins, counts
+/// into u32 and u64.
+fn add_sort_entries<T: HistogramInput>(module: ModuleSource) -> ModuleSource {
+    let t = T::CUDA_TYPE;
+    let block = SORT_BLOCK_THREADS;
+    let common = format!("const {t}* in, u64 n, u32* bin_of, u32 bins");
+    let module = module
+        .entry(
+            sort_bins_entry::<T>(SpecKind::Even),
+            &format!("{common}, {t} lower, {t} upper, u64 range, u64 magic, {t} scale, u32 shift"),
+            &format!(
+                "histogram_sort_bins<{t}, even_binner<{t}>, {block}>(in, n, bin_of, \
+                 even_binner<{t}>(bins, lower, upper, range, magic, scale, shift), bins, nullptr, 0u)"
+            ),
+            Some(block),
+        )
+        .entry(
+            sort_bins_entry::<T>(SpecKind::Ranges),
+            &format!("{common}, const {t}* boundaries, u32 stage"),
+            &format!(
+                "histogram_sort_bins<{t}, range_binner<{t}>, {block}>(in, n, bin_of, \
+                 range_binner<{t}>{{boundaries, bins}}, bins, boundaries, stage)"
+            ),
+            Some(block),
+        );
+    let counts = |module: ModuleSource, c: &str, name: String| {
+        module.entry(
+            name,
+            &format!("const u32* sorted, u64 n, {c}* counts, u32 bins, u32 accumulate"),
+            &format!("histogram_sort_counts<{c}>(sorted, n, counts, bins, accumulate)"),
+            Some(block),
+        )
+    };
+    let module = counts(module, "u32", sort_counts_entry::<T, u32>());
+    counts(module, "u64", sort_counts_entry::<T, u64>())
 }
 
 fn add_entries<T: HistogramInput, C: DeviceType>(module: ModuleSource, mode: Mode) -> ModuleSource {
