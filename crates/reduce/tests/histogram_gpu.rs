@@ -1,7 +1,9 @@
-//! GPU tests of the histogram: every method × input type × count type × bin
-//! specification against the CPU reference, exactly; lengths biased to the
-//! edges; all items in one bin; 2 to 65 536 bins; Accumulate and Overwrite;
-//! unaligned views; bad arguments (typed error, counts untouched).
+//! GPU tests of the histogram: every method (the histogram by sort
+//! included) × input type × count type × bin specification against the CPU
+//! reference, exactly; lengths biased to the edges; all items in one bin;
+//! 2 to 65 536 bins; Accumulate and Overwrite; u32 counts wrapping;
+//! unaligned views; bad arguments (typed error, counts untouched); the
+//! sort method at its own edges (digit-pass counts, the one-block sort).
 //!
 //! Run on a GPU machine: `cargo test -p parprims-reduce --test histogram_gpu -- --include-ignored`
 //! (`histogram_past_2_31_u8` is ignored separately: run it alone).
@@ -14,9 +16,10 @@ use reduce::histogram::{
     HistogramAlgorithm, HistogramCount, HistogramInput,
 };
 
-const METHODS: [HistogramAlgorithm; 3] = [
+const METHODS: [HistogramAlgorithm; 4] = [
     HistogramAlgorithm::GlobalAtomic,
     HistogramAlgorithm::SharedPrivatised,
+    HistogramAlgorithm::Sort,
     HistogramAlgorithm::Auto,
 ];
 /// One chunk of a 256-thread block: 256 × 4 vectors of 16 bytes.
@@ -313,6 +316,35 @@ fn bad_arguments_write_nothing() {
         histogram_even_into(&gpu, v(), 4, 10, 0, counts.view_mut(), over, auto),
         histogram_ranges_into(&gpu, v(), &[0, 1, 1, 2, 3], counts.view_mut(), over, auto),
         histogram_ranges_into(&gpu, v(), &[0, 1, 2, 3], counts.view_mut(), over, auto), // 3 bins
+        // The sort method validates the same way: one bin, a wrong length.
+        histogram_even_into(
+            &gpu,
+            v(),
+            1,
+            0,
+            10,
+            counts.slice_mut(..1).unwrap(),
+            over,
+            HistogramAlgorithm::Sort,
+        ),
+        histogram_even_into(
+            &gpu,
+            v(),
+            3,
+            0,
+            10,
+            counts.view_mut(),
+            over,
+            HistogramAlgorithm::Sort,
+        ),
+        histogram_ranges_into(
+            &gpu,
+            v(),
+            &[0, 1],
+            counts.view_mut(),
+            over,
+            HistogramAlgorithm::Sort,
+        ),
     ];
     for (k, e) in errors.into_iter().enumerate() {
         assert!(
@@ -355,6 +387,95 @@ fn bad_arguments_write_nothing() {
         .unwrap()
         .iter()
         .all(|&c| c == sentinel));
+}
+
+/// u32 counts wrap past 2^32 − 1 in every method: accumulating 5 items into
+/// a count of 2^32 − 2 leaves 3.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn u32_counts_wrap_when_accumulating() {
+    let gpu = gpu();
+    let input = DeviceBuffer::from_host(&gpu, &[1u16, 1, 1, 1, 1, 7, 300]).unwrap();
+    for algorithm in METHODS {
+        let mut counts = DeviceBuffer::from_host(&gpu, &[u32::MAX - 1, u32::MAX, 9, 0]).unwrap();
+        histogram_even_into(
+            &gpu,
+            input.view(),
+            4,
+            0,
+            8,
+            counts.view_mut(),
+            CountMode::Accumulate,
+            algorithm,
+        )
+        .unwrap();
+        assert_eq!(
+            counts.to_host(&gpu).unwrap(),
+            [3, u32::MAX, 9, 1],
+            "{algorithm:?}"
+        );
+    }
+}
+
+/// The histogram by sort at its own edges: bin counts where the key bits
+/// cross a digit (255: the sentinel fills 8 bits; 256: a second pass;
+/// 65 535 and 65 536), lengths around the one-block sort's 8192 keys, every
+/// item outside the bins, every item in the top bin, both count modes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_method_edges() {
+    let gpu = gpu();
+    let sort = HistogramAlgorithm::Sort;
+    let mut rng = SplitMix64::new(0x5027_0000);
+    for n in [1usize, 2, 8191, 8192, 8193, 100_000] {
+        let data: Vec<i32> = random_vec(n, rng.next_u64(), -70_000.0, 140_000.0);
+        let input = DeviceBuffer::from_host(&gpu, &data).unwrap();
+        for bins in [2usize, 3, 255, 256, 257, 65_535, 65_536] {
+            let ctx = format!("sort n={n} bins={bins}");
+            let expected: Vec<u32> = cpu::histogram_even(&data, bins, 0, 65_536).unwrap();
+            let got = histogram_even::<i32, u32>(&gpu, input.view(), bins, 0, 65_536, sort)
+                .expect(&ctx)
+                .to_host(&gpu)
+                .unwrap();
+            assert!(got == expected, "{ctx}: counts differ");
+            // Overwrite over a poisoned buffer, then Accumulate on top.
+            let mut counts = DeviceBuffer::<u64>::filled(&gpu, bins, u64::MAX).unwrap();
+            for mode in [CountMode::Overwrite, CountMode::Accumulate] {
+                histogram_even_into(
+                    &gpu,
+                    input.view(),
+                    bins,
+                    0,
+                    65_536,
+                    counts.view_mut(),
+                    mode,
+                    sort,
+                )
+                .expect(&ctx);
+            }
+            let got = counts.to_host(&gpu).unwrap();
+            assert!(
+                got.iter()
+                    .zip(&expected)
+                    .all(|(&g, &e)| g == 2 * u64::from(e)),
+                "{ctx}: overwrite then accumulate"
+            );
+        }
+        // Nothing inside the bins: every index is the sentinel.
+        let got = histogram_even::<i32, u32>(&gpu, input.view(), 256, 200_000, 300_000, sort)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert!(got.iter().all(|&c| c == 0), "sort n={n} nothing inside");
+        // Everything in the top bin, the sentinel's neighbour.
+        let top = DeviceBuffer::from_host(&gpu, &vec![65_535i32; n]).unwrap();
+        let got = histogram_even::<i32, u64>(&gpu, top.view(), 65_536, 0, 65_536, sort)
+            .unwrap()
+            .to_host(&gpu)
+            .unwrap();
+        assert_eq!(got[65_535], n as u64);
+        assert_eq!(got.iter().sum::<u64>(), n as u64);
+    }
 }
 
 proptest! {
