@@ -1,13 +1,16 @@
 //! The histogram lab: 256 even bins of uniform `i32`, the same of `u8`,
 //! every item in one bin, and 65 536 bins, with the CPU loop, one global
-//! atomic per item, shared-memory privatisation and the default (which
-//! picks per bin count); each timed with CUDA events and checked against
-//! the CPU. GB/s count the input read once, so the last column is the
-//! fraction of the copy ceiling.
+//! atomic per item, shared-memory privatisation, the histogram by sort
+//! (sorted bin indices, counts as distances between run boundaries) and
+//! the default (which picks per bin count); each timed with CUDA events and
+//! checked against the CPU. GB/s count the input read once (the sort row:
+//! its own traffic, `reduce::histogram::sort_bytes_moved`), so the last
+//! column is the fraction of the copy ceiling.
 //!
 //! ```sh
 //! cargo run --release --example histogram
 //! cargo run --release --example histogram -- --sizes 2^28 --algos auto
+//! cargo run --release --example histogram -- --algos sort,auto
 //! cargo run --release --example histogram -- --types u8,f32 --csv histogram.csv
 //! ```
 
@@ -28,7 +31,7 @@ struct Args {
     #[arg(long, default_value = "2^24")]
     sizes: String,
     /// Methods, comma-separated (`global-atomic`, `shared-privatised`,
-    /// `auto`; default: all).
+    /// `sort`, `auto`; default: all).
     #[arg(long)]
     algos: Option<String>,
     /// Input types, comma-separated (i32 u8 u32 f32; default: the four
