@@ -13,7 +13,10 @@
 //!   keyed block scan joins segments that cross threads, every segment
 //!   ending in the tile is stored), and a one-block fix-up that folds the
 //!   carries of blocks that ended inside a segment in front of its stored
-//!   value (`out[s] = carries ⊕ out[s]`, order kept).
+//!   value (`out[s] = carries ⊕ out[s]`, order kept). The coordinates and
+//!   carries are words of the scratch arena ([`Gpu::with_scratch_words`],
+//!   [`scratch_words`] of them), written before they are read: after the
+//!   first call at a size, a call allocates nothing and sets nothing.
 //! - **Work** n + segments steps; **bytes moved**
 //!   [`segmented_reduce_bytes_moved`]: the values once, the offsets once,
 //!   out once (plus 16 bytes per tile of carries and 8 of coordinates).
@@ -32,8 +35,8 @@
 use gpu_core::launch::grid_1d;
 use gpu_core::op::operator_prelude;
 use gpu_core::{
-    DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs,
-    Max, Min, ModuleSource, Operator, Product, Result, Sum,
+    DeviceType, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, Max, Min,
+    ModuleSource, Operator, Product, Result, Sum,
 };
 
 /// Threads per block of the merge-path tiles.
@@ -187,7 +190,7 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     values: DeviceView<'_, T>,
     offsets: DeviceView<'_, Off>,
     op: &O,
-    mut out: DeviceViewMut<'_, T>,
+    out: DeviceViewMut<'_, T>,
 ) -> Result<()> {
     validate_segmented_reduce::<T>(offsets.len(), out.len())?;
     let segments = out.len() as u64;
@@ -203,16 +206,48 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     // The grid covers segments + n steps: the path may be shorter (offsets
     // not starting at 0 or ending before n), and the tiles past its end
     // find nothing to do.
-    let tile = tile_steps(T::BYTES);
-    let tiles = (segments + n).div_ceil(tile).max(1);
-    let tiles_len =
-        usize::try_from(tiles + 1).map_err(|_| Error::invalid("values", "too many tiles"))?;
-    // SAFETY (all three): the partition writes every coordinate 0..=tiles
-    // before the tiles read them; every tile writes its carry before the
-    // fix-up reads it (stream order).
-    let mut coordinates = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len)? };
-    let mut carry_keys = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles_len - 1)? };
-    let mut carry_values = unsafe { DeviceBuffer::<T>::uninit(gpu, tiles_len - 1)? };
+    let tiles = (segments + n).div_ceil(tile_steps(T::BYTES)).max(1);
+    let words = usize::try_from(scratch_words(tiles, T::BYTES))
+        .map_err(|_| Error::invalid("values", "too many tiles"))?;
+    // SAFETY: the partition writes every coordinate 0..=tiles before the
+    // tiles read them; every tile writes its carry before the fix-up reads
+    // it (stream order); nothing else is read.
+    unsafe {
+        gpu.with_scratch_words(words, |scratch, _| {
+            launch_on(gpu, values, offsets, op, out, tiles, scratch)
+        })
+    }
+}
+
+/// Scratch words of a call of `tiles` tiles with values of `value_bytes`:
+/// the coordinates (tiles + 1), the carry keys (tiles), then the carry
+/// values (tiles, rounded up to whole words).
+///
+/// ```
+/// assert_eq!(reduce::segmented::scratch_words(1, 4), 2 + 1 + 1);
+/// assert_eq!(reduce::segmented::scratch_words(5, 4), 6 + 5 + 3);
+/// ```
+pub fn scratch_words(tiles: u64, value_bytes: usize) -> u64 {
+    (tiles + 1) + tiles + (tiles * value_bytes as u64).div_ceil(8)
+}
+
+/// The three launches over `tiles` tiles, the temporaries carved from
+/// `scratch` ([`scratch_words`] words). Arguments checked by the caller.
+fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
+    gpu: &Gpu,
+    values: DeviceView<'_, T>,
+    offsets: DeviceView<'_, Off>,
+    op: &O,
+    mut out: DeviceViewMut<'_, T>,
+    tiles: u64,
+    scratch: DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    let segments = out.len() as u64;
+    let n = values.len() as u64;
+    let tiles_len = tiles as usize;
+    let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
+    let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
+    let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
 
     let partition = kernel::<T, O, Off>(gpu, op, Entry::Partition)?;
     let (config, _) = grid_1d(tiles + 1, PARTITION_THREADS, 1, 0)?;
@@ -220,7 +255,7 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     args.input(&offsets)
         .scalar(segments)
         .scalar(n)
-        .output(&mut coordinates.view_mut())
+        .output(&mut coordinates)
         .scalar(tiles);
     // SAFETY: (const Off* offsets, u64 segments, u64 n, u64* coordinates,
     // u64 tiles); offsets has segments + 1 entries (checked), coordinates
@@ -228,15 +263,20 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     unsafe { gpu.launch(&partition, config, &args)? };
 
     let tiles_kernel = kernel::<T, O, Off>(gpu, op, Entry::Tiles)?;
-    let (config, blocks) = grid_1d(tiles * tile, BLOCK_THREADS, items_per_thread(T::BYTES), 0)?;
+    let (config, blocks) = grid_1d(
+        tiles * tile_steps(T::BYTES),
+        BLOCK_THREADS,
+        items_per_thread(T::BYTES),
+        0,
+    )?;
     debug_assert_eq!(blocks, tiles);
     let mut args = KernelArgs::new();
     args.input(&values)
         .input(&offsets)
         .output(&mut out)
-        .input(&coordinates.view())
-        .output(&mut carry_keys.view_mut())
-        .output(&mut carry_values.view_mut())
+        .input(&coordinates.as_view())
+        .output(&mut carry_keys)
+        .output(&mut carry_values)
         .scalar(segments)
         .scalar(n)
         .scalar(tiles);
@@ -250,8 +290,8 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     let fixup = kernel::<T, O, Off>(gpu, op, Entry::Fixup)?;
     let (config, _) = grid_1d(FIXUP_THREADS as u64, FIXUP_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
-    args.input(&carry_keys.view())
-        .input(&carry_values.view())
+    args.input(&carry_keys.as_view())
+        .input(&carry_values.as_view())
         .scalar(tiles)
         .output(&mut out)
         .scalar(segments);
