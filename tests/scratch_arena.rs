@@ -158,3 +158,97 @@ fn workspace_serves_handles_on_two_streams() -> gpu_core::Result<()> {
     assert!(workspace.stats().allocations > before.allocations);
     Ok(())
 }
+
+/// One segmented scan by offsets of `n` items in random segments (empty
+/// ones among them), 4-byte values then 8-byte values (another tile state
+/// layout), each checked against the CPU reference; then offsets that end
+/// short of n, refused with nothing written. Three single-pass calls.
+fn offsets_round(gpu: &Gpu, n: usize, seed: u64) -> gpu_core::Result<()> {
+    use scan::SegmentedKind;
+    let mut rng = SplitMix64::new(seed);
+    let mut offsets = vec![0u64];
+    for i in 1..n as u64 {
+        match rng.below(50) {
+            0 => offsets.push(i),
+            1 => offsets.extend([i, i]),
+            _ => {}
+        }
+    }
+    offsets.push(n as u64);
+    let small: Vec<i32> = (0..n)
+        .map(|_| (rng.next_u64() % 201) as i32 - 100)
+        .collect();
+    let wide: Vec<f64> = small.iter().map(|&x| x as f64 * 0.5).collect();
+    let offsets_buffer = DeviceBuffer::from_host(gpu, &offsets)?;
+
+    let input = DeviceBuffer::from_host(gpu, &small)?;
+    let mut out = DeviceBuffer::<i32>::zeros(gpu, n)?;
+    scan::segmented_scan_by_offsets_into(
+        gpu,
+        input.view(),
+        offsets_buffer.view(),
+        out.view_mut(),
+        &Sum,
+        SegmentedKind::Inclusive,
+    )?;
+    let want =
+        scan::cpu::segmented_scan_by_offsets(&small, &offsets, &Sum, SegmentedKind::Inclusive)?;
+    assert_eq!(out.to_host(gpu)?, want, "i32 by offsets, n = {n}");
+
+    let wide_input = DeviceBuffer::from_host(gpu, &wide)?;
+    let mut wide_out = DeviceBuffer::<f64>::zeros(gpu, n)?;
+    scan::segmented_scan_by_offsets_into(
+        gpu,
+        wide_input.view(),
+        offsets_buffer.view(),
+        wide_out.view_mut(),
+        &Sum,
+        SegmentedKind::Exclusive,
+    )?;
+    let want =
+        scan::cpu::segmented_scan_by_offsets(&wide, &offsets, &Sum, SegmentedKind::Exclusive)?;
+    assert_eq!(wide_out.to_host(gpu)?, want, "f64 by offsets, n = {n}");
+
+    let short = DeviceBuffer::from_host(gpu, &[0u64, n as u64 - 1])?;
+    let mut untouched = DeviceBuffer::<i32>::filled(gpu, n, 77)?;
+    let refused = scan::segmented_scan_by_offsets_into(
+        gpu,
+        input.view(),
+        short.view(),
+        untouched.view_mut(),
+        &Sum,
+        SegmentedKind::Inclusive,
+    );
+    assert!(
+        matches!(refused, Err(gpu_core::Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        untouched.to_host(gpu)?,
+        vec![77; n],
+        "refused offsets wrote"
+    );
+    Ok(())
+}
+
+/// The segmented scan by offsets takes its check words (tile starts and
+/// verdict) and its tile state from one arena loan: after the first round
+/// no call allocates, zeroes through the arena or falls back, refused
+/// offsets included, through a stream's arena and through a workspace.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_scan_by_offsets_does_not_grow_in_steady_state() -> gpu_core::Result<()> {
+    let gpu = Gpu::new(0)?.with_new_stream()?;
+    let workspace = Workspace::new();
+    let lent = gpu.with_workspace(&workspace);
+    for handle in [&gpu, &lent] {
+        offsets_round(handle, SIZES[0], 3)?;
+        let before = handle.scratch_stats();
+        assert!(before.allocations >= 1, "{before:?}");
+        for (index, &n) in SIZES.iter().cycle().take(10).enumerate() {
+            offsets_round(handle, n.max(2), 300 + index as u64)?;
+        }
+        assert_steady(before, handle.scratch_stats(), 3 * 10);
+    }
+    Ok(())
+}

@@ -327,7 +327,11 @@ pub fn validate_segmented_offsets<T: Element>(
 /// is read back, so that offsets which do not start at 0, end at n, or
 /// decrease are an [`Error::InvalidArgument`] with nothing written (the
 /// scan kernel sees the verdict and writes nothing). Bytes: the scan's
-/// n·s read and written, 8 per offset read twice, 8 per tile.
+/// n·s read and written, 8 per offset read twice, 8 per tile. Its
+/// temporaries (the tile starts, the verdict, the tile state) come from
+/// `gpu`'s scratch arena: after the first call at a size a call allocates
+/// nothing (three launches: the verdict word's fill, the tile starts, the
+/// scan).
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu, Sum};
@@ -367,23 +371,38 @@ pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
     }
     let tile_items = offsets_tile_items(T::BYTES);
     let num_tiles = n.div_ceil(tile_items);
-    // `first` (one word per tile and one past) then the verdict word.
-    let mut check = DeviceBuffer::<u64>::zeros(gpu, num_tiles as usize + 2)?;
-    let mut check_view = check.view_mut();
-    let first_ptr = check_view.device_ptr();
-    let bad_ptr = first_ptr + 8 * (num_tiles + 1);
-    locate_tile_starts(gpu, &offsets, n, tile_items, num_tiles, &mut check_view)?;
-    let heads = Heads {
-        source: HeadSource::Offsets,
-        ptr: offsets.device_ptr(),
-        aligned: true,
-        aux: first_ptr,
-        bad: bad_ptr,
+    // The check words, `first` (one per tile and one past) then the
+    // verdict, come from the arena's scratch words; the scan's tile state
+    // from the nested arena those lend with them (one loan each, no
+    // fallback allocation).
+    let first_words = num_tiles as usize + 1;
+    // SAFETY: every word the enqueued work reads is written first on this
+    // stream: `segmented_tile_first` writes first[0..=num_tiles] before the
+    // scan kernel reads them, and the verdict word is zeroed (fill) before
+    // segmented_tile_first may set it; the host reads it after both.
+    let verdict = unsafe {
+        gpu.with_scratch_words(first_words + 1, |mut check, nested| {
+            let first_ptr = check.device_ptr();
+            let bad_ptr = first_ptr + 8 * first_words as u64;
+            check
+                .reborrow()
+                .into_slice(first_words..)?
+                .fill(nested, 0)?;
+            locate_tile_starts(nested, &offsets, n, tile_items, num_tiles, &mut check)?;
+            let heads = Heads {
+                source: HeadSource::Offsets,
+                ptr: offsets.device_ptr(),
+                aligned: true,
+                aux: first_ptr,
+                bad: bad_ptr,
+            };
+            run(nested, (!same).then_some(input), heads, output, op, kind)?;
+            let mut verdict = [0u64];
+            nested.read_small(&check.as_view().slice(first_words..)?, &mut verdict)?;
+            Ok(verdict[0])
+        })?
     };
-    run(gpu, (!same).then_some(input), heads, output, op, kind)?;
-    let mut verdict = [0u64];
-    gpu.read_small(&check.view().slice(num_tiles as usize + 1..)?, &mut verdict)?;
-    if verdict[0] != 0 {
+    if verdict != 0 {
         return Err(Error::invalid(
             "offsets",
             "not segment offsets of the input: they must start at 0, end at n and never decrease \
