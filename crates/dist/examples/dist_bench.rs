@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! cargo run --release -p parprims-dist --example dist_bench -- [--log2 30,32] [--reps 10]
-//!     [--ranks 1,2] [--busbw-min-log2 20] [--busbw-max-log2 30]
+//!     [--ranks 1,2] [--sort-log2 28,29,30,31] [--busbw-min-log2 20] [--busbw-max-log2 30]
 //! ```
+//!
+//! `--log2 none` and `--sort-log2 none` leave out those sizes.
 //!
 //! For each size 2^k of i32 items: the single-GPU scan (inclusive sum),
 //! reduce (sum) and histogram (256 even bins) on device 0 with the
@@ -20,6 +22,14 @@
 //! group's. The scans' results are checked at the shard boundaries and a
 //! few other positions against a host prefix sum.
 //!
+//! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
+//! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
+//! distributed sample sort (`dist::sort_keys`) on the same groups, leaving
+//! each rank its bucket and rebalanced into even blocks. The time is
+//! again the slowest rank's median (the sort's two host synchronisations
+//! included); GB/s counts the keys once (n·4 bytes per time). Every
+//! result is gathered and compared with the single-GPU sort, bit for bit.
+//!
 //! Then, on a group of every listed rank count above one, the in-place
 //! all-reduce (sum, f32) of 2^min..2^max bytes, timed as nccl-tests does
 //! (20 back-to-back operations between the events): algbw = bytes / time,
@@ -27,10 +37,11 @@
 
 use std::time::Instant;
 
-use dist::{Group, Sharded};
+use dist::{Group, Sharded, SortPlacement};
 use gpu_core::{DeviceBuffer, Gpu, GpuTimer, Sum};
 use reduce::histogram::{CountMode, HistogramAlgorithm};
 use scan::{ScanKind, ScanOptions};
+use sort::Order;
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -38,11 +49,15 @@ struct Args {
     log2: Vec<u32>,
     reps: usize,
     ranks: Vec<usize>,
+    sort_log2: Vec<u32>,
     busbw_min_log2: u32,
     busbw_max_log2: u32,
 }
 
 fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Result<Vec<T>, Failure> {
+    if text == "none" {
+        return Ok(Vec::new());
+    }
     text.split(',')
         .map(|v| {
             v.trim()
@@ -59,6 +74,7 @@ fn parse_args(device_count: usize) -> Result<Args, Failure> {
         ranks: (1..=device_count)
             .filter(|r| r.is_power_of_two() || *r == device_count)
             .collect(),
+        sort_log2: vec![28, 29, 30, 31],
         busbw_min_log2: 20,
         busbw_max_log2: 30,
     };
@@ -69,6 +85,7 @@ fn parse_args(device_count: usize) -> Result<Args, Failure> {
             "--log2" => args.log2 = parse_list(&value, "--log2")?,
             "--reps" => args.reps = value.parse().map_err(|_| "--reps: a count")?,
             "--ranks" => args.ranks = parse_list(&value, "--ranks")?,
+            "--sort-log2" => args.sort_log2 = parse_list(&value, "--sort-log2")?,
             "--busbw-min-log2" => {
                 args.busbw_min_log2 = value.parse().map_err(|_| "--busbw-min-log2")?
             }
@@ -331,6 +348,114 @@ fn group_run(
     Ok(())
 }
 
+/// The sort's keys: 32 random bits per index (a hash), made on all cores.
+fn make_keys(n: usize) -> Vec<u32> {
+    let mut keys = vec![0u32; n];
+    let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
+    let chunk = n.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (c, part) in keys.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || {
+                for (k, key) in part.iter_mut().enumerate() {
+                    let i = (c * chunk + k) as u64;
+                    *key = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
+                }
+            });
+        }
+    });
+    keys
+}
+
+/// The single-GPU sort on device 0: its median time and its output.
+fn single_gpu_sort(keys: &[u32], reps: usize) -> Result<(f64, Vec<u32>), Failure> {
+    let gpu = Gpu::new(0)?;
+    let input = DeviceBuffer::from_host(&gpu, keys)?;
+    // SAFETY: every sort below writes the whole output before it is read.
+    let mut output = unsafe { DeviceBuffer::<u32>::uninit(&gpu, keys.len())? };
+    let ms = time_ranks(&[&gpu], reps, || {
+        sort::sort_keys(&gpu, input.view(), output.view_mut(), Order::Ascending)?;
+        Ok(())
+    })?;
+    let sorted = output.to_host(&gpu)?;
+    if let Some(i) = sorted.windows(2).position(|w| w[0] > w[1]) {
+        return Err(format!("single-GPU sort out of order at {i}").into());
+    }
+    drop((input, output));
+    gpu.synchronize()?;
+    gpu.trim_memory_pool()?;
+    Ok((ms, sorted))
+}
+
+/// The sample sort on devices 0..ranks, both placements, against the
+/// single-GPU sort's output.
+fn group_sort(
+    ranks: usize,
+    keys: &[u32],
+    expected: &[u32],
+    reps: usize,
+    baseline_ms: f64,
+) -> Result<(), Failure> {
+    let group = Group::new(&(0..ranks).collect::<Vec<_>>())?;
+    let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
+    let x = Sharded::scatter_from_host(&group, keys)?;
+    let bytes = (keys.len() * 4) as f64;
+    for (what, placement) in [
+        ("sort u32 (buckets)", SortPlacement::Buckets),
+        ("sort u32 (even blocks)", SortPlacement::Even),
+    ] {
+        let mut sorted = None;
+        let ms = time_ranks(&gpus, reps, || {
+            sorted = None; // the last run's shards go back to the pools first
+            sorted = Some(dist::sort_keys(&group, &x, Order::Ascending, placement)?);
+            Ok(())
+        })?;
+        let sorted = sorted.ok_or("no sort ran")?;
+        let lens = sorted.lens().to_vec();
+        if sorted.gather_to_host(&group)? != expected {
+            return Err(format!("{what} on {ranks} GPU(s) differs from one GPU's sort").into());
+        }
+        drop(sorted);
+        println!(
+            "  {ranks} GPU(s) {what:<28} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x  shards {}..{}",
+            gbps(bytes, ms),
+            baseline_ms / ms,
+            lens.iter().min().unwrap_or(&0),
+            lens.iter().max().unwrap_or(&0),
+        );
+    }
+    Ok(())
+}
+
+fn sort_rows(args: &Args) {
+    for &log2 in &args.sort_log2 {
+        let n = 1usize << log2;
+        let started = Instant::now();
+        let keys = make_keys(n);
+        println!(
+            "\n2^{log2} u32 keys, sort ({:.1} GiB; keys made on the host in {:.1} s)",
+            (n * 4) as f64 / (1u64 << 30) as f64,
+            started.elapsed().as_secs_f64()
+        );
+        let (baseline_ms, expected) = match single_gpu_sort(&keys, args.reps) {
+            Ok(b) => b,
+            Err(e) => {
+                println!("  one GPU: {e}; size skipped");
+                continue;
+            }
+        };
+        println!(
+            "  1 GPU  single-GPU sort u32        {:>9.3} ms {:>8.0} GB/s",
+            baseline_ms,
+            gbps((n * 4) as f64, baseline_ms)
+        );
+        for &ranks in &args.ranks {
+            if let Err(e) = group_sort(ranks, &keys, &expected, args.reps, baseline_ms) {
+                println!("  {ranks} GPU(s): {e}");
+            }
+        }
+    }
+}
+
 fn bus_bandwidth(ranks: usize, min_log2: u32, max_log2: u32, reps: usize) -> Result<(), Failure> {
     let group = Group::new(&(0..ranks).collect::<Vec<_>>())?;
     let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
@@ -413,6 +538,7 @@ fn main() -> Result<(), Failure> {
             }
         }
     }
+    sort_rows(&args);
     for &ranks in args.ranks.iter().filter(|&&r| r > 1) {
         bus_bandwidth(ranks, args.busbw_min_log2, args.busbw_max_log2, args.reps)?;
     }
