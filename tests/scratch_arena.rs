@@ -252,3 +252,163 @@ fn segmented_scan_by_offsets_does_not_grow_in_steady_state() -> gpu_core::Result
     }
     Ok(())
 }
+
+/// One round of the merge-path primitives on a matrix of `rows` rows:
+/// SpMV by merge path (`f32`, then `f64`: another carry width) and by
+/// segmented scan, and the segmented reduce of the same row structure
+/// (`i32` by `u32` offsets, `i64` by `u64` offsets), each checked against
+/// the host. Rows of 0 to 8 entries, every 97th empty and row 0 holding up
+/// to 5000, so blocks carry into rows; small-integer values keep every
+/// float sum exact in any order. One single-pass call (the segmented
+/// scan's) a round.
+fn merge_path_round(gpu: &Gpu, rows: usize, seed: u64) -> gpu_core::Result<()> {
+    use linalg::spmv::{spmv_into, CsrMatrix, HostCsr, SpmvAlgorithm};
+    use reduce::segmented::segmented_reduce_cpu;
+
+    let mut rng = SplitMix64::new(seed);
+    let cols = rows.max(16);
+    let mut offsets = vec![0u64];
+    for row in 0..rows {
+        let len = match row {
+            0 => 5000.min(cols),
+            _ if row % 97 == 0 => 0,
+            _ => rng.below(9) as usize,
+        };
+        offsets.push(offsets[row] + len as u64);
+    }
+    let nnz = offsets[rows] as usize;
+    let mut columns: Vec<i32> = (0..nnz).map(|_| rng.below(cols as u64) as i32).collect();
+    for row in 0..rows {
+        columns[offsets[row] as usize..offsets[row + 1] as usize].sort_unstable();
+    }
+    let small: Vec<i32> = (0..nnz).map(|_| rng.below(7) as i32 - 3).collect();
+    let x_small: Vec<i32> = (0..cols).map(|_| rng.below(5) as i32 - 2).collect();
+
+    fn check_spmv<T: linalg::spmv::SpmvElement + From<i8>>(
+        gpu: &Gpu,
+        host: HostCsr<T>,
+        x: Vec<T>,
+        algorithm: SpmvAlgorithm,
+    ) -> gpu_core::Result<()> {
+        let a = CsrMatrix::from_host(
+            gpu,
+            host.rows,
+            host.cols,
+            &host.offsets,
+            &host.columns,
+            &host.values,
+        )?;
+        let x_buffer = DeviceBuffer::from_host(gpu, &x)?;
+        let mut y = DeviceBuffer::<T>::filled(gpu, host.rows, T::from(1))?;
+        let two = T::from(2);
+        spmv_into(gpu, &a, x_buffer.view(), two, two, y.view_mut(), algorithm)?;
+        let mut want = vec![T::from(1); host.rows];
+        host.spmv(&x, two, two, &mut want)?;
+        assert_eq!(
+            y.to_host(gpu)?,
+            want,
+            "{algorithm:?} {}, {} rows",
+            T::SUFFIX,
+            host.rows
+        );
+        Ok(())
+    }
+    let host_f32 = HostCsr {
+        rows,
+        cols,
+        offsets: offsets.clone(),
+        columns: columns.clone(),
+        values: small.iter().map(|&v| v as f32).collect(),
+    };
+    let x_f32: Vec<f32> = x_small.iter().map(|&v| v as f32).collect();
+    check_spmv(
+        gpu,
+        host_f32.clone(),
+        x_f32.clone(),
+        SpmvAlgorithm::MergePath,
+    )?;
+    check_spmv(gpu, host_f32, x_f32, SpmvAlgorithm::SegmentedScan)?;
+    let host_f64 = HostCsr {
+        rows,
+        cols,
+        offsets: offsets.clone(),
+        columns,
+        values: small.iter().map(|&v| v as f64).collect(),
+    };
+    let x_f64: Vec<f64> = x_small.iter().map(|&v| v as f64).collect();
+    check_spmv(gpu, host_f64, x_f64, SpmvAlgorithm::MergePath)?;
+
+    let narrow_offsets: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+    let values = DeviceBuffer::from_host(gpu, &small)?;
+    let offsets_buffer = DeviceBuffer::from_host(gpu, &narrow_offsets)?;
+    let mut sums = DeviceBuffer::<i32>::filled(gpu, rows, 77)?;
+    reduce::segmented_reduce(
+        gpu,
+        values.view(),
+        offsets_buffer.view(),
+        &Sum,
+        sums.view_mut(),
+    )?;
+    let want = segmented_reduce_cpu(&small, &narrow_offsets, &Sum)?;
+    assert_eq!(
+        sums.to_host(gpu)?,
+        want,
+        "segmented reduce i32, {rows} rows"
+    );
+
+    let wide: Vec<i64> = small.iter().map(|&v| i64::from(v) << 33).collect();
+    let wide_values = DeviceBuffer::from_host(gpu, &wide)?;
+    let wide_offsets = DeviceBuffer::from_host(gpu, &offsets)?;
+    let mut wide_sums = DeviceBuffer::<i64>::filled(gpu, rows, 77)?;
+    reduce::segmented_reduce(
+        gpu,
+        wide_values.view(),
+        wide_offsets.view(),
+        &Sum,
+        wide_sums.view_mut(),
+    )?;
+    let want = segmented_reduce_cpu(&wide, &offsets, &Sum)?;
+    assert_eq!(
+        wide_sums.to_host(gpu)?,
+        want,
+        "segmented reduce i64, {rows} rows"
+    );
+    Ok(())
+}
+
+/// Row counts for the merge-path rounds, largest first: a few hundred
+/// tiles down to one.
+const MATRIX_ROWS: [usize; 5] = [300_000, 1, 2000, 70_001, 5];
+
+/// SpMV (merge path and segmented scan) and segmented reduce take their
+/// coordinates, carries and temporaries from the arena: after the first
+/// round no call allocates, zeroes through the arena or falls back,
+/// through a stream's arena and through a workspace.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_path_primitives_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
+    let gpu = Gpu::new(0)?.with_new_stream()?;
+    let workspace = Workspace::new();
+    let lent = gpu.with_workspace(&workspace);
+    let mut stream_arena = ScratchStats::default();
+    for handle in [&gpu, &lent] {
+        // Words for the temporaries, and a tile state in the nested arena.
+        merge_path_round(handle, MATRIX_ROWS[0], 5)?;
+        let before = handle.scratch_stats();
+        assert!(
+            before.allocations >= 2 && before.bytes_held > 0,
+            "{before:?}"
+        );
+        for (index, &rows) in MATRIX_ROWS.iter().cycle().take(10).enumerate() {
+            merge_path_round(handle, rows, 500 + index as u64)?;
+        }
+        assert_steady(before, handle.scratch_stats(), 10);
+        if std::ptr::eq(handle, &gpu) {
+            stream_arena = gpu.scratch_stats();
+        }
+    }
+    // The workspace's calls never touched the stream's arena.
+    assert_eq!(gpu.scratch_stats(), stream_arena);
+    assert!(workspace.stats().bytes_held > 0);
+    Ok(())
+}
