@@ -6,6 +6,11 @@
 //!
 //! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
 //!   CUDA GPU"]`: the local sort, the placement, the argument checks.
+//! - `one_gpu_sample_sort_kernels_*` (`needs a CUDA GPU`): the two
+//!   kernels alone on device 0 against their host twins
+//!   (`sample_positions`, `bucket_bounds`), every search kind, for several
+//!   key types and bit ranges, so a one-GPU machine checks what a group of
+//!   one rank skips.
 //! - `all_gpus_*`: every visible GPU, `#[ignore = "needs 2+ CUDA GPUs"]`
 //!   (printing why and returning with fewer): samples, splitters, bounds,
 //!   the exchange and the second sort; a reversed rank order; one rank per
@@ -13,8 +18,10 @@
 //!
 //! Both need libnccl.
 
+use dist::sort::{bucket_bounds, sample_positions, search_work, Splitter};
 use dist::{layout, Group, Sharded, SortPlacement};
-use gpu_core::{DeviceBuffer, DeviceType, Gpu};
+use gpu_core::launch::grid_1d;
+use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
 use sort::{Order, SortKey, SortOptions};
 
 const SIZES: [usize; 8] = [0, 1, 2, 31, 1000, 4097, (1 << 20) + 3, (1 << 22) + 1];
@@ -383,6 +390,121 @@ fn all_gpus_sort_one_rank_per_thread_through_a_unique_id() {
             bytes_of(&mine),
             bytes_of(&model[rank]),
             "rank {rank}'s bucket"
+        );
+    }
+}
+
+/// Runs `dist_take_samples_{K}` and `dist_splitter_bounds_{K}` on a
+/// sorted array of `n` keys against the host twins, with splitters of
+/// every kind (from this rank, an earlier one, a later one, missing).
+fn check_kernels<K: SortKey>(gpu: &Gpu, n: usize, seed: u64, options: SortOptions) {
+    let bits = options.bit_range::<K>().unwrap();
+    let descending = options.order.is_descending();
+    let keys: Vec<K> = random_keys(n, seed);
+    let input = DeviceBuffer::from_host(gpu, &keys).unwrap();
+    let mut sorted = DeviceBuffer::<K>::zeros(gpu, n).unwrap();
+    sort::sort_keys(gpu, input.view(), sorted.view_mut(), options.clone()).unwrap();
+    let host_sorted = sorted.to_host(gpu).unwrap();
+    let values: Vec<u64> = host_sorted
+        .iter()
+        .map(|&k| sort::cpu::sort_value(k, descending, &bits))
+        .collect();
+    let module = dist::sort::sample_sort_module::<K>();
+    let what = format!("{n} keys of {}, {options:?}", K::SUFFIX);
+
+    // take_samples.
+    let count = 200usize;
+    let mut samples = DeviceBuffer::<K>::zeros(gpu, count).unwrap();
+    if n > 0 {
+        let kernel = gpu
+            .kernel(&module, &format!("dist_take_samples_{}", K::SUFFIX))
+            .unwrap();
+        let (config, _) = grid_1d(count as u64, 256, 1, 0).unwrap();
+        let mut args = KernelArgs::new();
+        args.input(&sorted.view())
+            .scalar(n as u64)
+            .scalar(count as u32)
+            .output(&mut samples.view_mut());
+        // SAFETY: take_samples(const K*, u64 n, u32 count, K*): matches;
+        // sorted holds n > 0 keys, samples count.
+        unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+        let expected: Vec<K> = sample_positions(n, count)
+            .into_iter()
+            .map(|p| host_sorted[p])
+            .collect();
+        assert_eq!(
+            bytes_of(&samples.to_host(gpu).unwrap()),
+            bytes_of(&expected),
+            "{what}: samples"
+        );
+    }
+
+    // splitter_bounds: targets drawn from the keys and just past them, from
+    // ranks 0 (earlier), 1 (this one) and 2 (later), and a missing one.
+    let mut splitters = vec![None];
+    for (j, &v) in values.iter().step_by((n / 7).max(1)).enumerate() {
+        for (rank, value) in [
+            (0, v),
+            (2, v),
+            (0, v.wrapping_add(1)),
+            (2, v.saturating_sub(1)),
+        ] {
+            splitters.push(Some(Splitter {
+                value,
+                rank,
+                position: 0,
+            }));
+        }
+        splitters.push(Some(Splitter {
+            value: v,
+            rank: 1,
+            position: j,
+        }));
+    }
+    let count = splitters.len();
+    let work = DeviceBuffer::from_host(gpu, &search_work(1, n, &splitters)).unwrap();
+    let mut bounds = DeviceBuffer::<u64>::zeros(gpu, count).unwrap();
+    let kernel = gpu
+        .kernel(&module, &format!("dist_splitter_bounds_{}", K::SUFFIX))
+        .unwrap();
+    let (config, _) = grid_1d(count as u64, 256, 1, 0).unwrap();
+    let mut args = KernelArgs::new();
+    args.input(&sorted.view())
+        .scalar(n as u64)
+        .input(&work.view())
+        .scalar(count as u32)
+        .scalar(u32::from(descending))
+        .scalar(bits.start)
+        .scalar(bits.end)
+        .output(&mut bounds.view_mut());
+    // SAFETY: splitter_bounds(const K*, u64 n, const u64* work, u32 count,
+    // u32 descending, u32 begin, u32 end, u64*): matches; work holds
+    // 2·count words, bounds count.
+    unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+    let expected: Vec<u64> = bucket_bounds(&values, 1, &splitters)
+        .into_iter()
+        .map(|b| b as u64)
+        .collect();
+    assert_eq!(bounds.to_host(gpu).unwrap(), expected, "{what}: bounds");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_gpu_sample_sort_kernels_match_their_host_twins() {
+    let gpu = reference_gpu();
+    for (k, &n) in [0usize, 1, 2, 31, 1000, 100_003].iter().enumerate() {
+        let seed = 300 + k as u64;
+        check_kernels::<u32>(&gpu, n, seed, Order::Ascending.into());
+        check_kernels::<f32>(&gpu, n, seed, Order::Descending.into());
+        check_kernels::<i64>(&gpu, n, seed, Order::Ascending.into());
+        check_kernels::<f64>(&gpu, n, seed, Order::Descending.into());
+        check_kernels::<u8>(&gpu, n, seed, Order::Ascending.into());
+        check_kernels::<i16>(&gpu, n, seed, SortOptions::default().with_bits(4..12));
+        check_kernels::<u64>(
+            &gpu,
+            n,
+            seed,
+            SortOptions::from(Order::Descending).with_bits(40..64),
         );
     }
 }
