@@ -25,12 +25,12 @@
 // against the storage at compile time).
 //
 // Portions: look-back counts are 30 bits, so the host runs each pass over
-// portions of at most PORTION_KEYS keys (a multiple of the tile), one
-// launch each, each with its own look-back. Portion q of pass p covers
-// positions [q·PORTION_KEYS, …) of that pass's SOURCE, which for p > 0 is
-// the previous pass's output: the keys there are not the keys at those
-// positions of the input, so the upsweep's histogram cannot say how many
-// keys of each digit a portion holds. Only the first portion's offsets come
+// portions of portion_keys keys (OnesweepPolicy::portion_keys: the most
+// whole tiles within 2^28), one launch each, each with its own look-back.
+// Portion q of pass p covers positions [q·portion_keys, …) of that pass's
+// SOURCE, which for p > 0 is the previous pass's output: the keys there are
+// not the keys at those positions of the input, so the upsweep's histogram
+// cannot say how many keys of each digit a portion holds. Only the first portion's offsets come
 // from the upsweep (the per-digit totals are the same for every order of
 // the keys); the last tile of portion q, which knows the portion's inclusive
 // count of every digit from its look-back, writes portion q + 1's offsets:
@@ -70,13 +70,14 @@ __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restr
     const u32 d = threadIdx.x;
     const u64 row = (u64)pass * portions;
     u64 total = 0;
-    if (d < SORT_RADIX) {
+    const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
+    if (owns_digit) {
         for (u32 p = 0; p < portions; ++p) total += __ldcg(&hist[(row + p) * SORT_RADIX + d]);
     }
     u64 all;
     u64 running = Scan::exclusive_scan(total, storage, all);
     if (d == 0) running = 0;
-    if (d < SORT_RADIX) offsets[row * SORT_RADIX + d] = running;
+    if (owns_digit) offsets[row * SORT_RADIX + d] = running;
     __syncthreads();
 }
 
