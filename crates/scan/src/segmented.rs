@@ -292,7 +292,7 @@ pub fn segmented_scan_in_place<T: Element, O: Operator<T>>(
     run(gpu, None, heads, data, op, kind)
 }
 
-/// Checks the lengths of a segmented scan by offsets: 4-byte values,
+/// Checks the lengths of a segmented scan by offsets: 4- or 8-byte values,
 /// `output` as long as `input`, and at least one offset (`segments + 1`
 /// of them: `offsets[0] = 0`, `offsets[segments] = n`, non-decreasing;
 /// that the values obey this is checked on the device).
@@ -473,7 +473,7 @@ fn locate_tile_starts(
 }
 
 /// Checks the lengths of a scan by key: keys and output as long as the
-/// input, 4-byte values.
+/// input, 4- or 8-byte values.
 ///
 /// ```
 /// assert!(scan::validate_by_key::<i32>(8, 8, 8).is_ok());
