@@ -13,7 +13,7 @@
 //! | [`top_k`] | the k largest or smallest keys with their indices, by radix select |
 //! | [`segmented_sort_keys`], [`segmented_sort_pairs`] | many arrays of up to 8192 keys in one call, by segment offsets (module [`segmented`]) |
 //! | [`sort_in_place_with`] | any [`SortAlgorithm`], in place (the lab's table) |
-//! | [`sort_keys_with_policy`], [`sort_pairs_with_policy`] | the default sort tuned by an [`OnesweepPolicy`](policy::OnesweepPolicy) (module [`policy`], the tuning sweep) |
+//! | [`sort_keys_with_policy`], [`sort_pairs_with_policy`] | the default sort tuned by an [`OnesweepPolicy`] (module [`policy`], the tuning sweep) |
 //!
 //! **Keys** `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64` ([`SortKey`]); floats in
 //! total order: −∞ < … < −0 < +0 < … < +∞ < NaN (every NaN, either sign,
