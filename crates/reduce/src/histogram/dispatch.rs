@@ -7,7 +7,7 @@ use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
 
 use super::bins::{EvenBins, HistogramCount, HistogramInput};
 use super::modules::{entry, module, module_key, unroll, Mode, SpecKind};
-use super::{by_sort, CountMode, HistogramAlgorithm};
+use super::{CountMode, HistogramAlgorithm};
 
 /// Shared memory the u32 tier (`Auto`) gives its sub-histograms: 32 KiB,
 /// which keeps 7 blocks of 256 threads resident on an H100.
@@ -209,9 +209,8 @@ pub(crate) fn push_bin_spec<T: HistogramInput>(
 }
 
 /// Counts the non-empty `input` into `counts` (validated, of `bins`
-/// elements) as `mode` says, enqueued on `gpu`'s stream: the sort method
-/// writes every count itself; the counting modes add to counts zeroed
-/// first when overwriting.
+/// elements) with one of the counting modes, as `mode` says (zeroing the
+/// counts first when overwriting), enqueued on `gpu`'s stream.
 pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
     gpu: &Gpu,
     input: &DeviceView<'_, T>,
@@ -220,9 +219,6 @@ pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
     mode: CountMode,
     algorithm: HistogramAlgorithm,
 ) -> Result<()> {
-    if algorithm == HistogramAlgorithm::Sort {
-        return by_sort::count(gpu, input, spec, counts, mode);
-    }
     if mode == CountMode::Overwrite {
         counts.fill(gpu, C::zero())?;
     }

@@ -229,7 +229,7 @@ pub fn histogram_even<T: HistogramInput, C: HistogramCount>(
     )?;
     let mut counts = DeviceBuffer::<C>::zeros(gpu, bins)?;
     if !input.is_empty() {
-        dispatch::launch(
+        count_into(
             gpu,
             &input,
             &Spec::Even(spec),
@@ -281,7 +281,7 @@ pub fn histogram_even_into<T: HistogramInput, C: HistogramCount>(
     if input.is_empty() {
         return empty_input(gpu, &mut counts, mode);
     }
-    dispatch::launch(gpu, &input, &Spec::Even(spec), &mut counts, mode, algorithm)
+    count_into(gpu, &input, &Spec::Even(spec), &mut counts, mode, algorithm)
 }
 
 /// The histogram of `input` in the bins `[b[k], b[k+1])` of `boundaries`
@@ -318,7 +318,7 @@ pub fn histogram_ranges<T: HistogramInput, C: HistogramCount>(
     if !input.is_empty() {
         let staged = DeviceBuffer::from_host(gpu, boundaries)?;
         let spec = Spec::Ranges(bins, staged.view());
-        dispatch::launch(
+        count_into(
             gpu,
             &input,
             &spec,
@@ -370,7 +370,24 @@ pub fn histogram_ranges_into<T: HistogramInput, C: HistogramCount>(
     // Freed in stream order after the kernel that reads it.
     let staged = DeviceBuffer::from_host(gpu, boundaries)?;
     let spec = Spec::Ranges(bins, staged.view());
-    dispatch::launch(gpu, &input, &spec, &mut counts, mode, algorithm)
+    count_into(gpu, &input, &spec, &mut counts, mode, algorithm)
+}
+
+/// Counts the non-empty `input` into `counts` (validated) as `mode` says:
+/// the sort method writes every count itself, the counting methods add to
+/// counts zeroed first when overwriting.
+fn count_into<T: HistogramInput, C: HistogramCount>(
+    gpu: &Gpu,
+    input: &DeviceView<'_, T>,
+    spec: &Spec<'_, T>,
+    counts: &mut DeviceViewMut<'_, C>,
+    mode: CountMode,
+    algorithm: HistogramAlgorithm,
+) -> Result<()> {
+    match algorithm {
+        HistogramAlgorithm::Sort => by_sort::count(gpu, input, spec, counts, mode),
+        _ => dispatch::launch(gpu, input, spec, counts, mode, algorithm),
+    }
 }
 
 /// An empty input's histogram: zeros when overwriting, the counts left as
