@@ -88,8 +88,10 @@ pub const SAMPLE_SORT_CU: &str = include_str!("../cuda/sample_sort.cu");
 /// `OVERSAMPLING · world` samples of its sorted shard.
 pub const OVERSAMPLING: usize = 64;
 
-/// Threads per block of both kernels.
+/// Threads per block of the kernels.
 const BLOCK_THREADS: u32 = 256;
+/// Outputs per thread of the merge kernel.
+pub const MERGE_ITEMS: u32 = 8;
 
 /// The `how` word of a bound found by a search for the first key ≥ the
 /// splitter (a splitter from an earlier rank); the kernel's
@@ -109,6 +111,94 @@ pub enum SortPlacement {
     /// The sorted keys are moved into the even blocks of the total
     /// (`layout::even_blocks`), one more exchange.
     Even,
+}
+
+/// How step 5 orders the `world` sorted runs a rank receives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunOrder {
+    /// Sort the received keys again with the single-GPU sort (stable, so
+    /// equal keys stay in rank order): one full local sort.
+    #[default]
+    Resort,
+    /// Merge the runs pairwise, ⌈log2 world⌉ rounds of the `merge_runs`
+    /// kernel (merge path, ties to the earlier rank): 2·m′·(k + v) bytes
+    /// per round instead of a full sort.
+    Merge,
+}
+
+/// The sample sort's tuning: how the received runs are ordered.
+///
+/// ```
+/// let policy = dist::sort::SampleSortPolicy { run_order: dist::sort::RunOrder::Merge };
+/// assert_ne!(policy, dist::sort::SampleSortPolicy::default());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleSortPolicy {
+    /// Step 5: a second sort or merge rounds.
+    pub run_order: RunOrder,
+}
+
+/// One merge of a round: the runs `[offset, offset + left)` and
+/// `[offset + left, offset + left + right)` of a rank's buffer merged into
+/// the same range of the other buffer; `right == 0` is a copy (the
+/// unpaired last run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeStep {
+    /// Where the pair starts.
+    pub offset: usize,
+    /// The length of the first run.
+    pub left: usize,
+    /// The length of the second run (0: a copy).
+    pub right: usize,
+}
+
+/// One round of pairwise merges of runs of `lens` laid end to end: runs
+/// 0 and 1, 2 and 3, …; an odd last run is copied. The next round's runs
+/// are the steps' `left + right`. Rounds repeat while more than one run
+/// is left: ⌈log2 runs⌉ of them.
+///
+/// ```
+/// use dist::sort::{merge_round, MergeStep};
+/// assert_eq!(merge_round(&[3, 0, 5]), vec![
+///     MergeStep { offset: 0, left: 3, right: 0 },
+///     MergeStep { offset: 3, left: 5, right: 0 },
+/// ]);
+/// ```
+pub fn merge_round(lens: &[usize]) -> Vec<MergeStep> {
+    let mut offset = 0;
+    lens.chunks(2)
+        .map(|pair| {
+            let step = MergeStep {
+                offset,
+                left: pair[0],
+                right: pair.get(1).copied().unwrap_or(0),
+            };
+            offset += step.left + step.right;
+            step
+        })
+        .collect()
+}
+
+/// The stable merge of two sorted runs by sort value, ties taking `a`
+/// (the host twin of the `merge_runs` kernel).
+fn merge_on_host<K: SortKey, V: Copy>(
+    a: &[(K, V)],
+    b: &[(K, V)],
+    value_of: impl Fn(K) -> u64,
+) -> Vec<(K, V)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let take_a = j >= b.len() || (i < a.len() && value_of(a[i].0) <= value_of(b[j].0));
+        if take_a {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
 }
 
 /// The number of samples each rank takes: [`OVERSAMPLING`] · `world`.
@@ -333,6 +423,29 @@ pub fn model_pairs<K: SortKey, V: Copy>(
     values: &[Vec<V>],
     options: &SortOptions,
 ) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
+    model_pairs_with(keys, values, options, &SampleSortPolicy::default())
+}
+
+/// [`model_pairs`] under `policy`: with [`RunOrder::Merge`], step 5 runs
+/// the device path's merge rounds ([`merge_round`]) with the kernel's tie
+/// rule. Both run orders give the same result.
+///
+/// ```
+/// use dist::sort::{model_pairs_with, RunOrder, SampleSortPolicy};
+/// let keys = vec![vec![4u8, 4, 1], vec![4, 0], vec![2]];
+/// let values = vec![vec![0, 1, 2], vec![3, 4], vec![5]];
+/// let merge = SampleSortPolicy { run_order: RunOrder::Merge };
+/// let (k, v) = model_pairs_with(&keys, &values, &sort::Order::Ascending.into(), &merge)?;
+/// assert_eq!((k.concat(), v.concat()), (vec![0, 1, 2, 4, 4, 4], vec![4, 2, 5, 0, 1, 3]));
+/// # Ok::<(), dist::Error>(())
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn model_pairs_with<K: SortKey, V: Copy>(
+    keys: &[Vec<K>],
+    values: &[Vec<V>],
+    options: &SortOptions,
+    policy: &SampleSortPolicy,
+) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
     let world = keys.len();
     if world == 0 {
         return Err(Error::invalid("keys", "at least one rank"));
@@ -386,20 +499,60 @@ pub fn model_pairs<K: SortKey, V: Copy>(
             *slot = Some((k[m.from_offset + i], v[m.from_offset + i]));
         }
     }
-    // (5) local stable sorts of the received runs.
+    // (5) the received runs sorted again, or merged in rounds.
     let mut out_keys = Vec::with_capacity(world);
     let mut out_values = Vec::with_capacity(world);
-    for shard in received {
-        let pairs: Vec<(K, V)> = shard
+    for (rank, shard) in received.into_iter().enumerate() {
+        let mut pairs: Vec<(K, V)> = shard
             .into_iter()
             .map(|p| p.ok_or_else(|| Error::invalid("exchange plan", "a slot left unwritten")))
             .collect::<Result<_>>()?;
+        match policy.run_order {
+            RunOrder::Resort => {
+                let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+                let (k, v) = ::sort::cpu::sort_pairs(&k, &v, descending, &bits);
+                pairs = k.into_iter().zip(v).collect();
+            }
+            RunOrder::Merge => {
+                let mut runs = run_lengths(&moves, world, rank);
+                while runs.len() > 1 {
+                    let round = merge_round(&runs);
+                    let mut next = Vec::with_capacity(pairs.len());
+                    for step in &round {
+                        let middle = step.offset + step.left;
+                        next.extend(merge_on_host(
+                            &pairs[step.offset..middle],
+                            &pairs[middle..middle + step.right],
+                            value_of,
+                        ));
+                    }
+                    pairs = next;
+                    runs = round.iter().map(|s| s.left + s.right).collect();
+                }
+            }
+        }
         let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
-        let (k, v) = ::sort::cpu::sort_pairs(&k, &v, descending, &bits);
         out_keys.push(k);
         out_values.push(v);
     }
     Ok((out_keys, out_values))
+}
+
+/// The lengths of the runs rank `rank` receives, in rank order (the
+/// pieces of `plan` that go to it; 0 for a rank that sends nothing).
+///
+/// ```
+/// let (plan, _) = dist::sort::exchange_plan(&[3, 2], &[vec![1], vec![2]])?;
+/// assert_eq!(dist::sort::run_lengths(&plan, 2, 0), vec![1, 2]);
+/// assert_eq!(dist::sort::run_lengths(&plan, 2, 1), vec![2, 0]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn run_lengths(plan: &[Move], world: usize, rank: usize) -> Vec<usize> {
+    let mut runs = vec![0; world];
+    for m in plan.iter().filter(|m| m.to_rank == rank) {
+        runs[m.from_rank] += m.len;
+    }
+    runs
 }
 
 /// [`model_pairs`] without values.
@@ -415,17 +568,27 @@ pub fn model<K: SortKey>(keys: &[Vec<K>], options: &SortOptions) -> Result<Vec<V
     Ok(model_pairs(keys, &units, options)?.0)
 }
 
-/// The kernel module for keys `K`: `dist_take_samples_{K}` and
-/// `dist_splitter_bounds_{K}`.
+/// The entry of the merge kernel for keys `K` and values of
+/// `value_bytes` bytes (1 for keys alone, with null value pointers).
+fn merge_entry<K: SortKey>(value_bytes: usize) -> String {
+    format!("dist_merge_runs_{}_v{value_bytes}", K::SUFFIX)
+}
+
+/// The kernel module for keys `K`: `dist_take_samples_{K}`,
+/// `dist_splitter_bounds_{K}`, and `dist_merge_runs_{K}_v{1,2,4,8}` (the
+/// merge with values of 1 to 8 bytes, moved as raw bits).
 ///
 /// ```
 /// let module = dist::sort::sample_sort_module::<f32>();
-/// assert_eq!(module.entries(), ["dist_take_samples_f32", "dist_splitter_bounds_f32"]);
+/// assert_eq!(module.entries()[..2], ["dist_take_samples_f32", "dist_splitter_bounds_f32"]);
+/// assert_eq!(module.entries()[2..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
+///                                    "dist_merge_runs_f32_v4", "dist_merge_runs_f32_v8"]);
 /// ```
 pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
     let (k, s) = (K::CUDA_TYPE, K::SUFFIX);
-    ModuleSource::new(format!("dist_sample_sort_{s}"))
+    let mut module = ModuleSource::new(format!("dist_sample_sort_{s}"))
         .source(parprims_kernels::SORT_RADIX_KEY)
+        .define("MERGE_ITEMS", MERGE_ITEMS)
         .source(SAMPLE_SORT_CU)
         .entry(
             format!("dist_take_samples_{s}"),
@@ -443,7 +606,24 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
                 "splitter_bounds<{k}>(sorted, n, work, count, descending, begin, end, bounds)"
             ),
             Some(BLOCK_THREADS),
-        )
+        );
+    for width in PayloadWidth::ALL {
+        let v = width.cuda_type();
+        module = module.entry(
+            merge_entry::<K>(width.bytes()),
+            &format!(
+                "const {k}* a_keys, const {v}* a_values, u64 a, const {k}* b_keys, \
+                 const {v}* b_values, u64 b, {k}* out_keys, {v}* out_values, u32 descending, \
+                 u32 begin, u32 end"
+            ),
+            &format!(
+                "merge_runs<{k}, {v}>(a_keys, a_values, a, b_keys, b_values, b, out_keys, \
+                 out_values, descending, begin, end)"
+            ),
+            Some(BLOCK_THREADS),
+        );
+    }
+    module
 }
 
 /// Every sample sort module: one per key type.
@@ -533,10 +713,38 @@ pub fn sort_keys<K: SortKey>(
     options: impl Into<SortOptions>,
     placement: SortPlacement,
 ) -> Result<Sharded<K>> {
+    sort_keys_with(
+        group,
+        keys,
+        options,
+        placement,
+        &SampleSortPolicy::default(),
+    )
+}
+
+/// [`sort_keys`] under `policy` (how the received runs are ordered).
+///
+/// ```no_run
+/// use dist::sort::{RunOrder, SampleSortPolicy};
+/// use dist::SortPlacement;
+/// let group = dist::Group::all()?;
+/// let x = dist::Sharded::scatter_from_host(&group, &[3.5f64, -1.0, 2.0])?;
+/// let merge = SampleSortPolicy { run_order: RunOrder::Merge };
+/// let sorted = dist::sort::sort_keys_with(&group, &x, sort::Order::Ascending, SortPlacement::Even, &merge)?;
+/// assert_eq!(sorted.gather_to_host(&group)?, [-1.0, 2.0, 3.5]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn sort_keys_with<K: SortKey>(
+    group: &Group,
+    keys: &Sharded<K>,
+    options: impl Into<SortOptions>,
+    placement: SortPlacement,
+    policy: &SampleSortPolicy,
+) -> Result<Sharded<K>> {
     let options = options.into();
     keys.check_group("key shards", group)?;
     validate::<K>(group.world(), keys.lens(), &options)?;
-    Ok(sample_sort::<K, u8>(group, keys, None, &options, placement)?.0)
+    Ok(sample_sort::<K, u8>(group, keys, None, &options, placement, policy)?.0)
 }
 
 /// Sorts the keys of `keys` over the group and moves `values` along
@@ -567,6 +775,37 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
     options: impl Into<SortOptions>,
     placement: SortPlacement,
 ) -> Result<(Sharded<K>, Sharded<V>)> {
+    sort_pairs_with(
+        group,
+        keys,
+        values,
+        options,
+        placement,
+        &SampleSortPolicy::default(),
+    )
+}
+
+/// [`sort_pairs`] under `policy` (how the received runs are ordered).
+///
+/// ```no_run
+/// use dist::sort::{RunOrder, SampleSortPolicy};
+/// use dist::SortPlacement;
+/// let group = dist::Group::all()?;
+/// let keys = dist::Sharded::scatter_from_host(&group, &[2u16, 1, 2])?;
+/// let values = dist::Sharded::scatter_from_host(&group, &[10u64, 20, 30])?;
+/// let merge = SampleSortPolicy { run_order: RunOrder::Merge };
+/// let (k, v) = dist::sort::sort_pairs_with(&group, &keys, &values, sort::Order::Ascending, SortPlacement::Buckets, &merge)?;
+/// assert_eq!(v.gather_to_host(&group)?, [20, 10, 30]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn sort_pairs_with<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: &Sharded<K>,
+    values: &Sharded<V>,
+    options: impl Into<SortOptions>,
+    placement: SortPlacement,
+    policy: &SampleSortPolicy,
+) -> Result<(Sharded<K>, Sharded<V>)> {
     let options = options.into();
     keys.check_group("key shards", group)?;
     values.check_group("value shards", group)?;
@@ -575,7 +814,7 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
     }
     PayloadWidth::of_bytes(V::BYTES)?;
     validate::<K>(group.world(), keys.lens(), &options)?;
-    let (k, v) = sample_sort(group, keys, Some(values), &options, placement)?;
+    let (k, v) = sample_sort(group, keys, Some(values), &options, placement, policy)?;
     let v = v.ok_or_else(|| Error::invalid("values", "lost on the way"))?;
     Ok((k, v))
 }
@@ -722,6 +961,7 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     values: Option<&Sharded<V>>,
     options: &SortOptions,
     placement: SortPlacement,
+    policy: &SampleSortPolicy,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
     let bits = options.bit_range::<K>()?;
@@ -822,16 +1062,29 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     };
     drop((sorted_keys, sorted_values));
 
-    // (5) the received runs sorted again; even blocks on request.
-    let received_value_views = received_values.as_ref().map(|v| v.views());
-    let (out_keys, out_values) = local_sorts(
-        group,
-        &received_keys.views(),
-        received_value_views.as_deref(),
-        options,
-    )?;
-    drop(received_value_views);
-    drop((received_keys, received_values));
+    // (5) the received runs sorted again or merged; even blocks on request.
+    let (out_keys, out_values) = match policy.run_order {
+        RunOrder::Resort => {
+            let received_value_views = received_values.as_ref().map(|v| v.views());
+            let sorted = local_sorts(
+                group,
+                &received_keys.views(),
+                received_value_views.as_deref(),
+                options,
+            )?;
+            drop(received_value_views);
+            drop((received_keys, received_values));
+            sorted
+        }
+        RunOrder::Merge => merge_received(
+            group,
+            received_keys,
+            received_values,
+            &plan,
+            descending,
+            &bits,
+        )?,
+    };
     match placement {
         SortPlacement::Buckets => Ok((out_keys, out_values)),
         SortPlacement::Even => {
@@ -846,4 +1099,137 @@ fn sample_sort<K: SortKey, V: DeviceType>(
             Ok((keys, values))
         }
     }
+}
+
+/// Step 5 by merge rounds: each local rank merges the runs it received
+/// ([`run_lengths`] of `plan`) pairwise ([`merge_round`]) between its
+/// receive buffer and one more buffer of the same length, until one run
+/// is left. Every rank runs the same number of rounds.
+fn merge_received<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: Sharded<K>,
+    values: Option<Sharded<V>>,
+    plan: &[Move],
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let world = group.world();
+    let lens = keys.lens().to_vec();
+    let has_values = values.is_some();
+    let value_buffers: Vec<Option<DeviceBuffer<V>>> = match values {
+        Some(v) => v.into_buffers().into_iter().map(Some).collect(),
+        None => (0..lens.len()).map(|_| None).collect(),
+    };
+    let mut out_keys = Vec::with_capacity(lens.len());
+    let mut out_values = Vec::with_capacity(lens.len());
+    let buffers = keys.into_buffers().into_iter().zip(value_buffers);
+    for ((rank, (mut current_keys, mut current_values)), &len) in
+        group.ranks.iter().zip(buffers).zip(&lens)
+    {
+        let gpu = &rank.gpu;
+        let mut runs = run_lengths(plan, world, rank.rank);
+        // SAFETY (both): every round's steps tile [0, len) and write each
+        // element of the other buffer before it is read.
+        let mut other_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, len)? };
+        let mut other_values = match current_values {
+            Some(_) => Some(unsafe { DeviceBuffer::<V>::uninit(gpu, len)? }),
+            None => None,
+        };
+        while runs.len() > 1 {
+            let round = merge_round(&runs);
+            for step in &round {
+                merge_step(
+                    gpu,
+                    (&current_keys, current_values.as_ref()),
+                    (&mut other_keys, other_values.as_mut()),
+                    step,
+                    descending,
+                    bits,
+                )?;
+            }
+            std::mem::swap(&mut current_keys, &mut other_keys);
+            std::mem::swap(&mut current_values, &mut other_values);
+            runs = round.iter().map(|s| s.left + s.right).collect();
+        }
+        out_keys.push(current_keys);
+        out_values.push(current_values);
+    }
+    let values = if has_values {
+        let buffers = out_values
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::invalid("values", "lost on the way"))?;
+        Some(Sharded::from_parts(buffers, lens.clone()))
+    } else {
+        None
+    };
+    Ok((Sharded::from_parts(out_keys, lens), values))
+}
+
+/// One [`MergeStep`] on one rank: the pair merged by `merge_runs` from
+/// `source` into the same range of `target`, or copied when it is a
+/// single run.
+fn merge_step<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    source: (&DeviceBuffer<K>, Option<&DeviceBuffer<V>>),
+    target: (&mut DeviceBuffer<K>, Option<&mut DeviceBuffer<V>>),
+    step: &MergeStep,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<()> {
+    let (keys, values) = source;
+    let (out_keys, out_values) = target;
+    let total = step.left + step.right;
+    let range = step.offset..step.offset + total;
+    if total == 0 {
+        return Ok(());
+    }
+    if step.right == 0 {
+        out_keys
+            .slice_mut(range.clone())?
+            .copy_from(gpu, &keys.slice(range.clone())?)?;
+        if let (Some(v), Some(out)) = (values, out_values) {
+            out.slice_mut(range.clone())?
+                .copy_from(gpu, &v.slice(range)?)?;
+        }
+        return Ok(());
+    }
+    let middle = step.offset + step.left;
+    let (first, second) = (step.offset..middle, middle..middle + step.right);
+    let (value_bytes, a_values, b_values, values_out) = match (values, out_values) {
+        (Some(v), Some(out)) => (
+            V::BYTES,
+            v.slice(first.clone())?.device_ptr(),
+            v.slice(second.clone())?.device_ptr(),
+            out.slice_mut(range.clone())?.device_ptr(),
+        ),
+        _ => (1, 0, 0, 0),
+    };
+    let a = keys.slice(first)?;
+    let b = keys.slice(second)?;
+    let mut out = out_keys.slice_mut(range)?;
+    let kernel = sample_sort_kernel::<K>(gpu, &merge_entry::<K>(value_bytes))?;
+    let (config, _) = grid_1d(total as u64, BLOCK_THREADS, MERGE_ITEMS, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&a)
+        .scalar(a_values)
+        .scalar(step.left as u64)
+        .input(&b)
+        .scalar(b_values)
+        .scalar(step.right as u64)
+        .output(&mut out)
+        .scalar(values_out)
+        .scalar(u32::from(descending))
+        .scalar(bits.start)
+        .scalar(bits.end);
+    // SAFETY: merge_runs(const K* a_keys, const V* a_values, u64 a, const K*
+    // b_keys, const V* b_values, u64 b, K* out_keys, V* out_values, u32
+    // descending, u32 begin, u32 end): the argument list matches, V of
+    // `value_bytes` bytes (the values' width, checked by sort_pairs; 1 with
+    // null value pointers for keys alone). a and b hold step.left and
+    // step.right keys (and values), out their sum, in disjoint buffers that
+    // outlive the launch (freed stream-ordered); each thread writes outputs
+    // below a + b only.
+    unsafe { gpu.launch(&kernel, config, &args)? };
+    Ok(())
 }

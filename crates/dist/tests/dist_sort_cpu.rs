@@ -7,8 +7,9 @@
 use std::ops::Range;
 
 use dist::sort::{
-    bucket_bounds, choose_splitters, exchange_plan, model, model_pairs, sample_positions,
-    samples_per_rank, search_work, validate, Splitter, SEARCH_LOWER, SEARCH_UPPER,
+    bucket_bounds, choose_splitters, exchange_plan, merge_round, model, model_pairs,
+    model_pairs_with, run_lengths, sample_positions, samples_per_rank, search_work, validate,
+    MergeStep, RunOrder, SampleSortPolicy, Splitter, SEARCH_LOWER, SEARCH_UPPER,
 };
 use proptest::prelude::*;
 use sort::{Order, SortKey, SortOptions};
@@ -54,6 +55,15 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     let sorted = model(shards, options).expect("the model runs");
     prop_assert_eq!(sorted.len(), world);
     prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
+    // Merge rounds instead of the second sort: the same shards.
+    let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
+    let merge = SampleSortPolicy {
+        run_order: RunOrder::Merge,
+    };
+    let (merged, _) = model_pairs_with(shards, &units, options, &merge).expect("the model runs");
+    for (rank, (m, r)) in merged.iter().zip(&sorted).enumerate() {
+        prop_assert_eq!(bits_of(m), bits_of(r), "rank {} merged", rank);
+    }
     // Regular sampling: no bucket far above n / world.
     let s = samples_per_rank(world);
     let slack: usize = shards.iter().map(|m| m.len().div_ceil(s)).sum();
@@ -152,10 +162,37 @@ proptest! {
             start += len;
         }
         let opts = options(descending, None);
-        let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
         let expected = sort::cpu::argsort(&data, descending, &(0..32));
+        let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
         prop_assert_eq!(v.concat(), expected.clone());
         prop_assert_eq!(k.concat(), expected.iter().map(|&i| data[i]).collect::<Vec<_>>());
+        let merge = SampleSortPolicy { run_order: RunOrder::Merge };
+        let (_, v) = model_pairs_with(&keys, &values, &opts, &merge).expect("the model runs");
+        prop_assert_eq!(v.concat(), expected);
+    }
+
+    #[test]
+    fn merge_rounds_tile_the_runs_and_end_in_one(
+        runs in proptest::collection::vec(0usize..40, 1..10),
+    ) {
+        let total: usize = runs.iter().sum();
+        let mut lens = runs.clone();
+        let mut rounds = 0;
+        while lens.len() > 1 {
+            let round = merge_round(&lens);
+            prop_assert_eq!(round.len(), lens.len().div_ceil(2));
+            let mut offset = 0;
+            for (step, pair) in round.iter().zip(lens.chunks(2)) {
+                prop_assert_eq!(step.offset, offset);
+                prop_assert_eq!(step.left, pair[0]);
+                prop_assert_eq!(step.right, pair.get(1).copied().unwrap_or(0));
+                offset += step.left + step.right;
+            }
+            prop_assert_eq!(offset, total);
+            lens = round.iter().map(|s| s.left + s.right).collect();
+            rounds += 1;
+        }
+        prop_assert_eq!(rounds, runs.len().next_power_of_two().trailing_zeros());
     }
 
     #[test]
@@ -266,6 +303,23 @@ fn empty_inputs_give_empty_shards() {
             model(&vec![Vec::<f64>::new(); world], &Order::Ascending.into()).expect("runs");
         assert_eq!(sorted, vec![Vec::<f64>::new(); world]);
     }
+}
+
+#[test]
+fn runs_received_follow_the_plan() {
+    // Rank 0 keeps 1 and sends 2 to rank 1; rank 1 sends 2 to rank 0.
+    let (plan, lens) = exchange_plan(&[3, 2], &[vec![1], vec![2]]).unwrap();
+    assert_eq!(lens, vec![3, 2]);
+    assert_eq!(run_lengths(&plan, 2, 0), vec![1, 2]);
+    assert_eq!(run_lengths(&plan, 2, 1), vec![2, 0]);
+    assert_eq!(
+        merge_round(&[1, 2]),
+        vec![MergeStep {
+            offset: 0,
+            left: 1,
+            right: 2
+        }]
+    );
 }
 
 #[test]
