@@ -30,10 +30,13 @@
 //! (`bins · 2⌈log2(n + 1)⌉ · 4`); the counts are left out, as for the other
 //! methods. By this model an i32 input moves 7× the bytes of the input
 //! read once at 256 bins (28n against 4n) and 9× at 65 536 (36n), a u8
-//! input 25× at 256 bins; every other method reads the input once and
-//! counts in shared memory or L2 atomics, so the model gives the sort no
-//! case to win and `Auto` never picks it: the method is here to teach how
-//! a sort turns grouping into counting.
+//! input 25× at 256 bins. What `Auto` picks reads the input once and
+//! counts in shared memory without contention for any input (lane copies,
+//! value counts) or with 16-bit packed counts, so the model gives the sort
+//! no case to win and `Auto` never picks it. (It does not depend on the
+//! values, so it beats `GlobalAtomic` with every item in one bin; `Auto`
+//! never counts that way there either.) The method is here to teach how a
+//! sort turns grouping into counting.
 //!
 //! **Temporaries.** Two buffers of n u32 (the indices and the sort's other
 //! half of a [`DoubleBuffer`]), stream-ordered from the device pool, which
