@@ -33,10 +33,11 @@
 //! input 25× at 256 bins. What `Auto` picks reads the input once and
 //! counts in shared memory without contention for any input (lane copies,
 //! value counts) or with 16-bit packed counts, so the model gives the sort
-//! no case to win and `Auto` never picks it. (It does not depend on the
-//! values, so it beats `GlobalAtomic` with every item in one bin; `Auto`
-//! never counts that way there either.) The method is here to teach how a
-//! sort turns grouping into counting.
+//! no case to win and `Auto` never picks it. (Its work does not depend on
+//! the values, so the model expects it to beat `GlobalAtomic` with every
+//! item in one bin, where those atomics queue on one address; `Auto` never
+//! counts that way. Not yet measured on the GPU.) The method is here to
+//! teach how a sort turns grouping into counting.
 //!
 //! **Temporaries.** Two buffers of n u32 (the indices and the sort's other
 //! half of a [`DoubleBuffer`]), stream-ordered from the device pool, which
