@@ -8,7 +8,10 @@
 //! shard seeded with its prefix: an exclusive scan takes it as its initial
 //! value; an inclusive scan of rank r > 0 is the exclusive scan of
 //! `x[1..m]` seeded with `prefix ⊕ x[0]` written to `out[0..m-1]`, and
-//! `out[m-1] = prefix ⊕ total` (both values known on the host).
+//! `out[m-1] = prefix ⊕ total` (both values known on the host). That scan
+//! reads one element past the shard's aligned start and writes from it, so
+//! it cannot use 16-byte vectors; it runs the blocked tile layout, whose
+//! element-wise accesses stay coalesced ([`reduce_first_scan_options`]).
 //!
 //! **Bytes moved per rank** (shard of m items of s bytes): m·s for the
 //! reduction, 2·m·s for the scan, so 3·m·s against the prefix pass's 4·m·s
@@ -17,10 +20,12 @@
 //! are enqueued.
 //!
 //! Integers give the single-GPU scan bit for bit; floats differ by rounding
-//! (each prefix comes from a reduction's association, not the scan's).
+//! (each prefix comes from a reduction's association, not the scan's, and
+//! the inclusive form's ranks after the first scan with blocked tiles).
 
 use gpu_core::{DeviceBuffer, Element, Operator};
 use reduce::ReduceAlgorithm;
+use scan::policy::{lookback_policy, LookbackPolicy, TileLayout};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 use crate::{Group, Result, Sharded};
@@ -58,6 +63,41 @@ pub fn reduce_first_prefixes<T: Element, O: Operator<T>>(
             prefix
         })
         .collect()
+}
+
+/// The scan options for a scan reading `in_ptr` and writing `out_ptr`.
+/// Both 16-byte aligned (a whole shard): the defaults, whose warp-striped
+/// tiles move 16-byte vectors. Otherwise (the inclusive form's `x[1..m]`
+/// sits one element past the shard's aligned start, and its output
+/// `out[0..m-1]` at the start, so no offset aligns both) the single-GPU
+/// scan cannot take its vector path and falls back to element-wise
+/// accesses in the same layout, where the 32 lanes of a warp-striped load
+/// or store touch items 16 bytes apart (a quarter of each sector they
+/// fetch, four instructions for what one vector access moves). The
+/// blocked layout's element-wise path instead reads and writes 32
+/// consecutive items per warp instruction and regroups them through
+/// shared memory, so the misaligned scan keeps whole sectors; the table's
+/// tile shape, status encoding and delays are kept. Integers give the same
+/// results as either layout; floats round as the blocked tile associates.
+///
+/// ```
+/// use scan::policy::TileLayout;
+/// let aligned = dist::scan::reduce_first_scan_options(0x1000, 0x2000, 4);
+/// assert!(aligned.policy.is_none()); // the defaults
+/// let shifted = dist::scan::reduce_first_scan_options(0x1004, 0x2000, 4);
+/// assert_eq!(shifted.policy.map(|p| p.layout()), Some(TileLayout::Blocked));
+/// ```
+pub fn reduce_first_scan_options(in_ptr: u64, out_ptr: u64, element_bytes: usize) -> ScanOptions {
+    let options = ScanOptions::default();
+    if in_ptr.is_multiple_of(16) && out_ptr.is_multiple_of(16) {
+        return options;
+    }
+    let blocked = lookback_policy(element_bytes).with_layout(TileLayout::Blocked);
+    match blocked.validate_lookback(element_bytes) {
+        Ok(()) => options.with_policy(blocked),
+        // A shape the blocked layout cannot hold: the defaults, element-wise.
+        Err(_) => options,
+    }
 }
 
 /// The scan of `input` into `output` (same layout) over every rank by
@@ -143,7 +183,10 @@ pub fn scan_into_reduce_first<T: Element, O: Operator<T>>(
                     initial: op.combine(prefix, first),
                 };
                 let body = out.into_slice(0..m - 1)?;
-                scan::scan_into(gpu, shard.slice(1..m)?, body, op, seeded, &options)?;
+                let tail = shard.slice(1..m)?;
+                let options =
+                    reduce_first_scan_options(tail.device_ptr(), body.device_ptr(), T::BYTES);
+                scan::scan_into(gpu, tail, body, op, seeded, &options)?;
             }
             // Rank 0 of an inclusive scan, and empty shards.
             _ => scan::scan_into(gpu, *shard, out, op, kind, &options)?,
@@ -197,6 +240,25 @@ mod tests {
             }
         }
         global
+    }
+
+    #[test]
+    fn misaligned_views_get_the_blocked_table_policy() {
+        for bytes in [4usize, 8] {
+            let aligned = reduce_first_scan_options(0x1000, 0x2000, bytes);
+            assert_eq!(aligned, ScanOptions::default());
+            for (in_ptr, out_ptr) in [(0x1000 + bytes as u64, 0x2000), (0x1000, 0x2008)] {
+                let options = reduce_first_scan_options(in_ptr, out_ptr, bytes);
+                let policy = options.policy.expect("a misaligned view gets a policy");
+                assert_eq!(policy.layout(), TileLayout::Blocked);
+                assert_eq!(
+                    policy.with_layout(TileLayout::WarpStriped),
+                    lookback_policy(bytes)
+                );
+                assert!(policy.validate_lookback(bytes).is_ok());
+                assert!(scan::validate(1000, 1000, &options).is_ok());
+            }
+        }
     }
 
     proptest! {
