@@ -2,23 +2,26 @@
 //! (bit for bit: keys compared as bytes, so NaN payloads and signed zeros
 //! count) and against the host model (`dist::sort::model`, which predicts
 //! every rank's shard exactly), on even blocks and the caller's own
-//! layouts.
+//! layouts, with both run orders of step 5 (`RunOrder::Resort`, `Merge`).
 //!
 //! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
 //!   CUDA GPU"]`: the local sort, the placement, the argument checks.
-//! - `one_gpu_sample_sort_kernels_*` (`needs a CUDA GPU`): the two
-//!   kernels alone on device 0 against their host twins
-//!   (`sample_positions`, `bucket_bounds`), every search kind, for several
-//!   key types and bit ranges, so a one-GPU machine checks what a group of
-//!   one rank skips.
+//! - `one_gpu_*` (`needs a CUDA GPU`): the three kernels alone on device 0
+//!   (`take_samples`, `splitter_bounds` against their host twins
+//!   `sample_positions` and `bucket_bounds`, every search kind;
+//!   `merge_runs` against a stable sort of its two runs, with and without
+//!   values), for several key types and bit ranges, so a one-GPU machine
+//!   checks what a group of one rank skips.
 //! - `all_gpus_*`: every visible GPU, `#[ignore = "needs 2+ CUDA GPUs"]`
 //!   (printing why and returning with fewer): samples, splitters, bounds,
-//!   the exchange and the second sort; a reversed rank order; one rank per
-//!   thread through a unique id.
+//!   the exchange and step 5; a reversed rank order; one rank per thread
+//!   through a unique id.
 //!
-//! Both need libnccl.
+//! All need libnccl.
 
-use dist::sort::{bucket_bounds, sample_positions, search_work, Splitter};
+use dist::sort::{
+    bucket_bounds, sample_positions, search_work, RunOrder, SampleSortPolicy, Splitter,
+};
 use dist::{layout, Group, Sharded, SortPlacement};
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
@@ -161,42 +164,55 @@ fn check_sort<K: SortKey>(
     );
 
     let x = shard(group, keys, lens);
-    let sorted = dist::sort_keys(group, &x, options.clone(), placement).unwrap();
-    assert_eq!(sorted.lens(), &expected_lens[..], "{what}: shard lengths");
-    let got = shards_on_host(group, &sorted);
-    if placement == SortPlacement::Buckets {
-        for (rank, (g, m)) in got.iter().zip(&model).enumerate() {
-            assert_eq!(
-                bytes_of(g),
-                bytes_of(m),
-                "{what}: rank {rank} against the model"
-            );
-        }
-    }
-    assert_eq!(bytes_of(&got.concat()), bytes_of(&expected), "{what}: keys");
-
     let v = shard(group, &positions, lens);
-    let (sorted_keys, sorted_values) =
-        dist::sort_pairs(group, &x, &v, options.clone(), placement).unwrap();
+    for run_order in [RunOrder::Resort, RunOrder::Merge] {
+        let policy = SampleSortPolicy { run_order };
+        let what = format!("{what}, {run_order:?}");
+        let sorted =
+            dist::sort::sort_keys_with(group, &x, options.clone(), placement, &policy).unwrap();
+        assert_eq!(sorted.lens(), &expected_lens[..], "{what}: shard lengths");
+        let got = shards_on_host(group, &sorted);
+        if placement == SortPlacement::Buckets {
+            for (rank, (g, m)) in got.iter().zip(&model).enumerate() {
+                assert_eq!(
+                    bytes_of(g),
+                    bytes_of(m),
+                    "{what}: rank {rank} against the model"
+                );
+            }
+        }
+        assert_eq!(bytes_of(&got.concat()), bytes_of(&expected), "{what}: keys");
+
+        let (sorted_keys, sorted_values) =
+            dist::sort::sort_pairs_with(group, &x, &v, options.clone(), placement, &policy)
+                .unwrap();
+        assert_eq!(
+            sorted_keys.lens(),
+            &expected_lens[..],
+            "{what}: pair lengths"
+        );
+        assert_eq!(
+            sorted_values.lens(),
+            &expected_lens[..],
+            "{what}: value lengths"
+        );
+        assert_eq!(
+            bytes_of(&sorted_keys.gather_to_host(group).unwrap()),
+            bytes_of(&expected),
+            "{what}: keys of the pairs"
+        );
+        assert_eq!(
+            sorted_values.gather_to_host(group).unwrap(),
+            expected_values,
+            "{what}: values (stable across ranks)"
+        );
+    }
+    // The default entry points are the re-sort.
+    let sorted = dist::sort_keys(group, &x, options.clone(), placement).unwrap();
     assert_eq!(
-        sorted_keys.lens(),
-        &expected_lens[..],
-        "{what}: pair lengths"
-    );
-    assert_eq!(
-        sorted_values.lens(),
-        &expected_lens[..],
-        "{what}: value lengths"
-    );
-    assert_eq!(
-        bytes_of(&sorted_keys.gather_to_host(group).unwrap()),
+        bytes_of(&sorted.gather_to_host(group).unwrap()),
         bytes_of(&expected),
-        "{what}: keys of the pairs"
-    );
-    assert_eq!(
-        sorted_values.gather_to_host(group).unwrap(),
-        expected_values,
-        "{what}: values (stable across ranks)"
+        "{what}: sort_keys"
     );
 }
 
@@ -506,5 +522,93 @@ fn one_gpu_sample_sort_kernels_match_their_host_twins() {
             seed,
             SortOptions::from(Order::Descending).with_bits(40..64),
         );
+    }
+}
+
+/// `merge_runs` of two sorted runs (a of the keys, then the rest) with
+/// their positions as values, against the stable sort of both runs
+/// concatenated (what a stable merge with ties to the first run is).
+fn check_merge_kernel<K: SortKey>(gpu: &Gpu, n: usize, a: usize, seed: u64, options: SortOptions) {
+    let bits = options.bit_range::<K>().unwrap();
+    let descending = options.order.is_descending();
+    let keys: Vec<K> = random_keys(n, seed);
+    let (first, second) = keys.split_at(a);
+    let runs = [
+        sort::cpu::sort_keys(first, descending, &bits),
+        sort::cpu::sort_keys(second, descending, &bits),
+    ]
+    .concat();
+    let positions: Vec<u64> = (0..n as u64).collect();
+    let expected_order = sort::cpu::argsort(&runs, descending, &bits);
+    let expected: Vec<K> = expected_order.iter().map(|&i| runs[i]).collect();
+    let input = DeviceBuffer::from_host(gpu, &runs).unwrap();
+    let values = DeviceBuffer::from_host(gpu, &positions).unwrap();
+    let mut out = DeviceBuffer::<K>::zeros(gpu, n).unwrap();
+    let mut out_values = DeviceBuffer::<u64>::zeros(gpu, n).unwrap();
+    let module = dist::sort::sample_sort_module::<K>();
+    for with_values in [false, true] {
+        let entry = format!(
+            "dist_merge_runs_{}_v{}",
+            K::SUFFIX,
+            if with_values { 8 } else { 1 }
+        );
+        let kernel = gpu.kernel(&module, &entry).unwrap();
+        let (config, _) = grid_1d(n as u64, 256, dist::sort::MERGE_ITEMS, 0).unwrap();
+        let value_ptr = |p: u64| if with_values { p } else { 0 };
+        let mut args = KernelArgs::new();
+        args.input(&input.slice(..a).unwrap())
+            .scalar(value_ptr(values.slice(..a).unwrap().device_ptr()))
+            .scalar(a as u64)
+            .input(&input.slice(a..).unwrap())
+            .scalar(value_ptr(values.slice(a..).unwrap().device_ptr()))
+            .scalar((n - a) as u64)
+            .output(&mut out.view_mut())
+            .scalar(value_ptr(out_values.view_mut().device_ptr()))
+            .scalar(u32::from(descending))
+            .scalar(bits.start)
+            .scalar(bits.end);
+        // SAFETY: merge_runs(const K*, const V*, u64 a, const K*, const V*,
+        // u64 b, K*, V*, u32, u32, u32) with V = u8 and null value pointers,
+        // or V = u64 and n values; the runs hold a and n - a keys, out n.
+        unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+        let what = format!(
+            "merge of {a} + {} keys of {}, {options:?}",
+            n - a,
+            K::SUFFIX
+        );
+        assert_eq!(
+            bytes_of(&out.to_host(gpu).unwrap()),
+            bytes_of(&expected),
+            "{what}"
+        );
+        if with_values {
+            let got = out_values.to_host(gpu).unwrap();
+            let want: Vec<u64> = expected_order.iter().map(|&i| i as u64).collect();
+            assert_eq!(got, want, "{what}: values (ties take the first run)");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_gpu_merge_kernel_is_a_stable_merge() {
+    let gpu = reference_gpu();
+    let cases = [
+        (1usize, 0usize),
+        (1, 1),
+        (2, 1),
+        (31, 7),
+        (1000, 999),
+        (4097, 2048),
+        (100_003, 33_333),
+        ((1 << 20) + 3, 1 << 19),
+    ];
+    for (k, &(n, a)) in cases.iter().enumerate() {
+        let seed = 500 + k as u64;
+        check_merge_kernel::<u32>(&gpu, n, a, seed, Order::Ascending.into());
+        check_merge_kernel::<f32>(&gpu, n, a, seed, Order::Descending.into());
+        check_merge_kernel::<i64>(&gpu, n, a, seed, Order::Ascending.into());
+        check_merge_kernel::<u8>(&gpu, n, a, seed, Order::Descending.into());
+        check_merge_kernel::<i16>(&gpu, n, a, seed, SortOptions::default().with_bits(4..12));
     }
 }
