@@ -24,8 +24,10 @@
 //!
 //! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
-//! distributed sample sort (`dist::sort_keys`) on the same groups, leaving
-//! each rank its bucket and rebalanced into even blocks. The time is
+//! distributed sample sort (`dist::sort::sort_keys_with`) on the same
+//! groups, leaving each rank its bucket and rebalanced into even blocks,
+//! each with the received runs sorted again (`RunOrder::Resort`, the
+//! default) and merged (`RunOrder::Merge`). The time is
 //! again the slowest rank's median (the sort's two host synchronisations
 //! included); GB/s counts the keys once (n·4 bytes per time). Every
 //! result is gathered and compared with the single-GPU sort, bit for bit.
@@ -37,6 +39,7 @@
 
 use std::time::Instant;
 
+use dist::sort::{RunOrder, SampleSortPolicy};
 use dist::{Group, Sharded, SortPlacement};
 use gpu_core::{DeviceBuffer, Gpu, GpuTimer, Sum};
 use reduce::histogram::{CountMode, HistogramAlgorithm};
@@ -399,14 +402,34 @@ fn group_sort(
     let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
     let x = Sharded::scatter_from_host(&group, keys)?;
     let bytes = (keys.len() * 4) as f64;
-    for (what, placement) in [
-        ("sort u32 (buckets)", SortPlacement::Buckets),
-        ("sort u32 (even blocks)", SortPlacement::Even),
+    let (resort, merge) = (
+        SampleSortPolicy {
+            run_order: RunOrder::Resort,
+        },
+        SampleSortPolicy {
+            run_order: RunOrder::Merge,
+        },
+    );
+    for (what, placement, policy) in [
+        (
+            "sort u32 (buckets, re-sort)",
+            SortPlacement::Buckets,
+            resort,
+        ),
+        ("sort u32 (even, re-sort)", SortPlacement::Even, resort),
+        ("sort u32 (buckets, merge)", SortPlacement::Buckets, merge),
+        ("sort u32 (even, merge)", SortPlacement::Even, merge),
     ] {
         let mut sorted = None;
         let ms = time_ranks(&gpus, reps, || {
             sorted = None; // the last run's shards go back to the pools first
-            sorted = Some(dist::sort_keys(&group, &x, Order::Ascending, placement)?);
+            sorted = Some(dist::sort::sort_keys_with(
+                &group,
+                &x,
+                Order::Ascending,
+                placement,
+                &policy,
+            )?);
             Ok(())
         })?;
         let sorted = sorted.ok_or("no sort ran")?;
