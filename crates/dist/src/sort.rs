@@ -40,9 +40,14 @@
 //! 4. Bucket t of every rank goes to rank t ([`exchange_plan`]): one NCCL
 //!    group of `ncclSend`/`ncclRecv` pairs (a device copy for the bucket
 //!    that stays), the runs placed in rank order in one receive buffer.
-//! 5. Every rank sorts its `world` received runs again locally (stable, so
-//!    equal keys stay in rank order). With [`SortPlacement::Even`] the
-//!    result is then moved into even blocks (`layout::rebalance_plan`).
+//! 5. Every rank orders its `world` received runs ([`SampleSortPolicy`]):
+//!    [`RunOrder::Resort`] (the default) sorts them again locally (stable,
+//!    so equal keys stay in rank order); [`RunOrder::Merge`] merges them
+//!    pairwise in ⌈log2 world⌉ rounds ([`merge_round`]) with the
+//!    `merge_runs` kernel (merge path, ties to the earlier rank), between
+//!    the receive buffer and one more. Both give the same result. With
+//!    [`SortPlacement::Even`] it is then moved into even blocks
+//!    (`layout::rebalance_plan`).
 //!
 //! A group of world 1 runs step 1 only.
 //!
@@ -52,21 +57,23 @@
 //! s·k·world + 8·world over NCCL; step 3 (world − 1)·log2(m) key reads,
 //! 8·world·(world − 1) over NCCL; step 4 at most m·(k + v) sent and
 //! m′·(k + v) received, (world − 1)/world of the array crossing the links
-//! on a balanced input; step 5 one local sort of m′, and with `Even` at
-//! most m′·(k + v) more over NCCL. Bucket sizes: regular sampling keeps
-//! m′ near n/world (within a few times Σ ⌈m_r/s⌉ of it, tested on the
-//! host).
+//! on a balanced input; step 5 one local sort of m′ (`Resort`) or
+//! ⌈log2 world⌉ rounds of m′·(k + v) read and written (`Merge`), and
+//! with `Even` at most m′·(k + v) more over NCCL. Bucket sizes: regular
+//! sampling keeps m′ near n/world (within a few times Σ ⌈m_r/s⌉ of it,
+//! tested on the host).
 //!
-//! **Cost against one GPU.** A rank runs two local sorts of about n/world
-//! keys and one exchange; one GPU sorts n keys once. Radix sorts are
-//! linear, so the speed-up is at most world/2 (1× on two GPUs, 4× on
-//! eight), less the exchange: a merge of the world sorted runs in step 5
-//! (log2(world) passes of 2·m′·(k + v) bytes instead of a full sort) is
-//! what would lift that bound.
+//! **Cost against one GPU.** With `Resort` a rank runs two local sorts of
+//! about n/world keys and one exchange; one GPU sorts n keys once. Radix
+//! sorts are linear, so the speed-up is at most world/2 (1× on two GPUs,
+//! 4× on eight), less the exchange. `Merge` replaces the second sort (for
+//! 32-bit keys about 9·m′·k bytes: an upsweep and four passes) by
+//! ⌈log2 world⌉ rounds of 2·m′·k, which is what can beat world/2.
 //!
 //! **Work** O(n/world · passes) per rank plus O(world² · s log) on the
-//! host; **steps**: two local sorts, two small kernels, four NCCL groups
-//! (five with `Even`), two host synchronisations.
+//! host; **steps**: two local sorts (or one and ⌈log2 world⌉ merge rounds),
+//! two small kernels, four NCCL groups (five with `Even`), two host
+//! synchronisations.
 
 use ::sort::cpu::sort_value;
 use ::sort::key::PayloadWidth;
@@ -80,8 +87,8 @@ use crate::layout::{rebalance_plan, Move};
 use crate::nccl::grouped;
 use crate::{Error, Group, Result, Sharded};
 
-/// The CUDA of the sample sort's two kernels (`take_samples`,
-/// `splitter_bounds`).
+/// The CUDA of the sample sort's kernels (`take_samples`,
+/// `splitter_bounds`, `merge_runs`).
 pub const SAMPLE_SORT_CU: &str = include_str!("../cuda/sample_sort.cu");
 
 /// Samples per rank per rank of the world: each rank takes
