@@ -350,8 +350,8 @@ pub(crate) fn policy_kernel<K: SortKey>(
         return kernel::<K>(gpu, entry, payload);
     }
     let suffix = policy.suffix();
-    let key = format!("sort/{}", module_name::<K>(payload, &suffix));
     let name = module_name::<K>(payload, &suffix);
+    let key = format!("sort/{name}");
     gpu.stored_kernel(&key, &entry_name::<K>(entry, payload, &suffix), || {
         onesweep_module::<K>(payload, policy, name)
     })
