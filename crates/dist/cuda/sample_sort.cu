@@ -1,5 +1,5 @@
 // The device steps of the distributed sample sort besides the local sorts
-// (needs sort/radix_key.cuh, and MERGE_ITEMS from the host).
+// (needs sort/radix_key.cuh, and MERGE_THREADS, MERGE_ITEMS from the host).
 //
 //   take_samples     thread j < count: samples[j] = sorted[(2j+1)·n / (2·count)],
 //                    the midpoints of `count` equal slices of the shard (the host
@@ -74,12 +74,42 @@ __device__ __forceinline__ void splitter_bounds(const K* __restrict__ sorted, u6
 
 // merge_runs: out[0..a+b) = the stable merge of the sorted runs A[0..a) and
 // B[0..b) by sort value, ties taking A (A's keys came from earlier ranks),
-// values carried along when out_values is not null. Thread t writes outputs
-// [t·MERGE_ITEMS, (t+1)·MERGE_ITEMS): it finds by binary search on the merge
-// path how many of the outputs before its first come from A, then merges
-// serially. Reads a + b keys (and values), writes as many.
-// The search: i outputs before `first` come from A, first - i from B, where i
-// is the first index at which A[i] no longer precedes B[first - 1 - i].
+// values carried along when out_values is not null. Launched with
+// MERGE_THREADS threads per block, block t writing the tile of outputs
+// [t·TILE, (t+1)·TILE), TILE = MERGE_THREADS·MERGE_ITEMS:
+//   1. two threads find, by binary search on the merge path in global
+//      memory, how many of the outputs before the tile's first and after its
+//      last come from A: the tile merges A[a0..a1) with B[b0..b1) (its
+//      a1 - a0 + b1 - b0 outputs);
+//   2. the block loads both pieces into shared memory, coalesced;
+//   3. each thread finds its own start on the merge path of the two pieces
+//      (in shared memory) and merges MERGE_ITEMS outputs into registers;
+//   4. the block writes them back through shared memory, coalesced.
+// Global bytes: the a + b keys (and values) read once and written once,
+// plus two searches of about log2(a) reads per tile.
+
+// How many of the first `d` outputs of the merge come from A: the first i
+// at which A[i] no longer precedes B[d - 1 - i] (A[i] precedes B[j] when its
+// value is not greater). lo >= d - b keeps d - 1 - mid < b, hi <= d keeps it
+// >= 0, hi <= a keeps mid < a.
+template <class K, class I>
+__device__ __forceinline__ I merge_path_split(const K* a_keys, I a, const K* b_keys, I b, I d,
+                                              bool desc, u32 begin, u32 end) {
+    I lo = d > b ? d - b : (I)0;
+    I hi = d < a ? d : a;
+    while (lo < hi) {
+        const I mid = lo + (hi - lo) / (I)2;
+        const u64 va = sample_sort_value<K>(a_keys[mid], desc, begin, end);
+        const u64 vb = sample_sort_value<K>(b_keys[d - (I)1 - mid], desc, begin, end);
+        if (va <= vb) {
+            lo = mid + (I)1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 template <class K, class V>
 __device__ __forceinline__ void merge_runs(const K* __restrict__ a_keys,
                                            const V* __restrict__ a_values, u64 a,
@@ -87,52 +117,88 @@ __device__ __forceinline__ void merge_runs(const K* __restrict__ a_keys,
                                            const V* __restrict__ b_values, u64 b,
                                            K* __restrict__ out_keys, V* __restrict__ out_values,
                                            u32 descending, u32 begin, u32 end) {
+    constexpr u32 TILE = MERGE_THREADS * MERGE_ITEMS;
+    __shared__ K tile_keys[TILE];
+    __shared__ V tile_values[TILE];
+    __shared__ u64 tile_split[2];
     const u64 total = a + b;
-    const u64 first = global_thread_index() * (u64)MERGE_ITEMS;
-    if (first >= total) {
-        return;
+    const u64 tile_first = linear_block_index() * (u64)TILE;
+    if (tile_first >= total) {
+        return;  // the whole block, before any barrier
     }
+    const u64 tile_end = tile_first + (u64)TILE < total ? tile_first + (u64)TILE : total;
     const bool desc = descending != 0u;
-    // A[mid] precedes B[first - 1 - mid] when its value is not greater; the
-    // predicate is true then false as mid grows. lo >= first - b keeps
-    // first - 1 - mid < b, hi <= first keeps it >= 0, hi <= a keeps mid < a.
-    u64 lo = first > b ? first - b : 0ull;
-    u64 hi = first < a ? first : a;
-    while (lo < hi) {
-        const u64 mid = lo + (hi - lo) / 2ull;
-        const u64 va = sample_sort_value<K>(a_keys[mid], desc, begin, end);
-        const u64 vb = sample_sort_value<K>(b_keys[first - 1ull - mid], desc, begin, end);
-        if (va <= vb) {
-            lo = mid + 1ull;
+    const bool with_values = out_values != nullptr;
+
+    // (1) the tile's pieces of A and B.
+    if (threadIdx.x < 2u) {
+        const u64 d = threadIdx.x == 0u ? tile_first : tile_end;
+        tile_split[threadIdx.x] = merge_path_split<K, u64>(a_keys, a, b_keys, b, d, desc, begin, end);
+    }
+    __syncthreads();
+    const u64 a0 = tile_split[0];
+    const u64 b0 = tile_first - a0;
+    const u32 na = (u32)(tile_split[1] - a0);
+    const u32 count = (u32)(tile_end - tile_first);
+    const u32 nb = count - na;
+
+    // (2) A's piece at [0, na), B's at [na, count) of the shared tile.
+    for (u32 t = threadIdx.x; t < count; t += MERGE_THREADS) {
+        if (t < na) {
+            tile_keys[t] = a_keys[a0 + t];
+            if (with_values) {
+                tile_values[t] = a_values[a0 + t];
+            }
         } else {
-            hi = mid;
+            tile_keys[t] = b_keys[b0 + (t - na)];
+            if (with_values) {
+                tile_values[t] = b_values[b0 + (t - na)];
+            }
         }
     }
-    u64 i = lo;
-    u64 j = first - lo;
-    const u64 last = first + (u64)MERGE_ITEMS < total ? first + (u64)MERGE_ITEMS : total;
-    for (u64 o = first; o < last; ++o) {
-        bool take_a;
-        if (j >= b) {
-            take_a = true;
-        } else if (i >= a) {
-            take_a = false;
-        } else {
-            take_a = sample_sort_value<K>(a_keys[i], desc, begin, end) <=
-                     sample_sort_value<K>(b_keys[j], desc, begin, end);
+    __syncthreads();
+
+    // (3) this thread's outputs [d, d + MERGE_ITEMS) of the tile.
+    K keys[MERGE_ITEMS];
+    V values[MERGE_ITEMS];
+    const u32 d = threadIdx.x * MERGE_ITEMS;
+    if (d < count) {
+        u32 i = merge_path_split<K, u32>(tile_keys, na, tile_keys + na, nb, d, desc, begin, end);
+        u32 j = d - i;
+#pragma unroll
+        for (u32 k = 0; k < MERGE_ITEMS; ++k) {
+            if (d + k < count) {
+                const bool take_a =
+                    j >= nb ||
+                    (i < na && sample_sort_value<K>(tile_keys[i], desc, begin, end) <=
+                                   sample_sort_value<K>(tile_keys[na + j], desc, begin, end));
+                const u32 source = take_a ? i++ : na + j++;
+                keys[k] = tile_keys[source];
+                if (with_values) {
+                    values[k] = tile_values[source];
+                }
+            }
         }
-        if (take_a) {
-            out_keys[o] = a_keys[i];
-            if (out_values != nullptr) {
-                out_values[o] = a_values[i];
+    }
+    __syncthreads();  // every read of the tile is done
+
+    // (4) back through shared memory, then coalesced stores.
+    if (d < count) {
+#pragma unroll
+        for (u32 k = 0; k < MERGE_ITEMS; ++k) {
+            if (d + k < count) {
+                tile_keys[d + k] = keys[k];
+                if (with_values) {
+                    tile_values[d + k] = values[k];
+                }
             }
-            ++i;
-        } else {
-            out_keys[o] = b_keys[j];
-            if (out_values != nullptr) {
-                out_values[o] = b_values[j];
-            }
-            ++j;
+        }
+    }
+    __syncthreads();
+    for (u32 t = threadIdx.x; t < count; t += MERGE_THREADS) {
+        out_keys[tile_first + t] = tile_keys[t];
+        if (with_values) {
+            out_values[tile_first + t] = tile_values[t];
         }
     }
 }

@@ -97,7 +97,8 @@ pub const OVERSAMPLING: usize = 64;
 
 /// Threads per block of the kernels.
 const BLOCK_THREADS: u32 = 256;
-/// Outputs per thread of the merge kernel.
+/// Outputs per thread of the merge kernel (a block of 256 threads merges
+/// a tile of 2048 outputs through shared memory).
 pub const MERGE_ITEMS: u32 = 8;
 
 /// The `how` word of a bound found by a search for the first key ≥ the
@@ -595,6 +596,7 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
     let (k, s) = (K::CUDA_TYPE, K::SUFFIX);
     let mut module = ModuleSource::new(format!("dist_sample_sort_{s}"))
         .source(parprims_kernels::SORT_RADIX_KEY)
+        .define("MERGE_THREADS", BLOCK_THREADS)
         .define("MERGE_ITEMS", MERGE_ITEMS)
         .source(SAMPLE_SORT_CU)
         .entry(
