@@ -209,12 +209,19 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     let tiles = (segments + n).div_ceil(tile_steps(T::BYTES)).max(1);
     let words = usize::try_from(scratch_words(tiles, T::BYTES))
         .map_err(|_| Error::invalid("values", "too many tiles"))?;
+    // The kernels first: a first use compiles, and the arena stays free
+    // meanwhile.
+    let kernels = [
+        kernel::<T, O, Off>(gpu, op, Entry::Partition)?,
+        kernel::<T, O, Off>(gpu, op, Entry::Tiles)?,
+        kernel::<T, O, Off>(gpu, op, Entry::Fixup)?,
+    ];
     // SAFETY: the partition writes every coordinate 0..=tiles before the
     // tiles read them; every tile writes its carry before the fix-up reads
     // it (stream order); nothing else is read.
     unsafe {
         gpu.with_scratch_words(words, |scratch, _| {
-            launch_on(gpu, values, offsets, op, out, tiles, scratch)
+            launch_on(gpu, &kernels, values, offsets, out, tiles, scratch)
         })
     }
 }
@@ -231,13 +238,14 @@ pub fn scratch_words(tiles: u64, value_bytes: usize) -> u64 {
     (tiles + 1) + tiles + (tiles * value_bytes as u64).div_ceil(8)
 }
 
-/// The three launches over `tiles` tiles, the temporaries carved from
-/// `scratch` ([`scratch_words`] words). Arguments checked by the caller.
-fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
+/// The three launches of `kernels` (partition, tiles, fix-up) over `tiles`
+/// tiles, the temporaries carved from `scratch` ([`scratch_words`] words).
+/// Arguments checked by the caller.
+fn launch_on<T: Element, Off: SegmentOffset>(
     gpu: &Gpu,
+    [partition, tiles_kernel, fixup]: &[Kernel; 3],
     values: DeviceView<'_, T>,
     offsets: DeviceView<'_, Off>,
-    op: &O,
     mut out: DeviceViewMut<'_, T>,
     tiles: u64,
     scratch: DeviceViewMut<'_, u64>,
@@ -249,7 +257,6 @@ fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
     let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
     let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
 
-    let partition = kernel::<T, O, Off>(gpu, op, Entry::Partition)?;
     let (config, _) = grid_1d(tiles + 1, PARTITION_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&offsets)
@@ -260,9 +267,8 @@ fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
     // SAFETY: (const Off* offsets, u64 segments, u64 n, u64* coordinates,
     // u64 tiles); offsets has segments + 1 entries (checked), coordinates
     // tiles + 1; threads past tiles return.
-    unsafe { gpu.launch(&partition, config, &args)? };
+    unsafe { gpu.launch(partition, config, &args)? };
 
-    let tiles_kernel = kernel::<T, O, Off>(gpu, op, Entry::Tiles)?;
     let (config, blocks) = grid_1d(
         tiles * tile_steps(T::BYTES),
         BLOCK_THREADS,
@@ -285,9 +291,8 @@ fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
     // u64 tiles); values are read only in [min(offsets[0], n),
     // min(offsets[segments], n)), out only below segments (its length), the
     // carries below tiles; static shared memory only.
-    unsafe { gpu.launch(&tiles_kernel, config, &args)? };
+    unsafe { gpu.launch(tiles_kernel, config, &args)? };
 
-    let fixup = kernel::<T, O, Off>(gpu, op, Entry::Fixup)?;
     let (config, _) = grid_1d(FIXUP_THREADS as u64, FIXUP_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&carry_keys.as_view())
@@ -297,7 +302,7 @@ fn launch_on<T: Element, O: Operator<T>, Off: SegmentOffset>(
         .scalar(segments);
     // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T*
     // out, u64 segments); one block; keys at or past segments are skipped.
-    unsafe { gpu.launch(&fixup, config, &args) }
+    unsafe { gpu.launch(fixup, config, &args) }
 }
 
 #[derive(Clone, Copy)]

@@ -30,7 +30,7 @@
 //! - **Deterministic**: the summation order depends only on the matrix.
 
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result};
 
 use super::module::{
     kernel, SpmvOffset, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS, MERGE_ITEMS, ROW_BLOCK_THREADS,
@@ -108,21 +108,29 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     let tiles = merge_tiles(rows, nnz);
     let words = usize::try_from(merge_scratch_words(tiles, T::BYTES))
         .map_err(|_| Error::invalid("matrix", "too many merge-path tiles"))?;
+    // The kernels first: a first use compiles, and the arena stays free
+    // meanwhile.
+    let kernels = [
+        kernel::<T, O>(gpu, "spmv_merge_partition")?,
+        kernel::<T, O>(gpu, "spmv_merge_tiles")?,
+        kernel::<T, O>(gpu, "spmv_merge_fixup")?,
+    ];
     // SAFETY: the partition writes every coordinate 0..=tiles before the
     // tiles read them, and each tile writes its carry before the fix-up
     // reads it (stream order); nothing else is read.
     unsafe {
         gpu.with_scratch_words(words, |scratch, _| {
-            launch_on(gpu, a, x, alpha, beta, y, tiles, scratch)
+            launch_on(gpu, &kernels, a, x, alpha, beta, y, tiles, scratch)
         })
     }
 }
 
-/// The three launches, the temporaries carved from `scratch`
-/// ([`merge_scratch_words`] words).
+/// The three launches of `kernels` (partition, tiles, fix-up), the
+/// temporaries carved from `scratch` ([`merge_scratch_words`] words).
 #[allow(clippy::too_many_arguments)]
 fn launch_on<T: SpmvElement, O: SpmvOffset>(
     gpu: &Gpu,
+    [partition, tile_kernel, fixup]: &[Kernel; 3],
     a: &CsrParts<'_, T, O>,
     x: DeviceView<'_, T>,
     alpha: T,
@@ -137,7 +145,6 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
     let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
 
-    let partition = kernel::<T, O>(gpu, "spmv_merge_partition")?;
     let (config, _) = grid_1d(tiles + 1, ROW_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&a.offsets)
@@ -148,9 +155,8 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // SAFETY: (const O* offsets, u64 rows, u64 nnz, u64* coordinates, u64
     // tiles); offsets has rows + 1 entries (validated), coordinates tiles +
     // 1, threads past tiles return.
-    unsafe { gpu.launch(&partition, config, &args)? };
+    unsafe { gpu.launch(partition, config, &args)? };
 
-    let tile_kernel = kernel::<T, O>(gpu, "spmv_merge_tiles")?;
     let (config, blocks) = grid_1d(
         tiles * merge_tile_steps(),
         MERGE_BLOCK_THREADS,
@@ -177,9 +183,8 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // order; the matrix is validated (columns below cols = x's length), y
     // has rows elements, coordinates tiles + 1, the carries tiles; static
     // shared memory only.
-    unsafe { gpu.launch(&tile_kernel, config, &args)? };
+    unsafe { gpu.launch(tile_kernel, config, &args)? };
 
-    let fixup = kernel::<T, O>(gpu, "spmv_merge_fixup")?;
     let (config, _) = grid_1d(FIXUP_BLOCK_THREADS as u64, FIXUP_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&carry_keys.as_view())
@@ -191,5 +196,5 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T* y,
     // u64 rows, T alpha); one block; keys below rows index y, the others
     // are skipped.
-    unsafe { gpu.launch(&fixup, config, &args) }
+    unsafe { gpu.launch(fixup, config, &args) }
 }

@@ -25,7 +25,7 @@
 //!   the scan's do.
 
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, KernelArgs, Result, Sum};
+use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result, Sum};
 use scan::SegmentedKind;
 
 use super::module::{kernel, SpmvOffset, ROW_BLOCK_THREADS};
@@ -55,24 +55,33 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
 ) -> Result<()> {
     let words = usize::try_from(segmented_scan_scratch_words(a.nnz as u64, T::BYTES))
         .map_err(|_| Error::invalid("matrix", "too many non-zeros for the scratch arena"))?;
+    // The kernels first: a first use compiles, and the arena stays free
+    // meanwhile.
+    let kernels = [
+        kernel::<T, O>(gpu, "spmv_products")?,
+        kernel::<T, O>(gpu, "spmv_row_heads")?,
+        kernel::<T, O>(gpu, "spmv_gather_rows")?,
+    ];
     // SAFETY: the products kernel writes every product and every flag (0)
     // before the heads kernel sets the heads and the scan reads both; the
     // scan writes every scanned value before the gather reads it (stream
     // order); nothing else is read.
     unsafe {
         gpu.with_scratch_words(words, |scratch, nested| {
-            launch_on(gpu, nested, a, x, alpha, beta, y, scratch)
+            launch_on(gpu, nested, &kernels, a, x, alpha, beta, y, scratch)
         })
     }
 }
 
-/// The launches, the temporaries carved from `scratch`
+/// The launches of `kernels` (products, row heads, gather) around the
+/// scan, the temporaries carved from `scratch`
 /// (`segmented_scan_scratch_words` words); the scan runs on `nested`
 /// (the same stream, the arena nested in the one that holds `scratch`).
 #[allow(clippy::too_many_arguments)]
 fn launch_on<T: SpmvElement, O: SpmvOffset>(
     gpu: &Gpu,
     nested: &Gpu,
+    [products_kernel, heads, gather]: &[Kernel; 3],
     a: &CsrParts<'_, T, O>,
     x: DeviceView<'_, T>,
     alpha: T,
@@ -89,7 +98,6 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     let mut scanned = scanned.into_elements::<T>()?.into_slice(..a.nnz)?;
     let mut flags = flags.into_elements::<u8>()?.into_slice(..a.nnz)?;
     if nnz > 0 {
-        let products_kernel = kernel::<T, O>(gpu, "spmv_products")?;
         let (config, _) = grid_1d(nnz, ROW_BLOCK_THREADS, 1, 0)?;
         let mut args = KernelArgs::new();
         args.input(&a.columns)
@@ -101,9 +109,8 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
         // SAFETY: (const i32* cols, const T* vals, const T* x, T* products,
         // u8* flags, u64 nnz); cols, vals, products and flags have nnz
         // elements, every column is below x's length (validated matrix).
-        unsafe { gpu.launch(&products_kernel, config, &args)? };
+        unsafe { gpu.launch(products_kernel, config, &args)? };
 
-        let heads = kernel::<T, O>(gpu, "spmv_row_heads")?;
         let (config, _) = grid_1d(rows, ROW_BLOCK_THREADS, 1, 0)?;
         let mut args = KernelArgs::new();
         args.input(&a.offsets)
@@ -113,7 +120,7 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
         // SAFETY: (const O* offsets, u8* flags, u64 rows, u64 nnz); offsets
         // has rows + 1 entries, flags nnz bytes and the kernel writes only
         // below nnz.
-        unsafe { gpu.launch(&heads, config, &args)? };
+        unsafe { gpu.launch(heads, config, &args)? };
 
         scan::segmented_scan_into(
             nested,
@@ -124,7 +131,6 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
             SegmentedKind::Inclusive,
         )?;
     }
-    let gather = kernel::<T, O>(gpu, "spmv_gather_rows")?;
     let (config, _) = grid_1d(rows, ROW_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&a.offsets)
@@ -136,7 +142,7 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // SAFETY: (const O* offsets, const T* scanned, T* y, u64 rows, T alpha,
     // T beta); scanned has nnz elements and is read only at offsets[r + 1]
     // − 1 of non-empty rows (< nnz), y has rows elements.
-    unsafe { gpu.launch(&gather, config, &args) }
+    unsafe { gpu.launch(gather, config, &args) }
 }
 
 #[cfg(test)]
