@@ -7,6 +7,8 @@
 //!   between GPUs.
 //! - `all_gpus_*`: every visible GPU, `#[ignore = "needs 2+ CUDA GPUs"]`;
 //!   with fewer than two devices they print why and return.
+//! - `one_gpu_*`: a single-GPU call a rank makes that a one-rank group
+//!   never reaches (device 0, no NCCL).
 //!
 //! Both need libnccl (`dist::Error::NoNccl` otherwise, which fails the test
 //! with the reason).
@@ -522,5 +524,51 @@ fn all_gpus_one_rank_per_thread_through_a_unique_id() {
         );
         assert_eq!(kept, shares[rank]);
         assert_eq!(counts, expected_counts);
+    }
+}
+
+/// The scan the reduce-first inclusive form runs on ranks after the first,
+/// alone on device 0: `x[1..m]` (one element past an aligned start) into
+/// `out[0..m-1]`, seeded, with `reduce_first_scan_options` (the blocked
+/// layout for these misaligned views), against the CPU, for 4- and 8-byte
+/// types: integers exact, f32 on small integers (exact in any order).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_gpu_shifted_reduce_first_scan_is_exact() {
+    fn check<T: gpu_core::Element, O: gpu_core::Operator<T>>(
+        gpu: &Gpu,
+        data: &[T],
+        op: &O,
+        initial: T,
+    ) {
+        let m = data.len();
+        let x = DeviceBuffer::from_host(gpu, data).unwrap();
+        // The last slot is not the scan's: it must keep its value.
+        let mut out = DeviceBuffer::<T>::filled(gpu, m, T::highest()).unwrap();
+        let tail = x.slice(1..m).unwrap();
+        let body = out.slice_mut(0..m - 1).unwrap();
+        let options =
+            dist::scan::reduce_first_scan_options(tail.device_ptr(), body.device_ptr(), T::BYTES);
+        assert!(options.policy.is_some(), "x[1..] is not 16-byte aligned");
+        let kind = ScanKind::Exclusive { initial };
+        scan::scan_into(gpu, tail, body, op, kind, &options).unwrap();
+        let mut want = scan::cpu::scan(&data[1..], op, kind);
+        want.push(T::highest());
+        assert_eq!(out.to_host(gpu).unwrap(), want, "{} m={m}", T::SUFFIX);
+    }
+    let gpu = reference_gpu();
+    for (i, m) in [2usize, 3, 1000, 8193, 8194, (1 << 20) + 3, (1 << 22) + 1]
+        .into_iter()
+        .enumerate()
+    {
+        let seed = 900 + i as u64;
+        let small: Vec<i32> = random_vec(m, seed, -1000.0, 1000.0);
+        check(&gpu, &small, &Sum, -7);
+        let wide: Vec<u64> = random_vec(m, seed + 1, 0.0, 1e15);
+        check(&gpu, &wide, &Sum, 5);
+        let floats: Vec<f32> = small.iter().map(|&v| (v % 8) as f32).collect();
+        check(&gpu, &floats, &Sum, 0.5);
+        let signed: Vec<i64> = random_vec(m, seed + 2, -1e12, 1e12);
+        check(&gpu, &signed, &Max, i64::MIN);
     }
 }
