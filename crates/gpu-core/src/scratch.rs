@@ -11,7 +11,13 @@
 //! grid itself resets the tile counter the next call draws from. After the
 //! first call at a given size and layout, a call allocates nothing and
 //! enqueues nothing but its kernel; [`ScratchStats`] counts what the arena
-//! did, so tests can check that.
+//! did, so tests can check that. Temporaries that a primitive's kernels
+//! write before they read them (merge-path coordinates and carries, an
+//! SpMV's products) are words handed out as the last call left them
+//! ([`Gpu::with_scratch_words`]); a primitive that runs another one on
+//! them passes it the handle of an arena nested in its own, so the inner
+//! call draws from the same reusable memory instead of finding the lock
+//! taken.
 //!
 //! Reuse is safe because an arena's work runs in stream order: the lock is
 //! held while a call enqueues its work, and a call from another stream than
