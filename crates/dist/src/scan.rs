@@ -34,7 +34,9 @@ use gpu_core::{
 };
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
-pub use crate::scan_reduce_first::{reduce_first_prefixes, reduce_first_scan_options};
+pub use crate::scan_reduce_first::{
+    blocked_scan_policy, reduce_first_prefixes, reduce_first_scan_options,
+};
 use crate::{Error, Group, Replicated, Result, Sharded};
 
 /// The CUDA of the cross-shard kernels (`shard_total`, `shard_prefix`,

@@ -25,7 +25,7 @@
 
 use gpu_core::{DeviceBuffer, Element, Operator};
 use reduce::ReduceAlgorithm;
-use scan::policy::{lookback_policy, LookbackPolicy, TileLayout};
+use scan::policy::{LookbackPolicy, Policy, StatusEncoding};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 use crate::{Group, Result, Sharded};
@@ -65,6 +65,30 @@ pub fn reduce_first_prefixes<T: Element, O: Operator<T>>(
         .collect()
 }
 
+/// The blocked-layout (shared-memory exchange) look-back policy the tuning
+/// sweep measured fastest for `element_bytes`-byte elements
+/// (`docs/tuning.md`): 512 × 16 with delays of 1245 / 648 ns for 4-byte
+/// elements, 256 × 12 with the 128-bit status and delays of 1290 / 632 ns
+/// for 8-byte ones.
+///
+/// ```
+/// use scan::policy::{LookbackPolicy, TileLayout};
+/// for bytes in [4, 8] {
+///     let policy = dist::scan::blocked_scan_policy(bytes);
+///     assert_eq!(policy.layout(), TileLayout::Blocked);
+///     assert!(policy.validate_lookback(bytes).is_ok());
+/// }
+/// ```
+pub fn blocked_scan_policy(element_bytes: usize) -> Policy {
+    if element_bytes == 4 {
+        Policy::shape(512, 16).with_delays(1245, 648)
+    } else {
+        Policy::shape(256, 12)
+            .with_status(StatusEncoding::Packed128)
+            .with_delays(1290, 632)
+    }
+}
+
 /// The scan options for a scan reading `in_ptr` and writing `out_ptr`.
 /// Both 16-byte aligned (a whole shard): the defaults, whose warp-striped
 /// tiles move 16-byte vectors. Otherwise (the inclusive form's `x[1..m]`
@@ -76,9 +100,9 @@ pub fn reduce_first_prefixes<T: Element, O: Operator<T>>(
 /// fetch, four instructions for what one vector access moves). The
 /// blocked layout's element-wise path instead reads and writes 32
 /// consecutive items per warp instruction and regroups them through
-/// shared memory, so the misaligned scan keeps whole sectors; the table's
-/// tile shape, status encoding and delays are kept. Integers give the same
-/// results as either layout; floats round as the blocked tile associates.
+/// shared memory, so the misaligned scan keeps whole sectors
+/// ([`blocked_scan_policy`]). Integers give the same results in either
+/// layout; floats round as the blocked tile associates.
 ///
 /// ```
 /// use scan::policy::TileLayout;
@@ -92,10 +116,11 @@ pub fn reduce_first_scan_options(in_ptr: u64, out_ptr: u64, element_bytes: usize
     if in_ptr.is_multiple_of(16) && out_ptr.is_multiple_of(16) {
         return options;
     }
-    let blocked = lookback_policy(element_bytes).with_layout(TileLayout::Blocked);
+    let blocked = blocked_scan_policy(element_bytes);
     match blocked.validate_lookback(element_bytes) {
         Ok(()) => options.with_policy(blocked),
-        // A shape the blocked layout cannot hold: the defaults, element-wise.
+        // An element size the policy does not fit: the defaults,
+        // element-wise (the scan refuses sizes dist does not take).
         Err(_) => options,
     }
 }
@@ -243,18 +268,16 @@ mod tests {
     }
 
     #[test]
-    fn misaligned_views_get_the_blocked_table_policy() {
+    fn misaligned_views_get_the_blocked_policy() {
+        use scan::policy::TileLayout;
         for bytes in [4usize, 8] {
             let aligned = reduce_first_scan_options(0x1000, 0x2000, bytes);
             assert_eq!(aligned, ScanOptions::default());
             for (in_ptr, out_ptr) in [(0x1000 + bytes as u64, 0x2000), (0x1000, 0x2008)] {
                 let options = reduce_first_scan_options(in_ptr, out_ptr, bytes);
                 let policy = options.policy.expect("a misaligned view gets a policy");
+                assert_eq!(policy, blocked_scan_policy(bytes));
                 assert_eq!(policy.layout(), TileLayout::Blocked);
-                assert_eq!(
-                    policy.with_layout(TileLayout::WarpStriped),
-                    lookback_policy(bytes)
-                );
                 assert!(policy.validate_lookback(bytes).is_ok());
                 assert!(scan::validate(1000, 1000, &options).is_ok());
             }
