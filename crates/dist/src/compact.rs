@@ -21,7 +21,7 @@ use compact::{CompactAlgorithm, Predicate};
 use gpu_core::{DeviceBuffer, Element};
 
 use crate::layout::{even_lengths, rebalance_plan};
-use crate::nccl::grouped;
+use crate::moves::run_moves;
 use crate::{Error, Group, Result, Sharded};
 
 /// Where the kept items of a distributed compaction end up.
@@ -157,48 +157,10 @@ fn rebalance<T: Element>(
     // SAFETY: the plan covers every element of every target block
     // (`layout::rebalance_plan`'s contract, tested on the host).
     let mut output = unsafe { Sharded::<T>::uninit(group, &local_lens)? };
-    let local_index = |global: usize| group.ranks.iter().position(|r| r.rank == global);
     let plan = rebalance_plan(counts);
+    let source_views: Vec<_> = sources.iter().map(|b| b.view()).collect();
     let mut targets_mut = output.views_mut();
-    // Pieces that stay on their rank: device copies.
-    for piece in plan.iter().filter(|m| m.from_rank == m.to_rank) {
-        if let Some(i) = local_index(piece.from_rank) {
-            let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
-            targets_mut[i]
-                .slice_mut(piece.to_offset..piece.to_offset + piece.len)?
-                .copy_from(&group.ranks[i].gpu, &source)?;
-        }
-    }
-    // Pieces that change rank: one send/receive pair each, one NCCL group.
-    grouped(|| {
-        for piece in plan.iter().filter(|m| m.from_rank != m.to_rank) {
-            let bytes = piece.len * T::BYTES;
-            if let Some(i) = local_index(piece.from_rank) {
-                let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
-                let rank = &group.ranks[i];
-                // SAFETY: `source` is `bytes` long on rank i's device; the
-                // source buffers outlive the send (stream-ordered frees on
-                // the same stream); the peer posts the matching receive
-                // (both sides follow the same plan).
-                unsafe {
-                    rank.comm
-                        .send_bytes(&rank.gpu, source.device_ptr(), bytes, piece.to_rank)?
-                };
-            }
-            if let Some(j) = local_index(piece.to_rank) {
-                let target =
-                    targets_mut[j].slice_mut(piece.to_offset..piece.to_offset + piece.len)?;
-                let rank = &group.ranks[j];
-                // SAFETY: `target` is `bytes` long on rank j's device, part
-                // of the returned array; the peer posts the matching send.
-                unsafe {
-                    rank.comm
-                        .recv_bytes(&rank.gpu, target.device_ptr(), bytes, piece.from_rank)?
-                };
-            }
-        }
-        Ok(())
-    })?;
+    run_moves(group, &source_views, &plan, &mut targets_mut)?;
     drop(targets_mut);
     Ok(output)
 }

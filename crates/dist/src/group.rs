@@ -1,7 +1,7 @@
 //! [`Group`]: the ranks of one communicator that this process drives, each
 //! a device with its own [`Gpu`] (context + stream) and NCCL communicator.
 
-use gpu_core::{DeviceBuffer, Element, Gpu};
+use gpu_core::{DeviceBuffer, DeviceType, Gpu};
 
 use crate::nccl::{grouped, nccl_available, Communicator};
 use crate::{Error, Result};
@@ -257,27 +257,46 @@ impl Group {
     /// local rank `i`'s device) into a buffer of `world` `T`'s on the same
     /// device, every rank in one NCCL group. Returns the gathered buffers
     /// in local-rank order; nothing waits for the streams.
-    pub(crate) fn all_gather_one<T: Element>(
+    pub(crate) fn all_gather_one<T: DeviceType>(
         &self,
         singles: &[DeviceBuffer<T>],
     ) -> Result<Vec<DeviceBuffer<T>>> {
+        self.all_gather(singles, 1)
+    }
+
+    /// All-gathers `per_rank` elements of every local rank's `parts[i]`
+    /// (on local rank `i`'s device) into `world · per_rank` elements on
+    /// each local rank, rank r's part at `r · per_rank`, every rank in one
+    /// NCCL group. Returns the gathered buffers in local-rank order;
+    /// nothing waits for the streams.
+    pub(crate) fn all_gather<T: DeviceType>(
+        &self,
+        parts: &[DeviceBuffer<T>],
+        per_rank: usize,
+    ) -> Result<Vec<DeviceBuffer<T>>> {
+        Error::check_len("all-gather parts", self.local_count(), parts.len())?;
+        for part in parts {
+            Error::check_len("all-gather part", per_rank, part.len())?;
+        }
         let mut gathered = Vec::with_capacity(self.local_count());
         for rank in &self.ranks {
-            // SAFETY: the all-gather below writes every rank's slot before
+            // SAFETY: the all-gather below writes every rank's part before
             // any read (stream-ordered).
-            gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, self.world())? });
+            gathered
+                .push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, self.world() * per_rank)? });
         }
         grouped(|| {
-            for ((rank, single), all) in self.ranks.iter().zip(singles).zip(&mut gathered) {
-                // SAFETY: `single` holds one T and `all` world T's on this
-                // rank's device; both are borrowed or owned past this call
-                // and freed stream-ordered, after the all-gather has run.
+            for ((rank, part), all) in self.ranks.iter().zip(parts).zip(&mut gathered) {
+                // SAFETY: `part` holds per_rank T's and `all` world ·
+                // per_rank on this rank's device; both are borrowed or owned
+                // past this call and freed stream-ordered, after the
+                // all-gather has run.
                 unsafe {
                     rank.comm.all_gather_bytes(
                         &rank.gpu,
-                        single.view().device_ptr(),
+                        part.view().device_ptr(),
                         all.view_mut().device_ptr(),
-                        T::BYTES,
+                        per_rank * T::BYTES,
                     )?
                 };
             }

@@ -48,6 +48,7 @@ mod error;
 mod group;
 mod histogram;
 pub mod layout;
+mod moves;
 mod nccl;
 mod reduce;
 pub mod scan;

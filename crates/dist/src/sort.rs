@@ -79,12 +79,10 @@ use ::sort::cpu::sort_value;
 use ::sort::key::PayloadWidth;
 use ::sort::{SortKey, SortOptions};
 use gpu_core::launch::grid_1d;
-use gpu_core::{
-    DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Gpu, Kernel, KernelArgs, ModuleSource,
-};
+use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, Kernel, KernelArgs, ModuleSource};
 
 use crate::layout::{rebalance_plan, Move};
-use crate::nccl::grouped;
+use crate::moves::run_moves;
 use crate::{Error, Group, Result, Sharded};
 
 /// The CUDA of the sample sort's kernels (`take_samples`,
@@ -863,88 +861,6 @@ fn local_sorts<K: SortKey, V: DeviceType>(
     Ok((out_keys, out_values))
 }
 
-/// All-gathers `per_rank` elements of every local rank's `parts[i]` into
-/// `world · per_rank` elements on each local rank, one NCCL group.
-fn all_gather<T: DeviceType>(
-    group: &Group,
-    parts: &[DeviceBuffer<T>],
-    per_rank: usize,
-) -> Result<Vec<DeviceBuffer<T>>> {
-    let mut gathered = Vec::with_capacity(group.local_count());
-    for rank in &group.ranks {
-        // SAFETY: the all-gather below writes every element before any read.
-        gathered.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, group.world() * per_rank)? });
-    }
-    grouped(|| {
-        for ((rank, part), all) in group.ranks.iter().zip(parts).zip(&mut gathered) {
-            Error::check_len("all-gather part", per_rank, part.view().len())?;
-            // SAFETY: `part` holds per_rank T's and `all` world · per_rank on
-            // this rank's device; both outlive the call and are freed
-            // stream-ordered, after the all-gather has run.
-            unsafe {
-                rank.comm.all_gather_bytes(
-                    &rank.gpu,
-                    part.view().device_ptr(),
-                    all.view_mut().device_ptr(),
-                    per_rank * T::BYTES,
-                )?
-            };
-        }
-        Ok(())
-    })?;
-    Ok(gathered)
-}
-
-/// Runs a plan of moves between shards: a piece that stays on its rank is
-/// a device copy, every other piece one `ncclSend`/`ncclRecv` pair, all in
-/// one NCCL group. `sources[i]` and `targets[i]` are local rank i's; the
-/// plan has at most one move per pair of ranks, computed identically by
-/// every process.
-fn run_moves<T: DeviceType>(
-    group: &Group,
-    sources: &[DeviceView<'_, T>],
-    plan: &[Move],
-    targets: &mut [DeviceViewMut<'_, T>],
-) -> Result<()> {
-    let local_index = |global: usize| group.ranks.iter().position(|r| r.rank == global);
-    for piece in plan.iter().filter(|m| m.from_rank == m.to_rank) {
-        if let Some(i) = local_index(piece.from_rank) {
-            let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
-            targets[i]
-                .slice_mut(piece.to_offset..piece.to_offset + piece.len)?
-                .copy_from(&group.ranks[i].gpu, &source)?;
-        }
-    }
-    grouped(|| {
-        for piece in plan.iter().filter(|m| m.from_rank != m.to_rank) {
-            let bytes = piece.len * T::BYTES;
-            if let Some(i) = local_index(piece.from_rank) {
-                let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
-                let rank = &group.ranks[i];
-                // SAFETY: `source` is `bytes` long on rank i's device and
-                // outlives the stream's send (its buffer is freed
-                // stream-ordered); the peer posts the matching receive
-                // (every process follows the same plan).
-                unsafe {
-                    rank.comm
-                        .send_bytes(&rank.gpu, source.device_ptr(), bytes, piece.to_rank)?
-                };
-            }
-            if let Some(j) = local_index(piece.to_rank) {
-                let target = targets[j].slice_mut(piece.to_offset..piece.to_offset + piece.len)?;
-                let rank = &group.ranks[j];
-                // SAFETY: `target` is `bytes` long on rank j's device; the
-                // peer posts the matching send.
-                unsafe {
-                    rank.comm
-                        .recv_bytes(&rank.gpu, target.device_ptr(), bytes, piece.from_rank)?
-                };
-            }
-        }
-        Ok(())
-    })
-}
-
 /// Moves `source` (shards of the global `lengths`) by `plan` into new
 /// shards of the global `new_lengths`.
 fn moved<T: DeviceType>(
@@ -1010,7 +926,7 @@ fn sample_sort<K: SortKey, V: DeviceType>(
         lengths.push(DeviceBuffer::from_host(gpu, &[shard.len() as u64])?);
     }
     let all_lengths = group.all_gather_one(&lengths)?;
-    let all_samples = all_gather(group, &samples, count)?;
+    let all_samples = group.all_gather(&samples, count)?;
     let first = &group.ranks[0].gpu;
     let lengths: Vec<usize> = all_lengths[0]
         .to_host(first)?
@@ -1055,7 +971,7 @@ fn sample_sort<K: SortKey, V: DeviceType>(
         drop(work); // stream-ordered free, after the kernel
         bounds.push(local);
     }
-    let all_bounds = all_gather(group, &bounds, bound_count)?;
+    let all_bounds = group.all_gather(&bounds, bound_count)?;
     let bounds: Vec<Vec<usize>> = all_bounds[0]
         .to_host(first)?
         .chunks(bound_count)
