@@ -16,12 +16,13 @@ bundle=${1:-.gpu}
 logs=/tmp/gpu-tests/logs
 mkdir -p "$logs"
 per_binary_timeout=${PER_BINARY_TIMEOUT:-300}
-# Binaries with multi-GiB inputs, and the one that fills the device on
-# purpose (reliability_oom), run alone: in parallel they starve each other
+# Binaries with multi-GiB inputs (the past-2^31 cases of histogram, sort
+# and SpMV among them), and the one that fills the device on purpose
+# (reliability_oom), run alone: in parallel they starve each other
 # of memory and report OutOfMemory. So does reliability_concurrency, whose
 # leak check reads the device-wide free memory: another process's
 # allocations in between read as a leak.
-big='(_huge|_large|reliability_oom|reliability_sizes|reliability_concurrency|lookback_variants|^pool)'
+big='(_huge|_large|reliability_oom|reliability_sizes|reliability_concurrency|lookback_variants|^pool|histogram_gpu|sort_gpu|sort_policies_gpu|spmv_gpu|dist_sort_gpu)'
 skip='(tuning|sweep)'
 run_one() {
     local bin=$1 name
