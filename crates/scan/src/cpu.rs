@@ -24,6 +24,7 @@ use crate::kind::ScanKind;
 /// use scan::{cpu, ScanKind};
 /// assert_eq!(cpu::scan(&[1, 2, 3], &Sum, ScanKind::Inclusive), vec![1, 3, 6]);
 /// assert_eq!(cpu::scan(&[1, 2, 3], &Sum, ScanKind::Exclusive { initial: 10 }), vec![10, 11, 13]);
+/// assert_eq!(cpu::scan(&[1, 2, 3], &Sum, ScanKind::InclusiveFrom { initial: 10 }), vec![11, 13, 16]);
 /// ```
 pub fn scan<T: Element, O: Operator<T>>(input: &[T], op: &O, kind: ScanKind<T>) -> Vec<T> {
     let mut out = input.to_vec();
@@ -94,6 +95,13 @@ pub fn scan_in_place<T: Element, O: Operator<T>>(data: &mut [T], op: &O, kind: S
                     acc = combine_acc(op, acc, x.to_acc());
                     *x = T::from_acc(acc);
                 }
+            }
+        }
+        ScanKind::InclusiveFrom { initial } => {
+            let mut acc = initial.to_acc();
+            for x in data.iter_mut() {
+                acc = combine_acc(op, acc, x.to_acc());
+                *x = T::from_acc(acc);
             }
         }
         ScanKind::Exclusive { initial } => {
@@ -251,12 +259,67 @@ mod tests {
             scan(&[4u32, 8, 15], &last, ScanKind::Exclusive { initial: 99 }),
             vec![99, 4, 8]
         );
+        // (a, b) ↦ a keeps the leftmost operand: the seed is on the left.
+        let first = CustomOp::<u32>::new("first", "a", 0, |a, _| a).unwrap();
+        assert_eq!(inclusive(&[4u32, 8, 15], &first), vec![4, 4, 4]);
+        assert_eq!(
+            scan(
+                &[4u32, 8, 15],
+                &first,
+                ScanKind::InclusiveFrom { initial: 99 }
+            ),
+            vec![99, 99, 99]
+        );
+        assert_eq!(
+            scan(
+                &[4u32, 8, 15],
+                &last,
+                ScanKind::InclusiveFrom { initial: 99 }
+            ),
+            vec![4, 8, 15]
+        );
+    }
+
+    #[test]
+    fn inclusive_from_seeds_every_output() {
+        assert!(scan::<i64, _>(&[], &Sum, ScanKind::InclusiveFrom { initial: 3 }).is_empty());
+        assert_eq!(
+            scan(&[5u64], &Sum, ScanKind::InclusiveFrom { initial: 9 }),
+            vec![14]
+        );
+        assert_eq!(
+            scan(&[3, 1, 7], &Max, ScanKind::InclusiveFrom { initial: 5 }),
+            vec![5, 5, 7]
+        );
+        // Narrow types: 16-bit floats combine in f32 from the seed on.
+        use gpu_core::f16;
+        let x = [f16::ONE, f16::ONE];
+        let seeded = scan(
+            &x,
+            &Sum,
+            ScanKind::InclusiveFrom {
+                initial: f16::from_f32(2048.0),
+            },
+        );
+        assert_eq!(seeded, vec![f16::from_f32(2048.0), f16::from_f32(2050.0)]);
+        assert_eq!(
+            scan(
+                &[100i8, 100],
+                &Sum,
+                ScanKind::InclusiveFrom { initial: 100 }
+            ),
+            vec![-56, 44]
+        );
     }
 
     #[test]
     fn in_place_matches_out_of_place() {
         let x: Vec<i32> = (0..100).map(|i| (i * 7919) % 113 - 50).collect();
-        for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial: -3 }] {
+        for kind in [
+            ScanKind::Inclusive,
+            ScanKind::Exclusive { initial: -3 },
+            ScanKind::InclusiveFrom { initial: -3 },
+        ] {
             let mut data = x.clone();
             scan_in_place(&mut data, &Sum, kind);
             assert_eq!(data, scan(&x, &Sum, kind));

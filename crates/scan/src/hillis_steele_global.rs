@@ -5,9 +5,12 @@
 //! `out[i] = in[i − d] ⊕ in[i]` (i ≥ d; `out[i] = in[i]` below d) from one
 //! buffer into the other. Exclusive scan with initial value v: the inclusive
 //! scan of `[v, x[0], …, x[n−2]]`, built by one extra "shift" launch first.
+//! Inclusive scan from v: the inclusive scan of `[v ⊕ x[0], x[1], …]`, built
+//! by one extra "seed" launch first.
 //!
-//! - work: O(n log n) combines; launches: ⌈log2 n⌉ (+1 shift when
-//!   exclusive, +1 device copy when an in-place scan ends in the temporary);
+//! - work: O(n log n) combines; launches: ⌈log2 n⌉ (+1 shift or seed for a
+//!   seeded kind, +1 device copy when an in-place scan ends in the
+//!   temporary);
 //! - global bytes moved: per step n + (n − d) elements read and n written,
 //!   ≈ 3n·⌈log2 n⌉ elements in all ([`bytes_moved`]);
 //! - shared memory: none; temporary: one n-element device buffer (none for
@@ -127,15 +130,29 @@ fn shift_entry<T: Element, O: Operator<T>>(op: &O, suffix: &str) -> String {
     format!("hs_global_shift_{}_{}{suffix}", T::SUFFIX, op.name())
 }
 
+fn seed_entry<T: Element, O: Operator<T>>(op: &O, suffix: &str) -> String {
+    format!("hs_global_seed_{}_{}{suffix}", T::SUFFIX, op.name())
+}
+
+/// The entry of a seeded kind's first launch: the shift (exclusive) or the
+/// seed (inclusive from `initial`).
+fn first_entry<T: Element, O: Operator<T>>(op: &O, exclusive: bool, suffix: &str) -> String {
+    if exclusive {
+        shift_entry::<T, O>(op, suffix)
+    } else {
+        seed_entry::<T, O>(op, suffix)
+    }
+}
+
 /// Entry-name suffixes of the launches through accumulators: from the
 /// elements, between accumulators, back to the elements.
 const TO_ACC: &str = "_to_acc";
 const ACC: &str = "_acc";
 const FROM_ACC: &str = "_from_acc";
 
-/// The module for `T` and `op`: the step and the shift kernels on `T`;
-/// for the 1- and 2-byte types also the steps and the shift through
-/// accumulators.
+/// The module for `T` and `op`: the step, shift and seed kernels on `T`;
+/// for the 1- and 2-byte types also the steps, the shift and the seed
+/// through accumulators.
 pub(crate) fn module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let acc = accumulator_type::<T>();
@@ -155,6 +172,14 @@ pub(crate) fn module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
             Some(crate::policy::MAX_BLOCK_THREADS),
         )
     };
+    let seed = |module: ModuleSource, suffix: &str, store: &str| {
+        module.entry(
+            seed_entry::<T, O>(op, suffix),
+            &format!("const {t}* in, {store}* out, u64 n, {t} initial"),
+            &format!("hs_global_seed<{t}, {store}, op_t>(in, out, n, initial)"),
+            Some(crate::policy::MAX_BLOCK_THREADS),
+        )
+    };
     let module = ModuleSource::new(format!(
         "scan_hillis_steele_global_{}_{}",
         T::SUFFIX,
@@ -162,35 +187,37 @@ pub(crate) fn module<T: Element, O: Operator<T>>(op: &O) -> ModuleSource {
     ))
     .source(&gpu_core::op::register_operator_prelude::<T, O>(op, "op_t"))
     .source(parprims_kernels::SCAN_HILLIS_STEELE_GLOBAL);
-    let module = shift(step(module, "", t, t), "", t);
+    let module = seed(shift(step(module, "", t, t), "", t), "", t);
     if !is_narrow::<T>() {
         return module;
     }
     let module = step(module, TO_ACC, t, acc);
     let module = step(module, ACC, acc, acc);
     let module = step(module, FROM_ACC, acc, t);
-    shift(module, TO_ACC, acc)
+    seed(shift(module, TO_ACC, acc), TO_ACC, acc)
 }
 
-/// Global-memory bytes for an inclusive scan of `n` elements: per step d,
-/// n + (n − d) values read and n written. A 1- or 2-byte type's steps
-/// between the first and the last read and write 4-byte accumulators.
-pub(crate) fn bytes_moved(n: u64, element_bytes: u64) -> u64 {
-    let steps = step_distances(n);
+/// Global-memory bytes for a scan of `n` elements: per step d, n + (n − d)
+/// values read and n written; a seeded kind (`seeded`: exclusive, or
+/// inclusive from an initial value) adds its first launch, the shift or the
+/// seed, n read and n written. A 1- or 2-byte type's launches between the
+/// first and the last read and write 4-byte accumulators.
+pub(crate) fn bytes_moved(n: u64, element_bytes: u64, seeded: bool) -> u64 {
+    let first = (seeded && n > 0).then_some(n);
+    // Values each launch reads, in launch order.
+    let reads: Vec<u64> = first
+        .into_iter()
+        .chain(step_distances(n).iter().map(|&d| 2 * n - d))
+        .collect();
     let acc = accumulator_bytes(element_bytes);
-    let last = steps.len().saturating_sub(1);
-    steps
+    let last = reads.len().saturating_sub(1);
+    reads
         .iter()
         .enumerate()
-        .map(|(j, &d)| {
-            let single = steps.len() == 1;
-            let read = if j == 0 || single { element_bytes } else { acc };
-            let written = if j == last || single {
-                element_bytes
-            } else {
-                acc
-            };
-            (2 * n - d) * read + n * written
+        .map(|(j, &values)| {
+            let read = if j == 0 { element_bytes } else { acc };
+            let written = if j == last { element_bytes } else { acc };
+            values * read + n * written
         })
         .sum()
 }
@@ -213,10 +240,8 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
     let input = input.filter(|v| v.device_ptr() != output_ptr);
     let in_place = input.is_none();
     let steps = step_distances(n);
-    let initial = match kind {
-        ScanKind::Inclusive => None,
-        ScanKind::Exclusive { initial } => Some(initial),
-    };
+    let initial = kind.initial();
+    let exclusive = kind.is_exclusive();
     let launches = steps.len() + usize::from(initial.is_some());
     if launches == 0 {
         // Inclusive scan of one element: a copy (nothing at all in place).
@@ -236,10 +261,12 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
     // past 2^31 − 1 blocks (the kernels use global_thread_index()).
     let (config, _) = grid_1d(n, block_threads, 1, 0)?;
     if is_narrow::<T>() && launches >= 2 {
-        return scan_through_accumulators(gpu, config, input, output, op, initial, &steps, kernel);
+        return scan_through_accumulators(
+            gpu, config, input, output, op, initial, exclusive, &steps, kernel,
+        );
     }
     let step_kernel = kernel(step_entry::<T, O>(op, ""))?;
-    let shift_kernel = kernel(shift_entry::<T, O>(op, ""))?;
+    let first_kernel = kernel(first_entry::<T, O>(op, exclusive, ""))?;
     let (plan, copy_back) = buffer_plan(launches, in_place);
     let temp = if plan.contains(&Target::Temp) {
         // SAFETY: every launch that reads the temporary reads what the
@@ -263,11 +290,11 @@ pub(crate) fn scan<T: Element, O: Operator<T>>(
         match (j, initial) {
             (0, Some(initial)) => {
                 args.scalar(initial);
-                // SAFETY: hs_global_shift(in, out, n, initial) matches the
-                // arguments; src and dst each hold n elements and differ
-                // (buffer_plan never writes what a launch reads); indices are
-                // guarded against n.
-                unsafe { gpu.launch(&shift_kernel, config, &args)? };
+                // SAFETY: hs_global_shift or hs_global_seed (in, out, n,
+                // initial) matches the arguments; src and dst each hold n
+                // elements and differ (buffer_plan never writes what a launch
+                // reads); indices are guarded against n.
+                unsafe { gpu.launch(&first_kernel, config, &args)? };
             }
             _ => {
                 let d = *distances
@@ -302,6 +329,7 @@ fn scan_through_accumulators<T: Element, O: Operator<T>>(
     output: DeviceViewMut<'_, T>,
     op: &O,
     initial: Option<T>,
+    exclusive: bool,
     steps: &[u64],
     kernel: impl Fn(String) -> Result<gpu_core::Kernel>,
 ) -> Result<()> {
@@ -318,7 +346,7 @@ fn scan_through_accumulators<T: Element, O: Operator<T>>(
                 (false, false) => ACC,
             };
             if j == 0 && initial.is_some() {
-                kernel(shift_entry::<T, O>(op, TO_ACC))
+                kernel(first_entry::<T, O>(op, exclusive, TO_ACC))
             } else {
                 kernel(step_entry::<T, O>(op, suffix))
             }
@@ -354,8 +382,8 @@ fn scan_through_accumulators<T: Element, O: Operator<T>>(
             }
         }
         // SAFETY: the arguments match the entry chosen above for launch j:
-        // hs_global_shift(in: T, out: A, n, initial: T) for an exclusive
-        // scan's first launch, else hs_global_step(in, out, n, d) reading T
+        // hs_global_shift or hs_global_seed (in: T, out: A, n, initial: T)
+        // for a seeded kind's first launch, else hs_global_step(in, out, n, d) reading T
         // (first launch) or A, writing A or T (last launch). Each side holds
         // n values of its type (the caller's views, validated to the same
         // length, or an accumulator array of n); the first launch reads the
@@ -449,18 +477,33 @@ mod tests {
 
     #[test]
     fn bytes_grow_with_log_n() {
-        assert_eq!(bytes_moved(1, 4), 0);
-        assert_eq!(bytes_moved(2, 4), (3 * 2 - 1) * 4);
+        assert_eq!(bytes_moved(1, 4, false), 0);
+        assert_eq!(bytes_moved(2, 4, false), (3 * 2 - 1) * 4);
         let n = 1u64 << 20;
         let expected: u64 = (0..20).map(|k| 3 * n - (1u64 << k)).sum::<u64>() * 8;
-        assert_eq!(bytes_moved(n, 8), expected);
+        assert_eq!(bytes_moved(n, 8, false), expected);
         // 2-byte elements: the first step reads them, the last writes them,
         // everything else is 4-byte accumulators.
-        assert_eq!(bytes_moved(2, 2), (3 * 2 - 1) * 2);
+        assert_eq!(bytes_moved(2, 2, false), (3 * 2 - 1) * 2);
         // n = 4: step d = 1 reads 7 elements, writes 4 accumulators; step
         // d = 2 reads 6 accumulators, writes 4 elements.
         let steps = 7 * 2 + 4 * 4 + 6 * 4 + 4 * 2;
-        assert_eq!(bytes_moved(4, 2), steps);
+        assert_eq!(bytes_moved(4, 2, false), steps);
+    }
+
+    #[test]
+    fn a_seeded_kind_adds_its_first_launch() {
+        // n = 1: the shift or seed alone, one element read and written.
+        assert_eq!(bytes_moved(1, 4, true), 2 * 4);
+        assert_eq!(bytes_moved(0, 4, true), 0);
+        let n = 1u64 << 10;
+        assert_eq!(
+            bytes_moved(n, 8, true),
+            bytes_moved(n, 8, false) + 2 * n * 8
+        );
+        // 2-byte elements, n = 2: the seed reads 2 elements and writes 2
+        // accumulators; step d = 1 reads 3 accumulators, writes 2 elements.
+        assert_eq!(bytes_moved(2, 2, true), 2 * 2 + 2 * 4 + 3 * 4 + 2 * 2);
     }
 
     /// Racecheck checks shared memory only, so it has nothing to check in

@@ -1,6 +1,7 @@
 //! # scan: GPU prefix scans, from the textbook to memcpy speed
 //!
-//! Inclusive and exclusive scans under any associative operator, on every
+//! Inclusive, seeded inclusive ([`ScanKind::InclusiveFrom`]) and exclusive
+//! scans under any associative operator, on every
 //! element type of gpu-core, of any length (0 to past 2^32 elements), into a
 //! new buffer, into a caller's buffer, or in place. The 1- and 2-byte types
 //! (`i8 u8 i16 u16 f16 bf16`) take every algorithm with the built-in
@@ -263,8 +264,45 @@ pub fn bytes_moved(
     element_bytes: u64,
     block_threads: u32,
 ) -> u64 {
+    bytes_moved_seeded(algorithm, n, element_bytes, block_threads, false)
+}
+
+/// [`bytes_moved`] for a scan of `kind` over `n` elements of `T`. Every
+/// algorithm but `HillisSteeleGlobal` moves the same bytes for every kind
+/// (the seed is a kernel argument); `HillisSteeleGlobal` adds its first
+/// launch (the shift or the seed: n read, n written) for the seeded kinds.
+///
+/// ```
+/// use scan::{ScanAlgorithm, ScanKind};
+/// let n = 1 << 20;
+/// let seeded = ScanKind::InclusiveFrom { initial: 5i32 };
+/// let a = ScanAlgorithm::DecoupledLookback;
+/// assert_eq!(scan::kind_bytes_moved(a, seeded, n, 0), scan::bytes_moved(a, n, 4, 0));
+/// let global = ScanAlgorithm::HillisSteeleGlobal;
+/// let plain = scan::bytes_moved(global, n, 4, 256);
+/// assert_eq!(scan::kind_bytes_moved(global, seeded, n, 256), plain + 2 * 4 * n);
+/// ```
+pub fn kind_bytes_moved<T: Element>(
+    algorithm: ScanAlgorithm,
+    kind: ScanKind<T>,
+    n: u64,
+    block_threads: u32,
+) -> u64 {
+    let seeded = kind.initial().is_some();
+    bytes_moved_seeded(algorithm, n, T::BYTES as u64, block_threads, seeded)
+}
+
+fn bytes_moved_seeded(
+    algorithm: ScanAlgorithm,
+    n: u64,
+    element_bytes: u64,
+    block_threads: u32,
+    seeded: bool,
+) -> u64 {
     match algorithm.resolve() {
-        ScanAlgorithm::HillisSteeleGlobal => hillis_steele_global::bytes_moved(n, element_bytes),
+        ScanAlgorithm::HillisSteeleGlobal => {
+            hillis_steele_global::bytes_moved(n, element_bytes, seeded)
+        }
         ScanAlgorithm::HillisSteele => recursive::bytes_moved(
             n,
             element_bytes,

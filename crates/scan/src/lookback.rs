@@ -1,9 +1,11 @@
 //! Single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass
 //! Parallel Prefix Scan with Decoupled Look-back", NVIDIA NVR-2016-002).
 //!
-//! - **Computes** an inclusive or exclusive scan of `n` elements under any
-//!   associative operator (operands kept in index order: the operator need
-//!   not be commutative).
+//! - **Computes** an inclusive, seeded inclusive or exclusive scan of `n`
+//!   elements under any associative operator (operands kept in index order:
+//!   the operator need not be commutative; a seed is combined on the left).
+//!   The kind is one uniform kernel argument: a seeded kind starts tile 0's
+//!   prefix from `initial`, the exclusive kind also shifts the outputs.
 //! - **Work** O(n) (about 2n combines plus the look-back), **steps**
 //!   O(items per thread + log block + look-back depth).
 //! - **Bytes moved** 2·n·size (each element read once and written once) plus
@@ -418,11 +420,11 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
             entry,
             &format!(
                 "const {t}* in, {t}* out, u64* state, u32 epoch, u64 n, u64 num_tiles, \
-                 u32 exclusive, {t} initial, u32 vector_ok"
+                 u32 kind, {t} initial, u32 vector_ok"
             ),
             &format!(
                 "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
-                 state, epoch, n, num_tiles, exclusive, initial, vector_ok)",
+                 state, epoch, n, num_tiles, kind, initial, vector_ok)",
                 b = tuning.block_threads(),
                 i = tuning.items_per_thread(),
                 w = tuning.lookback_width(),
@@ -485,12 +487,10 @@ pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<Module
     ]
 }
 
-/// `(exclusive flag, initial)` as the kernels take them.
+/// `(kind code, initial)` as the kernels take them (0 inclusive, 1
+/// exclusive, 2 inclusive seeded with `initial`: [`ScanKind`]'s codes).
 pub(crate) fn kind_arguments<T: Element, O: Operator<T>>(op: &O, kind: ScanKind<T>) -> (u32, T) {
-    match kind {
-        ScanKind::Inclusive => (0, op.identity()),
-        ScanKind::Exclusive { initial } => (1, initial),
-    }
+    kind.kernel_arguments(op)
 }
 
 /// Whether the kernels may use 16-byte vector accesses: both pointers
@@ -536,7 +536,7 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
     let vectors = vector_ok(in_ptr, out_ptr, tuning, T::BYTES);
-    let (exclusive, initial) = kind_arguments(op, kind);
+    let (kind_code, initial) = kind_arguments(op, kind);
 
     // Tile counters + statuses from the arena, epoch-tagged (no memset);
     // with_tile_state checks the 16-byte alignment the b128 accesses need.
@@ -548,13 +548,13 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
             .scalar(state.epoch)
             .scalar(n)
             .scalar(num_tiles)
-            .scalar(exclusive)
+            .scalar(kind_code)
             .scalar(initial)
             .scalar(vectors as u32);
         // SAFETY: the argument list matches the entry of scan_lookback_tile or
         // scan_lookback_tile_striped (the same parameters: const T* in, T* out,
-        // u64* state, u32 epoch, u64 n, u64 num_tiles, u32 exclusive, T initial,
-        // u32 vector_ok). `in` and `out` cover n elements (equal
+        // u64* state, u32 epoch, u64 n, u64 num_tiles, u32 kind, T initial,
+        // u32 vector_ok; kind one of ScanKind's codes 0, 1, 2). `in` and `out` cover n elements (equal
         // lengths checked above; `in == out` in place is supported: each block
         // reads its tile before writing it). The grid has num_tiles real blocks,
         // each touching only items [tile·TILE, min(n, (tile+1)·TILE)) of its
@@ -725,6 +725,10 @@ mod tests {
         assert_eq!(
             kind_arguments::<i32, _>(&Sum, ScanKind::Exclusive { initial: 7 }),
             (1, 7)
+        );
+        assert_eq!(
+            kind_arguments::<i32, _>(&Sum, ScanKind::InclusiveFrom { initial: 7 }),
+            (2, 7)
         );
     }
 

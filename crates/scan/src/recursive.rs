@@ -420,10 +420,10 @@ pub(crate) fn scan_recursive<T: Element, O: Operator<T>, S: BlockScan>(
         None
     };
 
-    let (exclusive, seed) = match kind {
-        ScanKind::Inclusive => (false, None),
-        ScanKind::Exclusive { initial } => (true, Some(initial)),
-    };
+    // A seeded kind folds `initial` into tile 0 of level 0 (on the left)
+    // and into the totals' scan, so every later tile gets it through its
+    // carry; only the exclusive kind shifts level 0's outputs.
+    let (exclusive, seed) = (kind.is_exclusive(), kind.initial());
     let output_ptr = output.device_ptr();
     let input_ptr = input.map_or(output_ptr, |v| v.device_ptr());
     // Where level 0's block scan writes: the output, or `work`.

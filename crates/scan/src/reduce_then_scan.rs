@@ -1,6 +1,6 @@
 //! Reduce-then-scan: the run-to-run deterministic scan.
 //!
-//! - **Computes** an inclusive or exclusive scan of `n` elements under any
+//! - **Computes** an inclusive, seeded inclusive or exclusive scan of `n` elements under any
 //!   associative operator, operands in index order.
 //! - **Passes** (kernels/cuda/scan_reduce_then_scan.cu), in tiles of
 //!   block × items:
@@ -8,7 +8,7 @@
 //!   2. the tile totals are scanned (inclusively, in place) by the same
 //!      method, recursively, until they fit in one tile;
 //!   3. each tile rescans its items seeded with the total of the tiles
-//!      before it (and `initial` for an exclusive scan).
+//!      before it (and `initial`, on the left, for a seeded kind).
 //! - **Work** O(n) (≈ 3n combines), **steps** O(items + log block) per
 //!   level, ⌈log_tile n⌉ levels (3 for 2^32 four-byte elements).
 //! - **Bytes moved** ≈ 3·n·size ([`reduce_then_scan_bytes_moved`]): pass 1
@@ -116,11 +116,11 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
                 scan,
                 &format!(
                     "const {v}* in, {v}* out, const {acc}* tile_inclusive, u64 n, u64 num_tiles, \
-                     u32 exclusive, {t} initial, u32 vector_ok"
+                     u32 kind, {t} initial, u32 vector_ok"
                 ),
                 &format!(
                     "rts_scan_tiles<{v}, op_t, {b}, {i}>(in, out, tile_inclusive, n, num_tiles, \
-                     exclusive, initial, vector_ok)"
+                     kind, initial, vector_ok)"
                 ),
                 Some(b),
             )
@@ -233,11 +233,11 @@ pub(crate) fn reduce_then_scan_tuned<T: Element, O: Operator<T>>(
     };
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
-    let (exclusive, initial) = kind_arguments(op, kind);
+    let (kind_code, initial) = kind_arguments(op, kind);
     // SAFETY: `in_ptr` and `out_ptr` each address n live elements (equal
     // lengths checked above, the same memory when in place), borrowed for
     // this whole call, and the launches are stream-ordered on gpu's stream.
-    unsafe { scan_level::<T>(gpu, &kernels, 0, in_ptr, out_ptr, n, exclusive, initial) }?;
+    unsafe { scan_level::<T>(gpu, &kernels, 0, in_ptr, out_ptr, n, kind_code, initial) }?;
     Ok(())
 }
 
@@ -270,7 +270,7 @@ unsafe fn scan_level<T: Element>(
     in_ptr: u64,
     out_ptr: u64,
     n: u64,
-    exclusive: u32,
+    kind_code: u32,
     initial: T,
 ) -> Result<()> {
     let tuning = kernels.tuning;
@@ -324,12 +324,12 @@ unsafe fn scan_level<T: Element>(
         .scalar(totals_ptr)
         .scalar(n)
         .scalar(num_tiles)
-        .scalar(exclusive)
+        .scalar(kind_code)
         .scalar(initial)
         .scalar(vectors);
     // SAFETY: matches rts_scan_tiles' entry (const V* in, V* out, const A*
-    // tile_inclusive, u64 n, u64 num_tiles, u32 exclusive, T initial, u32
-    // vector_ok); `in`/`out` have n values, block t reads and writes only
+    // tile_inclusive, u64 n, u64 num_tiles, u32 kind, T initial, u32
+    // vector_ok; kind one of ScanKind's codes); `in`/`out` have n values, block t reads and writes only
     // its own tile (in place is fine) and reads tile_inclusive[t − 1] only
     // for t ≥ 1, i.e. only when num_tiles > 1 and the totals exist.
     unsafe { gpu.launch(&this.scan, config, &args) }?;

@@ -4,7 +4,25 @@
 
 use gpu_core::{CustomOp, Error, Max, Operator, Sum};
 use proptest::prelude::*;
-use scan::{bytes_moved, cpu, validate, ScanAlgorithm, ScanKind, ScanOptions};
+use scan::{bytes_moved, cpu, kind_bytes_moved, validate, ScanAlgorithm, ScanKind, ScanOptions};
+
+/// Associative, not commutative: composition of affine maps x ↦ a·x + b
+/// modulo 2^16, packed as (a << 16) | b (the GPU tests' operator).
+fn affine_op() -> CustomOp<u32> {
+    CustomOp::new(
+        "affine16",
+        "((((a >> 16) * (b >> 16)) & 0xffffu) << 16) | \
+         (((b >> 16) * (a & 0xffffu) + (b & 0xffffu)) & 0xffffu)",
+        1u32 << 16,
+        |a: u32, b: u32| {
+            let (a1, b1) = (a >> 16, a & 0xffff);
+            let (a2, b2) = (b >> 16, b & 0xffff);
+            (((a1.wrapping_mul(a2)) & 0xffff) << 16)
+                | ((a2.wrapping_mul(b1).wrapping_add(b2)) & 0xffff)
+        },
+    )
+    .expect("a valid custom operator")
+}
 
 /// out[i] straight from the definition, O(n²).
 fn by_definition<T: gpu_core::Element, O: Operator<T>>(
@@ -15,6 +33,9 @@ fn by_definition<T: gpu_core::Element, O: Operator<T>>(
     (0..x.len())
         .map(|i| match kind {
             ScanKind::Inclusive => x[1..=i].iter().fold(x[0], |acc, &v| op.combine(acc, v)),
+            ScanKind::InclusiveFrom { initial } => {
+                x[..=i].iter().fold(initial, |acc, &v| op.combine(acc, v))
+            }
             ScanKind::Exclusive { initial } => {
                 x[..i].iter().fold(initial, |acc, &v| op.combine(acc, v))
             }
@@ -25,7 +46,11 @@ fn by_definition<T: gpu_core::Element, O: Operator<T>>(
 proptest! {
     #[test]
     fn reference_matches_the_definition(x in proptest::collection::vec(any::<i32>(), 0..200), initial in any::<i32>()) {
-        for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
+        for kind in [
+            ScanKind::Inclusive,
+            ScanKind::Exclusive { initial },
+            ScanKind::InclusiveFrom { initial },
+        ] {
             prop_assert_eq!(cpu::scan(&x, &Sum, kind), by_definition(&x, &Sum, kind));
             prop_assert_eq!(cpu::scan(&x, &Max, kind), by_definition(&x, &Max, kind));
             let mut data = x.clone();
@@ -40,6 +65,51 @@ proptest! {
         let first = CustomOp::<u32>::new("first", "a", 0, |a, _| a).unwrap();
         let got = cpu::inclusive(&x, &first);
         prop_assert!(got.iter().all(|&v| v == x[0]));
+        // Seeded: the seed is the leftmost operand of every output.
+        let got = cpu::scan(&x, &first, ScanKind::InclusiveFrom { initial: 7 });
+        prop_assert!(got.iter().all(|&v| v == 7));
+    }
+
+    #[test]
+    fn inclusive_from_is_the_exclusive_scan_one_place_on(
+        x in proptest::collection::vec(any::<u32>(), 0..200),
+        initial in any::<u32>(),
+    ) {
+        // initial ⊕ x[0] ⊕ … ⊕ x[i] is the exclusive scan of x ++ [0] from
+        // initial at i + 1, for any associative operator; the affine maps
+        // are not commutative.
+        let affine = affine_op();
+        let mut padded = x.clone();
+        padded.push(0);
+        let kind = ScanKind::InclusiveFrom { initial };
+        let exclusive = ScanKind::Exclusive { initial };
+        prop_assert_eq!(&cpu::scan(&x, &Sum, kind)[..], &cpu::scan(&padded, &Sum, exclusive)[1..]);
+        prop_assert_eq!(&cpu::scan(&x, &affine, kind)[..], &cpu::scan(&padded, &affine, exclusive)[1..]);
+        prop_assert_eq!(cpu::scan(&x, &affine, kind), by_definition(&x, &affine, kind));
+    }
+
+    #[test]
+    fn inclusive_from_identity_is_inclusive(x in proptest::collection::vec(any::<i64>(), 0..200)) {
+        prop_assert_eq!(
+            cpu::scan(&x, &Max, ScanKind::InclusiveFrom { initial: i64::MIN }),
+            cpu::inclusive(&x, &Max)
+        );
+        prop_assert_eq!(
+            cpu::scan(&x, &Sum, ScanKind::InclusiveFrom { initial: 0 }),
+            cpu::inclusive(&x, &Sum)
+        );
+    }
+
+    #[test]
+    fn inclusive_from_narrow_types_match_the_definition(
+        x in proptest::collection::vec(any::<i8>(), 0..200),
+        initial in any::<i8>(),
+    ) {
+        let kind = ScanKind::InclusiveFrom { initial };
+        prop_assert_eq!(cpu::scan(&x, &Sum, kind), by_definition(&x, &Sum, kind));
+        let mut data = x.clone();
+        cpu::scan_in_place(&mut data, &Sum, kind);
+        prop_assert_eq!(data, cpu::scan(&x, &Sum, kind));
     }
 }
 
@@ -66,6 +136,30 @@ fn validation_is_pure_and_typed() {
     ));
     // Lengths past 2^32 are fine on the host side.
     assert!(validate((1 << 33) + 5, (1 << 33) + 5, &ScanOptions::default()).is_ok());
+}
+
+#[test]
+fn seeded_kinds_move_the_same_bytes_but_for_the_global_hillis_steele() {
+    let n = 1_000_003u64;
+    for a in ScanAlgorithm::ALL {
+        let plain = bytes_moved(a, n, 8, 256);
+        for kind in [
+            ScanKind::InclusiveFrom { initial: 3u64 },
+            ScanKind::Exclusive { initial: 3u64 },
+        ] {
+            let seeded = kind_bytes_moved(a, kind, n, 256);
+            let extra = if a == ScanAlgorithm::HillisSteeleGlobal {
+                2 * 8 * n
+            } else {
+                0
+            };
+            assert_eq!(seeded, plain + extra, "{a} {kind:?}");
+        }
+        assert_eq!(
+            kind_bytes_moved(a, ScanKind::<u64>::Inclusive, n, 256),
+            plain
+        );
+    }
 }
 
 #[test]

@@ -7,9 +7,11 @@
 // element holds the combination of the (up to) 2d inputs ending at it, so
 // ⌈log2 n⌉ steps finish the scan. An exclusive scan with initial value v is
 // the inclusive scan of [v, x[0], …, x[n−2]]: one `hs_global_shift` launch
-// builds that array first.
+// builds that array first. An inclusive scan from v is the inclusive scan of
+// [v ⊕ x[0], x[1], …]: one `hs_global_seed` launch builds that one.
 //
-//   work O(n log n) combines; steps and launches ⌈log2 n⌉ (+1 for exclusive);
+//   work O(n log n) combines; steps and launches ⌈log2 n⌉ (+1 for a seeded
+//   kind);
 //   bytes moved per step: n + (n − d) elements read, n written
 //     (≈ 3n·⌈log2 n⌉ elements in all: the slowest method here by far);
 //   no shared memory, so no bank conflicts; not in place within a step (a
@@ -45,4 +47,18 @@ __device__ __forceinline__ void hs_global_shift(const T* in, S* out, u64 n, T in
     const u64 i = global_thread_index();
     if (i >= n) return;
     out[i] = widen<S>((i == 0) ? initial : in[i - 1]);
+}
+
+// out[0] = initial ⊕ in[0], out[i] = in[i]: turns the inclusive scan from
+// `initial` into a plain inclusive one (`initial` on the left, so any
+// associative Op). `in` and `out` are different buffers (buffer_plan). S is
+// T, or the accumulator the next launch reads; the combine is in A, narrowed
+// once when S is T.
+template <typename T, typename S, typename Op>
+__device__ __forceinline__ void hs_global_seed(const T* in, S* out, u64 n, T initial) {
+    typedef typename Op::value_type A;
+    const u64 i = global_thread_index();
+    if (i >= n) return;
+    const A x = widen<A>(in[i]);
+    out[i] = narrow<S>((i == 0) ? Op::combine(widen<A>(initial), x) : x);
 }

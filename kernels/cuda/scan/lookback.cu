@@ -2,8 +2,12 @@
 // look-back (Merrill & Garland 2016). Needs the single-pass headers: warp/warp_scan.cuh, block/block_scan.cuh,
 // single_pass/tile_status.cuh, single_pass/lookback.cuh.
 //
-// Computes out[i] = x_0 ⊕ … ⊕ x_i (inclusive) or
-// out[i] = initial ⊕ x_0 ⊕ … ⊕ x_{i-1} (exclusive) for any associative Op.
+// Computes out[i] = x_0 ⊕ … ⊕ x_i (inclusive, kind 0),
+// out[i] = initial ⊕ x_0 ⊕ … ⊕ x_{i-1} (exclusive, kind 1) or
+// out[i] = initial ⊕ x_0 ⊕ … ⊕ x_i (inclusive from initial, kind 2) for any
+// associative Op (initial always on the left). `kind` is uniform over the
+// grid (crates/scan/src/kind.rs): non-zero seeds tile 0's prefix with
+// initial, 1 alone shifts the outputs.
 //
 //   work        O(n) combines (about 2n + look-back), steps O(ITEMS + log BLOCK
 //               + look-back depth);
@@ -44,7 +48,8 @@
 //      with the identity (those items are never stored).
 //   3. each thread reduces its ITEMS items; block exclusive scan of the thread
 //      totals gives thread prefixes and the tile aggregate.
-//   4. warp 0: tile 0 publishes PREFIX at once ((initial ⊕) aggregate); any
+//   4. warp 0: tile 0 publishes PREFIX at once (aggregate, or initial ⊕
+//      aggregate for kinds 1 and 2); any
 //      other tile publishes AGGREGATE, looks back (single_pass/lookback.cuh; on large
 //      grids after a START_NS sleep, with SPIN_NS sleeps between re-reads), publishes
 //      PREFIX = exclusive prefix ⊕ aggregate; the exclusive prefix goes to
@@ -69,7 +74,7 @@
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
-                                                   u64 num_tiles, u32 exclusive, T initial,
+                                                   u64 num_tiles, u32 kind, T initial,
                                                    u32 vector_ok) {
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     typedef typename Op::value_type A;
@@ -109,7 +114,7 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
         if (tile == 0) {
             if (leader)
                 status.publish(0, TILE_PREFIX,
-                               exclusive ? Op::combine(initial_acc, aggregate) : aggregate);
+                               kind != 0u ? Op::combine(initial_acc, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
             tile_prefix = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
@@ -120,13 +125,13 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     }
     __syncthreads();
 
-    // Tile 0 of an inclusive scan has no prefix; every other case has one
-    // (an exclusive scan's tile 0 starts from `initial`).
-    const bool has_tile_prefix = tile > 0 || exclusive != 0u;
+    // Tile 0 of an unseeded inclusive scan has no prefix; every other case
+    // has one (a seeded kind's tile 0 starts from `initial`).
+    const bool has_tile_prefix = tile > 0 || kind != 0u;
     bool has_seed;
     const A seed = block_thread_seed<A, Op>(tile_prefix_slot, has_tile_prefix, thread_prefix,
                                             has_seed);
-    thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
+    thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, kind == 1u);
     T stored[ITEMS];
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) stored[j] = narrow<T>(items[j]);
@@ -200,7 +205,7 @@ __device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int STATUS8,
           int SPIN_NS, int STREAM, int START_NS>
 __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
-                                             u64 num_tiles, u32 exclusive, T initial,
+                                             u64 num_tiles, u32 kind, T initial,
                                              u32 vector_ok, u64 tile,
                                              typename Op::value_type* warp_totals,
                                              typename Op::value_type* tile_prefix_slot) {
@@ -268,7 +273,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
         A seed = lanes_below;  // k = 0 (meaningless in lane 0)
         if (k > 0) seed = lane == 0 ? carry : Op::combine(carry, lanes_below);
         carry = k == 0 ? total : Op::combine(carry, total);
-        if (exclusive != 0u) {
+        if (kind == 1u) {
             A run = seed;
 #pragma unroll
             for (int c = 0; c < VEC; ++c) {
@@ -309,7 +314,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
         if (tile == 0) {
             if (leader)
                 status.publish(0, TILE_PREFIX,
-                               exclusive ? Op::combine(initial_acc, aggregate) : aggregate);
+                               kind != 0u ? Op::combine(initial_acc, aggregate) : aggregate);
         } else {
             if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
             tile_prefix = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
@@ -321,10 +326,11 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     __syncthreads();  // B
 
     // 5. prefix = tile prefix ⊕ warp prefix (either may be absent: tile 0 of
-    //    an inclusive scan has no tile prefix, warp 0 no warp prefix), folded
-    //    onto every item; an exclusive scan always has a tile prefix, and
-    //    lane 0's first item is the prefix itself.
-    const bool has_tile_prefix = tile > 0 || exclusive != 0u;
+    //    an unseeded inclusive scan has no tile prefix, warp 0 no warp
+    //    prefix), folded onto every item; a seeded kind always has a tile
+    //    prefix, and an exclusive scan's lane 0 first item is the prefix
+    //    itself.
+    const bool has_tile_prefix = tile > 0 || kind != 0u;
     const bool has_warp_prefix = warp > 0;
     A prefix = warp_prefix;
     if (has_tile_prefix)
@@ -333,7 +339,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) items[j] = Op::combine(prefix, items[j]);
     }
-    if (exclusive != 0u && lane == 0) items[0] = prefix;
+    if (kind == 1u && lane == 0) items[0] = prefix;
     if (vectors) {
         uint4* target = reinterpret_cast<uint4*>(out + tile_base + warp_base);
 #pragma unroll
@@ -358,7 +364,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
           int SPIN_NS = 0, int STREAM = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
-                                                           u64 num_tiles, u32 exclusive,
+                                                           u64 num_tiles, u32 kind,
                                                            T initial, u32 vector_ok) {
     typedef typename Op::value_type A;
     __shared__ A warp_totals[BLOCK_THREADS / 32];
@@ -372,6 +378,6 @@ __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, 
     if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
     __syncthreads();
     striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM, START_NS>(
-        in, out, state, epoch, n, num_tiles, exclusive, initial, vector_ok, tile_slot, warp_totals,
+        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, tile_slot, warp_totals,
         &tile_prefix_slot);
 }

@@ -8,7 +8,11 @@
 //   pass 2  the tile totals are scanned inclusively in place by the same
 //           method, recursively, until they fit in one tile;
 //   pass 3  rts_scan_tiles: tile t rescans its items seeded with
-//           tile_inclusive[t − 1] (and `initial` for an exclusive scan).
+//           tile_inclusive[t − 1] (and `initial` for a seeded kind).
+//
+// `kind` (crates/scan/src/kind.rs): 0 inclusive, 1 exclusive from `initial`,
+// 2 inclusive from `initial` (out[i] = initial ⊕ x_0 ⊕ … ⊕ x_i); non-zero
+// seeds every tile's prefix with `initial` on the left, 1 alone shifts.
 //
 //   work        O(n) combines (≈ 3n); steps O(ITEMS + log BLOCK) per level,
 //               ⌈log_TILE n⌉ levels;
@@ -39,11 +43,11 @@
 // Passes 1 and 3 share a tile's start: block t loads tile t and scans its
 // thread totals. RESCAN = false (pass 1) writes the tile total to
 // tile_totals[t]; RESCAN = true (pass 3) rescans the items seeded with
-// tile_inclusive[t − 1] (and `initial` for an exclusive scan) and stores them.
+// tile_inclusive[t − 1] (and `initial` for a seeded kind) and stores them.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, bool RESCAN, typename E>
 __device__ __forceinline__ void rts_tile(const T* in, T* out, typename Op::value_type* tile_totals,
                                          const typename Op::value_type* tile_inclusive, u64 n,
-                                         u64 num_tiles, u32 exclusive, E initial, u32 vector_ok) {
+                                         u64 num_tiles, u32 kind, E initial, u32 vector_ok) {
     typedef typename Op::value_type A;
     constexpr u32 TILE = (u32)BLOCK_THREADS * (u32)ITEMS;
     __shared__ T exchange[ExchangeSize<T, BLOCK_THREADS * ITEMS>::ITEMS];
@@ -70,14 +74,14 @@ __device__ __forceinline__ void rts_tile(const T* in, T* out, typename Op::value
         const A initial_acc = widen<A>(initial);
         bool has_tile_prefix = tile > 0;
         A tile_prefix = has_tile_prefix ? tile_inclusive[tile - 1] : initial_acc;
-        if (exclusive != 0u) {
+        if (kind != 0u) {
             tile_prefix = has_tile_prefix ? Op::combine(initial_acc, tile_prefix) : initial_acc;
             has_tile_prefix = true;
         }
         bool has_seed;
         const A seed =
             block_thread_seed<A, Op>(tile_prefix, has_tile_prefix, thread_prefix, has_seed);
-        thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, exclusive != 0u);
+        thread_scan_seeded<A, Op, ITEMS>(items, seed, has_seed, kind == 1u);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) loaded[j] = narrow<T>(items[j]);
         block_store_blocked<T, BLOCK_THREADS, ITEMS>(out + tile_base, valid, vector_ok != 0u,
@@ -98,8 +102,8 @@ __device__ __forceinline__ void rts_reduce_tiles(const T* in, typename Op::value
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, typename E>
 __device__ __forceinline__ void rts_scan_tiles(const T* in, T* out,
                                                const typename Op::value_type* tile_inclusive, u64 n,
-                                               u64 num_tiles, u32 exclusive, E initial,
+                                               u64 num_tiles, u32 kind, E initial,
                                                u32 vector_ok) {
     rts_tile<T, Op, BLOCK_THREADS, ITEMS, true>(in, out, nullptr, tile_inclusive, n, num_tiles,
-                                                exclusive, initial, vector_ok);
+                                                kind, initial, vector_ok);
 }

@@ -105,11 +105,13 @@ pub fn check<T: Element, O: Operator<T>>(
         let eps = epsilon::<T>();
         let (mut exact, mut magnitude) = match kind {
             ScanKind::Inclusive => (0.0f64, 0.0f64),
-            ScanKind::Exclusive { initial } => (initial.to_f64(), initial.to_f64().abs()),
+            ScanKind::Exclusive { initial } | ScanKind::InclusiveFrom { initial } => {
+                (initial.to_f64(), initial.to_f64().abs())
+            }
         };
         for (i, (&x, &g)) in input.iter().zip(got).enumerate() {
             let (expected, scale) = match kind {
-                ScanKind::Inclusive => {
+                ScanKind::Inclusive | ScanKind::InclusiveFrom { .. } => {
                     exact += x.to_f64();
                     magnitude += x.to_f64().abs();
                     (exact, magnitude)
