@@ -34,9 +34,7 @@ use gpu_core::{
 };
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
-pub use crate::scan_reduce_first::{
-    blocked_scan_policy, reduce_first_prefixes, reduce_first_scan_options,
-};
+pub use crate::scan_reduce_first::{reduce_first_local_kind, reduce_first_prefixes};
 use crate::{Error, Group, Replicated, Result, Sharded};
 
 /// The CUDA of the cross-shard kernels (`shard_total`, `shard_prefix`,
@@ -156,8 +154,9 @@ pub fn validate<T: Element>(input_lens: &[usize], output_lens: &[usize]) -> Resu
 /// What one rank's local scan is: its kind, whether its shard total is
 /// the last output ⊕ the last input (exclusive scans) or the last output,
 /// and the total of an empty shard. Rank 0 scans with the caller's kind
-/// (its exclusive initial value included, so every later prefix carries
-/// it); every other rank with the identity as its initial value.
+/// (its initial value included, so every later prefix carries it); every
+/// other rank with the identity as its initial value (a plain inclusive
+/// scan for either inclusive kind).
 ///
 /// ```
 /// use dist::scan::LocalScan;
@@ -167,6 +166,10 @@ pub fn validate<T: Element>(input_lens: &[usize], output_lens: &[usize]) -> Resu
 /// assert_eq!((first.kind, first.exclusive, first.empty_total), (ScanKind::Exclusive { initial: 7 }, true, 7));
 /// let later = LocalScan::for_rank(ScanKind::Exclusive { initial: 7 }, 3, &Sum);
 /// assert_eq!((later.kind, later.empty_total), (ScanKind::Exclusive { initial: 0 }, 0));
+/// let seeded = LocalScan::for_rank(ScanKind::InclusiveFrom { initial: 7 }, 0, &Sum);
+/// assert_eq!((seeded.kind, seeded.exclusive, seeded.empty_total), (ScanKind::InclusiveFrom { initial: 7 }, false, 7));
+/// let later = LocalScan::for_rank(ScanKind::InclusiveFrom { initial: 7 }, 2, &Sum);
+/// assert_eq!((later.kind, later.empty_total), (ScanKind::Inclusive, 0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LocalScan<T: Element> {
@@ -184,6 +187,16 @@ impl<T: Element> LocalScan<T> {
         match kind {
             ScanKind::Inclusive => LocalScan {
                 kind,
+                exclusive: false,
+                empty_total: op.identity(),
+            },
+            ScanKind::InclusiveFrom { initial } if rank == 0 => LocalScan {
+                kind,
+                exclusive: false,
+                empty_total: initial,
+            },
+            ScanKind::InclusiveFrom { .. } => LocalScan {
+                kind: ScanKind::Inclusive,
                 exclusive: false,
                 empty_total: op.identity(),
             },
@@ -457,13 +470,21 @@ mod tests {
             initial in any::<i32>(),
         ) {
             let lens = crate::layout::split_at_cuts(data.len(), &cuts);
-            for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
+            for kind in [
+                ScanKind::Inclusive,
+                ScanKind::Exclusive { initial },
+                ScanKind::InclusiveFrom { initial },
+            ] {
                 prop_assert_eq!(model(&data, &lens, &Sum, kind), scan::cpu::scan(&data, &Sum, kind));
                 prop_assert_eq!(model(&data, &lens, &Max, kind), scan::cpu::scan(&data, &Max, kind));
             }
             // Associative, not commutative (0 is its identity): the rank order matters.
             let last = CustomOp::<i32>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| if b != 0 { b } else { a }).unwrap();
-            for kind in [ScanKind::Inclusive, ScanKind::Exclusive { initial }] {
+            for kind in [
+                ScanKind::Inclusive,
+                ScanKind::Exclusive { initial },
+                ScanKind::InclusiveFrom { initial },
+            ] {
                 prop_assert_eq!(model(&data, &lens, &last, kind), scan::cpu::scan(&data, &last, kind));
             }
         }

@@ -163,6 +163,9 @@ fn kind_for_max(kind: ScanKind<i32>) -> ScanKind<i32> {
         ScanKind::Exclusive { initial } => ScanKind::Exclusive {
             initial: initial.wrapping_mul(1000),
         },
+        ScanKind::InclusiveFrom { initial } => ScanKind::InclusiveFrom {
+            initial: initial.wrapping_mul(1000),
+        },
     }
 }
 
@@ -174,6 +177,7 @@ fn check_scan(group: &Group, gpu: &Gpu, n: usize, lens: &[usize], seed: u64) {
         ScanKind::Inclusive,
         ScanKind::Exclusive { initial: 0 },
         ScanKind::Exclusive { initial: -77 },
+        ScanKind::InclusiveFrom { initial: -77 },
     ] {
         let expected = scan::scan(gpu, local.view(), &Sum, kind, &Default::default())
             .unwrap()
@@ -527,48 +531,92 @@ fn all_gpus_one_rank_per_thread_through_a_unique_id() {
     }
 }
 
-/// The scan the reduce-first inclusive form runs on ranks after the first,
-/// alone on device 0: `x[1..m]` (one element past an aligned start) into
-/// `out[0..m-1]`, seeded, with `reduce_first_scan_options` (the blocked
-/// layout for these misaligned views), against the CPU, for 4- and 8-byte
-/// types: integers exact, f32 on small integers (exact in any order).
+/// The scans the reduce-first form runs, alone on device 0: the data cut
+/// into shards (each its own allocation, as a rank's is), each whole shard
+/// scanned with the default options and `reduce_first_local_kind` of its
+/// prefix (from the CPU's shard totals), so ranks after the first run the
+/// seeded inclusive scan on 16-byte-aligned views. Against the CPU scan of
+/// the whole array, every kind, for 4- and 8-byte types: integers exact,
+/// f32 on small integers (exact in any order), and a non-commutative
+/// operator.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn one_gpu_shifted_reduce_first_scan_is_exact() {
+fn one_gpu_reduce_first_local_scans_are_exact() {
     fn check<T: gpu_core::Element, O: gpu_core::Operator<T>>(
         gpu: &Gpu,
         data: &[T],
+        lens: &[usize],
         op: &O,
         initial: T,
     ) {
-        let m = data.len();
-        let x = DeviceBuffer::from_host(gpu, data).unwrap();
-        // The last slot is not the scan's: it must keep its value.
-        let mut out = DeviceBuffer::<T>::filled(gpu, m, T::highest()).unwrap();
-        let tail = x.slice(1..m).unwrap();
-        let body = out.slice_mut(0..m - 1).unwrap();
-        let options =
-            dist::scan::reduce_first_scan_options(tail.device_ptr(), body.device_ptr(), T::BYTES);
-        assert!(options.policy.is_some(), "x[1..] is not 16-byte aligned");
-        let kind = ScanKind::Exclusive { initial };
-        scan::scan_into(gpu, tail, body, op, kind, &options).unwrap();
-        let mut want = scan::cpu::scan(&data[1..], op, kind);
-        want.push(T::highest());
-        assert_eq!(out.to_host(gpu).unwrap(), want, "{} m={m}", T::SUFFIX);
+        let (starts, _) = layout::offsets(lens);
+        for kind in [
+            ScanKind::Inclusive,
+            ScanKind::InclusiveFrom { initial },
+            ScanKind::Exclusive { initial },
+        ] {
+            let shards: Vec<&[T]> = starts
+                .iter()
+                .zip(lens)
+                .map(|(&s, &l)| &data[s..s + l])
+                .collect();
+            let totals: Vec<T> = shards
+                .iter()
+                .map(|shard| shard.iter().fold(op.identity(), |a, &b| op.combine(a, b)))
+                .collect();
+            let prefixes = dist::scan::reduce_first_prefixes(&totals, op, kind);
+            let mut got = Vec::with_capacity(data.len());
+            for (shard, prefix) in shards.iter().zip(prefixes) {
+                if shard.is_empty() {
+                    continue;
+                }
+                let x = DeviceBuffer::from_host(gpu, shard).unwrap();
+                let mut out = DeviceBuffer::<T>::filled(gpu, shard.len(), T::highest()).unwrap();
+                let local = dist::scan::reduce_first_local_kind(kind, prefix);
+                scan::scan_into(
+                    gpu,
+                    x.view(),
+                    out.view_mut(),
+                    op,
+                    local,
+                    &Default::default(),
+                )
+                .unwrap();
+                got.extend(out.to_host(gpu).unwrap());
+            }
+            assert_eq!(
+                got,
+                scan::cpu::scan(data, op, kind),
+                "{} {kind:?} {lens:?}",
+                T::SUFFIX
+            );
+        }
     }
     let gpu = reference_gpu();
-    for (i, m) in [2usize, 3, 1000, 8193, 8194, (1 << 20) + 3, (1 << 22) + 1]
+    // Associative, not commutative (0 is its identity).
+    let last = CustomOp::<i32>::new("last_nonzero", "(b != 0 ? b : a)", 0, |a, b| {
+        if b != 0 {
+            b
+        } else {
+            a
+        }
+    })
+    .expect("a valid custom operator");
+    for (i, n) in [1usize, 3, 1000, 8193, (1 << 20) + 3, (1 << 22) + 1]
         .into_iter()
         .enumerate()
     {
         let seed = 900 + i as u64;
-        let small: Vec<i32> = random_vec(m, seed, -1000.0, 1000.0);
-        check(&gpu, &small, &Sum, -7);
-        let wide: Vec<u64> = random_vec(m, seed + 1, 0.0, 1e15);
-        check(&gpu, &wide, &Sum, 5);
-        let floats: Vec<f32> = small.iter().map(|&v| (v % 8) as f32).collect();
-        check(&gpu, &floats, &Sum, 0.5);
-        let signed: Vec<i64> = random_vec(m, seed + 2, -1e12, 1e12);
-        check(&gpu, &signed, &Max, i64::MIN);
+        for lens in layouts(n, 3) {
+            let small: Vec<i32> = random_vec(n, seed, -1000.0, 1000.0);
+            check(&gpu, &small, &lens, &Sum, -7);
+            check(&gpu, &small, &lens, &last, 9);
+            let wide: Vec<u64> = random_vec(n, seed + 1, 0.0, 1e15);
+            check(&gpu, &wide, &lens, &Sum, 5);
+            let floats: Vec<f32> = small.iter().map(|&v| (v % 8) as f32).collect();
+            check(&gpu, &floats, &lens, &Sum, 0.5);
+            let signed: Vec<i64> = random_vec(n, seed + 2, -1e12, 1e12);
+            check(&gpu, &signed, &lens, &Max, i64::MIN + 1);
+        }
     }
 }
