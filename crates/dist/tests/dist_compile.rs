@@ -31,32 +31,3 @@ fn a_custom_operator_prefix_module_compiles_for_sm90() {
     let failures = compile_failures(&[module], &["sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
-
-/// The blocked-layout scans the reduce-first inclusive form runs on ranks
-/// after the first (`x[1..m]` is not 16-byte aligned), for every element
-/// type dist scans, compile with their entry points.
-#[test]
-fn reduce_first_misaligned_scan_modules_compile_for_sm90() {
-    if !parprims_testkit::testing::nvrtc_or_skip() {
-        return;
-    }
-    fn module<T: gpu_core::Element>() -> gpu_core::ModuleSource {
-        let options =
-            dist::scan::reduce_first_scan_options(0x1000 + T::BYTES as u64, 0x2000, T::BYTES);
-        let policy = options
-            .policy
-            .expect("a misaligned view gets the blocked policy");
-        assert_eq!(policy.layout(), scan::policy::TileLayout::Blocked);
-        scan::policy::lookback_module::<T, _>(&gpu_core::Sum, policy).0
-    }
-    let modules = vec![
-        module::<i32>(),
-        module::<u32>(),
-        module::<f32>(),
-        module::<i64>(),
-        module::<u64>(),
-        module::<f64>(),
-    ];
-    let failures = compile_failures(&modules, &["sm_90"]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
