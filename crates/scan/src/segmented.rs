@@ -376,6 +376,14 @@ pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
     // from the nested arena those lend with them (one loan each, no
     // fallback allocation).
     let first_words = num_tiles as usize + 1;
+    // The kernels first: a first use compiles, and the arena stays free
+    // meanwhile (the launches below find them stored).
+    tile_first_kernel(gpu)?;
+    scan_kernel::<T, O>(gpu, op, HeadSource::Offsets)?;
+    gpu.kernel(
+        &gpu_core::fill_module::<u64>(),
+        &gpu_core::fill_entry::<u64>(),
+    )?;
     // SAFETY: every word the enqueued work reads is written first on this
     // stream: `segmented_tile_first` writes first[0..=num_tiles] before the
     // scan kernel reads them, and the verdict word is zeroed (fill) before
@@ -429,6 +437,28 @@ const fn offsets_tile_items(value_bytes: usize) -> u64 {
     BLOCK_THREADS as u64 * items_per_thread(HeadSource::Offsets, value_bytes) as u64
 }
 
+/// The `segmented_tile_first` kernel. It sits in every segmented module;
+/// the i32 sum's serves all.
+fn tile_first_kernel(gpu: &Gpu) -> Result<gpu_core::Kernel> {
+    let scan_entry = entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Offsets);
+    let key = format!("scan/segmented/{scan_entry}");
+    gpu.stored_kernel(&key, "segmented_tile_first", || {
+        module::<i32, _>(&gpu_core::Sum, HeadSource::Offsets, &scan_entry)
+    })
+}
+
+/// The scan kernel of `T` by `source` under `op` (compiled on first use,
+/// then stored).
+fn scan_kernel<T: Element, O: Operator<T>>(
+    gpu: &Gpu,
+    op: &O,
+    source: HeadSource,
+) -> Result<gpu_core::Kernel> {
+    let entry = entry_name::<T, O>(op, source);
+    let key = format!("scan/segmented/{entry}");
+    gpu.stored_kernel(&key, &entry, || module::<T, O>(op, source, &entry))
+}
+
 /// Launches `segmented_tile_first`: `check[t]` = the first offset ≥
 /// t·tile_items for t in 0..=num_tiles, and `check[num_tiles + 1]` set (its
 /// low word) when the offsets are not valid for n items.
@@ -449,11 +479,7 @@ fn locate_tile_starts(
         shared_bytes: 0,
     };
     // The kernel sits in every segmented module; the i32 sum's serves all.
-    let scan_entry = entry_name::<i32, _>(&gpu_core::Sum, HeadSource::Offsets);
-    let key = format!("scan/segmented/{scan_entry}");
-    let kernel = gpu.stored_kernel(&key, "segmented_tile_first", || {
-        module::<i32, _>(&gpu_core::Sum, HeadSource::Offsets, &scan_entry)
-    })?;
+    let kernel = tile_first_kernel(gpu)?;
     let bad_ptr = check.device_ptr() + 8 * (num_tiles + 1);
     let mut args = KernelArgs::new();
     args.input(offsets)
@@ -646,9 +672,7 @@ fn run<T: Element, O: Operator<T>>(
         items_per_thread(heads.source, T::BYTES),
         0,
     )?;
-    let entry = entry_name::<T, O>(op, heads.source);
-    let key = format!("scan/segmented/{entry}");
-    let kernel = gpu.stored_kernel(&key, &entry, || module::<T, O>(op, heads.source, &entry))?;
+    let kernel = scan_kernel::<T, O>(gpu, op, heads.source)?;
     let values_aligned = in_ptr.is_multiple_of(16) && out_ptr.is_multiple_of(16);
     let vector_ok = u32::from(values_aligned) | (u32::from(heads.aligned) << 1);
     let exclusive = u32::from(kind == SegmentedKind::Exclusive);
