@@ -397,8 +397,9 @@ fn compile_for_sm90(modules: &[gpu_core::ModuleSource]) {
 // ---- GPU properties (ignored without a GPU) ----
 
 /// Inclusive and exclusive scans of `input` with `op` through the default
-/// algorithm (`inclusive`, `exclusive`, and `scan_into` with a non-identity
-/// initial value), compared exactly with the CPU reference.
+/// algorithm (`inclusive`, `exclusive`, and `scan_into` exclusive and
+/// inclusive from a non-identity initial value), compared exactly with the
+/// CPU reference.
 fn check_exact<T: Element, O: Operator<T>>(input: &[T], op: &O, initial: T) -> Result<(), String> {
     let gpu = gpu();
     let x = DeviceBuffer::from_host(gpu, input).map_err(|e| e.to_string())?;
@@ -424,24 +425,28 @@ fn check_exact<T: Element, O: Operator<T>>(input: &[T], op: &O, initial: T) -> R
             input.len()
         ));
     }
-    let kind = ScanKind::Exclusive { initial };
-    let mut y = DeviceBuffer::<T>::poisoned(gpu, input.len()).map_err(|e| e.to_string())?;
-    scan::scan_into(
-        gpu,
-        x.view(),
-        y.view_mut(),
-        op,
-        kind,
-        &ScanOptions::default(),
-    )
-    .map_err(|e| e.to_string())?;
-    if y.to_host(gpu).map_err(|e| e.to_string())? != cpu::scan(input, op, kind) {
-        return Err(format!(
-            "scan_into {} {} n={}",
-            T::SUFFIX,
-            op.name(),
-            input.len()
-        ));
+    for kind in [
+        ScanKind::Exclusive { initial },
+        ScanKind::InclusiveFrom { initial },
+    ] {
+        let mut y = DeviceBuffer::<T>::poisoned(gpu, input.len()).map_err(|e| e.to_string())?;
+        scan::scan_into(
+            gpu,
+            x.view(),
+            y.view_mut(),
+            op,
+            kind,
+            &ScanOptions::default(),
+        )
+        .map_err(|e| e.to_string())?;
+        if y.to_host(gpu).map_err(|e| e.to_string())? != cpu::scan(input, op, kind) {
+            return Err(format!(
+                "scan_into {} {} {kind:?} n={}",
+                T::SUFFIX,
+                op.name(),
+                input.len()
+            ));
+        }
     }
     Ok(())
 }
@@ -635,8 +640,8 @@ fn run_scan<T: Element, O: Operator<T>>(
 }
 
 /// Inclusive and exclusive scans (from the identity and from an element of
-/// the input) with `op`, out of place and in place, compared exactly with
-/// the CPU reference.
+/// the input; inclusive also from that element) with `op`, out of place and
+/// in place, compared exactly with the CPU reference.
 fn check_exact_with<T: Element, O: Operator<T>>(
     input: &[T],
     op: &O,
@@ -650,6 +655,7 @@ fn check_exact_with<T: Element, O: Operator<T>>(
     ];
     if let Some(&initial) = input.get(input.len() / 2) {
         kinds.push(ScanKind::Exclusive { initial });
+        kinds.push(ScanKind::InclusiveFrom { initial });
     }
     for kind in kinds {
         let expected = cpu::scan(input, op, kind);

@@ -18,7 +18,7 @@ use gpu_core::{
 use lookback_support::Placement::{InPlace, Offsets, OutOfPlace};
 use lookback_support::*;
 use scan::policy::{Policy, StatusEncoding, TileLayout, LOOKBACK_TUNING, PROTOCOL_TEST_TUNING};
-use scan::ScanKind::{Exclusive, Inclusive};
+use scan::ScanKind::{Exclusive, Inclusive, InclusiveFrom};
 use scan::{ScanAlgorithm, ScanOptions};
 
 const LOOKBACK: Runner = Runner::Public(ScanAlgorithm::DecoupledLookback);
@@ -208,6 +208,85 @@ fn misaligned_views_take_the_element_wise_path() {
             lookback.case(&host, &Sum, Inclusive, placement, "u64");
             let host: Vec<f64> = exact_input(n, fresh_seed("misaligned f64"));
             lookback.case(&host, &Sum, Exclusive { initial: 0.5 }, placement, "f64");
+        }
+    }
+}
+
+/// The inclusive scan from an initial value (`initial ⊕ x[0] ⊕ … ⊕ x[i]`)
+/// in both tile layouts and every placement: the protocol's tiny tiles
+/// with non-commutative operators (a seed on the wrong side, or folded
+/// into a later tile twice, shows), the default tiles at their edges in
+/// and out of place, misaligned views (the element-wise paths), and the
+/// blocked and warp-striped shapes of `other_tile_shapes`, for 4- and
+/// 8-byte types.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn inclusive_from_an_initial_value_in_every_layout() {
+    let gpu = gpu();
+    let tiny = Checker::new(&gpu, Runner::Lookback(PROTOCOL_TEST_TUNING));
+    let lookback = Checker::new(&gpu, LOOKBACK);
+    let op32 = affine_u32();
+    let op64 = affine_u64();
+    let seeded32 = InclusiveFrom {
+        initial: 0x0003_0005,
+    };
+    let seeded64 = InclusiveFrom {
+        initial: (7u64 << 32) | 3,
+    };
+    let n = 32 * tiny_tiles(100_000) + 17;
+    let host = affine_input_u32(n, fresh_seed("from affine16"));
+    tiny.repeated(&host, &op32, seeded32, repetitions(3), "tiny affine16 from");
+    let host = affine_input_u64(n, fresh_seed("from affine32"));
+    tiny.repeated(&host, &op64, seeded64, repetitions(3), "tiny affine32 from");
+    for n in edge_lengths(tile_of::<u32>()) {
+        let host = affine_input_u32(n, fresh_seed("from affine16 edges"));
+        lookback.case(&host, &op32, seeded32, OutOfPlace, "affine16 from");
+        lookback.case(&host, &op32, seeded32, InPlace, "affine16 from in place");
+        let host: Vec<i32> = exact_input(n, fresh_seed("from i32 edges"));
+        lookback.case(
+            &host,
+            &Sum,
+            InclusiveFrom { initial: -5 },
+            OutOfPlace,
+            "i32 from",
+        );
+        let host: Vec<f32> = exact_input(n, fresh_seed("from f32 edges"));
+        let from = InclusiveFrom { initial: 1.0e9 };
+        lookback.case(&host, &Max, from, InPlace, "f32 max from");
+    }
+    for n in edge_lengths(tile_of::<u64>()) {
+        let host = affine_input_u64(n, fresh_seed("from affine32 edges"));
+        lookback.case(&host, &op64, seeded64, OutOfPlace, "affine32 from");
+        let host: Vec<f64> = exact_input(n, fresh_seed("from f64 edges"));
+        let from = InclusiveFrom { initial: 0.5 };
+        lookback.case(&host, &Sum, from, InPlace, "f64 from");
+    }
+    for placement in [Offsets(1, 0), Offsets(3, 1), Offsets(0, 2)] {
+        for n in [1, 4095, 3 * 4096 + 5, 100_003] {
+            let host: Vec<i32> = exact_input(n, fresh_seed("from misaligned i32"));
+            lookback.case(&host, &Sum, InclusiveFrom { initial: 11 }, placement, "i32");
+            let host = affine_input_u64(n, fresh_seed("from misaligned affine32"));
+            lookback.case(&host, &op64, seeded64, placement, "affine32");
+        }
+    }
+    let shapes = [
+        Policy::shape(64, 3),
+        Policy::shape(512, 8),
+        Policy::shape(64, 3).with_layout(TileLayout::WarpStriped),
+        Policy::shape(512, 8)
+            .with_layout(TileLayout::WarpStriped)
+            .with_status(StatusEncoding::Packed128)
+            .with_lookback_width(4),
+    ];
+    for tuning in shapes {
+        let shaped = Checker::new(&gpu, Runner::Lookback(tuning));
+        let tile = tuning.tile_items() as usize;
+        for n in [1, tile - 1, tile, tile + 1, 40 * tile + 3] {
+            let host = affine_input_u32(n, fresh_seed("from shapes affine16"));
+            shaped.case(&host, &op32, seeded32, OutOfPlace, "affine16 from");
+            let host: Vec<f64> = exact_input(n, fresh_seed("from shapes f64"));
+            let from = InclusiveFrom { initial: 2.0 };
+            shaped.case(&host, &Sum, from, InPlace, "f64 from");
         }
     }
 }

@@ -1,6 +1,6 @@
 //! GPU against the CPU reference for every algorithm × element type ×
 //! operator (and a non-commutative custom operator): inclusive, exclusive
-//! with a non-identity initial value, into a new buffer, into a poisoned
+//! and inclusive from a non-identity initial value, into a new buffer, into a poisoned
 //! buffer and in place, over lengths biased to the edges (0, 1, 31, 32, 33,
 //! tile ± 1, 2·tile ± 1, 2^k ± 1, two and three recursion levels) plus
 //! proptest-drawn lengths, for the default and extreme block sizes.
@@ -47,6 +47,9 @@ fn run_length<T: Element, O: Operator<T>>(options: &ScanOptions, op: &O, n: usiz
         ScanKind::Inclusive,
         ScanKind::Exclusive {
             initial: initial_value(op, seed),
+        },
+        ScanKind::InclusiveFrom {
+            initial: initial_value(op, seed ^ 0x5eed),
         },
     ];
     for kind in kinds {
@@ -159,6 +162,69 @@ fn inclusive_and_exclusive_shorthands() {
     );
     let empty = scan::inclusive(gpu, device.slice(0..0).unwrap(), &Sum).unwrap();
     assert!(empty.is_empty());
+}
+
+/// The inclusive scan from an initial value through every algorithm, for
+/// a 4-byte sum, an 8-byte max, a float sum, the non-commutative affine
+/// maps and a narrow type, at the lengths around each algorithm's tiles, in
+/// every calling mode (the full suites above run it for every type and
+/// operator too); then on sub-views at odd offsets.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn inclusive_from_every_algorithm() {
+    fn lengths(algorithm: ScanAlgorithm) -> Vec<usize> {
+        let tiles = tiles_of(algorithm, scan::policy::DEFAULT_BLOCK_THREADS);
+        edge_lengths(&tiles, 1 << 18)
+    }
+    fn run<T: Element, O: Operator<T>>(algorithm: ScanAlgorithm, op: &O, seed: u64) {
+        let options = ScanOptions::new(algorithm);
+        for n in lengths(algorithm) {
+            let input = random_input::<T, O>(n, seed ^ n as u64, op);
+            let device = DeviceBuffer::from_host(gpu(), &input).expect("upload");
+            let kind = ScanKind::InclusiveFrom {
+                initial: initial_value(op, seed ^ n as u64),
+            };
+            for mode in MODES {
+                run_case(&device, &input, op, kind, &options, mode);
+            }
+        }
+    }
+    let gpu = gpu();
+    for algorithm in ScanAlgorithm::ALL {
+        let seed = fresh_seed(&format!("inclusive from {algorithm}"));
+        run::<i32, _>(algorithm, &Sum, seed);
+        run::<u64, _>(algorithm, &Max, seed ^ 1);
+        run::<f32, _>(algorithm, &Sum, seed ^ 2);
+        run::<u32, _>(algorithm, &affine_op(), seed ^ 3);
+        run::<i16, _>(algorithm, &Sum, seed ^ 4);
+        run::<gpu_core::f16, _>(algorithm, &Max, seed ^ 5);
+        for n in [1usize, 4097, 100_003] {
+            let input: Vec<u32> = random_input(n + 5, seed ^ n as u64, &affine_op());
+            let device = DeviceBuffer::from_host(gpu, &input).unwrap();
+            let mut output = DeviceBuffer::<u32>::poisoned(gpu, n + 7).unwrap();
+            let kind = ScanKind::InclusiveFrom {
+                initial: 0x0003_0005,
+            };
+            scan::scan_into(
+                gpu,
+                device.slice(1..n + 1).unwrap(),
+                output.slice_mut(3..n + 3).unwrap(),
+                &affine_op(),
+                kind,
+                &ScanOptions::new(algorithm),
+            )
+            .unwrap();
+            let got = output.to_host(gpu).unwrap();
+            let what = format!("{algorithm} inclusive from, sub-view n={n}");
+            check(&what, &input[1..n + 1], &got[3..n + 3], &affine_op(), kind);
+            for i in (0..3).chain(n + 3..n + 7) {
+                assert_eq!(
+                    got[i], 0xDEAD_BEEF,
+                    "{what}: element {i} outside the view was written"
+                );
+            }
+        }
+    }
 }
 
 /// Sub-views at odd offsets (unaligned for vector loads) scan correctly and
