@@ -1,5 +1,6 @@
-//! Distributed scan: the inclusive or exclusive scan of a [`Sharded`]
-//! array under any associative operator the scan crate takes.
+//! Distributed scan: the inclusive, seeded inclusive or exclusive scan
+//! (every `ScanKind`) of a [`Sharded`] array under any associative operator
+//! the scan crate takes.
 //!
 //! **Steps.** (1) Every rank scans its own shard with the single-GPU scan
 //! (`scan::scan_into`, the decoupled look-back): rank 0 with the caller's
@@ -217,7 +218,7 @@ impl<T: Element> LocalScan<T> {
 }
 
 /// Steps 1–4: every rank's local scan into `output`, and each rank's
-/// prefix (the ⊕ of every element of the ranks before it, the exclusive
+/// prefix (the ⊕ of every element of the ranks before it, a seeded kind's
 /// initial value included; the identity on rank 0) on its device. The
 /// global scan is `prefix ⊕ output[i]` on each rank: combine the prefix
 /// into the values where they are next read, or call [`apply_prefixes`].
