@@ -248,7 +248,8 @@ pub fn check_aliasing(input_ptr: u64, output_ptr: u64, bytes: u64) -> Result<boo
 
 /// Global-memory bytes an inclusive scan of `n` elements of `element_bytes`
 /// moves with `algorithm` (`block_threads` for the teaching variants; ignored
-/// otherwise): the figure the benchmarks turn into GB/s.
+/// otherwise): the figure the benchmarks turn into GB/s. The seeded kinds:
+/// [`kind_bytes_moved`].
 ///
 /// ```
 /// use scan::ScanAlgorithm;
