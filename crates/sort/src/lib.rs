@@ -61,7 +61,7 @@ mod top_k;
 
 use std::ops::Range;
 
-use gpu_core::{DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Error, Gpu, Result};
+use gpu_core::{DeviceType, DeviceView, DeviceViewMut, Error, Gpu, Result};
 
 pub use double_buffer::DoubleBuffer;
 pub use key::{PayloadView, PayloadViewMut, PayloadWidth, SortKey};
@@ -318,35 +318,40 @@ pub fn sort_keys_with_policy<K: SortKey>(
         values: 0,
     };
     let passes = modules::digit_passes(bits.start, bits.end);
-    let mut temp = if n > modules::BLOCK_SORT_MAX_KEYS && passes > 1 {
-        // SAFETY: every key of the temporary buffer is written by a pass
-        // before the next pass reads it.
-        Some(unsafe { DeviceBuffer::<K>::uninit(gpu, n)? })
+    let temp_bytes = if n > modules::BLOCK_SORT_MAX_KEYS && passes > 1 {
+        (n * K::BYTES) as u64
     } else {
-        None
+        0
     };
-    let temp_slot = Slot {
-        keys: temp.as_mut().map_or(0, |t| t.view_mut().device_ptr()),
-        values: 0,
+    let run = |[temp]: [u64; 1], nested: &Gpu| {
+        let plan = Plan {
+            source: Slot {
+                keys: keys_in.device_ptr(),
+                values: 0,
+            },
+            targets: [
+                out,
+                Slot {
+                    keys: temp,
+                    values: 0,
+                },
+            ],
+            final_target: 0,
+        };
+        onesweep::sort::<K>(
+            nested,
+            n,
+            None,
+            options.order.is_descending(),
+            bits.start,
+            bits.end,
+            plan,
+            policy,
+        )
     };
-    let plan = Plan {
-        source: Slot {
-            keys: keys_in.device_ptr(),
-            values: 0,
-        },
-        targets: [out, temp_slot],
-        final_target: 0,
-    };
-    onesweep::sort::<K>(
-        gpu,
-        n,
-        None,
-        options.order.is_descending(),
-        bits.start,
-        bits.end,
-        plan,
-        policy,
-    )?;
+    // SAFETY: every key of the temporary buffer is written by a pass
+    // before the next pass reads it, on this stream.
+    unsafe { onesweep::with_temporaries(gpu, [temp_bytes], run)? };
     let _ = keys_out.reborrow();
     Ok(())
 }
@@ -432,47 +437,43 @@ pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
     }
     let passes = modules::digit_passes(bits.start, bits.end);
     let need_temp = n > modules::BLOCK_SORT_MAX_KEYS && passes > 1;
-    // SAFETY (both): every element of the temporary buffers is written by a
-    // pass before the next pass reads it.
-    let mut temp_keys = if need_temp {
-        Some(unsafe { DeviceBuffer::<K>::uninit(gpu, n)? })
+    let temp_bytes = if need_temp {
+        [(n * K::BYTES) as u64, (n * V::BYTES) as u64]
     } else {
-        None
+        [0, 0]
     };
-    let mut temp_values = if need_temp {
-        Some(unsafe { DeviceBuffer::<V>::uninit(gpu, n)? })
-    } else {
-        None
-    };
-    let plan = Plan {
-        source: Slot {
-            keys: ki,
-            values: vi,
-        },
-        targets: [
-            Slot {
-                keys: ko,
-                values: vo,
+    let run = |[temp_keys, temp_values]: [u64; 2], nested: &Gpu| {
+        let plan = Plan {
+            source: Slot {
+                keys: ki,
+                values: vi,
             },
-            Slot {
-                keys: temp_keys.as_mut().map_or(0, |t| t.view_mut().device_ptr()),
-                values: temp_values
-                    .as_mut()
-                    .map_or(0, |t| t.view_mut().device_ptr()),
-            },
-        ],
-        final_target: 0,
+            targets: [
+                Slot {
+                    keys: ko,
+                    values: vo,
+                },
+                Slot {
+                    keys: temp_keys,
+                    values: temp_values,
+                },
+            ],
+            final_target: 0,
+        };
+        onesweep::sort::<K>(
+            nested,
+            n,
+            Some(width),
+            options.order.is_descending(),
+            bits.start,
+            bits.end,
+            plan,
+            policy,
+        )
     };
-    onesweep::sort::<K>(
-        gpu,
-        n,
-        Some(width),
-        options.order.is_descending(),
-        bits.start,
-        bits.end,
-        plan,
-        policy,
-    )?;
+    // SAFETY (both): every element of the temporary buffers is written by
+    // a pass before the next pass reads it, on this stream.
+    unsafe { onesweep::with_temporaries(gpu, temp_bytes, run)? };
     Ok(())
 }
 
@@ -537,19 +538,27 @@ pub fn argsort<K: SortKey, I: SortIndex>(
     if n == 0 {
         return Ok(());
     }
-    // SAFETY (both): the iota kernel writes every index before the sort
-    // reads it; the sort writes every sorted key.
-    let mut iota = unsafe { DeviceBuffer::<I>::uninit(gpu, n)? };
-    let mut sorted_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, n)? };
-    modules::fill_iota::<K, I>(gpu, iota.view_mut())?;
-    sort_pairs(
-        gpu,
-        keys,
-        iota.view(),
-        sorted_keys.view_mut(),
-        indices_out.reborrow(),
-        options,
-    )
+    // The indices first, then the keys, each a whole number of words.
+    let index_words = (n * I::BYTES).div_ceil(8);
+    let words = index_words + (n * K::BYTES).div_ceil(8);
+    let run = |scratch: DeviceViewMut<'_, u64>, nested: &Gpu| {
+        let (iota, sorted_keys) = scratch.split_at_mut(index_words)?;
+        let mut iota = iota.into_elements::<I>()?.into_slice(..n)?;
+        let mut sorted_keys = sorted_keys.into_elements::<K>()?.into_slice(..n)?;
+        modules::fill_iota::<K, I>(nested, iota.reborrow())?;
+        sort_pairs(
+            nested,
+            keys,
+            iota.as_view(),
+            sorted_keys.reborrow(),
+            indices_out.reborrow(),
+            options,
+        )
+    };
+    // SAFETY: the iota kernel writes every index before the sort reads it;
+    // the sort writes every sorted key (read by nothing after), all on this
+    // stream.
+    unsafe { gpu.with_scratch_words(words, run) }
 }
 
 /// Sorts the keys of `keys` in place through its two buffers; the result
@@ -765,39 +774,39 @@ fn onesweep_in_place<K: SortKey>(
         return Ok(());
     }
     let width = values.as_ref().map(|v| v.width());
-    // SAFETY (both): every element is written by a pass before it is read.
-    let mut temp_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, n)? };
-    let mut temp_values = match width {
-        Some(w) => Some(unsafe { DeviceBuffer::<u8>::uninit(gpu, n * w.bytes())? }),
-        None => None,
-    };
     let current = Slot {
         keys: keys.device_ptr(),
         values: values.as_ref().map_or(0, |v| v.device_ptr()),
     };
-    let alternate = Slot {
-        keys: temp_keys.view_mut().device_ptr(),
-        values: temp_values
-            .as_mut()
-            .map_or(0, |t| t.view_mut().device_ptr()),
-    };
     let passes = modules::digit_passes(bits.start, bits.end);
-    let plan = in_place_plan(n, passes, current, alternate);
     let policy = OnesweepPolicy::default_for::<K>(width);
-    let target = onesweep::sort::<K>(
-        gpu, n, width, descending, bits.start, bits.end, plan, &policy,
-    )?;
-    if target == 1 {
-        modules::copy_slot::<K>(
-            gpu,
-            width,
-            (alternate.keys, alternate.values),
-            (current.keys, current.values),
-            n as u64,
+    let temp_bytes = [
+        (n * K::BYTES) as u64,
+        width.map_or(0, |w| (n * w.bytes()) as u64),
+    ];
+    let run = |[temp_keys, temp_values]: [u64; 2], nested: &Gpu| {
+        let alternate = Slot {
+            keys: temp_keys,
+            values: temp_values,
+        };
+        let plan = in_place_plan(n, passes, current, alternate);
+        let target = onesweep::sort::<K>(
+            nested, n, width, descending, bits.start, bits.end, plan, &policy,
         )?;
-    }
-    drop(temp_keys);
-    drop(temp_values);
+        if target == 1 {
+            modules::copy_slot::<K>(
+                nested,
+                width,
+                (alternate.keys, alternate.values),
+                (current.keys, current.values),
+                n as u64,
+            )?;
+        }
+        Ok(())
+    };
+    // SAFETY (both): every element is written by a pass before it is read,
+    // on this stream.
+    unsafe { onesweep::with_temporaries(gpu, temp_bytes, run)? };
     let _ = keys.reborrow();
     Ok(())
 }

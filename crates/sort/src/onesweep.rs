@@ -39,7 +39,7 @@
 //! or one allocation from the pool.
 
 use gpu_core::launch::LaunchConfig;
-use gpu_core::{DeviceBuffer, Gpu, KernelArgs, Result};
+use gpu_core::{Gpu, KernelArgs, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
@@ -168,134 +168,130 @@ pub(crate) fn sort<K: SortKey>(
     // Zeroed: histogram, tile counters, the first look-back state (u32s).
     let zeroed_u32 = hist_words + counter_words + state_words;
     let zeroed_u64 = usize::try_from(zeroed_u32.div_ceil(2)).map_err(|_| too_large(n))?;
-    // From the pool: the offsets (u64) and the second state (u32s).
+    // Unzeroed scratch: the offsets (u64) and the second state (u32s).
     let offsets_u64 = launches * 256;
-    let pooled_u64 = offsets_u64 + state_words.div_ceil(2);
+    let upsweep = policy_kernel::<K>(gpu, Entry::Upsweep, payload, policy)?;
+    let pass = policy_kernel::<K>(gpu, Entry::Pass, payload, policy)?;
+
+    let temporaries = [8 * offsets_u64, 4 * state_words];
     // SAFETY: each pass's first row of offsets is written by the upsweep
     // and every other row by the launch of the portion before, each before
     // any launch reads it; the second state's rows of a portion are zeroed
     // by the first pass's launch for that portion before the second pass
-    // reads them.
-    let mut pooled = unsafe {
-        DeviceBuffer::<u64>::uninit(gpu, usize::try_from(pooled_u64).map_err(|_| too_large(n))?)?
-    };
-    let pooled_base = pooled.view_mut().device_ptr();
-    let offsets = pooled_base;
-    let state_b = pooled_base + 8 * offsets_u64;
+    // reads them (a one-pass sort never reads the second state).
+    let run = |[offsets, state_b]: [u64; 2], nested: &Gpu| {
+        nested.with_zeroed_scratch(zeroed_u64, |zeroed| {
+            let base = zeroed.device_ptr();
+            let hist = base;
+            let counters = hist + 4 * hist_words;
+            let done_counter = counters + 4 * launches;
+            let state_a = counters + 4 * counter_words;
 
-    let upsweep = policy_kernel::<K>(gpu, Entry::Upsweep, payload, policy)?;
-    let pass = policy_kernel::<K>(gpu, Entry::Pass, payload, policy)?;
+            let chunk = policy.upsweep_chunk();
+            let blocks_x = n64
+                .min(portion_keys)
+                .div_ceil(chunk)
+                .clamp(1, UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64);
+            let config = LaunchConfig {
+                grid: (blocks_x as u32, portions as u32, 1),
+                block: (policy.upsweep_threads(), 1, 1),
+                shared_bytes: 0,
+            };
+            let mut args = KernelArgs::new();
+            args.scalar(plan.source.keys)
+                .scalar(n64)
+                .scalar(portion_keys)
+                .scalar(begin_bit)
+                .scalar(end_bit)
+                .scalar(passes)
+                .scalar(u32::from(descending))
+                .scalar(hist)
+                .scalar(offsets)
+                .scalar(done_counter);
+            // SAFETY: sort_upsweep_*(const void* keys, u64 n, u64 portion_keys,
+            // u32 begin, u32 end, u32 passes, u32 descending, u32* hist, u64*
+            // offsets, u32* done_counter) matches; it reads keys[0, n), adds
+            // into the zeroed histogram of passes × portions × 256 counters
+            // (grid y = portions), takes a ticket from the zeroed done counter,
+            // and the last block writes each pass's first row of 256 offsets.
+            unsafe { gpu.launch(&upsweep, config, &args)? };
 
-    gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
-        let base = zeroed.device_ptr();
-        let hist = base;
-        let counters = hist + 4 * hist_words;
-        let done_counter = counters + 4 * launches;
-        let state_a = counters + 4 * counter_words;
-
-        let chunk = policy.upsweep_chunk();
-        let blocks_x = n64
-            .min(portion_keys)
-            .div_ceil(chunk)
-            .clamp(1, UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64);
-        let config = LaunchConfig {
-            grid: (blocks_x as u32, portions as u32, 1),
-            block: (policy.upsweep_threads(), 1, 1),
-            shared_bytes: 0,
-        };
-        let mut args = KernelArgs::new();
-        args.scalar(plan.source.keys)
-            .scalar(n64)
-            .scalar(portion_keys)
-            .scalar(begin_bit)
-            .scalar(end_bit)
-            .scalar(passes)
-            .scalar(u32::from(descending))
-            .scalar(hist)
-            .scalar(offsets)
-            .scalar(done_counter);
-        // SAFETY: sort_upsweep_*(const void* keys, u64 n, u64 portion_keys,
-        // u32 begin, u32 end, u32 passes, u32 descending, u32* hist, u64*
-        // offsets, u32* done_counter) matches; it reads keys[0, n), adds
-        // into the zeroed histogram of passes × portions × 256 counters
-        // (grid y = portions), takes a ticket from the zeroed done counter,
-        // and the last block writes each pass's first row of 256 offsets.
-        unsafe { gpu.launch(&upsweep, config, &args)? };
-
-        let states = [state_a, state_b];
-        let mut source = plan.source;
-        for p in 0..passes {
-            let shift = begin_bit + 8 * p;
-            let width = (end_bit - shift).min(8);
-            // Pass p writes the target that leaves the last pass on
-            // final_target.
-            let target = plan.targets[(plan.final_target + (passes - 1 - p) as usize) % 2];
-            for portion in 0..portions {
-                let first = portion * portion_keys;
-                let count = (n64 - first).min(portion_keys);
-                let tiles = count.div_ceil(tile);
-                let row = p as u64 * portions + portion;
-                // This portion's rows in each half of the double state:
-                // pass p uses half p mod 2 and clears the same rows of the
-                // other half, which pass p − 1 used for this portion (the
-                // same tiles: one row per block).
-                let state_offset = 4 * 256 * portion * portion_rows;
-                let config = LaunchConfig {
-                    grid: (tiles as u32, 1, 1),
-                    block: (policy.pass_threads(), 1, 1),
-                    shared_bytes: pass_shared,
-                };
-                let mut args = KernelArgs::new();
-                args.scalar(source.keys + first * K::BYTES as u64)
-                    .scalar(target.keys)
-                    .scalar(if payload.is_some() {
-                        source.values + first * value_bytes as u64
-                    } else {
-                        0
-                    })
-                    .scalar(target.values)
-                    .scalar(count)
-                    .scalar(shift)
-                    .scalar(width)
-                    .scalar(u32::from(descending))
-                    .scalar(offsets + 8 * 256 * row)
-                    .scalar(if portion + 1 < portions {
-                        offsets + 8 * 256 * (row + 1)
-                    } else {
-                        0
-                    })
-                    .scalar(counters + 4 * row)
-                    .scalar(states[(p % 2) as usize] + state_offset)
-                    .scalar(states[((p + 1) % 2) as usize] + state_offset)
-                    .scalar(tiles);
-                // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
-                // const void* values_in, void* values_out, u64 count, u32
-                // shift, u32 width, u32 descending, const u64* offsets, u64*
-                // next_portion_offsets, u32* counter, u32* state, u32*
-                // next_state, u64 rows) matches. It reads count keys
-                // (values) from the portion's start and this portion's 256
-                // offsets (the upsweep's for portion 0, the previous
-                // launch's for the others), writes the next portion's 256
-                // offsets (the row after, of this pass; null for the last
-                // portion), writes each key to its final position below n
-                // in the target (the offsets count every key once), uses
-                // this launch's zeroed counter and the portion's `tiles`
-                // zeroed state rows, and zeroes the same rows of the other
-                // half, which the previous pass used for this portion and
-                // has finished with (stream order) and the next pass uses.
-                // Source and target are different buffers (the plan
-                // alternates them). The block of policy.pass_threads()
-                // threads gets pass_shared bytes of dynamic shared memory:
-                // the policy's size of the kernel's storage, which the
-                // kernel checks at compile time (SHARED_BYTES), within the
-                // device's opt-in limit (checked above).
-                unsafe { gpu.launch(&pass, config, &args)? };
+            let states = [state_a, state_b];
+            let mut source = plan.source;
+            for p in 0..passes {
+                let shift = begin_bit + 8 * p;
+                let width = (end_bit - shift).min(8);
+                // Pass p writes the target that leaves the last pass on
+                // final_target.
+                let target = plan.targets[(plan.final_target + (passes - 1 - p) as usize) % 2];
+                for portion in 0..portions {
+                    let first = portion * portion_keys;
+                    let count = (n64 - first).min(portion_keys);
+                    let tiles = count.div_ceil(tile);
+                    let row = p as u64 * portions + portion;
+                    // This portion's rows in each half of the double state:
+                    // pass p uses half p mod 2 and clears the same rows of the
+                    // other half, which pass p − 1 used for this portion (the
+                    // same tiles: one row per block).
+                    let state_offset = 4 * 256 * portion * portion_rows;
+                    let config = LaunchConfig {
+                        grid: (tiles as u32, 1, 1),
+                        block: (policy.pass_threads(), 1, 1),
+                        shared_bytes: pass_shared,
+                    };
+                    let mut args = KernelArgs::new();
+                    args.scalar(source.keys + first * K::BYTES as u64)
+                        .scalar(target.keys)
+                        .scalar(if payload.is_some() {
+                            source.values + first * value_bytes as u64
+                        } else {
+                            0
+                        })
+                        .scalar(target.values)
+                        .scalar(count)
+                        .scalar(shift)
+                        .scalar(width)
+                        .scalar(u32::from(descending))
+                        .scalar(offsets + 8 * 256 * row)
+                        .scalar(if portion + 1 < portions {
+                            offsets + 8 * 256 * (row + 1)
+                        } else {
+                            0
+                        })
+                        .scalar(counters + 4 * row)
+                        .scalar(states[(p % 2) as usize] + state_offset)
+                        .scalar(states[((p + 1) % 2) as usize] + state_offset)
+                        .scalar(tiles);
+                    // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
+                    // const void* values_in, void* values_out, u64 count, u32
+                    // shift, u32 width, u32 descending, const u64* offsets, u64*
+                    // next_portion_offsets, u32* counter, u32* state, u32*
+                    // next_state, u64 rows) matches. It reads count keys
+                    // (values) from the portion's start and this portion's 256
+                    // offsets (the upsweep's for portion 0, the previous
+                    // launch's for the others), writes the next portion's 256
+                    // offsets (the row after, of this pass; null for the last
+                    // portion), writes each key to its final position below n
+                    // in the target (the offsets count every key once), uses
+                    // this launch's zeroed counter and the portion's `tiles`
+                    // zeroed state rows, and zeroes the same rows of the other
+                    // half, which the previous pass used for this portion and
+                    // has finished with (stream order) and the next pass uses.
+                    // Source and target are different buffers (the plan
+                    // alternates them). The block of policy.pass_threads()
+                    // threads gets pass_shared bytes of dynamic shared memory:
+                    // the policy's size of the kernel's storage, which the
+                    // kernel checks at compile time (SHARED_BYTES), within the
+                    // device's opt-in limit (checked above).
+                    unsafe { gpu.launch(&pass, config, &args)? };
+                }
+                source = target;
             }
-            source = target;
-        }
-        Ok(())
-    })?;
-    drop(pooled);
+            Ok(())
+        })
+    };
+    // SAFETY: as above: every temporary word is written before it is read.
+    unsafe { with_temporaries(gpu, temporaries, run)? };
     Ok(plan.final_target)
 }
 
@@ -309,6 +305,50 @@ pub(crate) fn sort<K: SortKey>(
 /// ```
 pub fn pass_target(pass: u32, passes: u32, final_target: usize) -> usize {
     (final_target + (passes - 1 - pass) as usize) % 2
+}
+
+/// Bytes by which [`with_temporaries`] aligns each area (a whole number of
+/// 128-byte lines, so every area starts a coalesced line).
+const TEMPORARY_ALIGN: u64 = 256;
+
+/// Calls `enqueue` with the device addresses of one area per entry of
+/// `bytes` (each aligned to [`TEMPORARY_ALIGN`]; 0 for an empty area),
+/// carved from `gpu`'s unzeroed scratch words, and the handle whose
+/// arena (nested in `gpu`'s) the calls made while holding them use. After
+/// the first call at a given size nothing is allocated.
+///
+/// # Safety
+/// The areas hold whatever an earlier call left: the work `enqueue`
+/// enqueues must write every byte before it reads it, and only on `gpu`'s
+/// stream.
+pub(crate) unsafe fn with_temporaries<R, const N: usize>(
+    gpu: &Gpu,
+    bytes: [u64; N],
+    enqueue: impl FnOnce([u64; N], &Gpu) -> Result<R>,
+) -> Result<R> {
+    let mut starts = [0u64; N];
+    let mut total = 0u64;
+    for (start, &size) in starts.iter_mut().zip(&bytes) {
+        *start = total;
+        total += size.div_ceil(TEMPORARY_ALIGN) * TEMPORARY_ALIGN;
+    }
+    let words = usize::try_from(total / 8).map_err(|_| {
+        gpu_core::Error::invalid("keys", format!("{total} bytes of temporary storage"))
+    })?;
+    // SAFETY: the caller's contract: every byte is written before it is
+    // read, on this stream.
+    unsafe {
+        gpu.with_scratch_words(words, |view, nested| {
+            let base = view.device_ptr();
+            let mut addresses = [0u64; N];
+            for ((address, &start), &size) in addresses.iter_mut().zip(&starts).zip(&bytes) {
+                if size > 0 {
+                    *address = base + start;
+                }
+            }
+            enqueue(addresses, nested)
+        })
+    }
 }
 
 fn too_large(n: usize) -> gpu_core::Error {
