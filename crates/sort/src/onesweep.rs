@@ -31,12 +31,26 @@
 //! derived size (tile, portion, look-back rows, the pass's dynamic shared
 //! memory); the entry points take [`OnesweepPolicy::default_for`].
 //!
-//! Temporary storage: the look-back states and counters come from the
-//! stream's scratch arena (reused from call to call, zeroed by one memset
-//! per call); the second look-back state and the offsets from the
-//! stream-ordered pool, which keeps freed memory for the next call. The
-//! key (and value) double buffer is the caller's (the `DoubleBuffer` forms)
-//! or one allocation from the pool.
+//! Temporary storage, all from the handle's scratch arena (the stream's,
+//! or the [`gpu_core::Workspace`] it was given), so that after the first
+//! call at a given size a call allocates nothing. With L = passes ×
+//! portions launches and T tiles (all portions) per pass:
+//!
+//! | temporary | bytes | handed out |
+//! |---|---|---|
+//! | digit histograms | 1024 · L | zeroed (the upsweep adds into them) |
+//! | tile counters, the upsweep's done counter | 4 · (L + 1) | zeroed |
+//! | first look-back state | 1024 · T (n / 4 for 4096-key tiles) | zeroed |
+//! | digit offsets | 2048 · L | unzeroed: the upsweep writes each pass's first row, a portion's last tile the next row |
+//! | second look-back state | 1024 · T | unzeroed: pass 0 zeroes each portion's rows before pass 1 reads them |
+//! | the other half of the key (value) double buffer | n · (k + v) | unzeroed, only for the forms that are not given one (`sort_keys`, `sort_pairs`, `argsort`, `sort_in_place_with`) and only when a second pass writes it |
+//!
+//! The zeroed words are one memset per call (of a nested arena, since the
+//! unzeroed words hold the arena's lock); the first look-back state is in
+//! it because its status words (2 status bits and a 30-bit count) have no
+//! room for an epoch tag, and its rows depend on n and the policy, so no
+//! earlier call can be trusted to have left them clear. The block sort
+//! (n ≤ [`crate::modules::BLOCK_SORT_MAX_KEYS`]) takes no temporaries.
 
 use gpu_core::launch::LaunchConfig;
 use gpu_core::{Gpu, KernelArgs, Result};

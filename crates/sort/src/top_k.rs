@@ -12,6 +12,14 @@
 //!   order).
 //! - **Bytes moved** (KEY_BITS / 8 + 2) · n·s reads of the keys, plus the
 //!   sort of k pairs.
+//! - **Temporaries** from the handle's scratch arena (nothing allocated
+//!   after the first call at a size, apart from `top_k`'s returned
+//!   buffers): zeroed, 2048 bytes of histogram, 16 bytes of class counts
+//!   and 4 of tile counter per portion (up to 2^28 keys), and 8 bytes of
+//!   look-back state per filter tile; unzeroed, the 3 select words (copied
+//!   from the host, which waits for the stream) and the k candidates with
+//!   their u64 indices; the sort of the candidates takes its own from an
+//!   arena nested in that one.
 //! - NaN counts as the largest key (it sorts after +∞), so `largest = true`
 //!   returns NaNs first.
 
@@ -24,6 +32,10 @@ use crate::modules::{
     TOPK_PORTION_KEYS, UPSWEEP_BLOCKS_PER_SM,
 };
 use crate::{check_disjoint, Order, SortOptions};
+
+/// Words of the radix select's state (the chosen digits' prefix and mask,
+/// and the ranks still to find), read and updated by every round.
+const SELECT_WORDS: usize = 3;
 
 /// The `k` largest (`largest = true`, largest first) or smallest (smallest
 /// first) keys of `keys`, with their input indices; ties keep the lower
@@ -111,13 +123,6 @@ pub fn top_k_into<K: SortKey>(
     let zeroed_u64 = 256 + 2 * portions + (portions + 2 * total_tiles).div_ceil(2);
     let zeroed_u64 = usize::try_from(zeroed_u64)
         .map_err(|_| Error::invalid("keys", format!("{n} keys: too much temporary storage")))?;
-    let select = DeviceBuffer::from_host(gpu, &[0u64, 0, k as u64])?;
-    // SAFETY (both): the filter writes all k candidates (exactly k keys are
-    // below the k-th or among the first `remaining` equal to it).
-    let mut candidates = unsafe { DeviceBuffer::<K>::uninit(gpu, k)? };
-    let mut candidate_indices = unsafe { DeviceBuffer::<u64>::uninit(gpu, k)? };
-    let select_ptr = select.view().device_ptr();
-
     let histogram = kernel::<K>(gpu, Entry::TopkHistogram, None)?;
     let choose = kernel::<K>(gpu, Entry::TopkSelect, None)?;
     let count = kernel::<K>(gpu, Entry::TopkCount, None)?;
@@ -125,113 +130,129 @@ pub fn top_k_into<K: SortKey>(
     let chunk = TOPK_BLOCK_THREADS as u64 * TOPK_ITEMS as u64;
     let max_blocks = UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64;
 
-    gpu.with_zeroed_scratch(zeroed_u64, |zeroed| {
-        let hist = zeroed.device_ptr();
-        let counts = hist + 8 * 256;
-        let counters = counts + 16 * portions;
-        let states = counters + 4 * portions;
+    // Unzeroed scratch: the 3 select words, then the k candidates and their
+    // k indices, each a whole number of words.
+    let candidate_words = (k * K::BYTES).div_ceil(8);
+    let words = SELECT_WORDS + candidate_words + k;
+    let run = |scratch: DeviceViewMut<'_, u64>, nested: &Gpu| {
+        let (mut select, rest) = scratch.split_at_mut(SELECT_WORDS)?;
+        let (candidates, candidate_indices) = rest.split_at_mut(candidate_words)?;
+        let candidates = candidates.into_elements::<K>()?.into_slice(..k)?;
+        // The radix select starts from no digits chosen (prefix 0, mask 0) and
+        // all k ranks to find.
+        select.copy_from_host(nested, &[0u64, 0, k as u64])?;
+        let select_ptr = select.device_ptr();
+        nested.with_zeroed_scratch(zeroed_u64, |zeroed| {
+            let hist = zeroed.device_ptr();
+            let counts = hist + 8 * 256;
+            let counters = counts + 16 * portions;
+            let states = counters + 4 * portions;
 
-        let config = LaunchConfig {
-            grid: (n64.div_ceil(chunk).clamp(1, max_blocks) as u32, 1, 1),
-            block: (TOPK_BLOCK_THREADS, 1, 1),
-            shared_bytes: 0,
-        };
-        let one_block = LaunchConfig {
-            grid: (1, 1, 1),
-            block: (256, 1, 1),
-            shared_bytes: 0,
-        };
-        for shift in (0..K::KEY_BITS).step_by(8).rev() {
-            let mut args = KernelArgs::new();
-            args.scalar(ki)
-                .scalar(n64)
-                .scalar(descending)
-                .scalar(shift)
-                .scalar(select_ptr)
-                .scalar(hist);
-            // SAFETY: topk_histogram_*(const void* keys, u64 n, u32
-            // descending, u32 shift, const u64* select, u64* hist) matches;
-            // it reads keys[0, n) and the 3 select words, adds into the 256
-            // histogram words.
-            unsafe { gpu.launch(&histogram, config, &args)? };
-            let mut args = KernelArgs::new();
-            args.scalar(hist).scalar(select_ptr).scalar(shift);
-            // SAFETY: topk_select_*(u64* hist, u64* select, u32 shift)
-            // matches; one block of 256 reads and clears the 256 counts and
-            // updates the 3 select words.
-            unsafe { gpu.launch(&choose, one_block, &args)? };
-        }
-
-        let config = LaunchConfig {
-            grid: (
-                n64.min(TOPK_PORTION_KEYS)
-                    .div_ceil(chunk)
-                    .clamp(1, max_blocks) as u32,
-                portions as u32,
-                1,
-            ),
-            block: (TOPK_BLOCK_THREADS, 1, 1),
-            shared_bytes: 0,
-        };
-        let mut args = KernelArgs::new();
-        args.scalar(ki)
-            .scalar(n64)
-            .scalar(TOPK_PORTION_KEYS)
-            .scalar(descending)
-            .scalar(select_ptr)
-            .scalar(counts);
-        // SAFETY: topk_count_*(const void* keys, u64 n, u64 portion_keys,
-        // u32 descending, const u64* select, u64* counts) matches; grid y =
-        // portions, each adding into its 2 zeroed words.
-        unsafe { gpu.launch(&count, config, &args)? };
-
-        let mut state_row = 0u64;
-        for portion in 0..portions {
-            let first = portion * TOPK_PORTION_KEYS;
-            let items = (n64 - first).min(TOPK_PORTION_KEYS);
-            let tiles = items.div_ceil(FILTER_TILE);
             let config = LaunchConfig {
-                grid: (tiles as u32, 1, 1),
-                block: (FILTER_BLOCK_THREADS, 1, 1),
+                grid: (n64.div_ceil(chunk).clamp(1, max_blocks) as u32, 1, 1),
+                block: (TOPK_BLOCK_THREADS, 1, 1),
+                shared_bytes: 0,
+            };
+            let one_block = LaunchConfig {
+                grid: (1, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+            };
+            for shift in (0..K::KEY_BITS).step_by(8).rev() {
+                let mut args = KernelArgs::new();
+                args.scalar(ki)
+                    .scalar(n64)
+                    .scalar(descending)
+                    .scalar(shift)
+                    .scalar(select_ptr)
+                    .scalar(hist);
+                // SAFETY: topk_histogram_*(const void* keys, u64 n, u32
+                // descending, u32 shift, const u64* select, u64* hist) matches;
+                // it reads keys[0, n) and the 3 select words, adds into the 256
+                // histogram words.
+                unsafe { gpu.launch(&histogram, config, &args)? };
+                let mut args = KernelArgs::new();
+                args.scalar(hist).scalar(select_ptr).scalar(shift);
+                // SAFETY: topk_select_*(u64* hist, u64* select, u32 shift)
+                // matches; one block of 256 reads and clears the 256 counts and
+                // updates the 3 select words.
+                unsafe { gpu.launch(&choose, one_block, &args)? };
+            }
+
+            let config = LaunchConfig {
+                grid: (
+                    n64.min(TOPK_PORTION_KEYS)
+                        .div_ceil(chunk)
+                        .clamp(1, max_blocks) as u32,
+                    portions as u32,
+                    1,
+                ),
+                block: (TOPK_BLOCK_THREADS, 1, 1),
                 shared_bytes: 0,
             };
             let mut args = KernelArgs::new();
-            args.scalar(ki + first * K::BYTES as u64)
-                .scalar(items)
-                .scalar(first)
-                .scalar(k as u64)
+            args.scalar(ki)
+                .scalar(n64)
+                .scalar(TOPK_PORTION_KEYS)
                 .scalar(descending)
                 .scalar(select_ptr)
-                .scalar(counts)
-                .scalar(portion as u32)
-                .scalar(candidates.view_mut().device_ptr())
-                .scalar(candidate_indices.view_mut().device_ptr())
-                .scalar(counters + 4 * portion)
-                .scalar(states + 8 * state_row);
-            // SAFETY: topk_filter_*(const void* keys, u64 count, u64 first,
-            // u64 k, u32 descending, const u64* select, const u64* counts,
-            // u32 portion, void* out_keys, u64* out_indices, u32* counter,
-            // u32* state) matches; it reads the portion's keys and writes
-            // candidates at ranks below k only, uses its zeroed counter and
-            // its `tiles` rows of 2 zeroed words.
-            unsafe { gpu.launch(&filter, config, &args)? };
-            state_row += tiles;
-        }
-        Ok(())
-    })?;
-    let order = if largest {
-        Order::Descending
-    } else {
-        Order::Ascending
+                .scalar(counts);
+            // SAFETY: topk_count_*(const void* keys, u64 n, u64 portion_keys,
+            // u32 descending, const u64* select, u64* counts) matches; grid y =
+            // portions, each adding into its 2 zeroed words.
+            unsafe { gpu.launch(&count, config, &args)? };
+
+            let mut state_row = 0u64;
+            for portion in 0..portions {
+                let first = portion * TOPK_PORTION_KEYS;
+                let items = (n64 - first).min(TOPK_PORTION_KEYS);
+                let tiles = items.div_ceil(FILTER_TILE);
+                let config = LaunchConfig {
+                    grid: (tiles as u32, 1, 1),
+                    block: (FILTER_BLOCK_THREADS, 1, 1),
+                    shared_bytes: 0,
+                };
+                let mut args = KernelArgs::new();
+                args.scalar(ki + first * K::BYTES as u64)
+                    .scalar(items)
+                    .scalar(first)
+                    .scalar(k as u64)
+                    .scalar(descending)
+                    .scalar(select_ptr)
+                    .scalar(counts)
+                    .scalar(portion as u32)
+                    .scalar(candidates.device_ptr())
+                    .scalar(candidate_indices.device_ptr())
+                    .scalar(counters + 4 * portion)
+                    .scalar(states + 8 * state_row);
+                // SAFETY: topk_filter_*(const void* keys, u64 count, u64 first,
+                // u64 k, u32 descending, const u64* select, const u64* counts,
+                // u32 portion, void* out_keys, u64* out_indices, u32* counter,
+                // u32* state) matches; it reads the portion's keys and writes
+                // candidates at ranks below k only, uses its zeroed counter and
+                // its `tiles` rows of 2 zeroed words.
+                unsafe { gpu.launch(&filter, config, &args)? };
+                state_row += tiles;
+            }
+            Ok(())
+        })?;
+        let order = if largest {
+            Order::Descending
+        } else {
+            Order::Ascending
+        };
+        crate::sort_pairs(
+            nested,
+            candidates.as_view(),
+            candidate_indices.as_view(),
+            values_out.reborrow(),
+            indices_out.reborrow(),
+            SortOptions::from(order),
+        )
     };
-    crate::sort_pairs(
-        gpu,
-        candidates.view(),
-        candidate_indices.view(),
-        values_out.reborrow(),
-        indices_out.reborrow(),
-        SortOptions::from(order),
-    )?;
-    drop(select);
-    Ok(())
+    // SAFETY: the select words are copied from the host before any kernel
+    // reads them; the filter writes all k candidates and their indices
+    // (exactly k keys are below the k-th or among the first `remaining`
+    // equal to it) before the sort reads them; all on this stream.
+    unsafe { gpu.with_scratch_words(words, run) }
 }
