@@ -267,13 +267,24 @@ fn offsets_reference_refuses_what_the_gpu_refuses() {
     assert!(scan::validate_by_key::<i32>(3, 2, 3).is_err());
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn bad_offsets_are_an_error_and_write_nothing() {
-    let gpu = Gpu::new(0).unwrap();
-    let n = 3 * TILE + 17;
-    let input = DeviceBuffer::from_host(&gpu, &vec![1i32; n]).unwrap();
-    let mut out = DeviceBuffer::<i32>::filled(&gpu, n, 77).unwrap();
+/// The scan by offsets of `n` copies of `one`: bad offsets (a first offset
+/// not 0, a last not n, a decreasing pair, one past n) are an
+/// `InvalidArgument` with the output (filled with `fill`) untouched; one
+/// segment of everything gives `running(i)` = `one` summed i times at i - 1,
+/// and n segments of one scanned exclusively give all `zero`.
+fn offsets_refused_and_extremes<T>(
+    gpu: &Gpu,
+    n: usize,
+    one: T,
+    fill: T,
+    zero: T,
+    running: impl Fn(usize) -> T,
+) where
+    T: Element,
+    Sum: Operator<T>,
+{
+    let input = DeviceBuffer::from_host(gpu, &vec![one; n]).unwrap();
+    let mut out = DeviceBuffer::<T>::filled(gpu, n, fill).unwrap();
     let m = n as u64;
     for bad in [
         vec![1, m],
@@ -281,9 +292,9 @@ fn bad_offsets_are_an_error_and_write_nothing() {
         vec![0, 5000, 4999, m],
         vec![0, m + 1, m],
     ] {
-        let offsets = DeviceBuffer::from_host(&gpu, &bad).unwrap();
+        let offsets = DeviceBuffer::from_host(gpu, &bad).unwrap();
         let result = scan::segmented_scan_by_offsets_into(
-            &gpu,
+            gpu,
             input.view(),
             offsets.view(),
             out.view_mut(),
@@ -294,12 +305,11 @@ fn bad_offsets_are_an_error_and_write_nothing() {
             matches!(result, Err(Error::InvalidArgument { .. })),
             "{bad:?}"
         );
-        assert_eq!(out.to_host(&gpu).unwrap(), vec![77; n], "{bad:?}");
+        assert_eq!(out.to_host(gpu).unwrap(), vec![fill; n], "{bad:?}");
     }
-    // One segment of everything, and n segments of one.
-    let whole = DeviceBuffer::from_host(&gpu, &[0, m]).unwrap();
+    let whole = DeviceBuffer::from_host(gpu, &[0, m]).unwrap();
     scan::segmented_scan_by_offsets_into(
-        &gpu,
+        gpu,
         input.view(),
         whole.view(),
         out.view_mut(),
@@ -308,12 +318,12 @@ fn bad_offsets_are_an_error_and_write_nothing() {
     )
     .unwrap();
     assert_eq!(
-        out.to_host(&gpu).unwrap(),
-        (1..=n as i32).collect::<Vec<_>>()
+        out.to_host(gpu).unwrap(),
+        (1..=n).map(&running).collect::<Vec<_>>()
     );
-    let singles = DeviceBuffer::from_host(&gpu, &(0..=m).collect::<Vec<_>>()).unwrap();
+    let singles = DeviceBuffer::from_host(gpu, &(0..=m).collect::<Vec<_>>()).unwrap();
     scan::segmented_scan_by_offsets_into(
-        &gpu,
+        gpu,
         input.view(),
         singles.view(),
         out.view_mut(),
@@ -321,7 +331,15 @@ fn bad_offsets_are_an_error_and_write_nothing() {
         SegmentedKind::Exclusive,
     )
     .unwrap();
-    assert_eq!(out.to_host(&gpu).unwrap(), vec![0; n]);
+    assert_eq!(out.to_host(gpu).unwrap(), vec![zero; n]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_offsets_are_an_error_and_write_nothing() {
+    let gpu = Gpu::new(0).unwrap();
+    let n = 3 * TILE + 17;
+    offsets_refused_and_extremes(&gpu, n, 1i32, 77, 0, |i| i as i32);
     // An empty input takes exactly [0].
     let empty = DeviceBuffer::<i32>::zeros(&gpu, 0).unwrap();
     let zero = DeviceBuffer::from_host(&gpu, &[0u64]).unwrap();
@@ -432,6 +450,44 @@ fn every_8_byte_type_operator_and_density_against_cpu() {
     }
 }
 
+/// The inclusive scan by flags in place, and the exclusive one on views off
+/// the 16-byte boundary (input, flags and output all start at item 1),
+/// against the reference.
+fn in_place_and_unaligned<T: Element, O: Operator<T>>(gpu: &Gpu, x: &[T], heads: &[u8], op: &O) {
+    let n = x.len();
+    let mut data = DeviceBuffer::from_host(gpu, x).unwrap();
+    let flags = DeviceBuffer::from_host(gpu, heads).unwrap();
+    scan::segmented_scan_in_place(
+        gpu,
+        data.view_mut(),
+        flags.view(),
+        op,
+        SegmentedKind::Inclusive,
+    )
+    .unwrap();
+    assert_eq!(
+        data.to_host(gpu).unwrap(),
+        cpu::segmented_scan(x, heads, op, SegmentedKind::Inclusive),
+        "in place n={n}"
+    );
+    let input = DeviceBuffer::from_host(gpu, x).unwrap();
+    let mut out = DeviceBuffer::<T>::zeros(gpu, n).unwrap();
+    scan::segmented_scan_into(
+        gpu,
+        input.slice(1..).unwrap(),
+        flags.slice(1..).unwrap(),
+        out.slice_mut(1..).unwrap(),
+        op,
+        SegmentedKind::Exclusive,
+    )
+    .unwrap();
+    assert_eq!(
+        &out.to_host(gpu).unwrap()[1..],
+        cpu::segmented_scan(&x[1..], &heads[1..], op, SegmentedKind::Exclusive).as_slice(),
+        "unaligned n={n}"
+    );
+}
+
 /// The 8-byte forms' own checks: bad offsets refused with nothing written
 /// (their tile is half the 4-byte one, so the tile starts differ), in
 /// place, views off the 16-byte boundary, empty inputs, and the 4- and
@@ -442,55 +498,7 @@ fn wide_values_offsets_in_place_unaligned_and_empty() {
     let gpu = Gpu::new(0).unwrap();
     let mut rng = SplitMix64::new(seed());
     let n = 3 * WIDE_TILE + 17;
-    let m = n as u64;
-    let input = DeviceBuffer::from_host(&gpu, &vec![1.5f64; n]).unwrap();
-    let mut out = DeviceBuffer::<f64>::filled(&gpu, n, 77.0).unwrap();
-    for bad in [
-        vec![1, m],
-        vec![0, m - 1],
-        vec![0, 5000, 4999, m],
-        vec![0, m + 1, m],
-    ] {
-        let offsets = DeviceBuffer::from_host(&gpu, &bad).unwrap();
-        let result = scan::segmented_scan_by_offsets_into(
-            &gpu,
-            input.view(),
-            offsets.view(),
-            out.view_mut(),
-            &Sum,
-            SegmentedKind::Inclusive,
-        );
-        assert!(
-            matches!(result, Err(Error::InvalidArgument { .. })),
-            "{bad:?}"
-        );
-        assert_eq!(out.to_host(&gpu).unwrap(), vec![77.0; n], "{bad:?}");
-    }
-    let whole = DeviceBuffer::from_host(&gpu, &[0, m]).unwrap();
-    scan::segmented_scan_by_offsets_into(
-        &gpu,
-        input.view(),
-        whole.view(),
-        out.view_mut(),
-        &Sum,
-        SegmentedKind::Inclusive,
-    )
-    .unwrap();
-    assert_eq!(
-        out.to_host(&gpu).unwrap(),
-        (1..=n).map(|i| 1.5 * i as f64).collect::<Vec<_>>()
-    );
-    let singles = DeviceBuffer::from_host(&gpu, &(0..=m).collect::<Vec<_>>()).unwrap();
-    scan::segmented_scan_by_offsets_into(
-        &gpu,
-        input.view(),
-        singles.view(),
-        out.view_mut(),
-        &Sum,
-        SegmentedKind::Exclusive,
-    )
-    .unwrap();
-    assert_eq!(out.to_host(&gpu).unwrap(), vec![0.0; n]);
+    offsets_refused_and_extremes(&gpu, n, 1.5f64, 77.0, 0.0, |i| 1.5 * i as f64);
 
     // In place and unaligned, with the non-commutative operator.
     let last = last_nonzero_u64();
@@ -505,37 +513,7 @@ fn wide_values_offsets_in_place_unaligned_and_empty() {
             })
             .collect();
         let heads = heads_with(n, 5, &mut rng);
-        let mut data = DeviceBuffer::from_host(&gpu, &x).unwrap();
-        let flags = DeviceBuffer::from_host(&gpu, &heads).unwrap();
-        scan::segmented_scan_in_place(
-            &gpu,
-            data.view_mut(),
-            flags.view(),
-            &last,
-            SegmentedKind::Inclusive,
-        )
-        .unwrap();
-        assert_eq!(
-            data.to_host(&gpu).unwrap(),
-            cpu::segmented_scan(&x, &heads, &last, SegmentedKind::Inclusive),
-            "in place n={n}"
-        );
-        let input = DeviceBuffer::from_host(&gpu, &x).unwrap();
-        let mut out = DeviceBuffer::<u64>::zeros(&gpu, n).unwrap();
-        scan::segmented_scan_into(
-            &gpu,
-            input.slice(1..).unwrap(),
-            flags.slice(1..).unwrap(),
-            out.slice_mut(1..).unwrap(),
-            &last,
-            SegmentedKind::Exclusive,
-        )
-        .unwrap();
-        assert_eq!(
-            &out.to_host(&gpu).unwrap()[1..],
-            cpu::segmented_scan(&x[1..], &heads[1..], &last, SegmentedKind::Exclusive).as_slice(),
-            "unaligned n={n}"
-        );
+        in_place_and_unaligned(&gpu, &x, &heads, &last);
     }
 
     // Empty inputs: every form succeeds and writes nothing.
@@ -599,38 +577,7 @@ fn non_commutative_operator_in_place_and_unaligned() {
             .collect();
         let heads = heads_with(n, 5, &mut rng);
         check(&gpu, &x, &heads, &last, "last_nonzero");
-        // In place.
-        let mut data = DeviceBuffer::from_host(&gpu, &x).unwrap();
-        let flags = DeviceBuffer::from_host(&gpu, &heads).unwrap();
-        scan::segmented_scan_in_place(
-            &gpu,
-            data.view_mut(),
-            flags.view(),
-            &Sum,
-            SegmentedKind::Inclusive,
-        )
-        .unwrap();
-        assert_eq!(
-            data.to_host(&gpu).unwrap(),
-            cpu::segmented_scan(&x, &heads, &Sum, SegmentedKind::Inclusive)
-        );
-        // Views off the 16-byte boundary.
-        let input = DeviceBuffer::from_host(&gpu, &x).unwrap();
-        let mut out = DeviceBuffer::<i32>::zeros(&gpu, n).unwrap();
-        scan::segmented_scan_into(
-            &gpu,
-            input.slice(1..).unwrap(),
-            flags.slice(1..).unwrap(),
-            out.slice_mut(1..).unwrap(),
-            &Sum,
-            SegmentedKind::Exclusive,
-        )
-        .unwrap();
-        let got = out.to_host(&gpu).unwrap();
-        assert_eq!(
-            &got[1..],
-            cpu::segmented_scan(&x[1..], &heads[1..], &Sum, SegmentedKind::Exclusive).as_slice()
-        );
+        in_place_and_unaligned(&gpu, &x, &heads, &Sum);
     }
 }
 
