@@ -412,3 +412,189 @@ fn merge_path_primitives_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
     assert!(workspace.stats().bytes_held > 0);
     Ok(())
 }
+
+/// Keys per round of [`sort_round`], largest first so the arena has grown
+/// before the steady rounds: several digit-pass tiles, the block sort's
+/// largest input and one key.
+const SORT_SIZES: [usize; 4] = [1 << 21, 70_001, sort::modules::BLOCK_SORT_MAX_KEYS, 1];
+
+/// Candidates [`sort_round`] asks top-k for out of `n` keys: more than the
+/// block sort takes at the largest size, so the candidates' sort runs the
+/// digit passes there (monotone in n, so the largest round sizes the arena).
+fn top_k_count(n: usize) -> usize {
+    (n / 256).max(1)
+}
+
+/// Memsets [`sort_round`] declares for `n` keys: one (the zeroed words of
+/// the digit passes) per Onesweep sort past the block sort's size, and one
+/// for top-k's own zeroed words.
+fn sort_round_zeroings(n: usize) -> u64 {
+    let onesweep = |keys: usize| u64::from(keys > sort::modules::BLOCK_SORT_MAX_KEYS);
+    // sort_keys, sort_pairs, argsort (its pair sort), top-k (its filter's
+    // words and its candidates' sort); the segmented sort takes none.
+    3 * onesweep(n) + 1 + onesweep(top_k_count(n))
+}
+
+/// One round of every sort on `n` keys, each checked against the CPU
+/// sort: `sort_keys` (u32, descending), `sort_pairs` (u64 keys, u32
+/// values), `argsort` (f32 keys, u32 indices), `top_k_into` (i32, the
+/// largest [`top_k_count`]) and `segmented_sort_keys` (u16 in segments of
+/// up to [`sort::segmented::MAX_SEGMENT_KEYS`], empty ones among them).
+fn sort_round(gpu: &Gpu, n: usize, seed: u64) -> gpu_core::Result<()> {
+    use sort::{Order, SortOptions};
+    let mut rng = SplitMix64::new(seed);
+    let narrow: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+    let wide: Vec<u64> = (0..n)
+        .map(|_| rng.next_u64() >> (rng.next_u64() % 40))
+        .collect();
+    let payload: Vec<u32> = (0..n as u32).collect();
+    // Few distinct values, so ties test stability.
+    let reals: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() % 1000) as f32 * 0.25 - 100.0)
+        .collect();
+    let signed: Vec<i32> = (0..n)
+        .map(|_| (rng.next_u64() % 5000) as i32 - 2500)
+        .collect();
+    let short: Vec<u16> = (0..n).map(|_| rng.next_u64() as u16).collect();
+    let mut offsets = vec![0u64];
+    while *offsets.last().unwrap() < n as u64 {
+        let room = n as u64 - offsets.last().unwrap();
+        let length = (rng.next_u64() % (sort::segmented::MAX_SEGMENT_KEYS as u64 + 1)).min(room);
+        offsets.push(offsets.last().unwrap() + length);
+    }
+    let all_bits = |bits: u32| 0..bits;
+
+    let input = DeviceBuffer::from_host(gpu, &narrow)?;
+    let mut out = DeviceBuffer::<u32>::zeros(gpu, n)?;
+    sort::sort_keys(
+        gpu,
+        input.view(),
+        out.view_mut(),
+        SortOptions::from(Order::Descending),
+    )?;
+
+    let wide_in = DeviceBuffer::from_host(gpu, &wide)?;
+    let payload_in = DeviceBuffer::from_host(gpu, &payload)?;
+    let mut wide_out = DeviceBuffer::<u64>::zeros(gpu, n)?;
+    let mut payload_out = DeviceBuffer::<u32>::zeros(gpu, n)?;
+    sort::sort_pairs(
+        gpu,
+        wide_in.view(),
+        payload_in.view(),
+        wide_out.view_mut(),
+        payload_out.view_mut(),
+        SortOptions::from(Order::Ascending),
+    )?;
+
+    let reals_in = DeviceBuffer::from_host(gpu, &reals)?;
+    let mut order = DeviceBuffer::<u32>::zeros(gpu, n)?;
+    sort::argsort(
+        gpu,
+        reals_in.view(),
+        order.view_mut(),
+        SortOptions::from(Order::Ascending),
+    )?;
+
+    let k = top_k_count(n);
+    let signed_in = DeviceBuffer::from_host(gpu, &signed)?;
+    let mut top = DeviceBuffer::<i32>::zeros(gpu, k)?;
+    let mut top_indices = DeviceBuffer::<u64>::zeros(gpu, k)?;
+    sort::top_k_into(
+        gpu,
+        signed_in.view(),
+        top.view_mut(),
+        top_indices.view_mut(),
+        true,
+    )?;
+
+    let short_in = DeviceBuffer::from_host(gpu, &short)?;
+    let offsets_in = DeviceBuffer::from_host(gpu, &offsets)?;
+    let mut short_out = DeviceBuffer::<u16>::zeros(gpu, n)?;
+    sort::segmented_sort_keys(
+        gpu,
+        short_in.view(),
+        short_out.view_mut(),
+        offsets_in.view(),
+        SortOptions::from(Order::Ascending),
+    )?;
+
+    assert_eq!(
+        out.to_host(gpu)?,
+        sort::cpu::sort_keys(&narrow, true, &all_bits(32)),
+        "sort_keys u32 descending, n = {n}"
+    );
+    let (keys, values) = sort::cpu::sort_pairs(&wide, &payload, false, &all_bits(64));
+    assert_eq!(wide_out.to_host(gpu)?, keys, "sort_pairs keys, n = {n}");
+    assert_eq!(
+        payload_out.to_host(gpu)?,
+        values,
+        "sort_pairs values, n = {n}"
+    );
+    let expected: Vec<u32> = sort::cpu::argsort(&reals, false, &all_bits(32))
+        .into_iter()
+        .map(|i| i as u32)
+        .collect();
+    assert_eq!(order.to_host(gpu)?, expected, "argsort f32, n = {n}");
+    let (values, indices) = sort::cpu::top_k(&signed, k, true);
+    assert_eq!(top.to_host(gpu)?, values, "top-{k} values, n = {n}");
+    assert_eq!(
+        top_indices.to_host(gpu)?,
+        indices,
+        "top-{k} indices, n = {n}"
+    );
+    let mut expected = short.clone();
+    for segment in offsets.windows(2) {
+        expected[segment[0] as usize..segment[1] as usize].sort_unstable();
+    }
+    assert_eq!(short_out.to_host(gpu)?, expected, "segmented sort, n = {n}");
+    Ok(())
+}
+
+/// The sorts (Onesweep's digit passes and block sort, pairs, argsort,
+/// top-k, segmented) take every temporary from the arena: after the first
+/// round no call allocates, falls back or grows, and each zeroes only the
+/// words it declares (one memset per Onesweep sort past the block sort's
+/// size, one for top-k's filter), through a stream's arena and through a
+/// workspace. The sorts draw no tile-state epochs.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sorts_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
+    let gpu = Gpu::new(0)?.with_new_stream()?;
+    let workspace = Workspace::new();
+    let lent = gpu.with_workspace(&workspace);
+    let mut stream_arena = ScratchStats::default();
+    for handle in [&gpu, &lent] {
+        sort_round(handle, SORT_SIZES[0], 11)?;
+        let before = handle.scratch_stats();
+        assert!(
+            before.allocations >= 2 && before.bytes_held > 0,
+            "{before:?}"
+        );
+        let mut zeroings = 0;
+        for (index, &n) in SORT_SIZES.iter().cycle().take(8).enumerate() {
+            sort_round(handle, n, 700 + index as u64)?;
+            zeroings += sort_round_zeroings(n);
+        }
+        let after = handle.scratch_stats();
+        assert_eq!(
+            after.zeroings,
+            before.zeroings + zeroings,
+            "one memset per declared use: {after:?}"
+        );
+        assert_steady(
+            before,
+            ScratchStats {
+                zeroings: before.zeroings,
+                ..after
+            },
+            0,
+        );
+        if std::ptr::eq(handle, &gpu) {
+            stream_arena = gpu.scratch_stats();
+        }
+    }
+    // The workspace's calls never touched the stream's arena.
+    assert_eq!(gpu.scratch_stats(), stream_arena);
+    assert!(workspace.stats().bytes_held > 0);
+    Ok(())
+}
