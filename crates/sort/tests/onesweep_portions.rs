@@ -12,6 +12,10 @@
 //! (every portion's offsets from the input's histogram), to show why it is
 //! wrong: from the second pass on, a portion holds the previous pass's
 //! output at those positions, not the input's keys.
+//!
+//! Last, the look-back state's rows: with the first half zeroed per call
+//! and the second taken from unzeroed scratch (whatever an earlier call
+//! left), no launch reads a row that is not clear.
 
 use std::ops::Range;
 
@@ -187,4 +191,94 @@ proptest! {
         let got = model_sort(&keys, descending, &bits, tile, tile * tiles_per_portion, Offsets::HandedOver);
         prop_assert_eq!(got, Ok(want));
     }
+}
+
+/// The rows of the two look-back halves a sort of `n` keys over `passes`
+/// passes reads, modelled as the host lays them out
+/// (`crates/sort/src/onesweep.rs`): half 0 comes zeroed (the arena's
+/// zeroed words), half 1 holds whatever an earlier call left (unzeroed
+/// scratch words, modelled as every row dirty); pass p's launch for a
+/// portion reads its `tiles` rows of half p mod 2 from the portion's
+/// offset and zeroes the same rows of the other half
+/// (`digit_state_clear_rows`), leaving its own dirty. Returns the first
+/// launch that would read a dirty row.
+fn first_dirty_read(policy: &sort::policy::OnesweepPolicy, n: u64, passes: u32) -> Option<String> {
+    first_dirty_read_from(policy, n, passes, true)
+}
+
+/// [`first_dirty_read`] with the first half zeroed or not.
+fn first_dirty_read_from(
+    policy: &sort::policy::OnesweepPolicy,
+    n: u64,
+    passes: u32,
+    first_zeroed: bool,
+) -> Option<String> {
+    let (portions, rows) = policy.pass_geometry(n);
+    assert_eq!(policy.lookback_state_words(n), rows * 256);
+    let portion_rows = policy.portion_tiles();
+    let mut dirty = [
+        vec![!first_zeroed; rows as usize],
+        vec![true; rows as usize],
+    ];
+    for p in 0..passes {
+        let (used, other) = ((p % 2) as usize, ((p + 1) % 2) as usize);
+        for portion in 0..portions {
+            let first = portion * policy.portion_keys();
+            let tiles = (n - first)
+                .min(policy.portion_keys())
+                .div_ceil(policy.tile());
+            let start = (portion * portion_rows) as usize;
+            let span = start..start + tiles as usize;
+            if span.end > rows as usize {
+                return Some(format!(
+                    "pass {p} portion {portion}: rows {span:?} past {rows}"
+                ));
+            }
+            if let Some(row) = span.clone().find(|&r| dirty[used][r]) {
+                return Some(format!("pass {p} portion {portion}: row {row} dirty"));
+            }
+            for r in span {
+                dirty[other][r] = false;
+                dirty[used][r] = true;
+            }
+        }
+    }
+    None
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// With only the first half zeroed and the second left by an earlier
+    /// call, no launch reads a dirty look-back row, for any size (one or
+    /// several portions, a short last portion), pass count and default
+    /// policy (their tiles differ by key and payload width).
+    #[test]
+    fn the_unzeroed_second_state_is_cleared_before_it_is_read(
+        n in prop_oneof![1u64..100_000, (1u64 << 28) - 5000..(1u64 << 28) + 5000, (1u64 << 28) * 2 + 1..(1u64 << 30)],
+        passes in 1u32..9,
+        policy_index in 0usize..4,
+    ) {
+        use sort::key::PayloadWidth;
+        use sort::policy::OnesweepPolicy;
+        let policy = match policy_index {
+            0 => OnesweepPolicy::default_for::<u32>(None),
+            1 => OnesweepPolicy::default_for::<u64>(None),
+            2 => OnesweepPolicy::default_for::<u64>(Some(PayloadWidth::B8)),
+            _ => OnesweepPolicy::default_for::<u8>(Some(PayloadWidth::B1)),
+        };
+        prop_assert_eq!(first_dirty_read(&policy, n, passes), None);
+    }
+}
+
+#[test]
+fn a_dirty_first_state_is_caught() {
+    // Without the zeroing of the first half, pass 0 reads a dirty row.
+    let policy = sort::policy::OnesweepPolicy::DEFAULT;
+    let got = first_dirty_read_from(&policy, 10_000, 2, false);
+    assert_eq!(got.as_deref(), Some("pass 0 portion 0: row 0 dirty"));
+    assert_eq!(first_dirty_read_from(&policy, 10_000, 2, true), None);
+    // Three portions, the last short, eight passes.
+    let n = 2 * policy.portion_keys() + 12_345;
+    assert_eq!(policy.pass_geometry(n).0, 3);
+    assert_eq!(first_dirty_read(&policy, n, 8), None);
 }
