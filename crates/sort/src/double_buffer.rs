@@ -1,7 +1,8 @@
 //! A pair of buffers and a selector: the in-place sorts read
 //! [`DoubleBuffer::current`], use the other buffer as their temporary
 //! storage, and leave the result in `current` (flipping the selector when
-//! the last pass wrote the other buffer). No allocation of keys or values.
+//! the last pass wrote the other buffer). No buffer of keys or values is
+//! taken.
 
 use gpu_core::{DeviceType, DeviceView, DeviceViewMut, Error, Result};
 

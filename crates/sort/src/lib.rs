@@ -9,7 +9,7 @@
 //! | [`sort_keys`] | keys into a caller's output buffer |
 //! | [`sort_pairs`] | keys and values (any element type of 1, 2, 4 or 8 bytes, moved as raw bits) |
 //! | [`argsort`] | the stable permutation that sorts the keys (`u32` or `u64` indices) |
-//! | [`sort_keys_in_place`], [`sort_pairs_in_place`] | through a [`DoubleBuffer`]: no allocation, the result in [`DoubleBuffer::current`] |
+//! | [`sort_keys_in_place`], [`sort_pairs_in_place`] | through a [`DoubleBuffer`]: no buffer of keys taken, the result in [`DoubleBuffer::current`] |
 //! | [`top_k`] | the k largest or smallest keys with their indices, by radix select |
 //! | [`segmented_sort_keys`], [`segmented_sort_pairs`] | many arrays of up to 8192 keys in one call, by segment offsets (module [`segmented`]) |
 //! | [`sort_in_place_with`] | any [`SortAlgorithm`], in place (the lab's table) |
@@ -241,8 +241,10 @@ fn check_pair_buffers<K: SortKey, V: DeviceType>(
 /// Sorts `keys_in` into `keys_out` (stable; see the crate docs for the key
 /// order). `options` is an [`Order`] or [`SortOptions`].
 ///
-/// Temporary storage: one buffer of n keys from the pool (kept for the next
-/// call), and the scratch arena's look-back state. Errors: lengths that
+/// Temporary storage, all from the handle's scratch arena (nothing is
+/// allocated after the first call at a size; see [`onesweep`]): n keys of
+/// unzeroed words for the second buffer, the digit offsets and look-back
+/// states. Errors: lengths that
 /// differ, a bad bit range, `keys_out` overlapping `keys_in`.
 ///
 /// ```no_run
@@ -500,6 +502,10 @@ impl SortIndex for u64 {
 /// `indices_out[i]` is the input index of the i-th key in order. Indices
 /// are `u32` (up to 2^32 keys) or `u64`.
 ///
+/// Temporary storage, from the handle's scratch arena: n indices and n
+/// keys (unzeroed words), and what the pair sort of them takes from the
+/// arena nested in it.
+///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
 /// use sort::Order;
@@ -563,7 +569,8 @@ pub fn argsort<K: SortKey, I: SortIndex>(
 
 /// Sorts the keys of `keys` in place through its two buffers; the result
 /// is in [`DoubleBuffer::current`] afterwards (the selector may flip). No
-/// allocation of keys.
+/// buffer of keys is taken; the offsets and look-back states come from the
+/// handle's scratch arena.
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
@@ -712,7 +719,8 @@ fn in_place_plan(n: usize, passes: u32, current: Slot, alternate: Slot) -> Plan 
 ///
 /// The entry point of the lab's side-by-side table. The default
 /// ([`SortAlgorithm::Onesweep`]) takes one temporary buffer of keys (and
-/// values) from the pool.
+/// values) from the handle's scratch arena (unzeroed words, reused by the
+/// next call).
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
