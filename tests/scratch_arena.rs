@@ -422,7 +422,7 @@ const SORT_SIZES: [usize; 4] = [1 << 21, 70_001, sort::modules::BLOCK_SORT_MAX_K
 /// block sort takes at the largest size, so the candidates' sort runs the
 /// digit passes there (monotone in n, so the largest round sizes the arena).
 fn top_k_count(n: usize) -> usize {
-    (n / 256).max(1)
+    (n / 128).max(1)
 }
 
 /// Memsets [`sort_round`] declares for `n` keys: one (the zeroed words of
@@ -570,6 +570,7 @@ fn sorts_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
             before.allocations >= 2 && before.bytes_held > 0,
             "{before:?}"
         );
+        assert!(top_k_count(SORT_SIZES[0]) > sort::modules::BLOCK_SORT_MAX_KEYS);
         let mut zeroings = 0;
         for (index, &n) in SORT_SIZES.iter().cycle().take(8).enumerate() {
             sort_round(handle, n, 700 + index as u64)?;
