@@ -8,7 +8,7 @@
 //! Run on a GPU machine: `cargo test -p parprims-reduce --test histogram_gpu -- --include-ignored`
 //! (`histogram_past_2_31_u8` is ignored separately: run it alone).
 
-use gpu_core::{DeviceBuffer, Error, Gpu};
+use gpu_core::{DeviceBuffer, DeviceViewMut, Error, Gpu};
 use parprims_testkit::rng::{random_vec, SplitMix64};
 use proptest::prelude::*;
 use reduce::histogram::{
@@ -300,43 +300,20 @@ fn bad_arguments_write_nothing() {
     let over = CountMode::Overwrite;
     let auto = HistogramAlgorithm::Auto;
     let v = || input.view();
+    // Even bins over [0, 10) into `out`.
+    let even = |bins: usize, out: DeviceViewMut<'_, u32>, algorithm: HistogramAlgorithm| {
+        histogram_even_into(&gpu, v(), bins, 0, 10, out, over, algorithm)
+    };
     let errors = [
-        histogram_even_into(&gpu, v(), 3, 0, 10, counts.view_mut(), over, auto), // wrong length
-        histogram_even_into(
-            &gpu,
-            v(),
-            1,
-            0,
-            10,
-            counts.slice_mut(..1).unwrap(),
-            over,
-            auto,
-        ),
+        even(3, counts.view_mut(), auto), // wrong length
+        even(1, counts.slice_mut(..1).unwrap(), auto),
         histogram_even_into(&gpu, v(), 4, 10, 10, counts.view_mut(), over, auto),
         histogram_even_into(&gpu, v(), 4, 10, 0, counts.view_mut(), over, auto),
         histogram_ranges_into(&gpu, v(), &[0, 1, 1, 2, 3], counts.view_mut(), over, auto),
         histogram_ranges_into(&gpu, v(), &[0, 1, 2, 3], counts.view_mut(), over, auto), // 3 bins
         // The sort method validates the same way: one bin, a wrong length.
-        histogram_even_into(
-            &gpu,
-            v(),
-            1,
-            0,
-            10,
-            counts.slice_mut(..1).unwrap(),
-            over,
-            HistogramAlgorithm::Sort,
-        ),
-        histogram_even_into(
-            &gpu,
-            v(),
-            3,
-            0,
-            10,
-            counts.view_mut(),
-            over,
-            HistogramAlgorithm::Sort,
-        ),
+        even(1, counts.slice_mut(..1).unwrap(), HistogramAlgorithm::Sort),
+        even(3, counts.view_mut(), HistogramAlgorithm::Sort),
         histogram_ranges_into(
             &gpu,
             v(),
