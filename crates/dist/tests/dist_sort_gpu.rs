@@ -216,6 +216,24 @@ fn check_sort<K: SortKey>(
     );
 }
 
+/// Random keys of any type ([`random_keys`]) laid out as `lens`, for
+/// [`check_sort`].
+struct RandomKeys<'a> {
+    n: usize,
+    seed: u64,
+    lens: &'a [usize],
+    group: &'a Group,
+    gpu: &'a Gpu,
+}
+
+impl RandomKeys<'_> {
+    /// [`check_sort`] of `n` random `K` keys.
+    fn check<K: SortKey>(&self, options: SortOptions, placement: SortPlacement) {
+        let keys = random_keys::<K>(self.n, self.seed);
+        check_sort(&keys, self.lens, self.group, self.gpu, options, placement);
+    }
+}
+
 fn check_every_sort(group: &Group) {
     let gpu = reference_gpu();
     let world = group.world();
@@ -227,55 +245,20 @@ fn check_every_sort(group: &Group) {
             } else {
                 SortPlacement::Even
             };
-            check_sort(
-                &random_keys::<u32>(n, seed),
-                &lens,
+            let random = RandomKeys {
+                n,
+                seed,
+                lens: &lens,
                 group,
-                &gpu,
-                Order::Ascending.into(),
-                SortPlacement::Buckets,
-            );
-            check_sort(
-                &random_keys::<f32>(n, seed),
-                &lens,
-                group,
-                &gpu,
-                Order::Descending.into(),
-                placement,
-            );
+                gpu: &gpu,
+            };
+            random.check::<u32>(Order::Ascending.into(), SortPlacement::Buckets);
+            random.check::<f32>(Order::Descending.into(), placement);
             if n <= 4097 || l == 0 {
-                check_sort(
-                    &random_keys::<i64>(n, seed),
-                    &lens,
-                    group,
-                    &gpu,
-                    Order::Ascending.into(),
-                    placement,
-                );
-                check_sort(
-                    &random_keys::<f64>(n, seed),
-                    &lens,
-                    group,
-                    &gpu,
-                    Order::Ascending.into(),
-                    SortPlacement::Buckets,
-                );
-                check_sort(
-                    &random_keys::<u8>(n, seed),
-                    &lens,
-                    group,
-                    &gpu,
-                    Order::Descending.into(),
-                    SortPlacement::Even,
-                );
-                check_sort(
-                    &random_keys::<i16>(n, seed),
-                    &lens,
-                    group,
-                    &gpu,
-                    SortOptions::default().with_bits(4..12),
-                    placement,
-                );
+                random.check::<i64>(Order::Ascending.into(), placement);
+                random.check::<f64>(Order::Ascending.into(), SortPlacement::Buckets);
+                random.check::<u8>(Order::Descending.into(), SortPlacement::Even);
+                random.check::<i16>(SortOptions::default().with_bits(4..12), placement);
             }
         }
         // One repeated key: the splitters cut the run by rank and position.
