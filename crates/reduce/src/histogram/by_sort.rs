@@ -52,10 +52,8 @@ use gpu_core::{DeviceBuffer, DeviceView, DeviceViewMut, Gpu, KernelArgs, Result}
 use sort::{DoubleBuffer, SortOptions};
 
 use super::bins::{HistogramCount, HistogramInput};
-use super::dispatch::{plan, push_bin_spec, Spec};
-use super::modules::{
-    module, module_key, sort_bins_entry, sort_counts_entry, SpecKind, SORT_BLOCK_THREADS,
-};
+use super::dispatch::{push_bin_spec, Spec};
+use super::modules::{module, module_key, sort_bins_entry, sort_counts_entry, SORT_BLOCK_THREADS};
 use super::{CountMode, HistogramAlgorithm};
 
 /// Bits of the radix image the sort looks at for `bins` bins: the bit
@@ -92,18 +90,8 @@ pub(crate) fn count<T: HistogramInput, C: HistogramCount>(
     mode: CountMode,
 ) -> Result<()> {
     let n = input.len();
-    let (bins, kind, boundary_count) = match spec {
-        Spec::Even(even) => (even.bins(), SpecKind::Even, None),
-        Spec::Ranges(bins, _) => (*bins, SpecKind::Ranges, Some(*bins + 1)),
-    };
+    let (bins, kind, plan) = spec.launch_plan(gpu, HistogramAlgorithm::Sort)?;
     let info = gpu.info();
-    let plan = plan(
-        HistogramAlgorithm::Sort,
-        bins,
-        T::BYTES,
-        boundary_count,
-        info.shared_per_block_optin,
-    )?;
     let key = module_key::<T>();
     // SAFETY (both): the bin kernel writes every one of the n indices
     // before the sort reads them; the sort writes its other buffer before

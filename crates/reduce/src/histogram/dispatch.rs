@@ -185,6 +185,25 @@ pub(crate) enum Spec<'a, T: HistogramInput> {
     Ranges(usize, DeviceView<'a, T>),
 }
 
+impl<T: HistogramInput> Spec<'_, T> {
+    /// The bin count, the specification's kind, and [`plan`] of
+    /// `algorithm` for it on `gpu` (ranges stage their `bins + 1`
+    /// boundaries).
+    pub(crate) fn launch_plan(
+        &self,
+        gpu: &Gpu,
+        algorithm: HistogramAlgorithm,
+    ) -> Result<(usize, SpecKind, LaunchPlan)> {
+        let (bins, kind, boundary_count) = match self {
+            Spec::Even(even) => (even.bins(), SpecKind::Even, None),
+            Spec::Ranges(bins, _) => (*bins, SpecKind::Ranges, Some(*bins + 1)),
+        };
+        let max_shared = gpu.info().shared_per_block_optin;
+        let plan = plan(algorithm, bins, T::BYTES, boundary_count, max_shared)?;
+        Ok((bins, kind, plan))
+    }
+}
+
 /// The binner's arguments of a bin specification, as every kernel that
 /// bins takes them: `T lower, T upper, u64 range, u64 magic, T scale, u32
 /// shift` for even bins, `const T* boundaries, u32 stage` for ranges.
@@ -223,18 +242,8 @@ pub(crate) fn launch<T: HistogramInput, C: HistogramCount>(
         counts.fill(gpu, C::zero())?;
     }
     let n = input.len();
-    let (bins, kind, boundary_count) = match spec {
-        Spec::Even(even) => (even.bins(), SpecKind::Even, None),
-        Spec::Ranges(bins, _) => (*bins, SpecKind::Ranges, Some(*bins + 1)),
-    };
+    let (bins, kind, plan) = spec.launch_plan(gpu, algorithm)?;
     let info = gpu.info();
-    let plan = plan(
-        algorithm,
-        bins,
-        T::BYTES,
-        boundary_count,
-        info.shared_per_block_optin,
-    )?;
     let kernel = gpu.stored_kernel(&module_key::<T>(), &entry::<T, C>(plan.mode, kind), || {
         module::<T>()
     })?;
