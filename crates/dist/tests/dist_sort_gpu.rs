@@ -19,6 +19,9 @@
 //!
 //! All need libnccl.
 
+mod common;
+
+use common::{group_of, layouts, reference_gpu, several_gpus, shard, SIZES};
 use dist::sort::{
     bucket_bounds, sample_positions, search_work, RunOrder, SampleSortPolicy, Splitter,
 };
@@ -26,44 +29,6 @@ use dist::{layout, Group, Sharded, SortPlacement};
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
 use sort::{Order, SortKey, SortOptions};
-
-const SIZES: [usize; 8] = [0, 1, 2, 31, 1000, 4097, (1 << 20) + 3, (1 << 22) + 1];
-
-fn reference_gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
-}
-
-fn group_of(devices: &[usize]) -> Group {
-    Group::new(devices).unwrap_or_else(|e| panic!("a group of {devices:?}: {e}"))
-}
-
-/// Even blocks, everything on the last rank, and rank r holding a share
-/// proportional to r + 1.
-fn layouts(n: usize, world: usize) -> Vec<Vec<usize>> {
-    let mut lopsided = vec![0; world];
-    lopsided[world - 1] = n;
-    let weights: usize = (1..=world).sum();
-    let mut uneven: Vec<usize> = (1..=world).map(|r| n * r / weights).collect();
-    let assigned: usize = uneven.iter().sum();
-    uneven[0] += n - assigned;
-    vec![layout::even_lengths(n, world), lopsided, uneven]
-}
-
-/// `data` split as `lens` (global rank order) onto the group's local ranks.
-fn shard<T: DeviceType>(group: &Group, data: &[T], lens: &[usize]) -> Sharded<T> {
-    let (starts, total) = layout::offsets(lens);
-    assert_eq!(total, data.len());
-    let shards = group
-        .local_ranks()
-        .into_iter()
-        .enumerate()
-        .map(|(i, rank)| {
-            let piece = &data[starts[rank]..starts[rank] + lens[rank]];
-            DeviceBuffer::from_host(group.gpu(i).expect("local rank"), piece).expect("upload")
-        })
-        .collect();
-    Sharded::from_shards(group, shards).expect("one shard per local rank")
-}
 
 /// `n` keys of random bits (every bit pattern: NaNs with payloads, signed
 /// zeros, infinities), one in four replaced by one of 5 values so runs of
@@ -313,15 +278,6 @@ fn one_rank_sort_matches_one_gpu() {
 #[ignore = "needs a CUDA GPU"]
 fn one_rank_sort_arguments_are_checked() {
     check_arguments(&group_of(&[0]));
-}
-
-fn several_gpus() -> Option<usize> {
-    let count = gpu_core::device_count().unwrap_or(0);
-    if count < 2 {
-        eprintln!("skipped: {count} CUDA device(s) visible, this test needs 2 or more");
-        return None;
-    }
-    Some(count)
 }
 
 #[test]
