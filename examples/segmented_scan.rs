@@ -191,22 +191,18 @@ mod tests {
     fn bytes_of_each_form() {
         let n = 1usize << 28;
         let offsets = n / 1000;
-        // i32: the counts this example has always reported.
-        let narrow = form_bytes(n, 4, offsets);
-        assert_eq!(narrow[0].1, 9 * n as u64);
-        assert_eq!(
-            narrow[1].1,
-            8 * n as u64 + 16 * offsets as u64 + 16 * (n as u64 / 8192)
-        );
-        assert_eq!(narrow[2].1, 12 * n as u64);
-        // 8-byte values: twice the value traffic, half the tile.
-        let wide = form_bytes(n, 8, offsets);
-        assert_eq!(wide[0].1, 17 * n as u64);
-        assert_eq!(
-            wide[1].1,
-            16 * n as u64 + 16 * offsets as u64 + 16 * (n as u64 / 4096)
-        );
-        assert_eq!(wide[2].1, 20 * n as u64);
+        // (value bytes, flags, offsets' value traffic, tile, keys) per item:
+        // 4-byte values the counts this example has always reported, 8-byte
+        // ones twice the value traffic and half the tile.
+        for (s, flags, values, tile, keys) in [(4, 9, 8, 8192, 12), (8, 17, 16, 4096, 20)] {
+            let [by_flags, by_offsets, by_keys] = form_bytes(n, s, offsets);
+            assert_eq!(by_flags.1, flags * n as u64);
+            assert_eq!(
+                by_offsets.1,
+                values * n as u64 + 16 * offsets as u64 + 16 * (n / tile) as u64
+            );
+            assert_eq!(by_keys.1, keys * n as u64);
+        }
         assert_eq!(form_bytes(8193, 8, 2)[1].1, 16 * 8193 + 32 + 16 * 3);
     }
 
