@@ -191,9 +191,10 @@ mod tests {
     fn bytes_of_each_form() {
         let n = 1usize << 28;
         let offsets = n / 1000;
-        // (value bytes, flags, offsets' value traffic, tile, keys) per item:
-        // 4-byte values the counts this example has always reported, 8-byte
-        // ones twice the value traffic and half the tile.
+        // Value bytes; bytes per item by flags, of the offsets form's values
+        // and by keys; the offsets tile. 4-byte values give the counts this
+        // example has always reported, 8-byte ones twice the value traffic
+        // and half the tile.
         for (s, flags, values, tile, keys) in [(4, 9, 8, 8192, 12), (8, 17, 16, 4096, 20)] {
             let [by_flags, by_offsets, by_keys] = form_bytes(n, s, offsets);
             assert_eq!(by_flags.1, flags * n as u64);
