@@ -13,49 +13,14 @@
 //! Both need libnccl (`dist::Error::NoNccl` otherwise, which fails the test
 //! with the reason).
 
+mod common;
+
+use common::{group_of, layouts, reference_gpu, several_gpus, shard, SIZES};
 use compact::Predicate;
 use dist::{layout, Group, Placement, Replicated, Sharded};
 use gpu_core::{BitXor, CustomOp, DeviceBuffer, Gpu, Max, Min, Sum};
 use parprims_testkit::rng::{random_flags, random_vec};
 use scan::ScanKind;
-
-const SIZES: [usize; 8] = [0, 1, 2, 31, 1000, 4097, (1 << 20) + 3, (1 << 22) + 1];
-
-fn reference_gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
-}
-
-fn group_of(devices: &[usize]) -> Group {
-    Group::new(devices).unwrap_or_else(|e| panic!("a group of {devices:?}: {e}"))
-}
-
-/// Even blocks, then a lopsided layout (all on the last rank, the others
-/// empty), then an uneven one (rank r holds a share proportional to r + 1).
-fn layouts(n: usize, world: usize) -> Vec<Vec<usize>> {
-    let mut lopsided = vec![0; world];
-    lopsided[world - 1] = n;
-    let weights: usize = (1..=world).sum();
-    let mut uneven: Vec<usize> = (1..=world).map(|r| n * r / weights).collect();
-    let assigned: usize = uneven.iter().sum();
-    uneven[0] += n - assigned;
-    vec![layout::even_lengths(n, world), lopsided, uneven]
-}
-
-/// `data` split as `lens` (global rank order) onto the group's local ranks.
-fn shard<T: gpu_core::DeviceType>(group: &Group, data: &[T], lens: &[usize]) -> Sharded<T> {
-    let (starts, total) = layout::offsets(lens);
-    assert_eq!(total, data.len());
-    let shards = group
-        .local_ranks()
-        .into_iter()
-        .enumerate()
-        .map(|(i, rank)| {
-            let piece = &data[starts[rank]..starts[rank] + lens[rank]];
-            DeviceBuffer::from_host(group.gpu(i).expect("local rank"), piece).expect("upload")
-        })
-        .collect();
-    Sharded::from_shards(group, shards).expect("one shard per local rank")
-}
 
 /// Every local rank's copy of `replicated` equals `expected`.
 fn assert_every_copy<T: gpu_core::DeviceType + PartialEq + std::fmt::Debug>(
@@ -431,15 +396,6 @@ fn one_rank_from_unique_id() {
         y.gather_to_host(&group).unwrap(),
         scan::cpu::inclusive(&data, &Sum)
     );
-}
-
-fn several_gpus() -> Option<usize> {
-    let count = gpu_core::device_count().unwrap_or(0);
-    if count < 2 {
-        eprintln!("skipped: {count} CUDA device(s) visible, this test needs 2 or more");
-        return None;
-    }
-    Some(count)
 }
 
 #[test]
