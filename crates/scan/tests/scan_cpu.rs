@@ -6,23 +6,8 @@ use gpu_core::{CustomOp, Error, Max, Operator, Sum};
 use proptest::prelude::*;
 use scan::{bytes_moved, cpu, kind_bytes_moved, validate, ScanAlgorithm, ScanKind, ScanOptions};
 
-/// Associative, not commutative: composition of affine maps x ↦ a·x + b
-/// modulo 2^16, packed as (a << 16) | b (the GPU tests' operator).
-fn affine_op() -> CustomOp<u32> {
-    CustomOp::new(
-        "affine16",
-        "((((a >> 16) * (b >> 16)) & 0xffffu) << 16) | \
-         (((b >> 16) * (a & 0xffffu) + (b & 0xffffu)) & 0xffffu)",
-        1u32 << 16,
-        |a: u32, b: u32| {
-            let (a1, b1) = (a >> 16, a & 0xffff);
-            let (a2, b2) = (b >> 16, b & 0xffff);
-            (((a1.wrapping_mul(a2)) & 0xffff) << 16)
-                | ((a2.wrapping_mul(b1).wrapping_add(b2)) & 0xffff)
-        },
-    )
-    .expect("a valid custom operator")
-}
+mod scan_support;
+use scan_support::affine_op;
 
 /// out[i] straight from the definition, O(n²).
 fn by_definition<T: gpu_core::Element, O: Operator<T>>(
