@@ -19,18 +19,8 @@ use proptest::prelude::*;
 use sort::key::PayloadViewMut;
 use sort::{cpu, DoubleBuffer, Order, SortAlgorithm, SortKey, SortOptions};
 
-fn gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
-}
-
-fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    eprintln!("seed = {:#x}", nanos | 1);
-    nanos | 1
-}
+mod sort_support;
+use sort_support::{bits_of, check_keys_under, check_pairs_under, diff, gpu, seed};
 
 /// The one-block limit and the digit pass's tile.
 const SMALL: usize = 8192;
@@ -143,42 +133,8 @@ fn keys_of<K: SortKey>(shape: Shape, n: usize, rng: &mut SplitMix64) -> Vec<K> {
     keys
 }
 
-fn bits_of<T: DeviceType>(values: &[T]) -> &[u8] {
-    bytemuck::cast_slice(values)
-}
-
-/// First difference of two bit-identical-expected vectors, as a message.
-fn diff<T: DeviceType>(what: &str, got: &[T], want: &[T]) -> Result<(), String> {
-    if bits_of(got) == bits_of(want) {
-        return Ok(());
-    }
-    let at = got
-        .iter()
-        .zip(want)
-        .position(|(a, b)| bits_of(std::slice::from_ref(a)) != bits_of(std::slice::from_ref(b)))
-        .unwrap_or(got.len().min(want.len()));
-    Err(format!(
-        "{what}: n = {}, first difference at {at}: got {:?}, want {:?}",
-        want.len(),
-        got.get(at),
-        want.get(at)
-    ))
-}
-
 fn check_keys<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) -> Result<(), String> {
-    let bits = options.bit_range::<K>().unwrap();
-    let want = cpu::sort_keys(keys, options.order.is_descending(), &bits);
-    let input = DeviceBuffer::from_host(gpu, keys).unwrap();
-    let mut out = DeviceBuffer::<K>::poisoned(gpu, keys.len()).unwrap();
-    sort::sort_keys(gpu, input.view(), out.view_mut(), options.clone())
-        .map_err(|e| e.to_string())?;
-    diff(
-        &format!("sort_keys {} {options:?}", K::SUFFIX),
-        &out.to_host(gpu).unwrap(),
-        &want,
-    )?;
-    // The input is untouched.
-    diff("input", &input.to_host(gpu).unwrap(), keys)
+    check_keys_under(gpu, keys, options, None)
 }
 
 fn check_pairs<K: SortKey, V: DeviceType>(
@@ -187,25 +143,7 @@ fn check_pairs<K: SortKey, V: DeviceType>(
     values: &[V],
     options: SortOptions,
 ) -> Result<(), String> {
-    let bits = options.bit_range::<K>().unwrap();
-    let (want_keys, want_values) =
-        cpu::sort_pairs(keys, values, options.order.is_descending(), &bits);
-    let k = DeviceBuffer::from_host(gpu, keys).unwrap();
-    let v = DeviceBuffer::from_host(gpu, values).unwrap();
-    let mut ko = DeviceBuffer::<K>::poisoned(gpu, keys.len()).unwrap();
-    let mut vo = DeviceBuffer::<V>::poisoned(gpu, keys.len()).unwrap();
-    sort::sort_pairs(
-        gpu,
-        k.view(),
-        v.view(),
-        ko.view_mut(),
-        vo.view_mut(),
-        options.clone(),
-    )
-    .map_err(|e| e.to_string())?;
-    let what = format!("sort_pairs {}/{} {options:?}", K::SUFFIX, V::SUFFIX);
-    diff(&what, &ko.to_host(gpu).unwrap(), &want_keys)?;
-    diff(&what, &vo.to_host(gpu).unwrap(), &want_values)
+    check_pairs_under(gpu, keys, values, options, None)
 }
 
 fn every_shape_and_length<K: SortKey>(gpu: &Gpu, rng: &mut SplitMix64, failures: &mut Vec<String>) {

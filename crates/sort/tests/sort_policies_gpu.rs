@@ -14,20 +14,10 @@
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use parprims_testkit::rng::SplitMix64;
 use sort::policy::{OnesweepPolicy, RankMethod};
-use sort::{cpu, Order, SortKey, SortOptions};
+use sort::{Order, SortKey, SortOptions};
 
-fn gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
-}
-
-fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    eprintln!("seed = {:#x}", nanos | 1);
-    nanos | 1
-}
+mod sort_support;
+use sort_support::{check_keys_under, check_pairs_under, gpu, seed};
 
 /// The policies every case runs under: the default and three others.
 fn policies() -> Vec<OnesweepPolicy> {
@@ -70,47 +60,16 @@ fn keys_of<K: SortKey>(n: usize, few: bool, rng: &mut SplitMix64) -> Vec<K> {
         .collect()
 }
 
-fn bits_of<T: DeviceType>(values: &[T]) -> &[u8] {
-    bytemuck::cast_slice(values)
-}
-
-/// First difference of two bit-identical-expected vectors, as a message.
-fn diff<T: DeviceType>(what: &str, got: &[T], want: &[T]) -> Result<(), String> {
-    if bits_of(got) == bits_of(want) {
-        return Ok(());
-    }
-    let at = got
-        .iter()
-        .zip(want)
-        .position(|(a, b)| bits_of(std::slice::from_ref(a)) != bits_of(std::slice::from_ref(b)))
-        .unwrap_or(got.len().min(want.len()));
-    Err(format!(
-        "{what}: n = {}, first difference at {at}: got {:?}, want {:?}",
-        want.len(),
-        got.get(at),
-        want.get(at)
-    ))
-}
-
 fn check_keys<K: SortKey>(
     gpu: &Gpu,
     keys: &[K],
     options: SortOptions,
     policy: &OnesweepPolicy,
 ) -> Result<(), String> {
-    let bits = options.bit_range::<K>().unwrap();
-    let want = cpu::sort_keys(keys, options.order.is_descending(), &bits);
-    let input = DeviceBuffer::from_host(gpu, keys).unwrap();
-    let mut out = DeviceBuffer::<K>::poisoned(gpu, keys.len()).unwrap();
-    sort::sort_keys_with_policy(gpu, input.view(), out.view_mut(), options.clone(), policy)
-        .map_err(|e| e.to_string())?;
-    diff(
-        &format!("keys {} {options:?} {}", K::SUFFIX, policy.name()),
-        &out.to_host(gpu).unwrap(),
-        &want,
-    )
+    check_keys_under(gpu, keys, options, Some(policy))
 }
 
+/// Pairs with the input index as the value.
 fn check_pairs<K: SortKey>(
     gpu: &Gpu,
     keys: &[K],
@@ -118,26 +77,7 @@ fn check_pairs<K: SortKey>(
     policy: &OnesweepPolicy,
 ) -> Result<(), String> {
     let values: Vec<u32> = (0..keys.len() as u32).collect();
-    let bits = options.bit_range::<K>().unwrap();
-    let (want_keys, want_values) =
-        cpu::sort_pairs(keys, &values, options.order.is_descending(), &bits);
-    let k = DeviceBuffer::from_host(gpu, keys).unwrap();
-    let v = DeviceBuffer::from_host(gpu, &values).unwrap();
-    let mut ko = DeviceBuffer::<K>::poisoned(gpu, keys.len()).unwrap();
-    let mut vo = DeviceBuffer::<u32>::poisoned(gpu, keys.len()).unwrap();
-    sort::sort_pairs_with_policy(
-        gpu,
-        k.view(),
-        v.view(),
-        ko.view_mut(),
-        vo.view_mut(),
-        options.clone(),
-        policy,
-    )
-    .map_err(|e| e.to_string())?;
-    let what = format!("pairs {}/u32 {options:?} {}", K::SUFFIX, policy.name());
-    diff(&what, &ko.to_host(gpu).unwrap(), &want_keys)?;
-    diff(&what, &vo.to_host(gpu).unwrap(), &want_values)
+    check_pairs_under(gpu, keys, &values, options, Some(policy))
 }
 
 fn every_policy<K: SortKey>(gpu: &Gpu, rng: &mut SplitMix64, failures: &mut Vec<String>) {
