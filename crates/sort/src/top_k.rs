@@ -16,8 +16,8 @@
 //!   after the first call at a size, apart from `top_k`'s returned
 //!   buffers): zeroed, 2048 bytes of histogram, 16 bytes of class counts
 //!   and 4 of tile counter per portion (up to 2^28 keys), and 8 bytes of
-//!   look-back state per filter tile; unzeroed, the 3 select words (copied
-//!   from the host, which waits for the stream) and the k candidates with
+//!   look-back state per filter tile; unzeroed, the 3 select words (set by
+//!   two fills on the stream) and the k candidates with
 //!   their u64 indices; the sort of the candidates takes its own from an
 //!   arena nested in that one.
 //! - NaN counts as the largest key (it sorts after +∞), so `largest = true`
@@ -139,8 +139,9 @@ pub fn top_k_into<K: SortKey>(
         let (candidates, candidate_indices) = rest.split_at_mut(candidate_words)?;
         let candidates = candidates.into_elements::<K>()?.into_slice(..k)?;
         // The radix select starts from no digits chosen (prefix 0, mask 0) and
-        // all k ranks to find.
-        select.copy_from_host(nested, &[0u64, 0, k as u64])?;
+        // all k ranks to find: two fills on the stream, no host wait.
+        select.slice_mut(..2)?.fill(nested, 0)?;
+        select.slice_mut(2..)?.fill(nested, k as u64)?;
         let select_ptr = select.device_ptr();
         nested.with_zeroed_scratch(zeroed_u64, |zeroed| {
             let hist = zeroed.device_ptr();
@@ -250,7 +251,7 @@ pub fn top_k_into<K: SortKey>(
             SortOptions::from(order),
         )
     };
-    // SAFETY: the select words are copied from the host before any kernel
+    // SAFETY: the select words are filled on the stream before any kernel
     // reads them; the filter writes all k candidates and their indices
     // (exactly k keys are below the k-th or among the first `remaining`
     // equal to it) before the sort reads them; all on this stream.
