@@ -18,6 +18,12 @@
 //!   correct; after the filler is freed, the full-size scan succeeds and is
 //!   checked.
 //!
+//! - `reliability_oom_idle_scratch_is_given_back`: a stream's scratch
+//!   arena holding half of the free device memory (as a sort of a large
+//!   input leaves it) is given back when an allocation would otherwise run
+//!   out of memory: a buffer of three quarters of the free memory succeeds,
+//!   and the arena holds nothing after it.
+//!
 //! Run on a GPU: `cargo test --release --test reliability_oom --
 //! --include-ignored`.
 
@@ -299,4 +305,29 @@ fn reliability_large_oom_when_the_device_is_full() {
         got == scan::cpu::inclusive(&host, &Sum),
         "full-size scan after the failures"
     );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reliability_oom_idle_scratch_is_given_back() {
+    let _device = device_lock();
+    let gpu = gpu().with_new_stream().expect("a stream");
+    gpu.synchronize().expect("idle");
+    let (free, _) = gpu.memory_info().expect("memory info");
+    let held_words = free / 2 / 8;
+    // SAFETY: nothing is enqueued, so no word is read.
+    unsafe { gpu.with_scratch_words(held_words, |_, _| Ok(())) }.expect("scratch words");
+    let held = gpu.scratch_stats().bytes_held;
+    assert!(held >= 8 * held_words as u64, "the arena holds {held} B");
+    let bytes = free / 4 * 3;
+    // SAFETY: never read.
+    let big = unsafe { DeviceBuffer::<u8>::uninit(&gpu, bytes) }
+        .unwrap_or_else(|e| panic!("{bytes} B with {held} B in an idle arena: {e}"));
+    assert_eq!(
+        gpu.scratch_stats().bytes_held,
+        0,
+        "the idle arena was not given back"
+    );
+    drop(big);
+    small_scan_works(&gpu, "an allocation that took back the idle arena");
 }

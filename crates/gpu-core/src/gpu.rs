@@ -131,6 +131,25 @@ struct Shared {
     readback: crate::pinned::Readback,
     /// The device-mapped slot results are written to directly.
     mapped_result: crate::pinned::MappedResult,
+    /// The scratch arenas of this context's streams (not the caller-owned
+    /// workspaces), so an allocation that runs out of memory can take back
+    /// what idle arenas hold.
+    stream_arenas: Mutex<Vec<std::sync::Weak<Mutex<crate::arena::Arena>>>>,
+}
+
+impl Shared {
+    /// A new stream's scratch arena, registered for [`Gpu::alloc_uninit`]'s
+    /// reclaim on out-of-memory.
+    fn new_stream_arena(&self) -> ScratchSlot {
+        let arena = ScratchSlot::default();
+        let mut arenas = self
+            .stream_arenas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        arenas.retain(|weak| weak.strong_count() > 0);
+        arenas.push(Arc::downgrade(&arena));
+        arena
+    }
 }
 
 /// A device context and the stream parprims orders its work on.
@@ -304,18 +323,21 @@ impl Gpu {
         };
         let store = KernelStore::for_context(&ctx);
         let pool = DevicePool::create(&ctx)?;
+        let shared = Arc::new(Shared {
+            ctx,
+            info,
+            store,
+            cache,
+            pool,
+            readback: Default::default(),
+            mapped_result: Default::default(),
+            stream_arenas: Default::default(),
+        });
+        let scratch = shared.new_stream_arena();
         Ok(Gpu {
-            shared: Arc::new(Shared {
-                ctx,
-                info,
-                store,
-                cache,
-                pool,
-                readback: Default::default(),
-                mapped_result: Default::default(),
-            }),
+            shared,
             stream,
-            scratch: ScratchSlot::default(),
+            scratch,
         })
     }
 
@@ -353,7 +375,7 @@ impl Gpu {
         Ok(Gpu {
             shared: self.shared.clone(),
             stream,
-            scratch: ScratchSlot::default(),
+            scratch: self.shared.new_stream_arena(),
         })
     }
 
@@ -452,7 +474,52 @@ impl Gpu {
 
     /// `len` uninitialised elements on this handle's stream: from
     /// parprims' pool where the device has one, else cudarc's allocation.
+    /// When the device is out of memory (after the pool has given back what
+    /// it keeps), the scratch arenas of this context's streams that no call
+    /// is using give their memory back and the allocation is tried once
+    /// more; caller-owned workspaces are left alone.
     pub(crate) fn alloc_uninit<T: cudarc::driver::DeviceRepr>(
+        &self,
+        len: usize,
+    ) -> Result<cudarc::driver::CudaSlice<T>> {
+        match self.alloc_uninit_once::<T>(len) {
+            Err(e) if e.is_out_of_memory() && self.release_idle_stream_arenas() => {
+                self.shared.ctx.synchronize()?;
+                self.alloc_uninit_once::<T>(len)
+            }
+            other => other,
+        }
+    }
+
+    /// Frees the memory of every stream arena of this context that no call
+    /// holds (a held one is skipped, never waited for: the allocation may
+    /// come from inside a call that holds its own arena). True when any
+    /// held memory.
+    fn release_idle_stream_arenas(&self) -> bool {
+        let arenas: Vec<_> = self
+            .shared
+            .stream_arenas
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .collect();
+        let mut released = false;
+        for arena in arenas {
+            let mut guard = match arena.try_lock() {
+                Ok(guard) => guard,
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => continue,
+            };
+            if guard.total_stats().bytes_held > 0 {
+                guard.release();
+                released = true;
+            }
+        }
+        released
+    }
+
+    fn alloc_uninit_once<T: cudarc::driver::DeviceRepr>(
         &self,
         len: usize,
     ) -> Result<cudarc::driver::CudaSlice<T>> {

@@ -26,6 +26,14 @@
 //! memory on the stream it was handed for (the view must not escape). A
 //! call that finds the lock taken (by another thread, or a nested call) uses
 //! a fresh allocation instead of waiting.
+//!
+//! An arena keeps the largest size it was asked for (a sort's double
+//! buffer makes that the size of its input) until it is released: on
+//! request ([`Gpu::release_scratch`], [`Workspace::release`]), when its
+//! last handle drops, and, for the streams' own arenas, when an allocation
+//! on the context runs out of memory: the arenas no call is holding give
+//! their memory back and the allocation is tried once more. A
+//! [`Workspace`] is the caller's and is never released behind its back.
 
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
