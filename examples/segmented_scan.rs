@@ -67,23 +67,13 @@ fn make_values<T: Element>(n: usize, seed: u64) -> Vec<T> {
     }
 }
 
-/// Items per tile of the scan by offsets (its tile starts are searched
-/// per tile): 256 threads × 32 items for 4-byte values, × 16 for 8-byte.
-fn offsets_tile_items(value_bytes: usize) -> usize {
-    if value_bytes == 8 {
-        4096
-    } else {
-        8192
-    }
-}
-
 /// Bytes each form moves for `n` values of `value_bytes` with
 /// `offsets_len` offsets: values read and written (2sn) plus the heads:
 /// flags 1 per item; offsets read twice, by the tile search-and-check and
 /// the scan, and a tile start per tile; u32 keys 4 per item.
 fn form_bytes(n: usize, value_bytes: usize, offsets_len: usize) -> [(&'static str, u64); 3] {
     let values = 2 * (value_bytes * n) as u64;
-    let tiles = n.div_ceil(offsets_tile_items(value_bytes)) as u64;
+    let tiles = (n as u64).div_ceil(scan::segmented_offsets_tile_items(value_bytes));
     [
         (
             "head flags (u8)",

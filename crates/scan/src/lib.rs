@@ -66,10 +66,10 @@ mod segmented;
 pub use algorithm::ScanAlgorithm;
 pub use kind::ScanKind;
 pub use segmented::{
-    scan_by_key, scan_by_key_into, segmented_bytes_moved, segmented_scan,
-    segmented_scan_by_offsets, segmented_scan_by_offsets_into, segmented_scan_in_place,
-    segmented_scan_into, validate_by_key, validate_segmented, validate_segmented_offsets,
-    SegmentedKind,
+    scan_by_key, scan_by_key_into, segmented_bytes_moved, segmented_offsets_tile_items,
+    segmented_scan, segmented_scan_by_offsets, segmented_scan_by_offsets_into,
+    segmented_scan_in_place, segmented_scan_into, validate_by_key, validate_segmented,
+    validate_segmented_offsets, SegmentedKind,
 };
 
 use gpu_core::launch::check_block_threads;

@@ -369,7 +369,7 @@ pub fn segmented_scan_by_offsets_into<T: Element, O: Operator<T>>(
         gpu.read_small(&offsets.slice(..1)?, &mut first)?;
         return check_empty_offsets(offsets.len(), first[0]);
     }
-    let tile_items = offsets_tile_items(T::BYTES);
+    let tile_items = segmented_offsets_tile_items(T::BYTES);
     let num_tiles = n.div_ceil(tile_items);
     // The check words, `first` (one per tile and one past) then the
     // verdict, come from the arena's scratch words; the scan's tile state
@@ -432,8 +432,15 @@ fn check_empty_offsets(len: usize, first: u64) -> Result<()> {
     }
 }
 
-/// Items per tile of the segmented scan by offsets of `value_bytes` values.
-const fn offsets_tile_items(value_bytes: usize) -> u64 {
+/// Items per tile of the segmented scan by offsets of `value_bytes` values
+/// (each tile searches the offsets for its first segment once, so the
+/// bytes the scan moves depend on it).
+///
+/// ```
+/// assert_eq!(scan::segmented_offsets_tile_items(4), 8192);
+/// assert_eq!(scan::segmented_offsets_tile_items(8), 4096);
+/// ```
+pub const fn segmented_offsets_tile_items(value_bytes: usize) -> u64 {
     BLOCK_THREADS as u64 * items_per_thread(HeadSource::Offsets, value_bytes) as u64
 }
 
@@ -814,8 +821,8 @@ mod tests {
     fn wide_values_take_their_own_state_layout() {
         assert_eq!(state_element_bytes(4), 8);
         assert_eq!(state_element_bytes(8), 16);
-        assert_eq!(offsets_tile_items(4), 8192);
-        assert_eq!(offsets_tile_items(8), 4096);
+        assert_eq!(segmented_offsets_tile_items(4), 8192);
+        assert_eq!(segmented_offsets_tile_items(8), 4096);
     }
 
     /// A module of every head source and value width, the built-in
