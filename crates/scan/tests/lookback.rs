@@ -269,15 +269,7 @@ fn inclusive_from_an_initial_value_in_every_layout() {
             lookback.case(&host, &op64, seeded64, placement, "affine32");
         }
     }
-    let shapes = [
-        Policy::shape(64, 3),
-        Policy::shape(512, 8),
-        Policy::shape(64, 3).with_layout(TileLayout::WarpStriped),
-        Policy::shape(512, 8)
-            .with_layout(TileLayout::WarpStriped)
-            .with_status(StatusEncoding::Packed128)
-            .with_lookback_width(4),
-    ];
+    let shapes = other_shapes();
     for tuning in shapes {
         let shaped = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
@@ -291,14 +283,12 @@ fn inclusive_from_an_initial_value_in_every_layout() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn other_tile_shapes() {
-    let gpu = gpu();
-    // 3 items per thread: not a multiple of the vector width, so the
-    // element-wise path even when aligned; 512 × 8: a larger block.
-    // The same shapes in the warp-striped layout (3 items: scalar groups).
-    let shapes = [
+/// Tile shapes besides the default: 3 items per thread (not a multiple of
+/// the vector width, so the element-wise path even when aligned), a larger
+/// 512 × 8 block, and both in the warp-striped layout (3 items: scalar
+/// groups; 512 × 8 with the 128-bit status and a 4-wide look-back).
+fn other_shapes() -> [Policy; 4] {
+    [
         Policy::shape(64, 3),
         Policy::shape(512, 8),
         Policy::shape(64, 3).with_layout(TileLayout::WarpStriped),
@@ -306,7 +296,14 @@ fn other_tile_shapes() {
             .with_layout(TileLayout::WarpStriped)
             .with_status(StatusEncoding::Packed128)
             .with_lookback_width(4),
-    ];
+    ]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn other_tile_shapes() {
+    let gpu = gpu();
+    let shapes = other_shapes();
     for tuning in shapes {
         let shaped = Checker::new(&gpu, Runner::Lookback(tuning));
         let tile = tuning.tile_items() as usize;
