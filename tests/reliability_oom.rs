@@ -19,10 +19,12 @@
 //!   checked.
 //!
 //! - `reliability_oom_idle_scratch_is_given_back`: a stream's scratch
-//!   arena holding half of the free device memory (as a sort of a large
-//!   input leaves it) is given back when an allocation would otherwise run
-//!   out of memory: a buffer of three quarters of the free memory succeeds,
-//!   and the arena holds nothing after it.
+//!   arena holding up to half of the free device memory (as a sort of a
+//!   large input leaves it) is given back when an allocation would
+//!   otherwise run out of memory: after the pool has given back what it
+//!   keeps (so that the driver's free memory is what an allocation can
+//!   get), a buffer of three quarters of the free memory, which does not
+//!   fit beside the arena, succeeds, and the arena holds nothing after it.
 //!
 //! Run on a GPU: `cargo test --release --test reliability_oom --
 //! --include-ignored`.
@@ -312,22 +314,62 @@ fn reliability_large_oom_when_the_device_is_full() {
 fn reliability_oom_idle_scratch_is_given_back() {
     let _device = device_lock();
     let gpu = gpu().with_new_stream().expect("a stream");
-    gpu.synchronize().expect("idle");
-    let (free, _) = gpu.memory_info().expect("memory info");
-    let held_words = free / 2 / 8;
+    // The pool keeps what earlier work freed (the other tests' buffers:
+    // after the full-device test, nearly the whole device) and hands it out
+    // before any allocation runs out of memory, while `memory_info` does
+    // not count it as free. Give it back first, so that "free" is what an
+    // allocation can get.
+    gpu.trim_memory_pool().expect("trim the pool");
+    let (free, total) = gpu.memory_info().expect("memory info");
+    assert!(free >= 1 << 30, "only {free} of {total} B free");
+    // A power of two, which the arena holds exactly (it grows to powers of
+    // two): more than a quarter and at most half of the free memory.
+    let held_words = 1usize << (free / 16).ilog2();
     // SAFETY: nothing is enqueued, so no word is read.
     unsafe { gpu.with_scratch_words(held_words, |_, _| Ok(())) }.expect("scratch words");
-    let held = gpu.scratch_stats().bytes_held;
-    assert!(held >= 8 * held_words as u64, "the arena holds {held} B");
+    gpu.synchronize().expect("idle");
+    let before = gpu.scratch_stats();
+    let held = before.bytes_held;
+    assert_eq!(held, 8 * held_words as u64, "the arena holds {held} B");
+    let (free_beside_arena, _) = gpu.memory_info().expect("memory info");
     let bytes = free / 4 * 3;
-    // SAFETY: never read.
-    let big = unsafe { DeviceBuffer::<u8>::uninit(&gpu, bytes) }
-        .unwrap_or_else(|e| panic!("{bytes} B with {held} B in an idle arena: {e}"));
-    assert_eq!(
-        gpu.scratch_stats().bytes_held,
-        0,
-        "the idle arena was not given back"
+    assert!(
+        free_beside_arena < bytes,
+        "{bytes} B fit beside the {held} B arena ({free_beside_arena} B free): \
+         the allocation would not run out of memory"
     );
+    // SAFETY: never read.
+    let big = unsafe { DeviceBuffer::<u8>::uninit(&gpu, bytes) }.unwrap_or_else(|e| {
+        panic!(
+            "{bytes} B with {held} B in an idle arena ({free} B free before it, \
+             {free_beside_arena} B beside it): {e}; arena now {:?}",
+            gpu.scratch_stats()
+        )
+    });
+    let after = gpu.scratch_stats();
+    if after.bytes_held != 0 {
+        let (free_after, _) = gpu.memory_info().expect("memory info");
+        let verdict = if after.allocations == before.allocations && after.bytes_held == held {
+            "the arena was never released: the allocation found room without running out"
+        } else if after.allocations > before.allocations {
+            "the arena was released, then a call allocated into it (or its nested arena) again"
+        } else {
+            "the arena was released only in part"
+        };
+        panic!(
+            "the idle arena was not given back: {verdict}.\n  \
+             arena before the allocation: {before:?}\n  \
+             arena after:                 {after:?}\n  \
+             since: {} allocations, {} zeroings (zeroed scratch, tile-state resets), \
+             {} epochs (tile states), {} busy fallbacks\n  \
+             device: {total} B, {free} B free after trimming, {free_beside_arena} B beside \
+             the arena, {bytes} B asked, {free_after} B free now",
+            after.allocations - before.allocations,
+            after.zeroings - before.zeroings,
+            after.epochs - before.epochs,
+            after.busy_fallbacks - before.busy_fallbacks,
+        );
+    }
     drop(big);
     small_scan_works(&gpu, "an allocation that took back the idle arena");
 }
