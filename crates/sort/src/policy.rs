@@ -253,7 +253,7 @@ impl OnesweepPolicy {
     ///
     /// ```
     /// use sort::policy::OnesweepPolicy;
-    /// // u32 keys alone: 8 warps' counters, starts, bases, the 16 KiB
+    /// // u32 keys alone: 8 warps' counters, tile counts, bases, the 16 KiB
     /// // exchange, one byte of slot digits, the scan's 8 totals, the tile.
     /// assert_eq!(OnesweepPolicy::DEFAULT.pass_shared_bytes(4, 0),
     ///            8192 + 1024 + 2048 + 16_384 + 4 + 32 + 4);

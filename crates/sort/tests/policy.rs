@@ -121,7 +121,7 @@ fn shared_memory_past_the_budget_is_refused_for_those_widths_only() {
 #[test]
 fn pass_shared_bytes_follows_the_storage_layout() {
     // u64 keys with u64 values at 512 × 16: 16 warps × 256 counters, 256
-    // starts, 256 bases, 8192 × 8 bytes of exchange, 8192 slot digits, the
+    // tile counts, 256 bases, 8192 × 8 bytes of exchange, 8192 slot digits, the
     // scan's 16 totals, the tile id.
     let p = OnesweepPolicy::new(512, 16, RankMethod::Ballots).unwrap();
     // (93 252 bytes, rounded up to 8.)

@@ -54,13 +54,15 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
         for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
         __syncthreads();
         u32* my_counts = s.warp_counts + warp * SORT_RADIX;
+        // Any row may have lanes without keys: every row ranks as a partial
+        // one.
         u32 slot[ITEMS];
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
             const u32 digit = idx < n ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                                       : (u32)SORT_RADIX;
-            slot[j] = warp_rank_digit(my_counts, digit, width);
+            slot[j] = warp_rank_digit(my_counts, digit, true);
         }
         __syncthreads();
         u32 total = 0u;

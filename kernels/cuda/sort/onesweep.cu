@@ -9,10 +9,12 @@
 //      position (sort_digit_offsets): the offsets of each pass's first
 //      portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
-//      a tile id from an atomic counter, ranks its keys by digit in shared
-//      memory (sort/warp_rank.cuh: warp-private counters, peer masks by
-//      ballots or match-any, stable), publishes its 256 digit counts, looks
-//      back over its predecessors one digit per thread (threads 0 … 255 of
+//      a tile id from an atomic counter, counts its keys by digit (shared
+//      atomics) and publishes the 256 counts at once, ranks its keys by
+//      digit in shared memory (sort/warp_rank.cuh: warp-private counters,
+//      peer masks by ballots or match-any, stable; the peer searches of all
+//      rows first, then the counters row by row), looks back over its
+//      predecessors one digit per thread (threads 0 … 255 of
 //      a block of BLOCK ≥ 256; single_pass/digit_lookback.cuh) for its
 //      global offset per digit, and scatters keys (then values) through
 //      shared memory so that the global writes of each digit run are
@@ -83,9 +85,7 @@ __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restr
 
 // Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
 // chunks of BLOCK·ITEMS keys and adds its counts into
-// hist[(pass · portions + p) · 256 + digit] (zeroed by the host). Every
-// lane of a warp takes part in every step (the loop bounds are uniform),
-// which the warp-uniform digit test needs.
+// hist[(pass · portions + p) · 256 + digit] (zeroed by the host).
 template <typename K, int BLOCK, int ITEMS>
 __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, u64 portion_keys,
                                              u32 begin_bit, u32 end_bit, u32 passes,
@@ -101,29 +101,33 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
     const u64 start = portion * portion_keys;
     const u64 end = min(n, start + portion_keys);
     const u64 chunk = (u64)BLOCK * ITEMS;
+    // Each pass's shift and mask, in registers (a key type of B bytes has
+    // at most B passes).
+    constexpr int MAX_PASSES = (int)sizeof(bits_t);
+    u32 shift[MAX_PASSES], mask[MAX_PASSES];
+#pragma unroll
+    for (int p = 0; p < MAX_PASSES; ++p) {
+        shift[p] = min(begin_bit + 8u * (u32)p, 8u * (u32)sizeof(bits_t) - 1u);
+        const u32 width = (u32)p < passes ? min(8u, end_bit - (begin_bit + 8u * (u32)p)) : 0u;
+        mask[p] = (1u << width) - 1u;
+    }
     for (u64 base = start + (u64)blockIdx.x * chunk; base < end; base += (u64)gridDim.x * chunk) {
+        const bool full_chunk = base + chunk <= end;
         bits_t image[ITEMS];
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u64 i = base + (u64)j * BLOCK + threadIdx.x;
-            image[j] = i < end ? ordered_radix<K>(keys[i], descending != 0u) : (bits_t)0;
+            image[j] = full_chunk || i < end ? ordered_radix<K>(keys[i], descending != 0u) : (bits_t)0;
         }
+        // One shared increment per key and pass (an atomicAdd of 1 whose
+        // result is unused, which ptxas makes an ATOMS.POPC.INC).
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            const bool valid = base + (u64)j * BLOCK + threadIdx.x < end;
-            for (u32 p = 0; p < passes; ++p) {
-                const u32 shift = begin_bit + 8u * p;
-                const u32 width = min(8u, end_bit - shift);
-                const u32 digit = valid ? sort_digit_of(image[j], shift, width) : (u32)SORT_RADIX;
-                // A warp whose 32 keys share the digit (sorted input, the
-                // high digits of narrow keys) adds once instead of making
-                // 32 same-address shared atomics.
-                const u32 first = __shfl_sync(PARPRIMS_FULL_WARP, digit, 0);
-                if (__all_sync(PARPRIMS_FULL_WARP, digit == first)) {
-                    if ((threadIdx.x & 31u) == 0u && digit < SORT_RADIX)
-                        atomicAdd(&counts[p * SORT_RADIX + digit], 32u);
-                } else if (valid) {
-                    atomicAdd(&counts[p * SORT_RADIX + digit], 1u);
+            if (full_chunk || base + (u64)j * BLOCK + threadIdx.x < end) {
+#pragma unroll
+                for (int p = 0; p < MAX_PASSES; ++p) {
+                    if ((u32)p < passes)
+                        atomicAdd(&counts[p * SORT_RADIX + ((u32)(image[j] >> shift[p]) & mask[p])], 1u);
                 }
             }
         }
@@ -165,8 +169,8 @@ struct OnesweepStorage {
     static constexpr int TILE = BLOCK * ITEMS;
     static constexpr int EXCHANGE_BYTES =
         (HAS_VALUES && sizeof(V) > sizeof(K)) ? (int)sizeof(V) : (int)sizeof(K);
-    u32 warp_counts[WARPS * SORT_RADIX];  // per warp and digit: count, then exclusive over warps
-    u32 tile_start[SORT_RADIX];           // tile-local first slot of each digit
+    u32 warp_counts[WARPS * SORT_RADIX];  // per warp and digit: count, then the warp's first slot
+    u32 tile_counts[SORT_RADIX];          // the tile's count of each digit
     u64 scatter_base[SORT_RADIX];         // global position of slot 0 for each digit's keys
     u64 exchange[(TILE * EXCHANGE_BYTES + 7) / 8];  // keys, then values, in sorted slots
     u8 slot_digit[HAS_VALUES ? TILE : 1];           // digit of each slot (for the values)
@@ -206,6 +210,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
 
     if (tid == 0) s.tile = atomicAdd(tile_counter, 1u);
     for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
+    if (tid < SORT_RADIX) s.tile_counts[tid] = 0u;
     __syncthreads();
     const u64 tile = s.tile;
     const u64 num_tiles = (count + TILE - 1) / TILE;
@@ -214,16 +219,39 @@ __device__ __forceinline__ void sort_onesweep_pass(
     const u32 tile_count = (u32)min((u64)TILE, count - tile_base);
 
     // Load: warp-striped (coalesced), item j of lane L of warp w is tile
-    // item w·32·ITEMS + 32·j + L.
+    // item w·32·ITEMS + 32·j + L. Every tile but the last is full: its
+    // loads and ranks skip the bounds.
+    const bool full_tile = tile_count == (u32)TILE;
     K key[ITEMS];
+    if (full_tile) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) key[j] = keys_in[tile_base + warp * WARP_ITEMS + 32u * j + lane];
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            key[j] = idx < tile_count ? keys_in[tile_base + idx] : (K)0;
+        }
+    }
+
+    // The tile's count of each digit, published at once (before the
+    // ranking), so that later tiles looking back find it early.
+    const u32 d = tid;
+    const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        key[j] = idx < tile_count ? keys_in[tile_base + idx] : (K)0;
+        if (idx < tile_count)
+            atomicAdd(&s.tile_counts[sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)], 1u);
     }
+    __syncthreads();
+    if (owns_digit)
+        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE,
+                                  s.tile_counts[d]);
 
-    // Rank within the warp, row by row (sort/warp_rank.cuh): the rank of
-    // item j among the warp's keys of its digit.
+    // Rank within the warp (sort/warp_rank.cuh): first the peers of every
+    // row (independent of each other), then the ranks row by row: slot[j]
+    // is the rank of item j among the warp's keys of its digit.
     u32* my_counts = s.warp_counts + warp * SORT_RADIX;
     u32 slot[ITEMS];
 #pragma unroll
@@ -232,31 +260,34 @@ __device__ __forceinline__ void sort_onesweep_pass(
         const u32 digit = idx < tile_count
                               ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
                               : (u32)SORT_RADIX;
-        slot[j] = warp_rank_digit(my_counts, digit, width);
+        slot[j] = warp_digit_peers(digit, !full_tile);
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        const u32 digit = idx < tile_count
+                              ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
+                              : (u32)SORT_RADIX;
+        slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
     }
     __syncthreads();
 
-    // Thread d < 256 owns digit d: exclusive counts over warps, the tile's
-    // count, publication, tile-local start, look-back, global base. Threads
-    // past 255 only add zeros to the block scan, after every digit.
-    const u32 d = tid;
-    const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
-    u32 total = 0u;
-    if (owns_digit) {
-#pragma unroll
-        for (int w = 0; w < Storage::WARPS; ++w) {
-            const u32 c = s.warp_counts[w * SORT_RADIX + d];
-            s.warp_counts[w * SORT_RADIX + d] = total;
-            total += c;
-        }
-        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE,
-                                  total);
-    }
+    // Thread d < 256 owns digit d: the tile-local start, look-back, global
+    // base, and each warp's first slot of the digit (the tile-local start
+    // plus the counts of the warps before). Threads past 255 only add
+    // zeros to the block scan, after every digit.
+    const u32 total = owns_digit ? s.tile_counts[d] : 0u;
     u32 all;
     u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
     if (d == 0) start = 0u;
     if (owns_digit) {
-        s.tile_start[d] = start;
+        u32 first_slot = start;
+#pragma unroll
+        for (int w = 0; w < Storage::WARPS; ++w) {
+            const u32 c = s.warp_counts[w * SORT_RADIX + d];
+            s.warp_counts[w * SORT_RADIX + d] = first_slot;
+            first_slot += c;
+        }
         u32 before = 0u;
         if (tile > 0) {
             before = digit_lookback<SORT_RADIX>(state, tile, d);
@@ -277,9 +308,9 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        if (idx < tile_count) {
+        if (full_tile || idx < tile_count) {
             const u32 digit = sort_digit_of(ordered_radix<K>(key[j], desc), shift, width);
-            slot[j] += s.tile_start[digit] + s.warp_counts[warp * SORT_RADIX + digit];
+            slot[j] += s.warp_counts[warp * SORT_RADIX + digit];
             exchange_keys[slot[j]] = key[j];
         }
     }
@@ -287,7 +318,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = tid + (u32)j * BLOCK;
-        if (i < tile_count) {
+        if (full_tile || i < tile_count) {
             const K k = exchange_keys[i];
             const u32 digit = sort_digit_of(ordered_radix<K>(k, desc), shift, width);
             if (HAS_VALUES) s.slot_digit[HAS_VALUES ? i : 0] = (u8)digit;
@@ -299,20 +330,20 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-            if (idx < tile_count) value[j] = values_in[tile_base + idx];
+            if (full_tile || idx < tile_count) value[j] = values_in[tile_base + idx];
         }
         __syncthreads();  // every key is out of the exchange
         V* exchange_values = reinterpret_cast<V*>(s.exchange);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-            if (idx < tile_count) exchange_values[slot[j]] = value[j];
+            if (full_tile || idx < tile_count) exchange_values[slot[j]] = value[j];
         }
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = tid + (u32)j * BLOCK;
-            if (i < tile_count) {
+            if (full_tile || i < tile_count) {
                 values_out[s.scatter_base[s.slot_digit[HAS_VALUES ? i : 0]] + i] =
                     exchange_values[i];
             }

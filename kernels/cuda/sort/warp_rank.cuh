@@ -2,18 +2,24 @@
 // Onesweep digit pass (sort/onesweep.cu) and the one-block sort
 // (sort/block_sort.cu) share.
 //
-// One call ranks one item row of a warp: the 32 lanes each hold one key's
-// digit (or SORT_RADIX for a lane without a key). The lanes holding the
-// same digit (its peers) are found, the lowest peer adds the group's size to
-// the warp-private counter of that digit, and every lane's rank is the
-// counter before the add plus its peers in lower lanes. Calling it for item
-// rows 0, 1, … of a warp in order ranks the warp's keys of each digit by
-// (row, lane): the stable order of a warp-striped layout.
+// One item row of a warp is ranked in two steps, which a caller may run
+// for all of its rows in turn (step 1 of every row, then step 2 of every
+// row, so that the independent peer searches of the rows overlap):
+//   1. warp_digit_peers: the lanes holding the same digit as this lane
+//      (its peers), found with no memory traffic;
+//   2. warp_rank_from_peers: this lane's rank = the warp-private counter
+//      of its digit before the row plus its peers in lower lanes; every
+//      peer then stores the counter plus the row's count of the digit
+//      (the same value, so which store lands does not matter).
+// Ranking rows 0, 1, … of a warp in order ranks the warp's keys of each
+// digit by (row, lane): the stable order of a warp-striped layout.
 //
 // Peer masks: SORT_RANK_BY_MATCH_ANY = 1 uses __match_any_sync; 0 (the
-// default) builds the mask from one ballot of the lanes holding keys and
-// one ballot per digit bit (`width` of them), the Onesweep paper's
-// warp-level multi-split.
+// default) ANDs one ballot per digit bit, each taken as is where this
+// lane's bit is set and inverted where it is clear (the Onesweep paper's
+// warp-level multi-split; four instructions a bit). A digit is below 2^8,
+// so its bits past the pass's width are zero in every lane and need no
+// special case.
 //
 // Needs COMMON (PARPRIMS_FULL_WARP).
 #pragma once
@@ -24,46 +30,56 @@
 #define SORT_RANK_BY_MATCH_ANY 0
 #endif
 
-// The lanes of the warp whose `digit` equals this lane's (digit < 2^width,
-// or SORT_RADIX for a lane without a key, whose group is the lanes without
-// keys). Every lane of the warp calls it with the same `width`.
-__device__ __forceinline__ u32 warp_digit_peers(u32 digit, u32 width) {
+// The ballot of bit `bit` of `digit` over the warp, inverted in lanes
+// whose own bit is clear: the lanes that agree with this lane on the bit.
+__device__ __forceinline__ u32 warp_agreeing_lanes(u32 digit, u32 bit) {
+    u32 agree;
+    asm("{\n\t.reg .pred p;\n\t.reg .b32 t;\n\t"
+        "and.b32 t, %1, %2;\n\t"
+        "setp.ne.u32 p, t, 0;\n\t"
+        "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+        "@!p not.b32 %0, %0;\n\t}"
+        : "=r"(agree)
+        : "r"(digit), "r"(bit));
+    return agree;
+}
+
+// The lanes of the warp whose digit equals this lane's. `digit` < 2^8 in
+// a lane holding a key; SORT_RADIX in a lane without one, which only a
+// row with such lanes may have, and then `partial` must be true (the
+// lanes without keys are then each other's peers). Every lane of the warp
+// calls it with the same `partial`.
+__device__ __forceinline__ u32 warp_digit_peers(u32 digit, bool partial) {
 #if SORT_RANK_BY_MATCH_ANY
-    (void)width;
+    (void)partial;
     return __match_any_sync(PARPRIMS_FULL_WARP, digit);
 #else
-    const u32 with_keys = __ballot_sync(PARPRIMS_FULL_WARP, digit < SORT_RADIX);
-    u32 peers = digit < SORT_RADIX ? with_keys : ~with_keys;
+    u32 peers = warp_agreeing_lanes(digit, 1u);
 #pragma unroll
-    for (u32 b = 0; b < 8u; ++b) {
-        if (b < width) {  // width is the same in every lane
-            const u32 bit = (digit >> b) & 1u;
-            const u32 ones = __ballot_sync(PARPRIMS_FULL_WARP, bit != 0u);
-            peers &= bit ? ones : ~ones;
-        }
-    }
+    for (u32 b = 1; b < 8u; ++b) peers &= warp_agreeing_lanes(digit, 1u << b);
+    if (partial) peers &= warp_agreeing_lanes(digit, (u32)SORT_RADIX);
     return peers;
 #endif
 }
 
-// This lane's rank among the warp's keys of `digit` so far: the warp's
-// counter of `digit` before this row (warp_counts[digit], SORT_RADIX
-// counters private to the warp) plus the lanes below holding the same
-// digit; the row's lowest peer adds the row's count of `digit` to the
-// counter. A lane without a key (digit == SORT_RADIX) takes part in the
-// ballots and gets a meaningless rank. Every lane of the warp calls it;
-// it ends with __syncwarp, so the next row sees the counters.
-__device__ __forceinline__ u32 warp_rank_digit(u32* warp_counts, u32 digit, u32 width) {
+// This lane's rank among the warp's keys of `digit` so far, from its
+// `peers` (warp_digit_peers of the same row): the warp's counter of
+// `digit` before this row (warp_counts[digit], SORT_RADIX counters private
+// to the warp) plus the peers in lower lanes; the counter then grows by
+// the row's count of `digit`. A lane without a key (digit == SORT_RADIX)
+// touches no counter and gets a meaningless rank. Every lane of the warp
+// calls it, rows in order.
+__device__ __forceinline__ u32 warp_rank_from_peers(u32* warp_counts, u32 digit, u32 peers) {
     const u32 lane = threadIdx.x & 31u;
-    const u32 peers = warp_digit_peers(digit, width);
-    const u32 leader = (u32)__ffs(peers) - 1u;
-    u32 before = 0u;
-    if (lane == leader && digit < SORT_RADIX) {
-        before = warp_counts[digit];
-        warp_counts[digit] = before + (u32)__popc(peers);
-    }
-    before = __shfl_sync(PARPRIMS_FULL_WARP, before, (int)leader);
-    const u32 rank = before + (u32)__popc(peers & ((1u << lane) - 1u));
-    __syncwarp();
-    return rank;
+    const bool has_key = digit < SORT_RADIX;
+    const u32 before = has_key ? warp_counts[digit] : 0u;
+    __syncwarp();  // every peer has read the counter before one writes it
+    if (has_key) warp_counts[digit] = before + (u32)__popc(peers);
+    __syncwarp();  // the next row reads the grown counters
+    return before + (u32)__popc(peers & ((1u << lane) - 1u));
+}
+
+// Both steps for one row (callers that rank one row at a time).
+__device__ __forceinline__ u32 warp_rank_digit(u32* warp_counts, u32 digit, bool partial) {
+    return warp_rank_from_peers(warp_counts, digit, warp_digit_peers(digit, partial));
 }
