@@ -1,8 +1,8 @@
 //! The sort crate's kernel modules and their tuning: one module per key
 //! type and payload (none, or values of 1, 2, 4 or 8 bytes moved as raw
 //! bits), holding the upsweep (which ends with the digit offsets), the
-//! digit pass and the one-block sort for that pair, built with
-//! [`OnesweepPolicy::DEFAULT`]; the keys-only module adds top-k and the
+//! digit pass and the one-block sort for that pair, built with the pair's
+//! [`OnesweepPolicy::default_for`]; the keys-only module adds top-k and the
 //! index fill of argsort. Every other [`OnesweepPolicy`] gets a module of
 //! its own per key type and payload with the upsweep and the digit pass
 //! only ([`policy_module`]), cached like every other module.
@@ -71,7 +71,7 @@ fn payload_suffix(payload: Option<PayloadWidth>) -> String {
 }
 
 /// The module name for keys `K`, `payload` and the policy suffix
-/// ([`OnesweepPolicy::suffix`], empty for the default).
+/// ([`OnesweepPolicy::suffix_for`], empty for the pair's default).
 fn module_name<K: SortKey>(payload: Option<PayloadWidth>, policy: &str) -> String {
     format!("sort_{}_{}{policy}", K::SUFFIX, payload_suffix(payload))
 }
@@ -140,7 +140,7 @@ fn onesweep_module<K: SortKey>(
         None => ("u8", "false"),
         Some(width) => (width.cuda_type(), "true"),
     };
-    let suffix = policy.suffix();
+    let suffix = policy.suffix_for::<K>(payload);
     let e = |entry| entry_name::<K>(entry, payload, &suffix);
     let (pb, pi) = (policy.pass_threads(), policy.pass_items());
     let shared = policy.pass_shared_bytes(K::BYTES, payload.map_or(0, PayloadWidth::bytes));
@@ -171,9 +171,16 @@ fn onesweep_module<K: SortKey>(
         )
 }
 
-/// The module of keys `K` with `payload` under [`OnesweepPolicy::DEFAULT`]:
-/// the upsweep, the digit pass, the one-block sort, the segmented sort, the
-/// copy, and for keys alone top-k and the index fill.
+/// The module of keys `K` with `payload` under the pair's
+/// [`OnesweepPolicy::default_for`]: the upsweep, the digit pass, the
+/// one-block sort, the segmented sort, the copy, and for keys alone top-k
+/// and the index fill. Its name and entry names carry no policy suffix.
+///
+/// ```
+/// let module = sort::modules::module::<u64>(None);
+/// assert_eq!(module.name(), "sort_u64_keys");
+/// assert!(module.code().contains("sort_onesweep_pass<u64, u8, false, 512, 12, "));
+/// ```
 pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
     let k = K::CUDA_TYPE;
     let (v, has) = match payload {
@@ -183,7 +190,7 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
     let e = |entry| entry_name::<K>(entry, payload, "");
     let (ub, ui) = (TOPK_BLOCK_THREADS, TOPK_ITEMS);
     let (bb, bi) = (BLOCK_SORT_THREADS, BLOCK_SORT_ITEMS);
-    let policy = OnesweepPolicy::DEFAULT;
+    let policy = OnesweepPolicy::default_for::<K>(payload);
     let mut module = onesweep_module::<K>(payload, &policy, module_name::<K>(payload, ""))
         .source(parprims_kernels::SORT_BLOCK)
         .entry(
@@ -298,7 +305,7 @@ pub(crate) fn copy_slot<K: SortKey>(
 }
 
 /// The module of keys `K` with `payload` under `policy`: [`module`] for
-/// [`OnesweepPolicy::DEFAULT`], else a module of the upsweep and the digit
+/// the pair's [`OnesweepPolicy::default_for`], else a module of the upsweep and the digit
 /// pass alone, its name and entry names suffixed with the policy's shape
 /// (`sort_u32_keys_p384x16m_u256x16`). Refuses a policy that does not fit
 /// the key and value widths.
@@ -316,10 +323,10 @@ pub fn policy_module<K: SortKey>(
     policy: &OnesweepPolicy,
 ) -> Result<ModuleSource> {
     policy.check_for::<K>(payload)?;
-    if *policy == OnesweepPolicy::DEFAULT {
+    if policy.is_default_for::<K>(payload) {
         return Ok(module::<K>(payload));
     }
-    let name = module_name::<K>(payload, &policy.suffix());
+    let name = module_name::<K>(payload, &policy.suffix_for::<K>(payload));
     Ok(onesweep_module::<K>(payload, policy, name))
 }
 
@@ -338,7 +345,8 @@ pub(crate) fn kernel<K: SortKey>(
 
 /// The upsweep or digit pass (`entry`) of `K` and `payload` under `policy`
 /// (checked by the caller), compiled and loaded once per context and
-/// policy.
+/// policy; the pair's [`OnesweepPolicy::default_for`] takes it from
+/// [`module`], the module [`kernel_catalog`] lists.
 pub(crate) fn policy_kernel<K: SortKey>(
     gpu: &Gpu,
     entry: Entry,
@@ -346,10 +354,10 @@ pub(crate) fn policy_kernel<K: SortKey>(
     policy: &OnesweepPolicy,
 ) -> Result<Kernel> {
     debug_assert!(matches!(entry, Entry::Upsweep | Entry::Pass));
-    if *policy == OnesweepPolicy::DEFAULT {
+    if policy.is_default_for::<K>(payload) {
         return kernel::<K>(gpu, entry, payload);
     }
-    let suffix = policy.suffix();
+    let suffix = policy.suffix_for::<K>(payload);
     let name = module_name::<K>(payload, &suffix);
     let key = format!("sort/{name}");
     gpu.stored_kernel(&key, &entry_name::<K>(entry, payload, &suffix), || {
@@ -365,19 +373,29 @@ fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
 }
 
 /// The modules of the tuning sweep's grid ([`crate::policy::sweep_grid`])
-/// other than the default's, for the cases the sweep measures: u32 keys,
-/// u64 keys, u32 keys with 4-byte values (each policy that fits them).
+/// for the cases the sweep measures: u32 keys, u64 keys, u32 keys with
+/// 4-byte values, each policy that fits them but the case's own default
+/// (its kernels are in [`module`]).
 pub fn sweep_catalog() -> Vec<ModuleSource> {
     let mut modules = Vec::new();
     for policy in crate::policy::sweep_grid() {
-        if policy == OnesweepPolicy::DEFAULT {
-            continue;
-        }
-        modules.extend(policy_module::<u32>(None, &policy));
-        modules.extend(policy_module::<u64>(None, &policy));
-        modules.extend(policy_module::<u32>(Some(PayloadWidth::B4), &policy));
+        modules.extend(sweep_module::<u32>(None, &policy));
+        modules.extend(sweep_module::<u64>(None, &policy));
+        modules.extend(sweep_module::<u32>(Some(PayloadWidth::B4), &policy));
     }
     modules
+}
+
+/// [`policy_module`] for one case of the sweep, none for the case's
+/// default or a policy that does not fit it.
+fn sweep_module<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> Option<ModuleSource> {
+    if policy.is_default_for::<K>(payload) {
+        return None;
+    }
+    policy_module::<K>(payload, policy).ok()
 }
 
 /// Every module of the default sort and top-k: every key type × payload,

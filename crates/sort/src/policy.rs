@@ -100,8 +100,10 @@ pub struct OnesweepPolicy {
 }
 
 impl OnesweepPolicy {
-    /// The configuration every entry point uses: passes of 256 threads × 16
-    /// keys ranked by ballots, an upsweep of 256 threads × 16 keys.
+    /// Passes of 256 threads × 16 keys ranked by ballots, an upsweep of 256
+    /// threads × 16 keys: the default of keys of up to 4 bytes alone, the
+    /// base of [`OnesweepPolicy::new`] and the upsweep of every default
+    /// ([`OnesweepPolicy::default_for`]).
     pub const DEFAULT: OnesweepPolicy = OnesweepPolicy {
         pass_threads: 256,
         pass_items: 16,
@@ -155,16 +157,51 @@ impl OnesweepPolicy {
     }
 
     /// The policy the entry points use for keys `K` with `payload` (values
-    /// of that width, or none): today [`OnesweepPolicy::DEFAULT`] for every
-    /// pair, until measurements choose otherwise (`docs/sort.md`).
+    /// of that width, or none): digit passes ranked by ballots (faster than
+    /// match-any in every measured case) of the shape below, the upsweep of
+    /// [`OnesweepPolicy::DEFAULT`] (256 × 16).
+    ///
+    /// | keys | payload | pass threads × keys | chosen by |
+    /// |---|---|---|---|
+    /// | 1, 2, 4 bytes | none | 256 × 16 ([`OnesweepPolicy::DEFAULT`]) | measured (u32 keys: within 4 % at 2^24 and 1.2 % at 2^28 of the fastest, 384 × 12, and kept) |
+    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: 1.11x at 2^24, 1.13x at 2^28 over 256 × 16) |
+    /// | 1, 2, 4 bytes | values of 1, 2, 4, 8 bytes | 512 × 16 | measured for u32 keys with u32 values (1.12x at 2^24, 1.23x at 2^28); the other widths by rule |
+    /// | 8 bytes | values of 1, 2, 4, 8 bytes | 512 × 12 | by rule (the u64 keys' shape) |
+    ///
+    /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
+    /// runs on an H100) over the grid of [`sweep_grid`]. Every row fits the
+    /// shared-memory budget for every width it covers; a shape that did not
+    /// would give way to the most keys per thread that fit at its block
+    /// threads ([`OnesweepPolicy::check_widths`]), never to an error.
     ///
     /// ```
+    /// use sort::key::PayloadWidth;
     /// use sort::policy::OnesweepPolicy;
-    /// assert_eq!(OnesweepPolicy::default_for::<u64>(None), OnesweepPolicy::DEFAULT);
+    /// assert_eq!(OnesweepPolicy::default_for::<u32>(None), OnesweepPolicy::DEFAULT);
+    /// let wide = OnesweepPolicy::default_for::<u64>(None);
+    /// assert_eq!((wide.pass_threads(), wide.pass_items()), (512, 12));
+    /// let pairs = OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4));
+    /// assert_eq!((pairs.pass_threads(), pairs.pass_items()), (512, 16));
     /// ```
     pub fn default_for<K: SortKey>(payload: Option<PayloadWidth>) -> Self {
-        let _ = (K::BYTES, payload);
-        OnesweepPolicy::DEFAULT
+        let value_bytes = payload.map_or(0, PayloadWidth::bytes);
+        let (threads, items) = match (K::BYTES > 4, payload.is_some()) {
+            (false, false) => (256, 16),
+            (true, _) => (512, 12),
+            (false, true) => (512, 16),
+        };
+        let shape = |items| OnesweepPolicy {
+            pass_threads: threads,
+            pass_items: items,
+            ..OnesweepPolicy::DEFAULT
+        };
+        // The most keys per thread, at most the table's, that fit the
+        // widths (one key per thread always fits).
+        (1..=items)
+            .rev()
+            .map(shape)
+            .find(|policy| policy.check_widths(K::BYTES, value_bytes).is_ok())
+            .unwrap_or_else(|| shape(1))
     }
 
     /// Threads per block of the digit pass.
@@ -365,11 +402,11 @@ impl OnesweepPolicy {
         )
     }
 
-    /// The suffix of module and entry names: empty for
-    /// [`OnesweepPolicy::DEFAULT`] (the full module of every key type and
-    /// payload), `_p384x16m_u256x16` for others.
-    pub(crate) fn suffix(&self) -> String {
-        if *self == OnesweepPolicy::DEFAULT {
+    /// The suffix of module and entry names for keys `K` with `payload`:
+    /// empty for that pair's [`OnesweepPolicy::default_for`] (its full
+    /// module, [`crate::modules::module`]), `_p384x16m_u256x16` for others.
+    pub(crate) fn suffix_for<K: SortKey>(&self, payload: Option<PayloadWidth>) -> String {
+        if self.is_default_for::<K>(payload) {
             return String::new();
         }
         let rank = match self.rank {
@@ -381,6 +418,19 @@ impl OnesweepPolicy {
             self.pass_threads, self.pass_items, self.upsweep_threads, self.upsweep_items
         )
     }
+
+    /// Whether this is the policy the entry points use for keys `K` with
+    /// `payload` ([`OnesweepPolicy::default_for`]), whose kernels are in
+    /// the full module of that pair.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// assert!(OnesweepPolicy::DEFAULT.is_default_for::<u32>(None));
+    /// assert!(!OnesweepPolicy::DEFAULT.is_default_for::<u64>(None));
+    /// ```
+    pub fn is_default_for<K: SortKey>(&self, payload: Option<PayloadWidth>) -> bool {
+        *self == OnesweepPolicy::default_for::<K>(payload)
+    }
 }
 
 impl Default for OnesweepPolicy {
@@ -389,7 +439,8 @@ impl Default for OnesweepPolicy {
     }
 }
 
-/// The tuning sweep's grid: 12 policies (the default among them): passes
+/// The tuning sweep's grid: 12 policies (the defaults of the swept cases
+/// among them): passes
 /// of 256 × {16, 24}, 384 × {12, 16}, 512 × {12, 16} keys, each with both
 /// [`RankMethod`]s, the default upsweep. Every one fits u32 and u64 keys
 /// and u32 keys with 4-byte values (the sweep's cases); the compile test

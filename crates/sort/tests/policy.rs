@@ -1,5 +1,7 @@
 //! CPU tests of the Onesweep policy (`sort::policy`): the default
-//! reproduces the sort's fixed configuration, every invalid configuration
+//! reproduces the sort's fixed configuration, each key type and payload
+//! takes its row of the measured table and finds its kernels in the
+//! catalog's default module, every invalid configuration
 //! is a typed error naming the field, the derived sizes agree with each
 //! other, and the sweep grid's modules are distinct and well named.
 
@@ -37,32 +39,125 @@ fn default_is_the_fixed_configuration() {
         OnesweepPolicy::new(256, 16, RankMethod::Ballots).unwrap(),
         p
     );
-    // Every key type and payload takes the same default today.
-    fn each<K: SortKey>() {
-        assert_eq!(
-            OnesweepPolicy::default_for::<K>(None),
-            OnesweepPolicy::DEFAULT
-        );
-        for w in PayloadWidth::ALL {
-            assert_eq!(
-                OnesweepPolicy::default_for::<K>(Some(w)),
-                OnesweepPolicy::DEFAULT
-            );
-            assert!(OnesweepPolicy::DEFAULT
-                .check_widths(K::BYTES, w.bytes())
-                .is_ok());
-        }
-    }
-    each::<u8>();
-    each::<u16>();
-    each::<u32>();
-    each::<u64>();
-    each::<i32>();
-    each::<f64>();
     // The default module keeps its name: no policy suffix.
     let module = sort::modules::policy_module::<u32>(None, &p).unwrap();
     assert_eq!(module.name(), "sort_u32_keys");
     assert_eq!(module.name(), sort::modules::module::<u32>(None).name());
+}
+
+/// The shape `OnesweepPolicy::default_for` gives keys of `key_bytes` with
+/// `payload`: (pass threads, pass keys per thread), the table of its doc.
+fn table_shape(key_bytes: usize, payload: Option<PayloadWidth>) -> (u32, u32) {
+    match (key_bytes, payload) {
+        (8, _) => (512, 12),
+        (_, None) => (256, 16),
+        (_, Some(_)) => (512, 16),
+    }
+}
+
+/// Keys alone and every payload width.
+fn payloads() -> Vec<Option<PayloadWidth>> {
+    std::iter::once(None)
+        .chain(PayloadWidth::ALL.into_iter().map(Some))
+        .collect()
+}
+
+/// The default of `K` with every payload: the table's shape by ballots with
+/// the 256 × 16 upsweep, accepted for those widths (`policy_module` runs the
+/// sort's own check, `check_for`), its module the unsuffixed default module
+/// built with that shape, and that module in `kernel_catalog()` with the
+/// default upsweep and pass among its entries.
+fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
+    for payload in payloads() {
+        let case = format!("{} with {payload:?}", K::SUFFIX);
+        let p = OnesweepPolicy::default_for::<K>(payload);
+        assert_eq!(
+            (p.pass_threads(), p.pass_items()),
+            table_shape(K::BYTES, payload),
+            "{case}"
+        );
+        assert_eq!(p.rank(), RankMethod::Ballots, "{case}");
+        assert_eq!(
+            (p.upsweep_threads(), p.upsweep_items()),
+            (256, 16),
+            "{case}"
+        );
+        assert!(p.is_default_for::<K>(payload), "{case}");
+        let value_bytes = payload.map_or(0, PayloadWidth::bytes);
+        assert!(p.check_widths(K::BYTES, value_bytes).is_ok(), "{case}");
+        assert_eq!(
+            OnesweepPolicy::new(p.pass_threads(), p.pass_items(), p.rank()).unwrap(),
+            p,
+            "{case}"
+        );
+        let module = sort::modules::policy_module::<K>(payload, &p).unwrap();
+        let default = sort::modules::module::<K>(payload);
+        assert_eq!(module.name(), default.name(), "{case}");
+        assert!(!module.name().contains("_p"), "{case}: {}", module.name());
+        let (v, has) = payload.map_or(("u8", "false"), |w| (w.cuda_type(), "true"));
+        let pass = format!(
+            "sort_onesweep_pass<{}, {v}, {has}, {}, {}, {}>",
+            K::CUDA_TYPE,
+            p.pass_threads(),
+            p.pass_items(),
+            p.pass_shared_bytes(K::BYTES, value_bytes)
+        );
+        assert!(default.code().contains(&pass), "{case}: no {pass}");
+        let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
+        let entries = [
+            format!("sort_pass_{}_{p_name}", K::SUFFIX),
+            format!("sort_upsweep_{}_{p_name}", K::SUFFIX),
+        ];
+        let listed = catalog
+            .iter()
+            .find(|m| m.name() == default.name())
+            .unwrap_or_else(|| panic!("{case}: {} not in the catalog", default.name()));
+        assert_eq!(listed.code(), default.code(), "{case}");
+        for entry in &entries {
+            assert!(
+                listed.entries().contains(entry),
+                "{case}: {entry} not in {}",
+                listed.name()
+            );
+        }
+        // A policy other than the default gets a module of its own, so it
+        // never shadows the default's kernels.
+        let other = if p == OnesweepPolicy::DEFAULT {
+            OnesweepPolicy::new(512, 12, RankMethod::Ballots).unwrap()
+        } else {
+            OnesweepPolicy::DEFAULT
+        };
+        assert!(!other.is_default_for::<K>(payload), "{case}");
+        let module = sort::modules::policy_module::<K>(payload, &other).unwrap();
+        assert_ne!(module.name(), default.name(), "{case}");
+        assert!(module.name().contains("_p"), "{case}: {}", module.name());
+    }
+}
+
+#[test]
+fn defaults_follow_the_table_fit_and_are_in_the_catalog() {
+    let catalog = sort::kernel_catalog();
+    check_defaults_of::<u8>(&catalog);
+    check_defaults_of::<u16>(&catalog);
+    check_defaults_of::<u32>(&catalog);
+    check_defaults_of::<u64>(&catalog);
+    check_defaults_of::<i8>(&catalog);
+    check_defaults_of::<i16>(&catalog);
+    check_defaults_of::<i32>(&catalog);
+    check_defaults_of::<i64>(&catalog);
+    check_defaults_of::<f32>(&catalog);
+    check_defaults_of::<f64>(&catalog);
+    // The measured rows.
+    let shape = |p: OnesweepPolicy| (p.pass_threads(), p.pass_items());
+    assert_eq!(
+        OnesweepPolicy::default_for::<u32>(None),
+        OnesweepPolicy::DEFAULT
+    );
+    assert_eq!(shape(OnesweepPolicy::default_for::<u64>(None)), (512, 12));
+    assert_eq!(
+        shape(OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4))),
+        (512, 16)
+    );
 }
 
 #[test]
@@ -215,5 +310,23 @@ fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
     assert!(default.code().contains("#define SORT_RANK_BY_MATCH_ANY 0"));
     assert!(default
         .code()
-        .contains("sort_onesweep_pass<u64, u8, false, 256, 16, "));
+        .contains("sort_onesweep_pass<u64, u8, false, 512, 12, "));
+    // Each swept case's own default is left to its full module; the
+    // others' defaults are listed for it.
+    let name = |m: &gpu_core::ModuleSource| m.name().to_string();
+    let names: Vec<String> = modules.iter().map(name).collect();
+    for absent in [
+        "sort_u32_keys_p256x16b_u256x16",
+        "sort_u64_keys_p512x12b_u256x16",
+        "sort_u32_v4_p512x16b_u256x16",
+    ] {
+        assert!(!names.iter().any(|n| n == absent), "{absent}");
+    }
+    for present in [
+        "sort_u64_keys_p256x16b_u256x16",
+        "sort_u32_keys_p512x12b_u256x16",
+        "sort_u32_v4_p256x16b_u256x16",
+    ] {
+        assert!(names.iter().any(|n| n == present), "{present}");
+    }
 }
