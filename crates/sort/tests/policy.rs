@@ -330,3 +330,56 @@ fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
         assert!(names.iter().any(|n| n == present), "{present}");
     }
 }
+
+/// Local-memory accesses (spills, or register arrays demoted to the stack)
+/// of `entry` in an sm_90 SASS listing.
+fn local_accesses(sass: &str, entry: &str) -> usize {
+    let marker = format!(".text.{entry}:");
+    let start = sass
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{entry} not in the listing"));
+    let rest = &sass[start + marker.len()..];
+    let text = &rest[..rest.find(".text.").unwrap_or(rest.len())];
+    text.lines()
+        .filter(|l| l.contains(" STL") || l.contains(" LDL"))
+        .count()
+}
+
+/// The default module of `K` with `payload`, its pass entry's name.
+fn default_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::ModuleSource, String) {
+    let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
+    (
+        sort::modules::module::<K>(payload),
+        format!("sort_pass_{}_{p_name}", K::SUFFIX),
+    )
+}
+
+#[test]
+fn every_default_pass_keeps_everything_in_registers() {
+    // Each key width with keys alone and every value width, under its
+    // default policy (512 × 16 for keys of up to 4 bytes with 8-byte values
+    // is the largest register tile): local-memory traffic would cost the
+    // pass its bandwidth. Needs NVRTC and nvdisasm, skipped without.
+    let mut cases = Vec::new();
+    for payload in payloads() {
+        cases.push(default_pass::<u8>(payload));
+        cases.push(default_pass::<u16>(payload));
+        cases.push(default_pass::<u32>(payload));
+        cases.push(default_pass::<u64>(payload));
+    }
+    let failures: std::sync::Mutex<Vec<String>> = Default::default();
+    gpu_core::kernel::for_each_in_parallel(&cases, 2, |(module, entry)| {
+        let Some(sass) = parprims_testkit::testing::sm90_sass(module) else {
+            return;
+        };
+        let local = local_accesses(&sass, entry);
+        if local > 0 {
+            failures
+                .lock()
+                .unwrap()
+                .push(format!("{entry}: {local} local-memory accesses"));
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
