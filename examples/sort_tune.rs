@@ -1,8 +1,9 @@
 //! The Onesweep sort's tuning sweep: every policy of
 //! `sort::policy::sweep_grid` (digit passes of 256 × {16, 24},
 //! 384 × {12, 16}, 512 × {12, 16} keys, ranked by ballots or by
-//! match-any; the default among them) over u32 keys, u64 keys and u32
-//! keys with u32 values, at 2^24 and 2^28 keys (2^27 for u64).
+//! match-any; each case's default, `OnesweepPolicy::default_for`, among
+//! them) over u32 keys, u64 keys and u32 keys with u32 values, at 2^24
+//! and 2^28 keys (2^27 for u64).
 //!
 //! Per case and size: uniformly random keys (every bit pattern), drawn once
 //! on the host by every core (there is no device random fill); the
@@ -15,7 +16,7 @@
 //! are the input positions, each key equal to the input's key at its
 //! value, ties in increasing value (stable) and the values the same
 //! multiset as 0 … n − 1. One line per policy, fastest first, with its
-//! time relative to the default; the exit status is 2 when any check
+//! time relative to the case's default; the exit status is 2 when any check
 //! failed.
 //!
 //! ```sh
