@@ -56,6 +56,15 @@ __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
     return (u32)(image >> shift) & ((1u << width) - 1u);
 }
 
+// The digit of a tile item's key, or SORT_RADIX for an item index past
+// the tile's `tile_count` keys (a lane without a key).
+template <typename K>
+__device__ __forceinline__ u32 sort_item_digit(K key, u32 idx, u32 tile_count, bool descending,
+                                               u32 shift, u32 width) {
+    return idx < tile_count ? sort_digit_of(ordered_radix<K>(key, descending), shift, width)
+                            : (u32)SORT_RADIX;
+}
+
 // Digit offsets of one pass's first portion, by a block of BLOCK ≥ 256
 // threads, thread d < 256: offsets[pass · portions · 256 + d] = the keys of
 // digits < d (threads past 255 add nothing to the scan and write nothing)
@@ -257,17 +266,13 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        const u32 digit = idx < tile_count
-                              ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
-                              : (u32)SORT_RADIX;
+        const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
         slot[j] = warp_digit_peers(digit, !full_tile);
     }
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        const u32 digit = idx < tile_count
-                              ? sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)
-                              : (u32)SORT_RADIX;
+        const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
         slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
     }
     __syncthreads();
