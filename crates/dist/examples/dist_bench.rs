@@ -26,8 +26,8 @@
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
 //! groups, leaving each rank its bucket and rebalanced into even blocks,
-//! each with the received runs sorted again (`RunOrder::Resort`, the
-//! default) and merged (`RunOrder::Merge`). The time is
+//! each with the received runs sorted again (`RunOrder::Resort`) and
+//! merged (`RunOrder::Merge`, the default). The time is
 //! again the slowest rank's median (the sort's two host synchronisations
 //! included); GB/s counts the keys once (n·4 bytes per time). Every
 //! result is gathered and compared with the single-GPU sort, bit for bit.

@@ -55,14 +55,14 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     let sorted = model(shards, options).expect("the model runs");
     prop_assert_eq!(sorted.len(), world);
     prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
-    // Merge rounds instead of the second sort: the same shards.
+    // The second sort instead of the default merge rounds: the same shards.
     let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
-    let merge = SampleSortPolicy {
-        run_order: RunOrder::Merge,
+    let resort = SampleSortPolicy {
+        run_order: RunOrder::Resort,
     };
-    let (merged, _) = model_pairs_with(shards, &units, options, &merge).expect("the model runs");
-    for (rank, (m, r)) in merged.iter().zip(&sorted).enumerate() {
-        prop_assert_eq!(bits_of(m), bits_of(r), "rank {} merged", rank);
+    let (resorted, _) = model_pairs_with(shards, &units, options, &resort).expect("the model runs");
+    for (rank, (m, r)) in resorted.iter().zip(&sorted).enumerate() {
+        prop_assert_eq!(bits_of(m), bits_of(r), "rank {} re-sorted", rank);
     }
     // Regular sampling: no bucket far above n / world.
     let s = samples_per_rank(world);
@@ -166,8 +166,8 @@ proptest! {
         let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
         prop_assert_eq!(v.concat(), expected.clone());
         prop_assert_eq!(k.concat(), expected.iter().map(|&i| data[i]).collect::<Vec<_>>());
-        let merge = SampleSortPolicy { run_order: RunOrder::Merge };
-        let (_, v) = model_pairs_with(&keys, &values, &opts, &merge).expect("the model runs");
+        let resort = SampleSortPolicy { run_order: RunOrder::Resort };
+        let (_, v) = model_pairs_with(&keys, &values, &opts, &resort).expect("the model runs");
         prop_assert_eq!(v.concat(), expected);
     }
 
