@@ -42,12 +42,7 @@ fn lengths() -> Vec<usize> {
 }
 
 fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    eprintln!("seed = {:#x}", nanos | 1);
-    nanos | 1
+    parprims_testkit::testing::logged_seed()
 }
 
 /// Exact sum in f64 and the sum of magnitudes, for float tolerances.

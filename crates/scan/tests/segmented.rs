@@ -126,12 +126,7 @@ fn validation_refuses_bad_lengths_and_wide_types() {
 }
 
 fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    eprintln!("seed = {:#x}", nanos | 1);
-    nanos | 1
+    parprims_testkit::testing::logged_seed()
 }
 
 /// Tile of the segmented scan of 4-byte values (256 × 32).

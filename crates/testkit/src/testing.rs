@@ -65,6 +65,14 @@ pub fn nanos_stamp() -> u64 {
         .as_nanos() as u64
 }
 
+/// A random seed from the clock (odd, so never zero), printed on stderr so
+/// a failing test can be replayed with it.
+pub fn logged_seed() -> u64 {
+    let seed = nanos_stamp() | 1;
+    eprintln!("seed = {seed:#x}");
+    seed
+}
+
 /// Runs the ignored test `test` of the current test binary alone in a
 /// child process, with `env` set; its output, which the parent checks
 /// (see [`assert_child_passed`]).

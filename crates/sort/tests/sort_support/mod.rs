@@ -15,12 +15,7 @@ pub fn gpu() -> Gpu {
 
 /// A seed from the clock, printed so a failure can be replayed.
 pub fn seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5eed);
-    eprintln!("seed = {:#x}", nanos | 1);
-    nanos | 1
+    parprims_testkit::testing::logged_seed()
 }
 
 /// The bytes of `values`.
