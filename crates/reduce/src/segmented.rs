@@ -7,19 +7,25 @@
 //!   block and thread gets the same number of segments + values, so one
 //!   segment of n values and n segments of one value both run at the rate
 //!   of their bytes.
-//! - **Launches.** Three (`kernels/cuda/reduce/segmented.cu`): a partition
-//!   (one thread per tile boundary searches its diagonal), the tiles (values
-//!   staged coalesced in shared memory, each thread folds its share, a
-//!   keyed block scan joins segments that cross threads, every segment
-//!   ending in the tile is stored), and a one-block fix-up that folds the
+//! - **Launches.** Three, or four past [`FIXUP_CHUNK`] tiles
+//!   (`kernels/cuda/reduce/segmented.cu`): a partition (one thread per tile
+//!   boundary searches its diagonal), the tiles (values staged coalesced in
+//!   shared memory, each thread searches where its steps begin and folds
+//!   them, a keyed block scan joins segments that cross threads, every
+//!   segment ending in the tile is stored), and the fix-up that folds the
 //!   carries of blocks that ended inside a segment in front of its stored
-//!   value (`out[s] = carries ⊕ out[s]`, order kept). The coordinates and
-//!   carries are words of the scratch arena ([`Gpu::with_scratch_words`],
+//!   value (`out[s] = carries ⊕ out[s]`, order kept). The fix-up is a grid
+//!   of chunks of [`FIXUP_CHUNK`] carries, each applying the segments whose
+//!   carries lie inside it and leaving its first and last run as two
+//!   summary carries, then one block folding the summaries; carries that
+//!   fit one chunk go to that block directly. The coordinates, carries and
+//!   summaries are words of the scratch arena ([`Gpu::with_scratch_words`],
 //!   [`scratch_words`] of them), written before they are read: after the
 //!   first call at a size, a call allocates nothing and sets nothing.
 //! - **Work** n + segments steps; **bytes moved**
 //!   [`segmented_reduce_bytes_moved`]: the values once, the offsets once,
-//!   out once (plus 16 bytes per tile of carries and 8 of coordinates).
+//!   out once (plus 16 bytes per tile of carries, 8 of coordinates, and 32
+//!   per chunk of summaries).
 //! - **Types**: the 4- and 8-byte ones (`i32 u32 f32 i64 u64 f64`), any
 //!   operator (built-in or [`CustomOp`](gpu_core::CustomOp)) that is
 //!   associative; it need not be commutative. Offsets `u32` or `u64`.
@@ -45,6 +51,29 @@ const BLOCK_THREADS: u32 = 256;
 const PARTITION_THREADS: u32 = 256;
 /// Threads of the one-block fix-up.
 const FIXUP_THREADS: u32 = 1024;
+/// Threads per block of the fix-up's chunks.
+const CHUNK_THREADS: u32 = 256;
+/// Carries per thread of a fix-up chunk.
+const CHUNK_ITEMS: u32 = 4;
+/// Carries per chunk of the fix-up: past this many tiles, a grid of chunks
+/// applies the runs inside each chunk before one block folds the rest.
+pub const FIXUP_CHUNK: u64 = CHUNK_THREADS as u64 * CHUNK_ITEMS as u64;
+
+/// Summary carries of a call of `tiles` tiles: two per fix-up chunk when
+/// there is more than one chunk, none otherwise.
+///
+/// ```
+/// use reduce::segmented::{summary_carries, FIXUP_CHUNK};
+/// assert_eq!(summary_carries(FIXUP_CHUNK), 0);
+/// assert_eq!(summary_carries(FIXUP_CHUNK + 1), 4);
+/// ```
+pub const fn summary_carries(tiles: u64) -> u64 {
+    if tiles > FIXUP_CHUNK {
+        2 * tiles.div_ceil(FIXUP_CHUNK)
+    } else {
+        0
+    }
+}
 
 /// Carries per fix-up thread per round: 16 for 4-byte values, 8 for 8-byte
 /// ones (16 keys and 16 8-byte values spill past the 64 registers a
@@ -214,11 +243,13 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
     let kernels = [
         kernel::<T, O, Off>(gpu, op, Entry::Partition)?,
         kernel::<T, O, Off>(gpu, op, Entry::Tiles)?,
+        kernel::<T, O, Off>(gpu, op, Entry::FixupChunks)?,
         kernel::<T, O, Off>(gpu, op, Entry::Fixup)?,
     ];
     // SAFETY: the partition writes every coordinate 0..=tiles before the
     // tiles read them; every tile writes its carry before the fix-up reads
-    // it (stream order); nothing else is read.
+    // it, and every chunk writes its two summaries before the last launch
+    // reads them (stream order); nothing else is read.
     unsafe {
         gpu.with_scratch_words(words, |scratch, _| {
             launch_on(gpu, &kernels, values, offsets, out, tiles, scratch)
@@ -227,23 +258,33 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
 }
 
 /// Scratch words of a call of `tiles` tiles with values of `value_bytes`:
-/// the coordinates (tiles + 1), the carry keys (tiles), then the carry
-/// values (tiles, rounded up to whole words).
+/// the coordinates (tiles + 1), the carry keys (tiles), the carry values
+/// (tiles, rounded up to whole words), then the summary keys and values
+/// ([`summary_carries`] of each, the values rounded up to whole words).
 ///
 /// ```
-/// assert_eq!(reduce::segmented::scratch_words(1, 4), 2 + 1 + 1);
-/// assert_eq!(reduce::segmented::scratch_words(5, 4), 6 + 5 + 3);
+/// use reduce::segmented::{scratch_words, FIXUP_CHUNK};
+/// assert_eq!(scratch_words(1, 4), 2 + 1 + 1);
+/// assert_eq!(scratch_words(5, 4), 6 + 5 + 3);
+/// let tiles = 3 * FIXUP_CHUNK;
+/// assert_eq!(scratch_words(tiles, 8), (tiles + 1) + 2 * tiles + 6 + 6);
 /// ```
 pub fn scratch_words(tiles: u64, value_bytes: usize) -> u64 {
-    (tiles + 1) + tiles + (tiles * value_bytes as u64).div_ceil(8)
+    let summaries = summary_carries(tiles);
+    (tiles + 1)
+        + tiles
+        + (tiles * value_bytes as u64).div_ceil(8)
+        + summaries
+        + (summaries * value_bytes as u64).div_ceil(8)
 }
 
-/// The three launches of `kernels` (partition, tiles, fix-up) over `tiles`
-/// tiles, the temporaries carved from `scratch` ([`scratch_words`] words).
-/// Arguments checked by the caller.
+/// The launches of `kernels` (partition, tiles, fix-up chunks when there
+/// is more than one, fix-up) over `tiles` tiles, the temporaries carved
+/// from `scratch` ([`scratch_words`] words). Arguments checked by the
+/// caller.
 fn launch_on<T: Element, Off: SegmentOffset>(
     gpu: &Gpu,
-    [partition, tiles_kernel, fixup]: &[Kernel; 3],
+    [partition, tiles_kernel, fixup_chunks, fixup]: &[Kernel; 4],
     values: DeviceView<'_, T>,
     offsets: DeviceView<'_, Off>,
     mut out: DeviceViewMut<'_, T>,
@@ -255,7 +296,12 @@ fn launch_on<T: Element, Off: SegmentOffset>(
     let tiles_len = tiles as usize;
     let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
     let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
-    let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
+    let value_words = (tiles * T::BYTES as u64).div_ceil(8) as usize;
+    let (carry_words, rest) = rest.split_at_mut(value_words)?;
+    let mut carry_values = carry_words.into_elements::<T>()?.into_slice(..tiles_len)?;
+    let summaries = summary_carries(tiles) as usize;
+    let (mut summary_keys, rest) = rest.split_at_mut(summaries)?;
+    let mut summary_values = rest.into_elements::<T>()?.into_slice(..summaries)?;
 
     let (config, _) = grid_1d(tiles + 1, PARTITION_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
@@ -293,15 +339,44 @@ fn launch_on<T: Element, Off: SegmentOffset>(
     // carries below tiles; static shared memory only.
     unsafe { gpu.launch(tiles_kernel, config, &args)? };
 
+    if summaries > 0 {
+        let (config, chunks) = grid_1d(tiles, CHUNK_THREADS, CHUNK_ITEMS, 0)?;
+        debug_assert_eq!(2 * chunks, summaries as u64);
+        let mut args = KernelArgs::new();
+        args.input(&carry_keys.as_view())
+            .input(&carry_values.as_view())
+            .scalar(tiles)
+            .output(&mut out)
+            .scalar(segments)
+            .output(&mut summary_keys)
+            .output(&mut summary_values);
+        // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles,
+        // T* out, u64 segments, u64* summary_keys, T* summary_values); block
+        // c reads the carries [c·FIXUP_CHUNK, min((c + 1)·FIXUP_CHUNK,
+        // tiles)) and writes summaries 2c and 2c + 1 (2·chunks of them);
+        // keys at or past segments are skipped.
+        unsafe { gpu.launch(fixup_chunks, config, &args)? };
+    }
+    // The one-block fold: over the summaries, or the carries themselves.
+    let (keys, values, count) = if summaries > 0 {
+        (
+            summary_keys.as_view(),
+            summary_values.as_view(),
+            summaries as u64,
+        )
+    } else {
+        (carry_keys.as_view(), carry_values.as_view(), tiles)
+    };
     let (config, _) = grid_1d(FIXUP_THREADS as u64, FIXUP_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
-    args.input(&carry_keys.as_view())
-        .input(&carry_values.as_view())
-        .scalar(tiles)
+    args.input(&keys)
+        .input(&values)
+        .scalar(count)
         .output(&mut out)
         .scalar(segments);
     // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T*
-    // out, u64 segments); one block; keys at or past segments are skipped.
+    // out, u64 segments) with `count` carries; one block; keys at or past
+    // segments are skipped.
     unsafe { gpu.launch(fixup, config, &args) }
 }
 
@@ -309,6 +384,7 @@ fn launch_on<T: Element, Off: SegmentOffset>(
 enum Entry {
     Partition,
     Tiles,
+    FixupChunks,
     Fixup,
 }
 
@@ -321,6 +397,7 @@ fn entry_name<T: Element, O: Operator<T>, Off: SegmentOffset>(op: &O, entry: Ent
     let kind = match entry {
         Entry::Partition => "partition",
         Entry::Tiles => "tiles",
+        Entry::FixupChunks => "fixup_chunks",
         Entry::Fixup => "fixup",
     };
     format!(
@@ -331,7 +408,7 @@ fn entry_name<T: Element, O: Operator<T>, Off: SegmentOffset>(op: &O, entry: Ent
     )
 }
 
-/// Adds the three entries of `op` (its functor `op_{name}` already in the
+/// Adds the four entries of `op` (its functor `op_{name}` already in the
 /// module) to `module`.
 fn add_entries<T: Element, O: Operator<T>, Off: SegmentOffset>(
     module: ModuleSource,
@@ -360,6 +437,18 @@ fn add_entries<T: Element, O: Operator<T>, Off: SegmentOffset>(
             Some(BLOCK_THREADS),
         )
         .entry(
+            entry_name::<T, O, Off>(op, Entry::FixupChunks),
+            &format!(
+                "const u64* carry_keys, const {t}* carry_values, u64 tiles, {t}* out, \
+                 u64 segments, u64* summary_keys, {t}* summary_values"
+            ),
+            &format!(
+                "segmented_reduce_fixup_chunks<{t}, {functor}>(carry_keys, carry_values, tiles, \
+                 out, segments, summary_keys, summary_values)"
+            ),
+            Some(CHUNK_THREADS),
+        )
+        .entry(
             entry_name::<T, O, Off>(op, Entry::Fixup),
             &format!(
                 "const u64* carry_keys, const {t}* carry_values, u64 tiles, {t}* out, u64 segments"
@@ -378,6 +467,8 @@ fn headers<T: Element>(name: String) -> ModuleSource {
         .define("SEGMENTED_ITEMS", items_per_thread(T::BYTES))
         .define("SEGMENTED_FIXUP_BLOCK", FIXUP_THREADS)
         .define("SEGMENTED_FIXUP_ITEMS", fixup_items(T::BYTES))
+        .define("SEGMENTED_CHUNK_BLOCK", CHUNK_THREADS)
+        .define("SEGMENTED_CHUNK_ITEMS", CHUNK_ITEMS)
         .source(parprims_kernels::MERGE_PATH)
         .source(parprims_kernels::REDUCE_SEGMENTED)
 }
@@ -439,7 +530,7 @@ fn custom_fingerprint<T: Element, O: Operator<T>>(op: &O) -> String {
 /// use gpu_core::CustomOp;
 /// let op = CustomOp::<i32>::new("absmax", "max(abs(a), abs(b))", 0, |a: i32, b: i32| a.abs().max(b.abs())).unwrap();
 /// let module = reduce::segmented::custom_module::<i32, _, u32>(&op);
-/// assert_eq!(module.entries().len(), 3);
+/// assert_eq!(module.entries().len(), 4);
 /// ```
 pub fn custom_module<T: Element, O: Operator<T>, Off: SegmentOffset>(op: &O) -> ModuleSource {
     let fingerprint = custom_fingerprint::<T, O>(op);

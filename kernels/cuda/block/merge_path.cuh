@@ -93,53 +93,53 @@ __device__ __forceinline__ u32 merge_path_search_shared(u32 diagonal, const u32*
 // Keyed carries. (k1, v1) ∘ (k2, v2) = (k2, k1 == k2 ? v1 ⊕ v2 : v2): for
 // keys that never decrease along the sequence this is associative, and the
 // fold of a prefix is the fold of its trailing run of equal keys.
-template <typename V, typename Op>
-__device__ __forceinline__ void keyed_fold(u64 left_key, V left, u64 right_key, V& right) {
+template <typename V, typename Op, typename K>
+__device__ __forceinline__ void keyed_fold(K left_key, V left, K right_key, V& right) {
     if (left_key == right_key) right = Op::combine(left, right);
 }
 
-// Block-wide exclusive scan of keyed carries, one per thread, keys
-// non-decreasing with the thread index. Warp shuffles (Hillis–Steele: a
-// partial's key is always its last item's key, so only the values move),
-// warp totals through shared memory, each thread folding the totals of the
-// warps before it. One __syncthreads; the caller syncs before reusing
-// `storage`.
-template <typename V, typename Op, int BLOCK_THREADS>
+// Block-wide exclusive scan of keyed carries, one per thread, keys (K: u32
+// or u64) non-decreasing with the thread index. Warp shuffles
+// (Hillis–Steele: a partial's key is always its last item's key, so only
+// the values move), warp totals through shared memory, each thread folding
+// the totals of the warps before it. One __syncthreads; the caller syncs
+// before reusing `storage`.
+template <typename V, typename Op, int BLOCK_THREADS, typename K = u64>
 struct BlockKeyedScan {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS >= 32 && BLOCK_THREADS <= 1024,
                   "BLOCK_THREADS must be a multiple of 32 from 32 to 1024");
     static constexpr int WARPS = BLOCK_THREADS / 32;
 
     struct Storage {
-        u64 keys[WARPS];
+        K keys[WARPS];
         V values[WARPS];
     };
 
     // Sets (prefix_key, prefix) to the fold of threads [0, t) and returns
     // whether there is one (t > 0); (aggregate_key, aggregate) receive the
     // fold of the whole block in every thread.
-    static __device__ __forceinline__ bool exclusive_scan(u64 key, V value, Storage& storage,
-                                                          u64& prefix_key, V& prefix,
-                                                          u64& aggregate_key, V& aggregate) {
+    static __device__ __forceinline__ bool exclusive_scan(K key, V value, Storage& storage,
+                                                          K& prefix_key, V& prefix,
+                                                          K& aggregate_key, V& aggregate) {
         const int lane = (int)(threadIdx.x & 31u);
         const int warp = (int)(threadIdx.x >> 5);
         V inclusive = value;
 #pragma unroll
         for (int offset = 1; offset < 32; offset <<= 1) {
-            const u64 lower_key = __shfl_up_sync(0xffffffffu, key, offset);
+            const K lower_key = __shfl_up_sync(0xffffffffu, key, offset);
             const V lower = __shfl_up_sync(0xffffffffu, inclusive, offset);
             if (lane >= offset) keyed_fold<V, Op>(lower_key, lower, key, inclusive);
         }
-        const u64 lane_prefix_key = __shfl_up_sync(0xffffffffu, key, 1);
+        const K lane_prefix_key = __shfl_up_sync(0xffffffffu, key, 1);
         const V lane_prefix = __shfl_up_sync(0xffffffffu, inclusive, 1);
         if (lane == 31) {
             storage.keys[warp] = key;
             storage.values[warp] = inclusive;
         }
         __syncthreads();
-        u64 running_key = storage.keys[0];
+        K running_key = storage.keys[0];
         V running = storage.values[0];
-        u64 warp_prefix_key = running_key;
+        K warp_prefix_key = running_key;
         V warp_prefix = running;
 #pragma unroll
         for (int w = 1; w < WARPS; ++w) {
@@ -148,7 +148,7 @@ struct BlockKeyedScan {
                 warp_prefix = running;
             }
             V next = storage.values[w];
-            const u64 next_key = storage.keys[w];
+            const K next_key = storage.keys[w];
             keyed_fold<V, Op>(running_key, running, next_key, next);
             running_key = next_key;
             running = next;
@@ -200,13 +200,15 @@ __device__ __forceinline__ void merge_path_partition(const Off* offsets, u64 seg
     coordinates[t] = merge_path_search(diagonal, offsets, segments, items, base);
 }
 
-// Shared memory of one merge-path tile.
+// Shared memory of one merge-path tile: its items and its segment ends
+// share TILE slots (a tile's items + segments are at most TILE): the items
+// in slots [0, tile_items), then the ends as u32 from slot tile_items on.
 template <typename V, typename Op, int BLOCK_THREADS, int ITEMS>
 struct MergePathTileStorage {
+    static_assert(sizeof(V) % sizeof(u32) == 0, "a slot holds whole u32 ends");
     static constexpr int TILE = BLOCK_THREADS * ITEMS;
-    V items[TILE];
-    u32 ends[TILE];
-    typename BlockKeyedScan<V, Op, BLOCK_THREADS>::Storage scan;
+    V slots[TILE];
+    typename BlockKeyedScan<V, Op, BLOCK_THREADS, u32>::Storage scan;
 };
 
 // One merge-path tile: block `tile` of the path over `segments` segments
@@ -218,6 +220,13 @@ struct MergePathTileStorage {
 // tile: earlier blocks' parts arrive in the fix-up), exactly once per
 // segment over the grid. The block's carry goes to carry_keys /
 // carry_values[tile] (key = segments when the path ends in the tile).
+//
+// A thread searches only where its steps begin: walking ITEMS steps from
+// there reaches where the next thread's begin (the merge decides each step
+// from the current segment's end alone). The end of the thread's current
+// segment stays in a register; a thread none of whose ITEMS steps is a
+// segment end (the common case when segments are longer than ITEMS) folds
+// its items with no per-step test.
 template <typename V, typename Op, int BLOCK_THREADS, int ITEMS, typename Off, typename Load,
           typename Store>
 __device__ __forceinline__ void merge_path_tile(
@@ -239,75 +248,126 @@ __device__ __forceinline__ void merge_path_tile(
         segment_end > segment_begin ? (u32)min(segment_end - segment_begin, (u64)TILE) : 0u;
     const u32 tile_items =
         item_end > item_begin ? (u32)min(item_end - item_begin, (u64)(TILE - tile_segments)) : 0u;
-    // 2. Stage the tile's items and segment ends: coalesced, ITEMS loads
-    //    in flight per thread.
+    // 2. Stage the tile's items and segment ends: coalesced, the items' and
+    //    the first ends' loads issued before the first store. Item
+    //    k·BLOCK_THREADS + t is in the tile when k·BLOCK_THREADS <
+    //    tile_items − t. Every item slot is stored (the ones past the items
+    //    with the identity), unpredicated, so the ends go in after a
+    //    barrier. The ends are few when segments are long, up to TILE when
+    //    they are short: batches of ENDS_BATCH per thread. Each is taken as
+    //    segment_end_relative, then relative to the tile's first item and
+    //    clamped to its items; every value fits Off (the ends are clamped
+    //    to base + items, a value of Off).
+    constexpr int ENDS_BATCH = 4;
+    const V* const items_smem = smem.slots;
+    u32* const ends_smem = reinterpret_cast<u32*>(smem.slots + tile_items);
+    const int items_left = (int)tile_items - (int)threadIdx.x;
+    const u64 thread_first_item = base + item_begin + threadIdx.x;
     V staged[ITEMS];
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-        const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
-        if (i < tile_items) staged[k] = load(base + item_begin + i);
+        staged[k] = Op::identity();
+        if (k * BLOCK_THREADS < items_left) staged[k] = load(thread_first_item + k * BLOCK_THREADS);
     }
+    const Off items_end = (Off)(base + items);
+    const Off tile_first = (Off)(base + item_begin);
+    const Off* const thread_ends = offsets + segment_begin + 1 + threadIdx.x;
+    int ends_left = (int)tile_segments - (int)threadIdx.x;
+    Off ends[ENDS_BATCH];
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
-        if (i < tile_items) smem.items[i] = staged[k];
+    for (int k = 0; k < ENDS_BATCH; ++k) {
+        if (k * BLOCK_THREADS < ends_left) ends[k] = thread_ends[k * BLOCK_THREADS];
     }
-    // The ends too: every load issued before the first store.
-    u64 staged_ends[ITEMS];
+    V* const staged_items = smem.slots + threadIdx.x;
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
-        if (i < tile_segments) staged_ends[k] = (u64)offsets[segment_begin + i + 1];
-    }
+    for (int k = 0; k < ITEMS; ++k) staged_items[k * BLOCK_THREADS] = staged[k];
+    if (tile_segments > 0) {  // the same for every thread
+        __syncthreads();
+        u32* staged_ends = ends_smem + threadIdx.x;
+        for (int batch = 0;;) {
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const u32 i = (u32)k * BLOCK_THREADS + threadIdx.x;
-        if (i < tile_segments) {
-            // As segment_end_relative, then relative to the tile's first item.
-            const u64 end = staged_ends[k];
-            u64 relative = end > base ? end - base : 0;
-            relative = relative < items ? relative : items;
-            relative = relative > item_begin ? relative - item_begin : 0;
-            smem.ends[i] = (u32)(relative < tile_items ? relative : tile_items);
+            for (int k = 0; k < ENDS_BATCH; ++k) {
+                if (k * BLOCK_THREADS < ends_left) {
+                    const Off end = min(ends[k], items_end);
+                    staged_ends[k * BLOCK_THREADS] =
+                        end > tile_first ? (u32)min(end - tile_first, (Off)tile_items) : 0u;
+                }
+            }
+            batch += ENDS_BATCH * BLOCK_THREADS;
+            if (batch >= (int)tile_segments) break;
+            ends_left -= ENDS_BATCH * BLOCK_THREADS;
+            staged_ends += ENDS_BATCH * BLOCK_THREADS;
+#pragma unroll
+            for (int k = 0; k < ENDS_BATCH; ++k) {
+                if (k * BLOCK_THREADS < ends_left) ends[k] = thread_ends[batch + k * BLOCK_THREADS];
+            }
         }
     }
     __syncthreads();
-    // 3. This thread's share of the tile.
+    // 3. This thread's share of the tile: `steps` steps from (s, j). Each
+    //    step is an item when j is below the current segment's end (the
+    //    tile's item count once its segments are all consumed), else that
+    //    segment's end. Bounds: an item step has j < next_end ≤ tile_items;
+    //    an end step has s < tile_segments, because with every segment
+    //    consumed the steps left are at most the items left (s + j + steps
+    //    ≤ tile_segments + tile_items).
     const u32 tile_steps = tile_segments + tile_items;
     const u32 step_begin = min((u32)threadIdx.x * (u32)ITEMS, tile_steps);
-    const u32 step_end = min(step_begin + (u32)ITEMS, tile_steps);
-    u32 s = merge_path_search_shared(step_begin, smem.ends, tile_segments, tile_items);
+    const u32 steps = min((u32)ITEMS, tile_steps - step_begin);
+    u32 s = merge_path_search_shared(step_begin, ends_smem, tile_segments, tile_items);
     u32 j = step_begin - s;
-    const u32 s_end = merge_path_search_shared(step_end, smem.ends, tile_segments, tile_items);
-    const u32 j_end = step_end - s_end;
     const u32 first_segment = s;
+    u32 next_end = s < tile_segments ? ends_smem[s] : tile_items;
     bool has_first = false;
     V first = Op::identity();
     V running = Op::identity();
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (j < j_end && (s >= s_end || j < smem.ends[s])) {
-            running = Op::combine(running, smem.items[j]);
-            ++j;
-        } else if (s < s_end) {
-            if (!has_first) {
+    // One step of the walk. An end step hands the running value on: the
+    // thread's first completed segment is held back for the block scan,
+    // the later ones are stored at once.
+    // The item step is branch-free (the load is in bounds either way: j ≤
+    // tile_items, and j = tile_items = TILE only with no segment ends in the
+    // tile); only the rare end step branches.
+    auto step = [&]() {
+        const V item = items_smem[j];
+        const bool take = j < next_end;
+        if (!take) {
+            if (has_first) {
+                store.complete(segment_begin + s, running);
+            } else {
                 has_first = true;
                 first = running;
-            } else {
-                store.complete(segment_begin + s, running);
             }
             running = Op::identity();
             ++s;
+            next_end = s < tile_segments ? ends_smem[s] : tile_items;
         }
+        const V folded = Op::combine(running, item);
+        running = take ? folded : running;
+        j += take ? 1u : 0u;
+    };
+    const bool full = steps == (u32)ITEMS;
+    if (__all_sync(0xffffffffu, full && j + (u32)ITEMS <= next_end)) {
+        // No segment ends in the warp's steps: ITEMS items per thread,
+        // folded in order, every shared load independent.
+        const V* const mine = items_smem + j;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) running = Op::combine(running, mine[k]);
+    } else if (full) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) step();
+    } else {
+        // The path's last tile: fewer steps.
+        for (u32 k = 0; k < steps; ++k) step();
     }
     // 4. The carries of the threads before this one that ended in its first
-    //    segment (thread t − 1 ends where thread t begins).
-    u64 prefix_key = 0, aggregate_key = 0;
+    //    segment (thread t − 1 ends where thread t begins). Keys are tile
+    //    segment indices (u32).
+    u32 prefix_key = 0, aggregate_key = 0;
     V prefix = Op::identity(), aggregate = Op::identity();
-    const bool has_prefix = BlockKeyedScan<V, Op, BLOCK_THREADS>::exclusive_scan(
-        (u64)s, running, smem.scan, prefix_key, prefix, aggregate_key, aggregate);
+    const bool has_prefix = BlockKeyedScan<V, Op, BLOCK_THREADS, u32>::exclusive_scan(
+        s, running, smem.scan, prefix_key, prefix, aggregate_key, aggregate);
     if (has_first) {
-        if (has_prefix && prefix_key == (u64)first_segment) first = Op::combine(prefix, first);
+        if (has_prefix && prefix_key == first_segment) first = Op::combine(prefix, first);
         store.complete(segment_begin + first_segment, first);
     }
     // 5. The block's carry: the segment the tile ends in and its part.
@@ -318,11 +378,107 @@ __device__ __forceinline__ void merge_path_tile(
     }
 }
 
-// The fix-up pass, one block: folds every run of equal carry keys (keys
-// non-decreasing, `carries` of them) and hands each run with a key below
-// `segments` to store.fixup(key, fold), once per key. Threads take ITEMS
-// consecutive carries per round; runs that cross threads or rounds are
-// joined by the keyed block scan and a carry between rounds.
+// The fix-up folds each run of equal carry keys (keys non-decreasing) in
+// index order and hands it to the caller's store, once per key below
+// `segments`: `store.fixup_load(key)` reads the segment's stored value and
+// `store.fixup_store(key, fold, loaded)` writes the fold applied in front of
+// it, so a thread can issue all its reads before its writes.
+//
+// Two passes. fixup_chunk (a grid, one block per CHUNK = BLOCK_THREADS ·
+// ITEMS carries) applies every run that lies inside its chunk, with neither
+// the chunk's first key nor its last, and writes two summary carries per
+// chunk: the fold of the chunk's first run and of its last (the identity
+// when one run fills the chunk), keys kept, so the summaries are again
+// sorted carries. fixup_carries (one block) then folds the summaries: a
+// run that crosses chunks (a segment spanning more than a chunk of tiles)
+// is joined there, its parts in chunk order. A chunk's first or last run
+// that does not cross is a run of one summary (or of one and an identity):
+// applied once, as before.
+
+// Fix-up pass 1, block `chunk` of ⌈carries / CHUNK⌉; thread t holds the
+// ITEMS consecutive carries from chunk · CHUNK + t · ITEMS.
+template <typename V, typename Op, int BLOCK_THREADS, int ITEMS, typename Store>
+__device__ __forceinline__ void fixup_chunk(const u64* carry_keys, const V* carry_values,
+                                            u64 carries, u64 segments, Store& store,
+                                            u64* summary_keys, V* summary_values) {
+    __shared__ typename BlockKeyedScan<V, Op, BLOCK_THREADS>::Storage scan_storage;
+    constexpr u64 CHUNK = (u64)BLOCK_THREADS * ITEMS;
+    const u64 chunk = linear_block_index();
+    const u64 chunk_begin = chunk * CHUNK;
+    if (chunk_begin >= carries) return;
+    const u64 chunk_limit = chunk_begin + CHUNK < carries ? chunk_begin + CHUNK : carries;
+    const u64 first_index = chunk_begin + (u64)threadIdx.x * ITEMS;
+    // ITEMS carries and the key after them; past the chunk: key ~0 (above
+    // every real key, so still sorted).
+    u64 keys[ITEMS + 1];
+    V values[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u64 index = first_index + k;
+        keys[k] = index < chunk_limit ? carry_keys[index] : ~0ull;
+        values[k] = index < chunk_limit ? carry_values[index] : Op::identity();
+    }
+    keys[ITEMS] = first_index + ITEMS < chunk_limit ? carry_keys[first_index + ITEMS] : ~0ull;
+    const u64 first_key = carry_keys[chunk_begin];
+    const u64 last_key = carry_keys[chunk_limit - 1];
+    // Inclusive keyed scan: the thread's own part, then the block's prefix.
+    V inclusive[ITEMS];
+    inclusive[0] = values[0];
+#pragma unroll
+    for (int k = 1; k < ITEMS; ++k) {
+        inclusive[k] = values[k];
+        keyed_fold<V, Op>(keys[k - 1], inclusive[k - 1], keys[k], inclusive[k]);
+    }
+    u64 prefix_key = 0, aggregate_key = 0;
+    V prefix = Op::identity(), aggregate = Op::identity();
+    const bool has_prefix = BlockKeyedScan<V, Op, BLOCK_THREADS>::exclusive_scan(
+        keys[ITEMS - 1], inclusive[ITEMS - 1], scan_storage, prefix_key, prefix, aggregate_key,
+        aggregate);
+    if (has_prefix) {
+        // Only the thread's first run can continue the prefix's run.
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            if (keys[k] == keys[0]) keyed_fold<V, Op>(prefix_key, prefix, keys[k], inclusive[k]);
+        }
+    }
+    // The inner runs, each applied by the thread that holds its last carry:
+    // every read first, then every write.
+    bool apply[ITEMS];
+    V loaded[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        apply[k] = first_index + k < chunk_limit && keys[k + 1] != keys[k] &&
+                   keys[k] != first_key && keys[k] != last_key && keys[k] < segments;
+        if (apply[k]) loaded[k] = store.fixup_load(keys[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        if (apply[k]) store.fixup_store(keys[k], inclusive[k], loaded[k]);
+    }
+    // The summaries: the first run ends where the key first changes (or at
+    // the chunk's last carry); the last run ends at the chunk's last carry.
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u64 index = first_index + k;
+        if (index < chunk_limit && keys[k] == first_key &&
+            (index + 1 == chunk_limit || keys[k + 1] != first_key)) {
+            summary_keys[2 * chunk] = first_key;
+            summary_values[2 * chunk] = inclusive[k];
+        }
+        if (index + 1 == chunk_limit) {
+            summary_keys[2 * chunk + 1] = last_key;
+            summary_values[2 * chunk + 1] =
+                last_key == first_key ? Op::identity() : inclusive[k];
+        }
+    }
+}
+
+// Fix-up pass 2 (and the whole fix-up when the carries fit one chunk), one
+// block: folds every run of equal carry keys (keys non-decreasing,
+// `carries` of them) and applies each run with a key below `segments`, once
+// per key. Threads take ITEMS consecutive carries per round; runs that
+// cross threads or rounds are joined by the keyed block scan and a carry
+// between rounds.
 template <typename V, typename Op, int BLOCK_THREADS, int ITEMS, typename Store>
 __device__ __forceinline__ void fixup_carries(const u64* carry_keys, const V* carry_values,
                                               u64 carries, u64 segments, Store& store) {
@@ -358,7 +514,7 @@ __device__ __forceinline__ void fixup_carries(const u64* carry_keys, const V* ca
                     first_key = key;
                     first = value;
                 } else if (key < segments) {
-                    store.fixup(key, value);
+                    store.fixup_store(key, value, store.fixup_load(key));
                 }
                 key = keys[k];
                 value = values[k];
@@ -378,15 +534,21 @@ __device__ __forceinline__ void fixup_carries(const u64* carry_keys, const V* ca
         }
         if (prefix_key != keys[0]) {
             // That run ended just before this thread's first carry.
-            if (prefix_key < segments) store.fixup(prefix_key, prefix);
+            if (prefix_key < segments) {
+                store.fixup_store(prefix_key, prefix, store.fixup_load(prefix_key));
+            }
         } else if (has_first) {
             first = Op::combine(prefix, first);
         }
-        if (has_first && first_key < segments) store.fixup(first_key, first);
+        if (has_first && first_key < segments) {
+            store.fixup_store(first_key, first, store.fixup_load(first_key));
+        }
         keyed_fold<V, Op>(round_key, round_value, aggregate_key, aggregate);
         round_key = aggregate_key;
         round_value = aggregate;
     }
     // The last run: its segment ends after every carry.
-    if (threadIdx.x == 0 && round_key < segments) store.fixup(round_key, round_value);
+    if (threadIdx.x == 0 && round_key < segments) {
+        store.fixup_store(round_key, round_value, store.fixup_load(round_key));
+    }
 }

@@ -16,24 +16,32 @@
 //!   ends in shared memory (coalesced loads), each thread consumes 7 steps,
 //!   a keyed block scan joins rows that cross threads, finished rows are
 //!   stored as α·sum + β·y, the partial last row is the block's carry; (3)
-//!   fix-up, one block of 1024: every row that earlier blocks carried into
-//!   gets `y[r] += α·(their carries, in block order)`. The coordinates and
-//!   carries are words of the scratch arena ([`Gpu::with_scratch_words`],
-//!   [`merge_scratch_words`] of them), written before they are read: after
-//!   the first call at a size, a call allocates nothing and sets nothing.
-//! - **Work** rows + nnz steps; **steps** per thread 7 + log(tile) + the
-//!   block scan; fix-up ⌈tiles / 16384⌉ rounds (8192 for `f64`).
-//! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries
-//!   and 8 of coordinates (tiles = (rows + nnz) / 1792).
-//! - **Shared memory** per block: 1792 values and 1792 `u32` row ends
-//!   (14 KiB for `f32`, 21 KiB for `f64`).
+//!   fix-up: every row that earlier blocks carried into gets `y[r] +=
+//!   α·(their carries, in block order)`. Past [`MERGE_FIXUP_CHUNK`] tiles
+//!   a grid of chunks applies the rows whose carries lie inside a chunk and
+//!   leaves two summary carries per chunk, then one block of 1024 folds the
+//!   summaries; fewer carries go to that block directly. The coordinates,
+//!   carries and summaries are words of the scratch arena
+//!   ([`Gpu::with_scratch_words`], [`merge_scratch_words`] of them), written
+//!   before they are read: after the first call at a size, a call allocates
+//!   nothing and sets nothing.
+//! - **Work** rows + nnz steps; **steps** per thread 7 + log(row ends in the
+//!   tile) + the block scan; fix-up one round per chunk and one of the
+//!   summaries.
+//! - **Bytes** [`super::spmv_bytes_moved`] plus 16 bytes per tile of carries,
+//!   8 of coordinates, and 2 · (8 + value) per chunk of summaries (tiles =
+//!   (rows + nnz) / 1792).
+//! - **Shared memory** per block: 1792 slots of a value, shared by the
+//!   tile's products and its `u32` row ends (7 KiB for `f32`, 14 KiB for
+//!   `f64`).
 //! - **Deterministic**: the summation order depends only on the matrix.
 
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result};
 
 use super::module::{
-    kernel, SpmvOffset, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS, MERGE_ITEMS, ROW_BLOCK_THREADS,
+    kernel, SpmvOffset, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS,
+    MERGE_ITEMS, ROW_BLOCK_THREADS,
 };
 use super::{CsrParts, SpmvElement};
 
@@ -83,17 +91,46 @@ pub fn merge_path_search(diagonal: u64, offsets: &[u64]) -> u64 {
     lo
 }
 
-/// Scratch words of a merge-path call of `tiles` tiles with values of
-/// `value_bytes`: the coordinates (tiles + 1), the carry keys (tiles),
-/// then the carry values (tiles, rounded up to whole words).
+/// Carries per chunk of the fix-up: past this many tiles, a grid of chunks
+/// applies the rows inside each chunk before one block folds the rest.
+pub const MERGE_FIXUP_CHUNK: u64 = CHUNK_BLOCK_THREADS as u64 * CHUNK_ITEMS as u64;
+
+/// Summary carries of a call of `tiles` tiles: two per fix-up chunk when
+/// there is more than one chunk, none otherwise.
 ///
 /// ```
-/// use linalg::spmv::merge_path::merge_scratch_words;
+/// use linalg::spmv::merge_path::{merge_summary_carries, MERGE_FIXUP_CHUNK};
+/// assert_eq!(merge_summary_carries(MERGE_FIXUP_CHUNK), 0);
+/// assert_eq!(merge_summary_carries(2 * MERGE_FIXUP_CHUNK + 1), 6);
+/// ```
+pub const fn merge_summary_carries(tiles: u64) -> u64 {
+    if tiles > MERGE_FIXUP_CHUNK {
+        2 * tiles.div_ceil(MERGE_FIXUP_CHUNK)
+    } else {
+        0
+    }
+}
+
+/// Scratch words of a merge-path call of `tiles` tiles with values of
+/// `value_bytes`: the coordinates (tiles + 1), the carry keys (tiles), the
+/// carry values (tiles, rounded up to whole words), then the summary keys
+/// and values ([`merge_summary_carries`] of each, the values rounded up to
+/// whole words).
+///
+/// ```
+/// use linalg::spmv::merge_path::{merge_scratch_words, MERGE_FIXUP_CHUNK};
 /// assert_eq!(merge_scratch_words(1, 4), 2 + 1 + 1);
 /// assert_eq!(merge_scratch_words(3, 8), 4 + 3 + 3);
+/// let tiles = MERGE_FIXUP_CHUNK + 1;
+/// assert_eq!(merge_scratch_words(tiles, 4), (tiles + 1) + tiles + (tiles * 4).div_ceil(8) + 4 + 2);
 /// ```
 pub fn merge_scratch_words(tiles: u64, value_bytes: usize) -> u64 {
-    (tiles + 1) + tiles + (tiles * value_bytes as u64).div_ceil(8)
+    let summaries = merge_summary_carries(tiles);
+    (tiles + 1)
+        + tiles
+        + (tiles * value_bytes as u64).div_ceil(8)
+        + summaries
+        + (summaries * value_bytes as u64).div_ceil(8)
 }
 
 pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
@@ -113,11 +150,13 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     let kernels = [
         kernel::<T, O>(gpu, "spmv_merge_partition")?,
         kernel::<T, O>(gpu, "spmv_merge_tiles")?,
+        kernel::<T, O>(gpu, "spmv_merge_fixup_chunks")?,
         kernel::<T, O>(gpu, "spmv_merge_fixup")?,
     ];
     // SAFETY: the partition writes every coordinate 0..=tiles before the
-    // tiles read them, and each tile writes its carry before the fix-up
-    // reads it (stream order); nothing else is read.
+    // tiles read them, each tile writes its carry before the fix-up reads
+    // it, and each chunk writes its two summaries before the last launch
+    // reads them (stream order); nothing else is read.
     unsafe {
         gpu.with_scratch_words(words, |scratch, _| {
             launch_on(gpu, &kernels, a, x, alpha, beta, y, tiles, scratch)
@@ -125,12 +164,13 @@ pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
     }
 }
 
-/// The three launches of `kernels` (partition, tiles, fix-up), the
-/// temporaries carved from `scratch` ([`merge_scratch_words`] words).
+/// The launches of `kernels` (partition, tiles, fix-up chunks when there is
+/// more than one, fix-up), the temporaries carved from `scratch`
+/// ([`merge_scratch_words`] words).
 #[allow(clippy::too_many_arguments)]
 fn launch_on<T: SpmvElement, O: SpmvOffset>(
     gpu: &Gpu,
-    [partition, tile_kernel, fixup]: &[Kernel; 3],
+    [partition, tile_kernel, fixup_chunks, fixup]: &[Kernel; 4],
     a: &CsrParts<'_, T, O>,
     x: DeviceView<'_, T>,
     alpha: T,
@@ -143,7 +183,12 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     let tiles_len = tiles as usize;
     let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
     let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
-    let mut carry_values = rest.into_elements::<T>()?.into_slice(..tiles_len)?;
+    let value_words = (tiles * T::BYTES as u64).div_ceil(8) as usize;
+    let (carry_words, rest) = rest.split_at_mut(value_words)?;
+    let mut carry_values = carry_words.into_elements::<T>()?.into_slice(..tiles_len)?;
+    let summaries = merge_summary_carries(tiles) as usize;
+    let (mut summary_keys, rest) = rest.split_at_mut(summaries)?;
+    let mut summary_values = rest.into_elements::<T>()?.into_slice(..summaries)?;
 
     let (config, _) = grid_1d(tiles + 1, ROW_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
@@ -185,16 +230,46 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // shared memory only.
     unsafe { gpu.launch(tile_kernel, config, &args)? };
 
+    if summaries > 0 {
+        let (config, chunks) = grid_1d(tiles, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, 0)?;
+        debug_assert_eq!(2 * chunks, summaries as u64);
+        let mut args = KernelArgs::new();
+        args.input(&carry_keys.as_view())
+            .input(&carry_values.as_view())
+            .scalar(tiles)
+            .output(&mut y)
+            .scalar(rows)
+            .scalar(alpha)
+            .output(&mut summary_keys)
+            .output(&mut summary_values);
+        // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles,
+        // T* y, u64 rows, T alpha, u64* summary_keys, T* summary_values);
+        // block c reads the carries [c·MERGE_FIXUP_CHUNK,
+        // min((c + 1)·MERGE_FIXUP_CHUNK, tiles)) and writes summaries 2c and
+        // 2c + 1 (2·chunks of them); keys below rows index y, the others are
+        // skipped.
+        unsafe { gpu.launch(fixup_chunks, config, &args)? };
+    }
+    // The one-block fold: over the summaries, or the carries themselves.
+    let (keys, values, count) = if summaries > 0 {
+        (
+            summary_keys.as_view(),
+            summary_values.as_view(),
+            summaries as u64,
+        )
+    } else {
+        (carry_keys.as_view(), carry_values.as_view(), tiles)
+    };
     let (config, _) = grid_1d(FIXUP_BLOCK_THREADS as u64, FIXUP_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
-    args.input(&carry_keys.as_view())
-        .input(&carry_values.as_view())
-        .scalar(tiles)
+    args.input(&keys)
+        .input(&values)
+        .scalar(count)
         .output(&mut y)
         .scalar(rows)
         .scalar(alpha);
     // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T* y,
-    // u64 rows, T alpha); one block; keys below rows index y, the others
-    // are skipped.
+    // u64 rows, T alpha) with `count` carries; one block; keys below rows
+    // index y, the others are skipped.
     unsafe { gpu.launch(fixup, config, &args) }
 }

@@ -17,7 +17,11 @@ pub(crate) const MERGE_BLOCK_THREADS: u32 = 256;
 pub(crate) const MERGE_ITEMS: u32 = 7;
 /// Threads of the one-block fix-up.
 pub(crate) const FIXUP_BLOCK_THREADS: u32 = 1024;
-/// Carries per fix-up thread per round: 16 for 4-byte values, 8 for 8-byte
+/// Threads per block of the fix-up's chunks.
+pub(crate) const CHUNK_BLOCK_THREADS: u32 = 256;
+/// Carries per thread of a fix-up chunk.
+pub(crate) const CHUNK_ITEMS: u32 = 4;
+/// Carries per thread per round of the one-block fix-up: 16 for 4-byte values, 8 for 8-byte
 /// ones (16 keys and 16 8-byte values spill past the 64 registers a
 /// 1024-thread block allows).
 pub(crate) const fn fixup_items(value_bytes: usize) -> u32 {
@@ -49,6 +53,8 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
         .define("SPMV_MERGE_ITEMS", MERGE_ITEMS)
         .define("SPMV_FIXUP_BLOCK", FIXUP_BLOCK_THREADS)
         .define("SPMV_FIXUP_ITEMS", fixup_items(T::BYTES))
+        .define("SPMV_CHUNK_BLOCK", CHUNK_BLOCK_THREADS)
+        .define("SPMV_CHUNK_ITEMS", CHUNK_ITEMS)
         .source(parprims_kernels::MERGE_PATH)
         .source(parprims_kernels::SPMV_COMMON)
         .source(parprims_kernels::SPMV_SCALAR)
@@ -84,6 +90,18 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
                  carry_values, rows, nnz, tiles, alpha, beta)"
             ),
             Some(MERGE_BLOCK_THREADS),
+        )
+        .entry(
+            entry::<T, O>("spmv_merge_fixup_chunks"),
+            &format!(
+                "const u64* carry_keys, const {t}* carry_values, u64 tiles, {t}* y, u64 rows, \
+                 {t} alpha, u64* summary_keys, {t}* summary_values"
+            ),
+            &format!(
+                "spmv_merge_fixup_chunks<{t}>(carry_keys, carry_values, tiles, y, rows, alpha, \
+                 summary_keys, summary_values)"
+            ),
+            Some(CHUNK_BLOCK_THREADS),
         )
         .entry(
             entry::<T, O>("spmv_merge_fixup"),
