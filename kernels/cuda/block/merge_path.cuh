@@ -19,18 +19,21 @@
 //   2. its items loaded coalesced into shared memory through the caller's
 //      Load functor (a value, or a product val·x[col] for SpMV), and the
 //      ends of the segments that finish in the tile, relative to the tile's
-//      first item;
-//   3. each thread searches its own diagonal in shared memory and consumes
-//      its ITEMS steps in order: an item is folded into the running value,
-//      a segment end hands the value on (the thread's first completed
-//      segment is held back, the later ones are stored at once);
+//      first item, in the same TILE slots after the items;
+//   3. each thread searches its own first diagonal in shared memory (its
+//      last is where the walk ends) and consumes its ITEMS steps in order:
+//      an item is folded into the running value, a segment end hands the
+//      value on (the thread's first completed segment is held back, the
+//      later ones are stored at once); a warp none of whose steps is a
+//      segment end folds its items with no per-step test;
 //   4. a block-wide scan of the threads' carries (segment, partial value),
 //      keyed by segment, gives each thread the fold of the threads before it
 //      that ended in its first segment; that segment is then stored;
 //   5. the block's own carry (the segment it ends in and its partial value)
-//      is written for the fix-up pass, which folds the carries of every
-//      block that ended in a segment into that segment's stored value
-//      (fixup_carries, one block).
+//      is written for the fix-up, which folds the carries of every block
+//      that ended in a segment into that segment's stored value: a grid of
+//      chunks of carries (fixup_chunk), then one block over two summaries
+//      per chunk (fixup_carries).
 //
 // Requirements: 1-D blocks, BLOCK_THREADS a multiple of 32 up to 1024; V a
 // type __shfl_up_sync takes (i32 u32 i64 u64 f32 f64); Op a functor with
@@ -39,8 +42,8 @@
 //
 // Robustness: offsets that decrease or pass n break the caller's contract
 // and give meaningless values, but every global and shared access stays in
-// bounds: items are clamped to [base, n) and every consumed step is checked
-// against the thread's end coordinates.
+// bounds: items are clamped to [base, n), the ends to the tile's items, and
+// a walk reads only slots below TILE (see merge_path_tile).
 #pragma once
 
 // The segment coordinate of `diagonal` on the merge path: the number of
