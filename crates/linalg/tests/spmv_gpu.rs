@@ -1,7 +1,8 @@
 //! GPU tests of CSR SpMV: every method against the CPU reference on random
 //! matrices with empty rows, one dense row, duplicate columns, f32 and f64,
 //! α and β; shapes around the merge-path tile; the benchmark's generated
-//! kinds; bad arguments (typed error, nothing written). One test past 2^31
+//! kinds; more tiles than one fix-up chunk (a giant row's carries across
+//! chunks); bad arguments (typed error, nothing written). One test past 2^31
 //! non-zeros (64-bit offsets) is best run alone:
 //! `cargo test --release -p parprims-linalg --test spmv_gpu past_2_31 -- --ignored`.
 //!
@@ -9,7 +10,7 @@
 
 use gpu_core::{DeviceBuffer, Error, Gpu};
 use linalg::spmv::generate::{generate, generate_x, RowLengths, SEED};
-use linalg::spmv::merge_path::merge_tile_steps;
+use linalg::spmv::merge_path::{merge_tile_steps, MERGE_FIXUP_CHUNK};
 use linalg::spmv::{CsrMatrix, CsrOffsets, HostCsr, SpmvAlgorithm, SpmvElement};
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
@@ -189,6 +190,43 @@ fn shapes_around_the_tile() {
             values,
         };
         check_all(&gpu, &a, &small_x::<f64>(1000, 3), 1.0, 0.0, true);
+    }
+}
+
+/// More merge-path tiles than one fix-up chunk holds, so that the chunks and
+/// their summaries run: one giant row whose carries cross chunks, rows of
+/// exactly one tile, millions of one-entry rows.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn carries_across_fixup_chunks() {
+    let gpu = gpu();
+    let tile = merge_tile_steps() as usize;
+    let chunk_steps = MERGE_FIXUP_CHUNK as usize * tile;
+X
+    // exact: multiples of 1/8 times small x).
+    let nnz = 5 * chunk_steps / 2;
+    let rows = 3000;
+    let mut offsets = vec![0u64; rows + 1];
+    for offset in &mut offsets[1500..] {
+        *offset = nnz as u64;
+    }
+    let columns: Vec<i32> = (0..nnz).map(|k| (k % 1000) as i32).collect();
+    let values: Vec<f64> = (0..nnz).map(|k| ((k % 9) as f64 - 4.0) / 8.0).collect();
+    let a = HostCsr {
+        rows,
+        cols: 1000,
+        offsets,
+        columns,
+        values,
+    };
+    check_all(&gpu, &a, &small_x::<f64>(1000, 5), 1.0, 0.0, true);
+    check_all(&gpu, &a, &small_x::<f64>(1000, 6), 2.0, -0.5, true);
+    // Rows of exactly one tile (non-zeros + end), and rows of one entry.
+    for (rows, per_row) in [(3000, tile - 1), (1 << 21, 1)] {
+        let cols = 4096;
+        let a = generate::<f32>(rows, cols, RowLengths::Uniform(per_row), SEED ^ rows as u64);
+        let x = generate_x::<f32>(cols, SEED);
+        check_all(&gpu, &a, &x, 1.0, 0.0, false);
     }
 }
 

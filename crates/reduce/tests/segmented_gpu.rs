@@ -2,15 +2,17 @@
 //! random segment lengths with empty segments, one segment of n, n segments
 //! of one, one giant segment among short ones, lengths around a tile,
 //! offsets not starting at 0, u32 and u64 offsets, i32 exactly, f32 and
-//! f64 within a rounding bound, a non-commutative custom operator, and bad
-//! arguments (typed error, nothing written).
+//! f64 within a rounding bound, a non-commutative custom operator, shapes
+//! whose carries fill several fix-up chunks (one run of carries across
+//! chunks, segments of exactly one tile, empty segments at chunk
+//! boundaries), and bad arguments (typed error, nothing written).
 //!
 //! Run on a GPU machine: `cargo test -p parprims-reduce --test segmented_gpu -- --include-ignored`.
 
 use gpu_core::{CustomOp, DeviceBuffer, Error, Gpu, Max, Min, Sum};
 use parprims_testkit::rng::SplitMix64;
 use proptest::prelude::*;
-use reduce::segmented::{segmented_reduce_cpu, tile_steps, SegmentOffset};
+use reduce::segmented::{segmented_reduce_cpu, tile_steps, SegmentOffset, FIXUP_CHUNK};
 
 fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
@@ -129,6 +131,62 @@ fn offsets_need_not_start_at_zero_or_end_at_n() {
     let offsets = offsets_from_lengths(123, &lengths);
     assert!(*offsets.last().unwrap() <= 50_000);
     check_i32(&gpu, &values, &offsets);
+}
+
+/// More tiles than one fix-up chunk holds, so that the chunks and their
+/// summaries run: one run of carries over several chunks, every tile
+/// ending a segment, empty segments where chunks meet, a non-commutative
+/// operator across chunks.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn carries_across_fixup_chunks() {
+    let gpu = gpu();
+    let mut rng = SplitMix64::new(0xc4a);
+    let tile = tile_steps(4);
+    let chunk_steps = FIXUP_CHUNK * tile;
+    // One segment of 2^24 values: about 3450 tiles, every carry in one run
+    // over four chunks.
+    let n = 1usize << 24;
+    let values = values_i32(&mut rng, n);
+    check_i32(&gpu, &values, &[0, n as u64]);
+    // Segments of exactly one tile (items + end), 3000 tiles.
+    let lengths = vec![tile as usize - 1; 3000];
+    let offsets = offsets_from_lengths(0, &lengths);
+    let values = values_i32(&mut rng, *offsets.last().unwrap() as usize);
+    check_i32(&gpu, &values, &offsets);
+    // n segments of one: 2^22 of them, about 1700 tiles of distinct keys.
+    let n = 1usize << 22;
+    let values = values_i32(&mut rng, n);
+    let ones: Vec<u64> = (0..=n as u64).collect();
+    check_i32(&gpu, &values, &ones);
+    // Long segments with empty ones and ends just around where the chunks'
+    // steps meet (each end takes a step, so the items shift by the ends
+    // before).
+    let n = 5 * chunk_steps as usize;
+    let values = values_i32(&mut rng, n);
+    let mut offsets = vec![0u64];
+    for c in 1..5u64 {
+        let at = c * chunk_steps - offsets.len() as u64;
+        offsets.extend([at - 1, at, at, at, at + 1, at + 2]);
+    }
+    offsets.extend([n as u64, n as u64]);
+    check_i32(&gpu, &values, &offsets);
+    // Order across chunks: affine maps, one giant segment among short ones.
+    let op = affine();
+    let n = 3 * chunk_steps as usize;
+    let maps: Vec<u64> = (0..n)
+        .map(|_| ((rng.below(1 << 32) | 1) << 32) | rng.below(1 << 32))
+        .collect();
+    let mut lengths = random_lengths(&mut rng, 500, 8);
+    let short: usize = lengths.iter().sum();
+    lengths.push(n - short - 100);
+    lengths.extend([0, 40, 0, 60]);
+    let offsets = offsets_from_lengths(0, &lengths);
+    assert_eq!(*offsets.last().unwrap() as usize, n);
+    assert_eq!(
+        run::<u64, _, u32>(&gpu, &maps, &offsets, &op),
+        segmented_reduce_cpu(&maps, &offsets, &op).unwrap()
+    );
 }
 
 /// The composition of affine maps x ↦ m·x + c modulo 2^32, packed (m, c) in
