@@ -202,9 +202,9 @@ fn carries_across_fixup_chunks() {
     let gpu = gpu();
     let tile = merge_tile_steps() as usize;
     let chunk_steps = MERGE_FIXUP_CHUNK as usize * tile;
-X
+    // One row of 1.5 chunks' steps among empty rows on both sides (f64,
     // exact: multiples of 1/8 times small x).
-    let nnz = 5 * chunk_steps / 2;
+    let nnz = 3 * chunk_steps / 2;
     let rows = 3000;
     let mut offsets = vec![0u64; rows + 1];
     for offset in &mut offsets[1500..] {
