@@ -163,11 +163,12 @@ fn onesweep_module<K: SortKey>(
             &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
             Some(ub),
         )
-        .entry(
+        .entry_with_min_blocks(
             e(Entry::Pass),
             "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
             &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
-            Some(pb),
+            pb,
+            policy.pass_min_blocks_per_sm(),
         )
 }
 

@@ -100,8 +100,8 @@ pub(crate) struct Plan {
 }
 
 /// Launch geometry of the digit passes for `n` keys under
-/// [`OnesweepPolicy::DEFAULT`] (4096-key tiles, the default of keys of up
-/// to 4 bytes alone): (portions, tiles of all portions together). A sort
+/// [`OnesweepPolicy::DEFAULT`] (4096-key tiles): (portions, tiles of all
+/// portions together). A sort
 /// sizes its launches and look-back state from the policy it runs,
 /// [`OnesweepPolicy::pass_geometry`].
 ///

@@ -101,9 +101,9 @@ pub struct OnesweepPolicy {
 
 impl OnesweepPolicy {
     /// Passes of 256 threads × 16 keys ranked by ballots, an upsweep of 256
-    /// threads × 16 keys: the default of keys of up to 4 bytes alone, the
-    /// base of [`OnesweepPolicy::new`] and the upsweep of every default
-    /// ([`OnesweepPolicy::default_for`]).
+    /// threads × 16 keys: the base of [`OnesweepPolicy::new`] and the
+    /// upsweep of every default ([`OnesweepPolicy::default_for`], whose
+    /// passes are wider).
     pub const DEFAULT: OnesweepPolicy = OnesweepPolicy {
         pass_threads: 256,
         pass_items: 16,
@@ -163,13 +163,17 @@ impl OnesweepPolicy {
     ///
     /// | keys | payload | pass threads × keys | chosen by |
     /// |---|---|---|---|
-    /// | 1, 2, 4 bytes | none | 256 × 16 ([`OnesweepPolicy::DEFAULT`]) | measured (u32 keys: within 4 % at 2^24 and 1.2 % at 2^28 of the fastest, 384 × 12, and kept) |
-    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: 1.11x at 2^24, 1.13x at 2^28 over 256 × 16) |
-    /// | 1, 2, 4 bytes | values of 1, 2, 4, 8 bytes | 512 × 16 | measured for u32 keys with u32 values (1.12x at 2^24, 1.23x at 2^28); the other widths by rule |
+    /// | 1, 4 bytes | none | 512 × 16 | measured (u32 keys: 1.09x at 2^24 over 384 × 16, 1.10x at 2^28 over 256 × 16, each the next fastest) |
+    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: within 1.5 % of 384 × 16 at 2^24 and 2^27, 1.26x over 256 × 16) |
+    /// | 1, 4 bytes | values of 1, 2, 4 bytes | 512 × 16 | measured for u32 keys with u32 values (1.05x at 2^24, 1.10x at 2^28 over 384 × 16 and 512 × 12); the other widths by rule |
+    /// | 2 bytes | none, or values of 1, 2, 4 bytes | 512 × 12 | by rule: 512 × 16 spills to local memory within 64 registers |
+    /// | 1, 2, 4 bytes | values of 8 bytes | 512 × 12 | by rule: 512 × 16 spills within 64 registers |
     /// | 8 bytes | values of 1, 2, 4, 8 bytes | 512 × 12 | by rule (the u64 keys' shape) |
     ///
     /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
-    /// runs on an H100) over the grid of [`sweep_grid`]. Every row fits the
+    /// runs on an H100) over the grid of [`sweep_grid`], every pass
+    /// compiled for [`OnesweepPolicy::pass_min_blocks_per_sm`] blocks. Every
+    /// row fits the
     /// shared-memory budget for every width it covers, and its digit pass
     /// compiles for sm_90 with no local-memory accesses at each of those
     /// widths (`tests/policy.rs`); a shape that did not fit
@@ -179,7 +183,8 @@ impl OnesweepPolicy {
     /// ```
     /// use sort::key::PayloadWidth;
     /// use sort::policy::OnesweepPolicy;
-    /// assert_eq!(OnesweepPolicy::default_for::<u32>(None), OnesweepPolicy::DEFAULT);
+    /// let narrow = OnesweepPolicy::default_for::<u32>(None);
+    /// assert_eq!((narrow.pass_threads(), narrow.pass_items()), (512, 16));
     /// let wide = OnesweepPolicy::default_for::<u64>(None);
     /// assert_eq!((wide.pass_threads(), wide.pass_items()), (512, 12));
     /// let pairs = OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4));
@@ -187,11 +192,10 @@ impl OnesweepPolicy {
     /// ```
     pub fn default_for<K: SortKey>(payload: Option<PayloadWidth>) -> Self {
         let value_bytes = payload.map_or(0, PayloadWidth::bytes);
-        let (threads, items) = match (K::BYTES > 4, payload.is_some()) {
-            (false, false) => (256, 16),
-            (true, _) => (512, 12),
-            (false, true) => (512, 16),
-        };
+        // 512 × 16 spills within the pass's 64 registers for 2-byte keys
+        // and for 8-byte values; 8-byte keys measured best at 512 × 12.
+        let wide = K::BYTES > 4 || value_bytes > 4 || K::BYTES == 2;
+        let (threads, items) = if wide { (512, 12) } else { (512, 16) };
         let shape = |items| OnesweepPolicy {
             pass_threads: threads,
             pass_items: items,
@@ -229,6 +233,25 @@ impl OnesweepPolicy {
     /// Keys per thread per round of the upsweep.
     pub fn upsweep_items(&self) -> u32 {
         self.upsweep_items
+    }
+
+    /// Resident blocks per SM the digit pass is compiled for: as many as
+    /// keep 1024 threads per SM (4 of 256 threads, 2 of 384 or 512, 1 of
+    /// 1024), given to the compiler as `__launch_bounds__(threads, blocks)`,
+    /// so at most 64 registers per thread (85 for 384). Without it the
+    /// register count follows the compiler's heuristics and moves with
+    /// unrelated edits of the kernel (77 registers and 3 blocks of 256, or
+    /// 1 block of 512 threads at 77, were both seen).
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, RankMethod};
+    /// assert_eq!(OnesweepPolicy::DEFAULT.pass_min_blocks_per_sm(), 4);
+    /// assert_eq!(OnesweepPolicy::new(512, 16, RankMethod::Ballots)?.pass_min_blocks_per_sm(), 2);
+    /// assert_eq!(OnesweepPolicy::new(384, 12, RankMethod::Ballots)?.pass_min_blocks_per_sm(), 2);
+    /// # Ok::<(), gpu_core::Error>(())
+    /// ```
+    pub fn pass_min_blocks_per_sm(&self) -> u32 {
+        (1024 / self.pass_threads).max(1)
     }
 
     /// Keys per tile of the digit pass: threads × items.
@@ -427,8 +450,9 @@ impl OnesweepPolicy {
     ///
     /// ```
     /// use sort::policy::OnesweepPolicy;
-    /// assert!(OnesweepPolicy::DEFAULT.is_default_for::<u32>(None));
-    /// assert!(!OnesweepPolicy::DEFAULT.is_default_for::<u64>(None));
+    /// assert!(OnesweepPolicy::default_for::<u32>(None).is_default_for::<u32>(None));
+    /// assert!(!OnesweepPolicy::DEFAULT.is_default_for::<u32>(None));
+    /// assert!(!OnesweepPolicy::default_for::<u32>(None).is_default_for::<u64>(None));
     /// ```
     pub fn is_default_for<K: SortKey>(&self, payload: Option<PayloadWidth>) -> bool {
         *self == OnesweepPolicy::default_for::<K>(payload)

@@ -39,8 +39,13 @@ fn default_is_the_fixed_configuration() {
         OnesweepPolicy::new(256, 16, RankMethod::Ballots).unwrap(),
         p
     );
-    // The default module keeps its name: no policy suffix.
+    // It is the upsweep of every default, not the passes of one: every
+    // default module keeps its name (no policy suffix), DEFAULT's passes
+    // get one.
     let module = sort::modules::policy_module::<u32>(None, &p).unwrap();
+    assert_eq!(module.name(), "sort_u32_keys_p256x16b_u256x16");
+    let default = OnesweepPolicy::default_for::<u32>(None);
+    let module = sort::modules::policy_module::<u32>(None, &default).unwrap();
     assert_eq!(module.name(), "sort_u32_keys");
     assert_eq!(module.name(), sort::modules::module::<u32>(None).name());
 }
@@ -49,9 +54,8 @@ fn default_is_the_fixed_configuration() {
 /// `payload`: (pass threads, pass keys per thread), the table of its doc.
 fn table_shape(key_bytes: usize, payload: Option<PayloadWidth>) -> (u32, u32) {
     match (key_bytes, payload) {
-        (8, _) => (512, 12),
-        (_, None) => (256, 16),
-        (_, Some(_)) => (512, 16),
+        (8, _) | (2, _) | (_, Some(PayloadWidth::B8)) => (512, 12),
+        (_, _) => (512, 16),
     }
 }
 
@@ -149,10 +153,7 @@ fn defaults_follow_the_table_fit_and_are_in_the_catalog() {
     check_defaults_of::<f64>(&catalog);
     // The measured rows.
     let shape = |p: OnesweepPolicy| (p.pass_threads(), p.pass_items());
-    assert_eq!(
-        OnesweepPolicy::default_for::<u32>(None),
-        OnesweepPolicy::DEFAULT
-    );
+    assert_eq!(shape(OnesweepPolicy::default_for::<u32>(None)), (512, 16));
     assert_eq!(shape(OnesweepPolicy::default_for::<u64>(None)), (512, 12));
     assert_eq!(
         shape(OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4))),
@@ -316,7 +317,7 @@ fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
     let name = |m: &gpu_core::ModuleSource| m.name().to_string();
     let names: Vec<String> = modules.iter().map(name).collect();
     for absent in [
-        "sort_u32_keys_p256x16b_u256x16",
+        "sort_u32_keys_p512x16b_u256x16",
         "sort_u64_keys_p512x12b_u256x16",
         "sort_u32_v4_p512x16b_u256x16",
     ] {
@@ -324,6 +325,7 @@ fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
     }
     for present in [
         "sort_u64_keys_p256x16b_u256x16",
+        "sort_u32_keys_p256x16b_u256x16",
         "sort_u32_keys_p512x12b_u256x16",
         "sort_u32_v4_p256x16b_u256x16",
     ] {

@@ -44,24 +44,52 @@ __device__ __forceinline__ void digit_publish(u32* state, u64 tile, u32 digit, u
 }
 
 // The exclusive count of `digit` before `tile` (tiles 0 … tile − 1), by a
-// serial walk back from tile − 1: aggregates are added until an inclusive
-// prefix ends the walk; an unpublished word is re-read (with a
-// __nanosleep(SPIN_NS) back-off when SPIN_NS > 0). Run by one thread per
-// digit; tile 0 returns 0.
-template <int DIGITS, int SPIN_NS = 0>
+// walk back from tile − 1 in windows of WINDOW predecessors: the WINDOW
+// status words are read at once (independent loads, one round trip for
+// all of them), then taken in order: aggregates are added until an
+// inclusive prefix ends the walk; at an unpublished word the walk stops
+// and the next window starts there (after a __nanosleep(SPIN_NS) back-off
+// when SPIN_NS > 0 and the window made no progress). Predecessors before
+// tile 0 read as a prefix of 0. A walk over k aggregates costs ⌈k / WINDOW⌉
+// dependent round trips to L2 instead of k; the words read past the
+// prefix are wasted reads of L2 (WINDOW · 4 bytes per digit at most). Run
+// by one thread per digit; tile 0 returns 0.
+template <int DIGITS, int WINDOW = 4, int SPIN_NS = 0>
 __device__ __forceinline__ u32 digit_lookback(u32* state, u64 tile, u32 digit) {
+    static_assert(WINDOW >= 1 && WINDOW <= 32, "a window of 1 to 32 predecessors");
     u32 exclusive = 0;
-    i64 predecessor = (i64)tile - 1;
-    while (predecessor >= 0) {
-        const u32 word = ld_relaxed_gpu_u32(digit_status_word<DIGITS>(state, (u64)predecessor, digit));
-        const u32 status = word >> 30;
-        if (status == DIGIT_INVALID) {
-            if (SPIN_NS > 0) __nanosleep(SPIN_NS);
-            continue;
+    i64 next = (i64)tile - 1;  // the nearest predecessor not yet added
+    while (next >= 0) {
+        u32 word[WINDOW];
+#pragma unroll
+        for (int k = 0; k < WINDOW; ++k) {
+            const i64 predecessor = next - k;
+            word[k] = predecessor >= 0
+                          ? ld_relaxed_gpu_u32(digit_status_word<DIGITS>(state, (u64)predecessor, digit))
+                          : (DIGIT_PREFIX << 30);
         }
-        exclusive += word & DIGIT_COUNT_MASK;
-        if (status == DIGIT_PREFIX) break;
-        --predecessor;
+        bool stopped = false;  // an unpublished word or a prefix ended the window
+        bool found_prefix = false;
+        int taken = 0;
+#pragma unroll
+        for (int k = 0; k < WINDOW; ++k) {
+            if (!stopped) {
+                const u32 status = word[k] >> 30;
+                if (status == DIGIT_INVALID) {
+                    stopped = true;
+                } else {
+                    exclusive += word[k] & DIGIT_COUNT_MASK;
+                    ++taken;
+                    if (status == DIGIT_PREFIX) {
+                        stopped = true;
+                        found_prefix = true;
+                    }
+                }
+            }
+        }
+        if (found_prefix) break;
+        next -= taken;
+        if (SPIN_NS > 0 && taken == 0) __nanosleep(SPIN_NS);
     }
     return exclusive;
 }

@@ -130,6 +130,42 @@ impl ModuleSource {
         self
     }
 
+    /// Appends an entry point as [`entry`](Self::entry) does, with the
+    /// occupancy asked of the compiler as well:
+    /// `__launch_bounds__(block_threads, min_blocks_per_sm)` caps the
+    /// registers per thread at what `min_blocks_per_sm` (at least 1)
+    /// resident blocks of `block_threads` allow (65,536 registers per SM),
+    /// where plain `__launch_bounds__(block_threads)` leaves the count to
+    /// the compiler's heuristics.
+    ///
+    /// ```
+    /// use gpu_core::ModuleSource;
+    /// let module = ModuleSource::new("fill").entry_with_min_blocks(
+    ///     "fill_u32",
+    ///     "unsigned* x, unsigned n",
+    ///     "if (threadIdx.x < n) x[threadIdx.x] = 0",
+    ///     512,
+    ///     2,
+    /// );
+    /// assert!(module.code().contains("__launch_bounds__(512, 2) fill_u32("));
+    /// ```
+    pub fn entry_with_min_blocks(
+        mut self,
+        name: impl Into<String>,
+        params: &str,
+        body: &str,
+        block_threads: u32,
+        min_blocks_per_sm: u32,
+    ) -> Self {
+        let name = name.into();
+        self.code.push_str(&format!(
+            "extern \"C\" __global__ void __launch_bounds__({block_threads}, {min_blocks_per_sm}) \
+             {name}({params}) {{ {body}; }}\n"
+        ));
+        self.entries.push(name);
+        self
+    }
+
     /// Adds an NVRTC option (`-DNAME=1`, `--maxrregcount=64`).
     ///
     /// ```
