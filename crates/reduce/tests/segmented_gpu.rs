@@ -266,3 +266,46 @@ fn bad_arguments_are_typed_errors_and_write_nothing() {
     );
     assert!(matches!(error, Err(Error::Unsupported(_))), "{error:?}");
 }
+
+/// After a first call at a size, calls take their coordinates, carries and
+/// summaries from the scratch arena: nothing allocated, nothing set, with
+/// and without the fix-up's chunks.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steady_state_calls_allocate_nothing() {
+    let gpu = gpu();
+    let n = 1usize << 24; // more tiles than one fix-up chunk
+    let host: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
+    let values = DeviceBuffer::from_host(&gpu, &host).unwrap();
+    let long = DeviceBuffer::from_host(&gpu, &[0u32, 1000, n as u32]).unwrap();
+    let thousands: Vec<u32> = (0..=(n as u32 / 1000)).map(|s| s * 1000).collect();
+    let short = DeviceBuffer::from_host(&gpu, &thousands).unwrap();
+    let mut out_long = DeviceBuffer::<i32>::zeros(&gpu, 2).unwrap();
+    let mut out_short = DeviceBuffer::<i32>::zeros(&gpu, thousands.len() - 1).unwrap();
+    let small = DeviceBuffer::from_host(&gpu, &[0u32, 10, 5000]).unwrap();
+    let mut out_small = DeviceBuffer::<i32>::zeros(&gpu, 2).unwrap();
+    let mut calls = |gpu: &Gpu| {
+        reduce::segmented_reduce(gpu, values.view(), long.view(), &Sum, out_long.view_mut())
+            .unwrap();
+        reduce::segmented_reduce(gpu, values.view(), short.view(), &Sum, out_short.view_mut())
+            .unwrap();
+        reduce::segmented_reduce(gpu, values.view(), small.view(), &Sum, out_small.view_mut())
+            .unwrap();
+    };
+    calls(&gpu);
+    gpu.synchronize().unwrap();
+    let before = gpu.scratch_stats();
+    for _ in 0..10 {
+        calls(&gpu);
+    }
+    gpu.synchronize().unwrap();
+    let after = gpu.scratch_stats();
+    assert_eq!(
+        after.allocations, before.allocations,
+        "{before:?} -> {after:?}"
+    );
+    assert_eq!(after.zeroings, before.zeroings, "{before:?} -> {after:?}");
+    let sums = out_long.to_host(&gpu).unwrap();
+    let expected = segmented_reduce_cpu(&host, &[0u32, 1000, n as u32], &Sum).unwrap();
+    assert_eq!(sums, expected);
+}
