@@ -61,7 +61,7 @@ fn merge_path_search(diagonal: u64, offsets: &[u64], segments: u64, items: u64, 
     let mut hi = diagonal.min(segments);
     while lo < hi {
         let mid = (lo + hi) >> 1;
-        if segment_end_relative(offsets, mid, base, items) <= diagonal - mid - 1 {
+        if segment_end_relative(offsets, mid, base, items) < diagonal - mid {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -76,7 +76,7 @@ fn merge_path_search_shared(diagonal: u64, ends: &[u64], segments: u64, items: u
     while lo < hi {
         let mid = (lo + hi) >> 1;
         assert!(mid < segments, "shared end {mid} of {segments}");
-        if ends[mid as usize] <= diagonal - mid - 1 {
+        if ends[mid as usize] < diagonal - mid {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -491,7 +491,7 @@ fn n_segments_of_one_and_empty_segments() {
             empties.push(n as u64);
             check(g, n, &empties);
             let mut trailing = vec![0u64, n as u64];
-            trailing.extend(std::iter::repeat(n as u64).take(40));
+            trailing.extend(std::iter::repeat_n(n as u64, 40));
             check(g, n, &trailing);
         }
     }
