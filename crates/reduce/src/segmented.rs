@@ -24,8 +24,9 @@
 //!   first call at a size, a call allocates nothing and sets nothing.
 //! - **Work** n + segments steps; **bytes moved**
 //!   [`segmented_reduce_bytes_moved`]: the values once, the offsets once,
-//!   out once (plus 16 bytes per tile of carries, 8 of coordinates, and 32
-//!   per chunk of summaries).
+//!   out once (plus 8 + the value's bytes per tile of carries, 8 of
+//!   coordinates, and twice 8 + the value's bytes per chunk of summaries:
+//!   well under 1 % of the values' bytes at 19 steps per thread).
 //! - **Types**: the 4- and 8-byte ones (`i32 u32 f32 i64 u64 f64`), any
 //!   operator (built-in or [`CustomOp`](gpu_core::CustomOp)) that is
 //!   associative; it need not be commutative. Offsets `u32` or `u64`.
