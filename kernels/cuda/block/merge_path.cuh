@@ -326,10 +326,10 @@ __device__ __forceinline__ void merge_path_tile(
     V running = Op::identity();
     // One step of the walk. An end step hands the running value on: the
     // thread's first completed segment is held back for the block scan,
-    // the later ones are stored at once.
-    // The item step is branch-free (the load is in bounds either way: j ≤
-    // tile_items, and j = tile_items = TILE only with no segment ends in the
-    // tile); only the rare end step branches.
+    // the later ones are stored at once. The item step is branch-free (the
+    // load is in bounds either way: j ≤ tile_items, and j = tile_items =
+    // TILE only with no segment ends in the tile); only the rare end step
+    // branches.
     auto step = [&]() {
         const V item = items_smem[j];
         const bool take = j < next_end;
@@ -396,7 +396,7 @@ __device__ __forceinline__ void merge_path_tile(
 // run that crosses chunks (a segment spanning more than a chunk of tiles)
 // is joined there, its parts in chunk order. A chunk's first or last run
 // that does not cross is a run of one summary (or of one and an identity):
-// applied once, as before.
+// applied once all the same.
 
 // Fix-up pass 1, block `chunk` of ⌈carries / CHUNK⌉; thread t holds the
 // ITEMS consecutive carries from chunk · CHUNK + t · ITEMS.
