@@ -257,11 +257,16 @@ __device__ __forceinline__ void merge_path_tile(
     //    tile_items − t. Every item slot is stored (the ones past the items
     //    with the identity), unpredicated, so the ends go in after a
     //    barrier. The ends are few when segments are long, up to TILE when
-    //    they are short: batches of ENDS_BATCH per thread. Each is taken as
+    //    they are short: ENDS_BATCH per thread first, then batches of
+    //    ENDS_REST. Each is taken as
     //    segment_end_relative, then relative to the tile's first item and
     //    clamped to its items; every value fits Off (the ends are clamped
     //    to base + items, a value of Off).
     constexpr int ENDS_BATCH = 4;
+    // 12 more 4-byte ends per thread per batch, 6 8-byte ones: the sizes
+    // that keep the sm_90 tiles of segmented reduce (u32 offsets) and SpMV
+    // within 32 registers.
+    constexpr int ENDS_REST = sizeof(Off) == 4 ? 12 : 6;
     const V* const items_smem = smem.slots;
     u32* const ends_smem = reinterpret_cast<u32*>(smem.slots + tile_items);
     const int items_left = (int)tile_items - (int)threadIdx.x;
@@ -275,7 +280,7 @@ __device__ __forceinline__ void merge_path_tile(
     const Off items_end = (Off)(base + items);
     const Off tile_first = (Off)(base + item_begin);
     const Off* const thread_ends = offsets + segment_begin + 1 + threadIdx.x;
-    int ends_left = (int)tile_segments - (int)threadIdx.x;
+    const int ends_left = (int)tile_segments - (int)threadIdx.x;
     Off ends[ENDS_BATCH];
 #pragma unroll
     for (int k = 0; k < ENDS_BATCH; ++k) {
@@ -286,23 +291,29 @@ __device__ __forceinline__ void merge_path_tile(
     for (int k = 0; k < ITEMS; ++k) staged_items[k * BLOCK_THREADS] = staged[k];
     if (tile_segments > 0) {  // the same for every thread
         __syncthreads();
-        u32* staged_ends = ends_smem + threadIdx.x;
-        for (int batch = 0;;) {
+        // The first batch, loaded with the items; the rest (short segments)
+        // in batches of ENDS_REST, in the registers the items have left.
+        const auto stage_end = [&](int i, Off raw) {
+            const Off end = min(raw, items_end);
+            ends_smem[i] = end > tile_first ? (u32)min(end - tile_first, (Off)tile_items) : 0u;
+        };
 #pragma unroll
-            for (int k = 0; k < ENDS_BATCH; ++k) {
-                if (k * BLOCK_THREADS < ends_left) {
-                    const Off end = min(ends[k], items_end);
-                    staged_ends[k * BLOCK_THREADS] =
-                        end > tile_first ? (u32)min(end - tile_first, (Off)tile_items) : 0u;
-                }
+        for (int k = 0; k < ENDS_BATCH; ++k) {
+            if (k * BLOCK_THREADS < ends_left) stage_end(k * BLOCK_THREADS + threadIdx.x, ends[k]);
+        }
+        for (int batch = ENDS_BATCH * BLOCK_THREADS; batch < (int)tile_segments;
+             batch += ENDS_REST * BLOCK_THREADS) {
+            const int rest_left = ends_left - batch;
+            Off rest[ENDS_REST];
+#pragma unroll
+            for (int k = 0; k < ENDS_REST; ++k) {
+                if (k * BLOCK_THREADS < rest_left) rest[k] = thread_ends[batch + k * BLOCK_THREADS];
             }
-            batch += ENDS_BATCH * BLOCK_THREADS;
-            if (batch >= (int)tile_segments) break;
-            ends_left -= ENDS_BATCH * BLOCK_THREADS;
-            staged_ends += ENDS_BATCH * BLOCK_THREADS;
 #pragma unroll
-            for (int k = 0; k < ENDS_BATCH; ++k) {
-                if (k * BLOCK_THREADS < ends_left) ends[k] = thread_ends[batch + k * BLOCK_THREADS];
+            for (int k = 0; k < ENDS_REST; ++k) {
+                if (k * BLOCK_THREADS < rest_left) {
+                    stage_end(batch + k * BLOCK_THREADS + threadIdx.x, rest[k]);
+                }
             }
         }
     }
