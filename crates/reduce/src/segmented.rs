@@ -50,11 +50,10 @@ use gpu_core::{
 const BLOCK_THREADS: u32 = 256;
 /// Threads per block of the partition.
 const PARTITION_THREADS: u32 = 256;
-/// Threads of the one-block fix-up.
-const FIXUP_THREADS: u32 = 1024;
-/// Threads per block of the fix-up's chunks.
+/// Threads per block of the fix-up's chunks, and of its one-block fold.
 const CHUNK_THREADS: u32 = 256;
-/// Carries per thread of a fix-up chunk.
+/// Carries per thread of a fix-up chunk, and per thread per round of the
+/// one-block fold (one round for up to a chunk of carries or summaries).
 const CHUNK_ITEMS: u32 = 4;
 /// Carries per chunk of the fix-up: past this many tiles, a grid of chunks
 /// applies the runs inside each chunk before one block folds the rest.
@@ -73,17 +72,6 @@ pub const fn summary_carries(tiles: u64) -> u64 {
         2 * tiles.div_ceil(FIXUP_CHUNK)
     } else {
         0
-    }
-}
-
-/// Carries per fix-up thread per round: 16 for 4-byte values, 8 for 8-byte
-/// ones (16 keys and 16 8-byte values spill past the 64 registers a
-/// 1024-thread block allows).
-const fn fixup_items(value_bytes: usize) -> u32 {
-    if value_bytes == 4 {
-        16
-    } else {
-        8
     }
 }
 
@@ -371,7 +359,7 @@ fn launch_on<T: Element, Off: SegmentOffset>(
     } else {
         (carry_keys.as_view(), carry_values.as_view(), tiles)
     };
-    let (config, _) = grid_1d(FIXUP_THREADS as u64, FIXUP_THREADS, 1, 0)?;
+    let (config, _) = grid_1d(CHUNK_THREADS as u64, CHUNK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&keys)
         .input(&values)
@@ -461,7 +449,7 @@ fn add_entries<T: Element, O: Operator<T>, Off: SegmentOffset>(
                 "segmented_reduce_fixup<{t}, {functor}>(carry_keys, carry_values, tiles, out, \
                  segments)"
             ),
-            Some(FIXUP_THREADS),
+            Some(CHUNK_THREADS),
         )
 }
 
@@ -469,8 +457,8 @@ fn headers<T: Element>(name: String) -> ModuleSource {
     ModuleSource::new(name)
         .define("SEGMENTED_BLOCK", BLOCK_THREADS)
         .define("SEGMENTED_ITEMS", items_per_thread(T::BYTES))
-        .define("SEGMENTED_FIXUP_BLOCK", FIXUP_THREADS)
-        .define("SEGMENTED_FIXUP_ITEMS", fixup_items(T::BYTES))
+        .define("SEGMENTED_FIXUP_BLOCK", CHUNK_THREADS)
+        .define("SEGMENTED_FIXUP_ITEMS", CHUNK_ITEMS)
         .define("SEGMENTED_CHUNK_BLOCK", CHUNK_THREADS)
         .define("SEGMENTED_CHUNK_ITEMS", CHUNK_ITEMS)
         .source(parprims_kernels::MERGE_PATH)

@@ -19,7 +19,7 @@
 //!   fix-up: every row that earlier blocks carried into gets `y[r] +=
 //!   α·(their carries, in block order)`. Past [`MERGE_FIXUP_CHUNK`] tiles
 //!   a grid of chunks applies the rows whose carries lie inside a chunk and
-//!   leaves two summary carries per chunk, then one block of 1024 folds the
+//!   leaves two summary carries per chunk, then one block of 256 folds the
 //!   summaries; fewer carries go to that block directly. The coordinates,
 //!   carries and summaries are words of the scratch arena
 //!   ([`Gpu::with_scratch_words`], [`merge_scratch_words`] of them), written
@@ -40,8 +40,8 @@ use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result};
 
 use super::module::{
-    kernel, SpmvOffset, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, FIXUP_BLOCK_THREADS, MERGE_BLOCK_THREADS,
-    MERGE_ITEMS, ROW_BLOCK_THREADS,
+    kernel, SpmvOffset, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, MERGE_BLOCK_THREADS, MERGE_ITEMS,
+    ROW_BLOCK_THREADS,
 };
 use super::{CsrParts, SpmvElement};
 
@@ -260,7 +260,7 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     } else {
         (carry_keys.as_view(), carry_values.as_view(), tiles)
     };
-    let (config, _) = grid_1d(FIXUP_BLOCK_THREADS as u64, FIXUP_BLOCK_THREADS, 1, 0)?;
+    let (config, _) = grid_1d(CHUNK_BLOCK_THREADS as u64, CHUNK_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&keys)
         .input(&values)

@@ -15,22 +15,11 @@ pub(crate) const MERGE_BLOCK_THREADS: u32 = 256;
 /// that the threads' strided reads of the staged products hit different
 /// shared-memory banks.
 pub(crate) const MERGE_ITEMS: u32 = 7;
-/// Threads of the one-block fix-up.
-pub(crate) const FIXUP_BLOCK_THREADS: u32 = 1024;
-/// Threads per block of the fix-up's chunks.
+/// Threads per block of the fix-up's chunks, and of its one-block fold.
 pub(crate) const CHUNK_BLOCK_THREADS: u32 = 256;
-/// Carries per thread of a fix-up chunk.
+/// Carries per thread of a fix-up chunk, and per thread per round of the
+/// one-block fold (one round for up to a chunk of carries or summaries).
 pub(crate) const CHUNK_ITEMS: u32 = 4;
-/// Carries per thread per round of the one-block fix-up: 16 for 4-byte values, 8 for 8-byte
-/// ones (16 keys and 16 8-byte values spill past the 64 registers a
-/// 1024-thread block allows).
-pub(crate) const fn fixup_items(value_bytes: usize) -> u32 {
-    if value_bytes == 4 {
-        16
-    } else {
-        8
-    }
-}
 
 /// The row-offset types the kernels take.
 pub trait SpmvOffset: DeviceType + Copy + Into<u64> {}
@@ -51,8 +40,8 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
     ModuleSource::new(format!("spmv_{}_{}", T::SUFFIX, O::SUFFIX))
         .define("SPMV_MERGE_BLOCK", MERGE_BLOCK_THREADS)
         .define("SPMV_MERGE_ITEMS", MERGE_ITEMS)
-        .define("SPMV_FIXUP_BLOCK", FIXUP_BLOCK_THREADS)
-        .define("SPMV_FIXUP_ITEMS", fixup_items(T::BYTES))
+        .define("SPMV_FIXUP_BLOCK", CHUNK_BLOCK_THREADS)
+        .define("SPMV_FIXUP_ITEMS", CHUNK_ITEMS)
         .define("SPMV_CHUNK_BLOCK", CHUNK_BLOCK_THREADS)
         .define("SPMV_CHUNK_ITEMS", CHUNK_ITEMS)
         .source(parprims_kernels::MERGE_PATH)
@@ -110,7 +99,7 @@ pub(crate) fn module<T: SpmvElement, O: SpmvOffset>() -> ModuleSource {
                  {t} alpha"
             ),
             &format!("spmv_merge_fixup<{t}>(carry_keys, carry_values, tiles, y, rows, alpha)"),
-            Some(FIXUP_BLOCK_THREADS),
+            Some(CHUNK_BLOCK_THREADS),
         )
         .entry(
             entry::<T, O>("spmv_products"),
