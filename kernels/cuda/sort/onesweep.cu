@@ -257,11 +257,17 @@ __device__ __forceinline__ void sort_onesweep_pass(
     // ranking), so that later tiles looking back find it early.
     const u32 d = tid;
     const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
+    if (full_tile) {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        if (idx < tile_count)
+        for (int j = 0; j < ITEMS; ++j)
             atomicAdd(&s.tile_counts[sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)], 1u);
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            if (idx < tile_count)
+                atomicAdd(&s.tile_counts[sort_digit_of(ordered_radix<K>(key[j], desc), shift, width)], 1u);
+        }
     }
     __syncthreads();
     if (owns_digit)
@@ -270,20 +276,32 @@ __device__ __forceinline__ void sort_onesweep_pass(
 
     // Rank within the warp (sort/warp_rank.cuh): first the peers of every
     // row (independent of each other), then the ranks row by row: slot[j]
-    // is the rank of item j among the warp's keys of its digit.
+    // is the rank of item j among the warp's keys of its digit. A full tile
+    // has a key in every lane: no bounds, no lanes to leave out.
     u32* my_counts = s.warp_counts + warp * SORT_RADIX;
     u32 slot[ITEMS];
+    if (full_tile) {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
-        slot[j] = warp_digit_peers(digit, !full_tile);
-    }
+        for (int j = 0; j < ITEMS; ++j)
+            slot[j] = warp_digit_peers(sort_digit_of(ordered_radix<K>(key[j], desc), shift, width), false);
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
-        slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 digit = sort_digit_of(ordered_radix<K>(key[j], desc), shift, width);
+            slot[j] = warp_rank_from_peers<true>(my_counts, digit, slot[j]);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
+            slot[j] = warp_digit_peers(digit, true);
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            const u32 digit = sort_item_digit<K>(key[j], idx, tile_count, desc, shift, width);
+            slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
+        }
     }
     __syncthreads();
 

@@ -68,10 +68,12 @@ __device__ __forceinline__ u32 warp_digit_peers(u32 digit, bool partial) {
 // to the warp) plus the peers in lower lanes; the counter then grows by
 // the row's count of `digit`. A lane without a key (digit == SORT_RADIX)
 // touches no counter and gets a meaningless rank. Every lane of the warp
-// calls it, rows in order.
+// calls it, rows in order. EVERY_LANE_HAS_KEY: the caller knows that no
+// lane of the row is without a key (a full tile), so the check is left out.
+template <bool EVERY_LANE_HAS_KEY = false>
 __device__ __forceinline__ u32 warp_rank_from_peers(u32* warp_counts, u32 digit, u32 peers) {
     const u32 lane = threadIdx.x & 31u;
-    const bool has_key = digit < SORT_RADIX;
+    const bool has_key = EVERY_LANE_HAS_KEY || digit < SORT_RADIX;
     const u32 before = has_key ? warp_counts[digit] : 0u;
     __syncwarp();  // every peer has read the counter before one writes it
     if (has_key) warp_counts[digit] = before + (u32)__popc(peers);
