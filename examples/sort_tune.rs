@@ -33,7 +33,7 @@ use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
-use sort::policy::{sweep_grid, OnesweepPolicy};
+use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy};
 use sort::Order;
 
 /// The Onesweep sort's policy sweep.
@@ -54,6 +54,10 @@ struct Args {
     /// Untimed runs per policy first.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// The grid: `large` (`sweep_grid`) or `small` (`small_sweep_grid`:
+    /// few keys per thread, for inputs up to a few million keys).
+    #[arg(long, default_value = "large")]
+    grid: String,
     /// Seed of the keys (default: the clock).
     #[arg(long)]
     seed: Option<u64>,
@@ -134,7 +138,17 @@ fn run(args: &Args) -> Result<bool> {
     let gpu = Gpu::new(0)?;
     println!("{}", gpu.info().summary());
     let started = std::time::Instant::now();
-    warm_modules(&gpu, &cases);
+    let grid = match args.grid.as_str() {
+        "large" => sweep_grid(),
+        "small" => small_sweep_grid(),
+        other => {
+            return Err(Error::invalid(
+                "grid",
+                format!("{other:?}: one of large, small"),
+            ))
+        }
+    };
+    warm_modules(&gpu, &cases, &grid);
     println!(
         "seed {seed}; ascending, out of place; median of {} CUDA-event timings after {} \
          warm-up runs; G keys/s = n / time; check: O(n) on the host (order, multiset, \
@@ -149,9 +163,9 @@ fn run(args: &Args) -> Result<bool> {
     for case in cases {
         for &n in sizes.as_ref().unwrap_or(&case.default_sizes()) {
             all_ok &= match case {
-                Case::U32Keys => sweep::<u32>(&gpu, case, n, seed, reps)?,
-                Case::U64Keys => sweep::<u64>(&gpu, case, n, seed, reps)?,
-                Case::U32Pairs => sweep::<u32>(&gpu, case, n, seed, reps)?,
+                Case::U32Keys => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
+                Case::U64Keys => sweep::<u64>(&gpu, case, n, seed, reps, &grid)?,
+                Case::U32Pairs => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
             };
         }
     }
@@ -166,13 +180,13 @@ fn run(args: &Args) -> Result<bool> {
 /// Compiles every policy's module for the cases into the disk cache, in
 /// parallel, so the sweep's first runs only load them. Without NVRTC or a
 /// cache the modules compile (or load) on first use instead.
-fn warm_modules(gpu: &Gpu, cases: &[Case]) {
+fn warm_modules(gpu: &Gpu, cases: &[Case], grid: &[OnesweepPolicy]) {
     let mut modules = Vec::new();
     for &case in cases {
-        for policy in sweep_grid() {
+        for policy in grid {
             let module = match case {
-                Case::U64Keys => sort::modules::policy_module::<u64>(case.payload(), &policy),
-                _ => sort::modules::policy_module::<u32>(case.payload(), &policy),
+                Case::U64Keys => sort::modules::policy_module::<u64>(case.payload(), policy),
+                _ => sort::modules::policy_module::<u32>(case.payload(), policy),
             };
             modules.extend(module);
         }
@@ -353,6 +367,7 @@ fn sweep<K: SortKey>(
     n: usize,
     seed: u64,
     reps: Repetitions,
+    grid: &[OnesweepPolicy],
 ) -> Result<bool> {
     let pairs = case.payload().is_some();
     if pairs && n as u64 > u32::MAX as u64 {
@@ -379,7 +394,7 @@ fn sweep<K: SortKey>(
         false => None,
     };
     let mut rows = Vec::new();
-    for policy in sweep_grid() {
+    for &policy in grid {
         if let Err(e) = policy.check_widths(K::BYTES, case.payload().map_or(0, |w| w.bytes())) {
             println!("  skip {}: {e}", policy.name());
             continue;

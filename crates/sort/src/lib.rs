@@ -269,7 +269,7 @@ pub fn sort_keys<K: SortKey>(
     keys_out: DeviceViewMut<'_, K>,
     options: impl Into<SortOptions>,
 ) -> Result<()> {
-    let policy = OnesweepPolicy::default_for::<K>(None);
+    let policy = OnesweepPolicy::default_for_len::<K>(None, keys_in.len());
     sort_keys_with_policy(gpu, keys_in, keys_out, options, &policy)
 }
 
@@ -388,7 +388,7 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
     options: impl Into<SortOptions>,
 ) -> Result<()> {
     let width = PayloadWidth::of_bytes(V::BYTES)?;
-    let policy = OnesweepPolicy::default_for::<K>(Some(width));
+    let policy = OnesweepPolicy::default_for_len::<K>(Some(width), keys_in.len());
     sort_pairs_with_policy(
         gpu, keys_in, values_in, keys_out, values_out, options, &policy,
     )
@@ -617,7 +617,7 @@ pub fn sort_keys_in_place<K: SortKey>(
         bits.start,
         bits.end,
         plan,
-        &OnesweepPolicy::default_for::<K>(None),
+        &OnesweepPolicy::default_for_len::<K>(None, n),
     )?;
     if target == 1 {
         keys.flip();
@@ -688,7 +688,7 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
         bits.start,
         bits.end,
         plan,
-        &OnesweepPolicy::default_for::<K>(Some(width)),
+        &OnesweepPolicy::default_for_len::<K>(Some(width), n),
     )?;
     if target == 1 {
         keys.flip();
@@ -787,7 +787,7 @@ fn onesweep_in_place<K: SortKey>(
         values: values.as_ref().map_or(0, |v| v.device_ptr()),
     };
     let passes = modules::digit_passes(bits.start, bits.end);
-    let policy = OnesweepPolicy::default_for::<K>(width);
+    let policy = OnesweepPolicy::default_for_len::<K>(width, n);
     let temp_bytes = [
         (n * K::BYTES) as u64,
         width.map_or(0, |w| (n * w.bytes()) as u64),

@@ -366,10 +366,16 @@ pub(crate) fn policy_kernel<K: SortKey>(
     })
 }
 
-/// Every module of one key type: keys alone and each payload width.
+/// Every module of one key type: keys alone and each payload width, each
+/// with the upsweep and pass of small inputs
+/// ([`OnesweepPolicy::SMALL_INPUT`]).
 fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
-    let mut modules = vec![module::<K>(None)];
-    modules.extend(PayloadWidth::ALL.into_iter().map(|w| module::<K>(Some(w))));
+    let payloads = std::iter::once(None).chain(PayloadWidth::ALL.into_iter().map(Some));
+    let mut modules = Vec::new();
+    for payload in payloads {
+        modules.push(module::<K>(payload));
+        modules.extend(policy_module::<K>(payload, &OnesweepPolicy::SMALL_INPUT).ok());
+    }
     modules
 }
 

@@ -60,6 +60,10 @@ pub const BLOCK_THREADS_CHOICES: [u32; 3] = [256, 384, 512];
 /// Most keys per thread of the pass and the upsweep (register arrays).
 pub const MAX_ITEMS: u32 = 32;
 
+/// Inputs of at most this many keys take [`OnesweepPolicy::SMALL_INPUT`]
+/// ([`OnesweepPolicy::default_for_len`]).
+pub const SMALL_INPUT_MAX_KEYS: u64 = 1 << 18;
+
 /// Most dynamic shared memory a digit pass may take, bytes: 99 KiB, the
 /// smallest opt-in limit per block of the GPUs from sm_80 on (sm_86 and
 /// sm_89; sm_80 allows 163 KiB, sm_90 227 KiB). The launch also checks the
@@ -208,6 +212,45 @@ impl OnesweepPolicy {
             .map(shape)
             .find(|policy| policy.check_widths(K::BYTES, value_bytes).is_ok())
             .unwrap_or_else(|| shape(1))
+    }
+
+    /// The policy of inputs of at most [`SMALL_INPUT_MAX_KEYS`] keys:
+    /// passes and upsweep of 256 threads × 8 keys, ranked by ballots. At
+    /// such sizes a pass of the large shapes has a handful of tiles, and
+    /// each tile's latency (load, rank, look-back, scatter) is the pass's
+    /// time; smaller tiles spread it over more SMs.
+    pub const SMALL_INPUT: OnesweepPolicy = OnesweepPolicy {
+        pass_threads: 256,
+        pass_items: 8,
+        rank: RankMethod::Ballots,
+        upsweep_threads: 256,
+        upsweep_items: 8,
+    };
+
+    /// The policy the entry points use for `n` keys `K` with `payload`:
+    /// [`OnesweepPolicy::SMALL_INPUT`] up to [`SMALL_INPUT_MAX_KEYS`] keys,
+    /// [`OnesweepPolicy::default_for`] beyond. Measured by the tuning
+    /// sweep's small grid (`sort_tune --grid small`, median of 20 on an
+    /// H100) against passes of 512 × 16: u32 keys 1.29x faster at 2^16 and
+    /// 1.20x at 2^18, u32 keys with u32 values 1.37x and 1.24x, u64 keys
+    /// 1.45x and 1.28x (their large-input shape, 512 × 12, was not in that
+    /// grid); at 2^20 512 × 16 is the faster for all three.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// assert_eq!(OnesweepPolicy::default_for_len::<u32>(None, 1 << 16), OnesweepPolicy::SMALL_INPUT);
+    /// assert_eq!(
+    ///     OnesweepPolicy::default_for_len::<u32>(None, 1 << 20),
+    ///     OnesweepPolicy::default_for::<u32>(None)
+    /// );
+    /// ```
+    pub fn default_for_len<K: SortKey>(payload: Option<PayloadWidth>, n: usize) -> Self {
+        let small = OnesweepPolicy::SMALL_INPUT;
+        if n as u64 <= SMALL_INPUT_MAX_KEYS && small.check_for::<K>(payload).is_ok() {
+            small
+        } else {
+            OnesweepPolicy::default_for::<K>(payload)
+        }
     }
 
     /// Threads per block of the digit pass.
@@ -463,6 +506,40 @@ impl Default for OnesweepPolicy {
     fn default() -> Self {
         OnesweepPolicy::DEFAULT
     }
+}
+
+/// The tuning sweep's grid for small inputs (up to a few million keys,
+/// where a pass has too few tiles of the large shapes to fill the GPU and
+/// each tile's latency is the time): passes and upsweeps of few keys per
+/// thread, ranked by ballots, and the 512 × 16 passes of the large inputs
+/// for comparison.
+///
+/// ```
+/// let grid = sort::policy::small_sweep_grid();
+/// assert!(grid.iter().any(|p| p.pass_threads() == 256 && p.pass_items() == 4));
+/// ```
+pub fn small_sweep_grid() -> Vec<OnesweepPolicy> {
+    let shapes = [
+        ((256, 2), (256, 2)),
+        ((256, 4), (256, 4)),
+        ((256, 4), (256, 16)),
+        ((256, 8), (256, 8)),
+        ((512, 4), (256, 8)),
+        ((512, 8), (256, 8)),
+        ((512, 16), (256, 16)),
+    ];
+    shapes
+        .into_iter()
+        .map(
+            |((threads, items), (up_threads, up_items))| OnesweepPolicy {
+                pass_threads: threads,
+                pass_items: items,
+                rank: RankMethod::Ballots,
+                upsweep_threads: up_threads,
+                upsweep_items: up_items,
+            },
+        )
+        .collect()
 }
 
 /// The tuning sweep's grid: 12 policies (the defaults of the swept cases

@@ -356,10 +356,20 @@ fn default_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::ModuleS
     )
 }
 
+/// The small-input module of `K` with `payload`, its pass entry's name.
+fn small_input_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::ModuleSource, String) {
+    let policy = OnesweepPolicy::SMALL_INPUT;
+    let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
+    let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
+    let name = format!("sort_pass_{}_{p_name}_p256x8b_u256x8", K::SUFFIX);
+    assert!(module.entries().contains(&name), "{name}");
+    (module, name)
+}
+
 #[test]
 fn every_default_pass_keeps_everything_in_registers() {
     // Each key width with keys alone and every value width, under its
-    // default policy (512 × 16 for keys of up to 4 bytes with 8-byte values
+    // default policy and the small-input one (512 × 16 for keys of up to 4 bytes with 8-byte values
     // is the largest register tile): local-memory traffic would cost the
     // pass its bandwidth. Needs NVRTC and nvdisasm, skipped without.
     let mut cases = Vec::new();
@@ -368,6 +378,10 @@ fn every_default_pass_keeps_everything_in_registers() {
         cases.push(default_pass::<u16>(payload));
         cases.push(default_pass::<u32>(payload));
         cases.push(default_pass::<u64>(payload));
+        cases.push(small_input_pass::<u8>(payload));
+        cases.push(small_input_pass::<u16>(payload));
+        cases.push(small_input_pass::<u32>(payload));
+        cases.push(small_input_pass::<u64>(payload));
     }
     let failures: std::sync::Mutex<Vec<String>> = Default::default();
     gpu_core::kernel::for_each_in_parallel(&cases, 2, |(module, entry)| {
@@ -384,4 +398,34 @@ fn every_default_pass_keeps_everything_in_registers() {
     });
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
+    let limit = sort::policy::SMALL_INPUT_MAX_KEYS as usize;
+    for payload in payloads() {
+        for (n, small) in [
+            (1, true),
+            (limit, true),
+            (limit + 1, false),
+            (1 << 28, false),
+        ] {
+            let policy = OnesweepPolicy::default_for_len::<u32>(payload, n);
+            let expected = if small {
+                OnesweepPolicy::SMALL_INPUT
+            } else {
+                OnesweepPolicy::default_for::<u32>(payload)
+            };
+            assert_eq!(policy, expected, "n = {n}, {payload:?}");
+            let value_bytes = payload.map_or(0, |w| w.bytes());
+            assert!(policy.check_widths(8, value_bytes).is_ok());
+        }
+    }
+    let names: Vec<String> = sort::kernel_catalog()
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    for name in ["sort_u32_keys_p256x8b_u256x8", "sort_f64_v8_p256x8b_u256x8"] {
+        assert!(names.iter().any(|n| n == name), "{name} not in the catalog");
+    }
 }
