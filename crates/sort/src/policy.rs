@@ -167,8 +167,8 @@ impl OnesweepPolicy {
     ///
     /// | keys | payload | pass threads × keys | chosen by |
     /// |---|---|---|---|
-    /// | 1, 4 bytes | none | 512 × 16 | measured (u32 keys: 1.09x at 2^24 over 384 × 16, 1.10x at 2^28 over 256 × 16, each the next fastest) |
-    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: within 1.5 % of 384 × 16 at 2^24 and 2^27, 1.26x over 256 × 16) |
+    /// | 1, 4 bytes | none | 512 × 16 | measured (u32 keys: the fastest at 2^24 and 2^28, 256 × 24 within 1 %, 256 × 16 1.09x and 1.11x slower) |
+    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: within 1.5 % of the fastest, 384 × 16 and 512 × 16, at 2^24 and 2^27; 1.10x over 256 × 16) |
     /// | 1, 4 bytes | values of 1, 2, 4 bytes | 512 × 16 | measured for u32 keys with u32 values (1.05x at 2^24, 1.10x at 2^28 over 384 × 16 and 512 × 12); the other widths by rule |
     /// | 2 bytes | none, or values of 1, 2, 4 bytes | 512 × 12 | by rule: 512 × 16 spills to local memory within 64 registers |
     /// | 1, 2, 4 bytes | values of 8 bytes | 512 × 12 | by rule: 512 × 16 spills within 64 registers |
