@@ -43,6 +43,7 @@ mod error;
 mod gpu;
 pub mod kernel;
 pub mod launch;
+pub mod merge_path;
 pub mod op;
 mod pinned;
 mod pool;

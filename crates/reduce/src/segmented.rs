@@ -40,6 +40,7 @@
 //!   n))`. `offsets[0]` need not be 0: the values before it are skipped.
 
 use gpu_core::launch::grid_1d;
+use gpu_core::merge_path::{self, MergePathScratch};
 use gpu_core::op::operator_prelude;
 use gpu_core::{
     DeviceType, DeviceView, DeviceViewMut, Element, Error, Gpu, Kernel, KernelArgs, Max, Min,
@@ -51,13 +52,14 @@ const BLOCK_THREADS: u32 = 256;
 /// Threads per block of the partition.
 const PARTITION_THREADS: u32 = 256;
 /// Threads per block of the fix-up's chunks, and of its one-block fold.
-const CHUNK_THREADS: u32 = 256;
+const CHUNK_THREADS: u32 = merge_path::FIXUP_CHUNK_THREADS;
 /// Carries per thread of a fix-up chunk, and per thread per round of the
-/// one-block fold (one round for up to a chunk of carries or summaries).
-const CHUNK_ITEMS: u32 = 4;
-/// Carries per chunk of the fix-up: past this many tiles, a grid of chunks
-/// applies the runs inside each chunk before one block folds the rest.
-pub const FIXUP_CHUNK: u64 = CHUNK_THREADS as u64 * CHUNK_ITEMS as u64;
+/// one-block fold.
+const CHUNK_ITEMS: u32 = merge_path::FIXUP_CHUNK_ITEMS;
+/// Carries per chunk of the fix-up (`gpu_core::merge_path::FIXUP_CHUNK`):
+/// past this many tiles, a grid of chunks applies the runs inside each
+/// chunk before one block folds the rest.
+pub const FIXUP_CHUNK: u64 = merge_path::FIXUP_CHUNK;
 
 /// Summary carries of a call of `tiles` tiles: two per fix-up chunk when
 /// there is more than one chunk, none otherwise.
@@ -68,11 +70,7 @@ pub const FIXUP_CHUNK: u64 = CHUNK_THREADS as u64 * CHUNK_ITEMS as u64;
 /// assert_eq!(summary_carries(FIXUP_CHUNK + 1), 4);
 /// ```
 pub const fn summary_carries(tiles: u64) -> u64 {
-    if tiles > FIXUP_CHUNK {
-        2 * tiles.div_ceil(FIXUP_CHUNK)
-    } else {
-        0
-    }
+    merge_path::summary_carries(tiles)
 }
 
 /// Merge steps per thread: odd (the threads' strided reads of staged values
@@ -262,12 +260,7 @@ pub fn segmented_reduce<T: Element, O: Operator<T>, Off: SegmentOffset>(
 /// assert_eq!(scratch_words(tiles, 8), (tiles + 1) + 2 * tiles + 6 + 6);
 /// ```
 pub fn scratch_words(tiles: u64, value_bytes: usize) -> u64 {
-    let summaries = summary_carries(tiles);
-    (tiles + 1)
-        + tiles
-        + (tiles * value_bytes as u64).div_ceil(8)
-        + summaries
-        + (summaries * value_bytes as u64).div_ceil(8)
+    merge_path::scratch_words(tiles, value_bytes)
 }
 
 /// The launches of `kernels` (partition, tiles, fix-up chunks when there
@@ -285,22 +278,14 @@ fn launch_on<T: Element, Off: SegmentOffset>(
 ) -> Result<()> {
     let segments = out.len() as u64;
     let n = values.len() as u64;
-    let tiles_len = tiles as usize;
-    let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
-    let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
-    let value_words = (tiles * T::BYTES as u64).div_ceil(8) as usize;
-    let (carry_words, rest) = rest.split_at_mut(value_words)?;
-    let mut carry_values = carry_words.into_elements::<T>()?.into_slice(..tiles_len)?;
-    let summaries = summary_carries(tiles) as usize;
-    let (mut summary_keys, rest) = rest.split_at_mut(summaries)?;
-    let mut summary_values = rest.into_elements::<T>()?.into_slice(..summaries)?;
+    let mut temps = MergePathScratch::<T>::carve(scratch, tiles)?;
 
     let (config, _) = grid_1d(tiles + 1, PARTITION_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&offsets)
         .scalar(segments)
         .scalar(n)
-        .output(&mut coordinates)
+        .output(&mut temps.coordinates)
         .scalar(tiles);
     // SAFETY: (const Off* offsets, u64 segments, u64 n, u64* coordinates,
     // u64 tiles); offsets has segments + 1 entries (checked), coordinates
@@ -318,9 +303,9 @@ fn launch_on<T: Element, Off: SegmentOffset>(
     args.input(&values)
         .input(&offsets)
         .output(&mut out)
-        .input(&coordinates.as_view())
-        .output(&mut carry_keys)
-        .output(&mut carry_values)
+        .input(&temps.coordinates.as_view())
+        .output(&mut temps.carry_keys)
+        .output(&mut temps.carry_values)
         .scalar(segments)
         .scalar(n)
         .scalar(tiles);
@@ -331,45 +316,11 @@ fn launch_on<T: Element, Off: SegmentOffset>(
     // carries below tiles; static shared memory only.
     unsafe { gpu.launch(tiles_kernel, config, &args)? };
 
-    if summaries > 0 {
-        let (config, chunks) = grid_1d(tiles, CHUNK_THREADS, CHUNK_ITEMS, 0)?;
-        debug_assert_eq!(2 * chunks, summaries as u64);
-        let mut args = KernelArgs::new();
-        args.input(&carry_keys.as_view())
-            .input(&carry_values.as_view())
-            .scalar(tiles)
-            .output(&mut out)
-            .scalar(segments)
-            .output(&mut summary_keys)
-            .output(&mut summary_values);
-        // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles,
-        // T* out, u64 segments, u64* summary_keys, T* summary_values); block
-        // c reads the carries [c·FIXUP_CHUNK, min((c + 1)·FIXUP_CHUNK,
-        // tiles)) and writes summaries 2c and 2c + 1 (2·chunks of them);
-        // keys at or past segments are skipped.
-        unsafe { gpu.launch(fixup_chunks, config, &args)? };
-    }
-    // The one-block fold: over the summaries, or the carries themselves.
-    let (keys, values, count) = if summaries > 0 {
-        (
-            summary_keys.as_view(),
-            summary_values.as_view(),
-            summaries as u64,
-        )
-    } else {
-        (carry_keys.as_view(), carry_values.as_view(), tiles)
-    };
-    let (config, _) = grid_1d(CHUNK_THREADS as u64, CHUNK_THREADS, 1, 0)?;
-    let mut args = KernelArgs::new();
-    args.input(&keys)
-        .input(&values)
-        .scalar(count)
-        .output(&mut out)
-        .scalar(segments);
-    // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T*
-    // out, u64 segments) with `count` carries; one block; keys at or past
-    // segments are skipped.
-    unsafe { gpu.launch(fixup, config, &args) }
+    // SAFETY: the fix-up entries of this module take (const u64*
+    // carry_keys, const T* carry_values, u64 count, T* out, u64 segments),
+    // the chunks then (u64* summary_keys, T* summary_values); keys at or
+    // past segments are skipped; the tiles above wrote the carries.
+    unsafe { temps.launch_fixup(gpu, [fixup_chunks, fixup], &mut out, segments, &|_| {}) }
 }
 
 #[derive(Clone, Copy)]

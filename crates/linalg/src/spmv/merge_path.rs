@@ -37,12 +37,10 @@
 //! - **Deterministic**: the summation order depends only on the matrix.
 
 use gpu_core::launch::grid_1d;
+use gpu_core::merge_path::MergePathScratch;
 use gpu_core::{DeviceView, DeviceViewMut, Error, Gpu, Kernel, KernelArgs, Result};
 
-use super::module::{
-    kernel, SpmvOffset, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, MERGE_BLOCK_THREADS, MERGE_ITEMS,
-    ROW_BLOCK_THREADS,
-};
+use super::module::{kernel, SpmvOffset, MERGE_BLOCK_THREADS, MERGE_ITEMS, ROW_BLOCK_THREADS};
 use super::{CsrParts, SpmvElement};
 
 /// Merge steps (rows + non-zeros) per tile: 256 threads × 7.
@@ -93,7 +91,7 @@ pub fn merge_path_search(diagonal: u64, offsets: &[u64]) -> u64 {
 
 /// Carries per chunk of the fix-up: past this many tiles, a grid of chunks
 /// applies the rows inside each chunk before one block folds the rest.
-pub const MERGE_FIXUP_CHUNK: u64 = CHUNK_BLOCK_THREADS as u64 * CHUNK_ITEMS as u64;
+pub const MERGE_FIXUP_CHUNK: u64 = gpu_core::merge_path::FIXUP_CHUNK;
 
 /// Summary carries of a call of `tiles` tiles: two per fix-up chunk when
 /// there is more than one chunk, none otherwise.
@@ -104,11 +102,7 @@ pub const MERGE_FIXUP_CHUNK: u64 = CHUNK_BLOCK_THREADS as u64 * CHUNK_ITEMS as u
 /// assert_eq!(merge_summary_carries(2 * MERGE_FIXUP_CHUNK + 1), 6);
 /// ```
 pub const fn merge_summary_carries(tiles: u64) -> u64 {
-    if tiles > MERGE_FIXUP_CHUNK {
-        2 * tiles.div_ceil(MERGE_FIXUP_CHUNK)
-    } else {
-        0
-    }
+    gpu_core::merge_path::summary_carries(tiles)
 }
 
 /// Scratch words of a merge-path call of `tiles` tiles with values of
@@ -125,12 +119,7 @@ pub const fn merge_summary_carries(tiles: u64) -> u64 {
 /// assert_eq!(merge_scratch_words(tiles, 4), (tiles + 1) + tiles + (tiles * 4).div_ceil(8) + 4 + 2);
 /// ```
 pub fn merge_scratch_words(tiles: u64, value_bytes: usize) -> u64 {
-    let summaries = merge_summary_carries(tiles);
-    (tiles + 1)
-        + tiles
-        + (tiles * value_bytes as u64).div_ceil(8)
-        + summaries
-        + (summaries * value_bytes as u64).div_ceil(8)
+    gpu_core::merge_path::scratch_words(tiles, value_bytes)
 }
 
 pub(crate) fn launch<T: SpmvElement, O: SpmvOffset>(
@@ -180,22 +169,14 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     scratch: DeviceViewMut<'_, u64>,
 ) -> Result<()> {
     let (rows, nnz) = (a.rows as u64, a.nnz as u64);
-    let tiles_len = tiles as usize;
-    let (mut coordinates, rest) = scratch.split_at_mut(tiles_len + 1)?;
-    let (mut carry_keys, rest) = rest.split_at_mut(tiles_len)?;
-    let value_words = (tiles * T::BYTES as u64).div_ceil(8) as usize;
-    let (carry_words, rest) = rest.split_at_mut(value_words)?;
-    let mut carry_values = carry_words.into_elements::<T>()?.into_slice(..tiles_len)?;
-    let summaries = merge_summary_carries(tiles) as usize;
-    let (mut summary_keys, rest) = rest.split_at_mut(summaries)?;
-    let mut summary_values = rest.into_elements::<T>()?.into_slice(..summaries)?;
+    let mut temps = MergePathScratch::<T>::carve(scratch, tiles)?;
 
     let (config, _) = grid_1d(tiles + 1, ROW_BLOCK_THREADS, 1, 0)?;
     let mut args = KernelArgs::new();
     args.input(&a.offsets)
         .scalar(rows)
         .scalar(nnz)
-        .output(&mut coordinates)
+        .output(&mut temps.coordinates)
         .scalar(tiles);
     // SAFETY: (const O* offsets, u64 rows, u64 nnz, u64* coordinates, u64
     // tiles); offsets has rows + 1 entries (validated), coordinates tiles +
@@ -215,9 +196,9 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
         .input(&a.values)
         .input(&x)
         .output(&mut y)
-        .input(&coordinates.as_view())
-        .output(&mut carry_keys)
-        .output(&mut carry_values)
+        .input(&temps.coordinates.as_view())
+        .output(&mut temps.carry_keys)
+        .output(&mut temps.carry_values)
         .scalar(rows)
         .scalar(nnz)
         .scalar(tiles)
@@ -230,46 +211,13 @@ fn launch_on<T: SpmvElement, O: SpmvOffset>(
     // shared memory only.
     unsafe { gpu.launch(tile_kernel, config, &args)? };
 
-    if summaries > 0 {
-        let (config, chunks) = grid_1d(tiles, CHUNK_BLOCK_THREADS, CHUNK_ITEMS, 0)?;
-        debug_assert_eq!(2 * chunks, summaries as u64);
-        let mut args = KernelArgs::new();
-        args.input(&carry_keys.as_view())
-            .input(&carry_values.as_view())
-            .scalar(tiles)
-            .output(&mut y)
-            .scalar(rows)
-            .scalar(alpha)
-            .output(&mut summary_keys)
-            .output(&mut summary_values);
-        // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles,
-        // T* y, u64 rows, T alpha, u64* summary_keys, T* summary_values);
-        // block c reads the carries [c·MERGE_FIXUP_CHUNK,
-        // min((c + 1)·MERGE_FIXUP_CHUNK, tiles)) and writes summaries 2c and
-        // 2c + 1 (2·chunks of them); keys below rows index y, the others are
-        // skipped.
-        unsafe { gpu.launch(fixup_chunks, config, &args)? };
+    // SAFETY: the fix-up entries of this module take (const u64*
+    // carry_keys, const T* carry_values, u64 count, T* y, u64 rows, T
+    // alpha), the chunks then (u64* summary_keys, T* summary_values); keys
+    // at or past rows are skipped; the tiles above wrote the carries.
+    unsafe {
+        temps.launch_fixup(gpu, [fixup_chunks, fixup], &mut y, rows, &|args| {
+            args.scalar(alpha);
+        })
     }
-    // The one-block fold: over the summaries, or the carries themselves.
-    let (keys, values, count) = if summaries > 0 {
-        (
-            summary_keys.as_view(),
-            summary_values.as_view(),
-            summaries as u64,
-        )
-    } else {
-        (carry_keys.as_view(), carry_values.as_view(), tiles)
-    };
-    let (config, _) = grid_1d(CHUNK_BLOCK_THREADS as u64, CHUNK_BLOCK_THREADS, 1, 0)?;
-    let mut args = KernelArgs::new();
-    args.input(&keys)
-        .input(&values)
-        .scalar(count)
-        .output(&mut y)
-        .scalar(rows)
-        .scalar(alpha);
-    // SAFETY: (const u64* carry_keys, const T* carry_values, u64 tiles, T* y,
-    // u64 rows, T alpha) with `count` carries; one block; keys below rows
-    // index y, the others are skipped.
-    unsafe { gpu.launch(fixup, config, &args) }
 }

@@ -16,10 +16,10 @@ pub(crate) const MERGE_BLOCK_THREADS: u32 = 256;
 /// shared-memory banks.
 pub(crate) const MERGE_ITEMS: u32 = 7;
 /// Threads per block of the fix-up's chunks, and of its one-block fold.
-pub(crate) const CHUNK_BLOCK_THREADS: u32 = 256;
+pub(crate) const CHUNK_BLOCK_THREADS: u32 = gpu_core::merge_path::FIXUP_CHUNK_THREADS;
 /// Carries per thread of a fix-up chunk, and per thread per round of the
 /// one-block fold (one round for up to a chunk of carries or summaries).
-pub(crate) const CHUNK_ITEMS: u32 = 4;
+pub(crate) const CHUNK_ITEMS: u32 = gpu_core::merge_path::FIXUP_CHUNK_ITEMS;
 
 /// The row-offset types the kernels take.
 pub trait SpmvOffset: DeviceType + Copy + Into<u64> {}
