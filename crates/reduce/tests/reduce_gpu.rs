@@ -558,12 +558,7 @@ fn steady_state_calls_allocate_nothing() {
         let _ = reduce::sum(&gpu, x.view()).unwrap();
     }
     gpu.synchronize().unwrap();
-    let after = gpu.scratch_stats();
-    assert_eq!(
-        after.allocations, before.allocations,
-        "{before:?} -> {after:?}"
-    );
-    assert_eq!(after.zeroings, before.zeroings, "{before:?} -> {after:?}");
+    parprims_testkit::testing::assert_scratch_steady(before, gpu.scratch_stats());
 }
 
 proptest! {

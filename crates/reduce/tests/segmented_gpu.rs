@@ -299,12 +299,7 @@ fn steady_state_calls_allocate_nothing() {
         calls(&gpu);
     }
     gpu.synchronize().unwrap();
-    let after = gpu.scratch_stats();
-    assert_eq!(
-        after.allocations, before.allocations,
-        "{before:?} -> {after:?}"
-    );
-    assert_eq!(after.zeroings, before.zeroings, "{before:?} -> {after:?}");
+    parprims_testkit::testing::assert_scratch_steady(before, gpu.scratch_stats());
     let sums = out_long.to_host(&gpu).unwrap();
     let expected = segmented_reduce_cpu(&host, &[0u32, 1000, n as u32], &Sum).unwrap();
     assert_eq!(sums, expected);

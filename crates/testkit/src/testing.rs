@@ -263,6 +263,20 @@ pub fn check_status_loads(
     Some(strong_loads.len())
 }
 
+/// Asserts that the arena neither allocated nor zeroed memory between two
+/// `Gpu::scratch_stats` readings: steady-state calls reuse what the first
+/// call set up.
+pub fn assert_scratch_steady(before: gpu_core::ScratchStats, after: gpu_core::ScratchStats) {
+    assert_eq!(
+        after.allocations, before.allocations,
+        "arena allocated: {before:?} -> {after:?}"
+    );
+    assert_eq!(
+        after.zeroings, before.zeroings,
+        "arena zeroed: {before:?} -> {after:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::{assert_plausible_copy_rate, sass_opcodes};
