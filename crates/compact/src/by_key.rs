@@ -15,15 +15,19 @@
 //!   value and the count travel as a 16-byte struct published in one
 //!   128-bit status word beside the status tag
 //!   (`kernels/cuda/single_pass/headed_value.cuh`), through the same
-//!   look-back. The
-//!   inclusive pair at the last item of a run holds the run's aggregate,
-//!   which that item writes at the run's slot: the heads before the tile (a
-//!   u64 from a second look-back over per-tile head counts, run by another
-//!   warp at the same time) plus the tile's heads up to the item, minus one.
+//!   look-back. The inclusive pair at the last item of a run (its *tail*)
+//!   holds the run's aggregate. Before the look-back returns, each tail
+//!   stages its position and fold in shared memory at its run's slot in
+//!   the tile; once the prefix is known the block writes the tile's runs
+//!   coalesced, at the heads before the tile plus the slot, minus one (the
+//!   run carried in from the previous tile takes the prefix's fold first).
+//!   Below 2^32 items the pair's 32-bit head count is exact and gives the
+//!   heads before the tile; past it a second look-back over u64 per-tile
+//!   head counts, run by another warp at the same time, gives them.
 //! - **Work** O(n); **steps** O(items per thread + log block + look-back
 //!   depth); **bytes moved** n·(k + v) read, runs·(k + v) written
-//!   ([`reduce_by_key_bytes_moved`]), plus 32 bytes of tile state per tile;
-//!   one launch, no memset (epoch-tagged tile state).
+//!   ([`reduce_by_key_bytes_moved`]), plus 16 bytes of tile state per tile
+//!   (32 past 2^32 items); one launch, no memset (epoch-tagged tile state).
 //! - **Types**: keys `i32 u32 i64 u64`; values 4 or 8 bytes (`i32 u32 f32
 //!   i64 u64 f64`), any operator, custom ones included. Float keys and 1-
 //!   or 2-byte values are refused with [`Error::Unsupported`]. Any length
@@ -43,7 +47,8 @@ use gpu_core::{
     Operator, Result, Sum,
 };
 
-/// Threads per block of the by-key kernel.
+/// Threads per block of the by-key kernel (but run lengths of 4-byte
+/// keys: [`tile_shape`]).
 pub(crate) const BY_KEY_BLOCK_THREADS: u32 = 256;
 
 /// What the by-key kernel computes (`BY_KEY_*` in `by_key.cu`).
@@ -95,13 +100,30 @@ pub(crate) fn check_key<K: Element>(what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Items per thread: 16 while a key and a value fit 8 bytes, else 8 (the
-/// shared exchanges stay under 48 KiB).
-pub(crate) fn items_per_thread(key_bytes: usize, value_bytes: usize) -> u32 {
-    if key_bytes + value_bytes <= 8 {
-        16
-    } else {
-        8
+/// Threads per block and items per thread of one by-key kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TileShape {
+    pub(crate) block_threads: u32,
+    pub(crate) items: u32,
+}
+
+/// The tile of a mode and its key and value sizes (value bytes 0 when no
+/// values are read):
+/// - run lengths of 4-byte keys: 128 × 32 (4096 keys, as 256 × 16, in
+///   blocks half the size: twice the blocks per SM at the same registers);
+/// - otherwise 256 threads with 16 items while a key and a value fit 8
+///   bytes, else 8 (the shared exchanges stay under 48 KiB).
+pub(crate) fn tile_shape(mode: RunMode, key_bytes: usize, value_bytes: usize) -> TileShape {
+    if mode == RunMode::RunLength && key_bytes == 4 {
+        return TileShape {
+            block_threads: 128,
+            items: 32,
+        };
+    }
+    let items = if key_bytes + value_bytes <= 8 { 16 } else { 8 };
+    TileShape {
+        block_threads: BY_KEY_BLOCK_THREADS,
+        items,
     }
 }
 
@@ -151,16 +173,22 @@ pub(crate) fn check_room(what: &'static str, n: usize, len: usize) -> Result<()>
 
 /// The by-key module for one mode, key type, value type and operator: the
 /// single-pass headers (and the headed pair's), the operator functor
-/// (reduce: `op` on `V`; run
-/// lengths: sum on `u32`), the kernel, one entry.
+/// (reduce: `op` on `V`; run lengths: sum on `u32`), the kernel in its
+/// tile shape, one entry. `wide_heads`: the second look-back over u64 head
+/// counts, for inputs past 2^32 items.
 pub(crate) fn module(
     mode: RunMode,
     key_cuda: &str,
     value_cuda: &str,
     operator: Option<String>,
-    items: u32,
+    shape: TileShape,
+    wide_heads: bool,
     entry: &str,
 ) -> ModuleSource {
+    let TileShape {
+        block_threads,
+        items,
+    } = shape;
     let delays = scan::policy::lookback_policy(8);
     let mut module = parprims_kernels::SINGLE_PASS
         .iter()
@@ -176,23 +204,26 @@ pub(crate) fn module(
         None => "sum_op<u64>",
     };
     let (k, v) = (key_cuda, value_cuda);
-    module.source(parprims_kernels::COMPACT_BY_KEY).entry(
-        entry,
-        &format!(
-            "const {k}* keys, const {v}* values, {k}* keys_out, {v}* values_out, u64* runs_out, \
+    let params = format!(
+        "const {k}* keys, const {v}* values, {k}* keys_out, {v}* values_out, u64* runs_out, \
              u64* state, u32 epoch, u64 n, u64 num_tiles, u32 vector_ok"
-        ),
-        &format!(
-            "by_key_tile<{k}, {v}, {op_type}, {mode}, {has_values}, {BY_KEY_BLOCK_THREADS}, {items}, \
+    );
+    let body = format!(
+        "by_key_tile<{k}, {v}, {op_type}, {mode}, {has_values}, {wide_heads}, {bt}, {items}, \
              {w}, {spin}, {start}>(keys, values, keys_out, values_out, runs_out, state, epoch, n, \
              num_tiles, vector_ok)",
-            mode = mode.cuda(),
-            has_values = mode.has_values(),
-            w = delays.lookback_width(),
-            spin = delays.spin_ns(),
-            start = delays.start_delay_ns(),
-        ),
-        Some(BY_KEY_BLOCK_THREADS),
+        mode = mode.cuda(),
+        has_values = mode.has_values(),
+        w = delays.lookback_width(),
+        spin = delays.spin_ns(),
+        start = delays.start_delay_ns(),
+        bt = block_threads,
+    );
+    module.source(parprims_kernels::COMPACT_BY_KEY).entry(
+        entry,
+        &params,
+        &body,
+        Some(block_threads),
     )
 }
 
@@ -217,12 +248,15 @@ impl<K: Element> RunLaunch<'_, K> {
     /// synchronisation; `runs_out[0]` receives the number of runs.
     pub(crate) fn enqueue(self, gpu: &Gpu, runs_out: &mut DeviceViewMut<'_, u64>) -> Result<()> {
         let n = self.keys.len() as u64;
-        let items = items_per_thread(K::BYTES, self.value_bytes);
+        let shape = tile_shape(self.mode, K::BYTES, self.value_bytes);
+        // The pair's 32-bit head count is exact below 2^32 items; past it a
+        // second look-back over u64 head counts gives the run slots.
+        let wide_heads = n > u64::from(u32::MAX);
         let op_name = self
             .operator
             .as_ref()
             .map_or("none", |(_, name)| name.as_str());
-        let entry = entry_name(self.mode, K::SUFFIX, self.value_suffix, op_name);
+        let entry = entry_name(self.mode, K::SUFFIX, self.value_suffix, op_name, wide_heads);
         let key = format!("compact/by_key/{entry}");
         let prelude = self.operator.map(|(prelude, _)| prelude);
         let kernel = gpu.stored_kernel(&key, &entry, || {
@@ -231,13 +265,14 @@ impl<K: Element> RunLaunch<'_, K> {
                 K::CUDA_TYPE,
                 self.value_cuda,
                 prelude,
-                items,
+                shape,
+                wide_heads,
                 &entry,
             )
         })?;
         // n = 0: one block writes no runs (and draws no tile).
         let (config, num_tiles) =
-            gpu_core::launch::grid_1d(n.max(1), BY_KEY_BLOCK_THREADS, items, 0)?;
+            gpu_core::launch::grid_1d(n.max(1), shape.block_threads, shape.items, 0)?;
         let keys_aligned = self.keys.device_ptr().is_multiple_of(16);
         let values_aligned = self.values_ptr.is_multiple_of(16);
         let vector_ok = u32::from(keys_aligned) | (u32::from(values_aligned) << 1);
@@ -245,7 +280,8 @@ impl<K: Element> RunLaunch<'_, K> {
         // counts); unique one (head counts).
         let status_tiles = match self.mode {
             RunMode::Unique { .. } => num_tiles,
-            RunMode::Reduce | RunMode::RunLength => 2 * num_tiles,
+            RunMode::Reduce | RunMode::RunLength if wide_heads => 2 * num_tiles,
+            RunMode::Reduce | RunMode::RunLength => num_tiles,
         };
         with_tile_state(
             gpu,
@@ -275,7 +311,7 @@ impl<K: Element> RunLaunch<'_, K> {
                 // tile state of status_tiles 128-bit status words (2 words per
                 // tile for either element width given; 16-byte aligned,
                 // checked by with_tile_state): the kernel's statuses for
-                // num_tiles tiles, twice for the pair modes. Vector
+                // num_tiles tiles, twice for the pair modes past 2^32 items. Vector
                 // loads only where vector_ok says the base is 16-byte aligned.
                 unsafe { gpu.launch(&kernel, config, &args) }
             },
@@ -296,9 +332,16 @@ pub(crate) fn state_element_bytes(mode: RunMode, value_bytes: usize) -> usize {
 
 /// The entry (and module) name of one instantiation: mode, key type, value
 /// type, operator name (with its fingerprint; `none` for unique).
-fn entry_name(mode: RunMode, key_suffix: &str, value_suffix: &str, op_name: &str) -> String {
+fn entry_name(
+    mode: RunMode,
+    key_suffix: &str,
+    value_suffix: &str,
+    op_name: &str,
+    wide_heads: bool,
+) -> String {
+    let heads = if wide_heads { "_wide" } else { "" };
     format!(
-        "by_key_{}_{key_suffix}_{value_suffix}_{op_name}",
+        "by_key_{}_{key_suffix}_{value_suffix}_{op_name}{heads}",
         mode.name()
     )
 }
@@ -504,13 +547,14 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
     use gpu_core::{Max, Min};
     fn reduce<K: Element, V: Element, O: Operator<V>>(op: &O) -> ModuleSource {
         let (prelude, name) = operator_parts::<V, O>(op);
-        let entry = entry_name(RunMode::Reduce, K::SUFFIX, V::SUFFIX, &name);
+        let entry = entry_name(RunMode::Reduce, K::SUFFIX, V::SUFFIX, &name, false);
         module(
             RunMode::Reduce,
             K::CUDA_TYPE,
             V::CUDA_TYPE,
             Some(prelude),
-            items_per_thread(K::BYTES, V::BYTES),
+            tile_shape(RunMode::Reduce, K::BYTES, V::BYTES),
+            false,
             &entry,
         )
     }
@@ -519,14 +563,15 @@ pub fn keyed_kernel_catalog() -> Vec<ModuleSource> {
     fn keyed<K: Element, V: Element>(mode: RunMode) -> ModuleSource {
         let operator = (mode == RunMode::RunLength).then(run_length_operator);
         let op_name = operator.as_ref().map_or("none", |(_, name)| name.as_str());
-        let entry = entry_name(mode, K::SUFFIX, V::SUFFIX, op_name);
+        let entry = entry_name(mode, K::SUFFIX, V::SUFFIX, op_name, false);
         let value_bytes = if mode.has_values() { V::BYTES } else { 0 };
         module(
             mode,
             K::CUDA_TYPE,
             V::CUDA_TYPE,
             operator.map(|(prelude, _)| prelude),
-            items_per_thread(K::BYTES, value_bytes),
+            tile_shape(mode, K::BYTES, value_bytes),
+            false,
             &entry,
         )
     }
@@ -555,22 +600,41 @@ mod tests {
 
     #[test]
     fn shared_memory_fits_every_shape() {
-        for (k, v) in [(4, 0), (4, 4), (4, 8), (8, 0), (8, 4), (8, 8)] {
-            let items = items_per_thread(k, v) as usize;
-            let tile = BY_KEY_BLOCK_THREADS as usize * items;
-            let padded = |s: usize| (tile + tile / (128 / s)) * s;
-            // The pair (or head count): 16 bytes headed, else 8.
-            let pair = if v == 8 { 16 } else { 8 };
-            let bytes = padded(k)
-                + if v > 0 { padded(v) } else { 8 }
-                + 2 * k * BY_KEY_BLOCK_THREADS as usize
-                + pair * 8
-                + pair
-                + 16;
-            assert!(
-                bytes <= 48 * 1024,
-                "{k}-byte keys, {v}-byte values: {bytes}"
-            );
+        let modes = [
+            RunMode::Reduce,
+            RunMode::RunLength,
+            RunMode::Unique { values: false },
+            RunMode::Unique { values: true },
+        ];
+        for mode in modes {
+            for (k, v) in [(4, 0), (4, 4), (4, 8), (8, 0), (8, 4), (8, 8)] {
+                let v = if mode.has_values() { v } else { 0 };
+                let shape = tile_shape(mode, k, v);
+                let (threads, tile) = (
+                    shape.block_threads as usize,
+                    (shape.block_threads * shape.items) as usize,
+                );
+                let padded = |s: usize| (tile + tile / (128 / s)) * s;
+                // The pair (or head count): 16 bytes headed, else 8.
+                let pair = if v == 8 { 16 } else { 8 };
+                // Run lengths stage each tail's u16 position.
+                let staged = if mode == RunMode::RunLength {
+                    2 * (tile + 1)
+                } else {
+                    0
+                };
+                let bytes = padded(k)
+                    + if v > 0 { padded(v) } else { 8 }
+                    + 2 * k * threads
+                    + pair * (threads / 32)
+                    + pair
+                    + staged
+                    + 24;
+                assert!(
+                    bytes <= 48 * 1024,
+                    "{mode:?}, {k}-byte keys, {v}-byte values: {bytes}"
+                );
+            }
         }
     }
 
@@ -580,9 +644,21 @@ mod tests {
             .iter()
             .flat_map(|m| m.entries().to_vec())
             .collect();
-        let rle = entry_name(RunMode::RunLength, "i32", "u32", &run_length_operator().1);
+        let rle = entry_name(
+            RunMode::RunLength,
+            "i32",
+            "u32",
+            &run_length_operator().1,
+            false,
+        );
         assert!(names.contains(&rle), "{rle} in {names:?}");
-        let unique = entry_name(RunMode::Unique { values: false }, "i32", "i32", "none");
+        let unique = entry_name(
+            RunMode::Unique { values: false },
+            "i32",
+            "i32",
+            "none",
+            false,
+        );
         assert!(names.contains(&unique), "{unique} in {names:?}");
     }
 
@@ -652,7 +728,8 @@ mod tests {
             "i32",
             "u32",
             Some(prelude),
-            16,
+            tile_shape(RunMode::Reduce, 4, 4),
+            false,
             &format!("by_key_reduce_i32_u32_{name}"),
         ));
         modules.push(module(
@@ -660,9 +737,31 @@ mod tests {
             "u64",
             "u64",
             Some(prelude64),
-            items_per_thread(8, 8),
+            tile_shape(RunMode::Reduce, 8, 8),
+            false,
             &format!("by_key_reduce_u64_u64_{name64}"),
         ));
+        // Past 2^32 items: the second look-back over u64 head counts, for
+        // packed (4-byte) and headed (8-byte) pairs and run lengths.
+        let (sum_f32, sum_f32_name) = operator_parts::<f32, _>(&Sum);
+        let (sum_f64, sum_f64_name) = operator_parts::<f64, _>(&Sum);
+        let (rle_prelude, rle_name) = run_length_operator();
+        for (mode, key, value, prelude, name, value_bytes) in [
+            (RunMode::Reduce, "i32", "f32", sum_f32, sum_f32_name, 4),
+            (RunMode::Reduce, "u64", "f64", sum_f64, sum_f64_name, 8),
+            (RunMode::RunLength, "u32", "u32", rle_prelude, rle_name, 0),
+        ] {
+            let entry = entry_name(mode, key, value, &name, true);
+            modules.push(module(
+                mode,
+                key,
+                value,
+                Some(prelude),
+                tile_shape(mode, if key == "u64" { 8 } else { 4 }, value_bytes),
+                true,
+                &entry,
+            ));
+        }
         for module in &modules {
             let cubin = gpu_core::kernel::compile_cubin(module, "sm_90")
                 .unwrap_or_else(|e| panic!("{}: {e}", module.name()));
@@ -687,7 +786,8 @@ mod tests {
                 key,
                 V::CUDA_TYPE,
                 Some(prelude),
-                items_per_thread(key_bytes, V::BYTES),
+                tile_shape(RunMode::Reduce, key_bytes, V::BYTES),
+                true,
                 &format!("by_key_reduce_{key}_{}_{name}", V::SUFFIX),
             )
         }

@@ -29,32 +29,41 @@
 // headed state's plain reader (TileStatusHeadedPlain128). Within a
 // tile the counts are exact: the inclusive pair at item i holds the fold of
 // i's run up to i, and the heads of the tile up to i. The tile's run slots
-// start at the number of heads before the tile, a u64 found by a second
-// look-back over u64 head counts (compaction's), run by warp 1 while warp 0
-// looks back over the pairs; the two statuses live in one tile state
-// (pairs at tiles [0, num_tiles), counts after them). A TAIL writes its run
-// at slot = heads before the tile + heads of the tile up to it − 1, so any
-// length works (64-bit slots). UNIQUE needs only the head count: an
-// exclusive scan of u64 head flags, a HEAD writing its key (and value) at
-// slot = heads before it.
+// start at the number of heads before the tile: below 2^32 items the
+// prefix pair's own count (exact: it cannot saturate); with WIDE_HEADS
+// (2^32 items or more) a u64 found by a second look-back over u64 head
+// counts (compaction's), run by warp 1 while warp 0 looks back over the
+// pairs, the two statuses in one tile state (pairs at tiles [0, num_tiles),
+// counts after them). Run r of the input is slot r (64-bit slots: any
+// length works). UNIQUE needs only the head count: an exclusive scan of u64
+// head flags, a HEAD writing its key (and value) at slot = heads before it.
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
 // counter): keys (and values) loaded blocked through shared memory
 // (coalesced, 16-byte vectors when aligned and whole); the loads' shared
 // exchange, which holds the whole tile, gives every item its neighbours (the
 // tile's first thread reads the key before the tile, its last thread the
-// key after it, from global memory); head and tail bits; the thread totals
-// scanned by the block; the tile's aggregates published, its prefixes found
-// by look-back (single_pass_publish_aggregate, single_pass_prefix: warp 0
-// the pairs or UNIQUE's counts, warp 1 the pair modes' u64 head counts);
-// each thread's items scanned from their seed and the runs written where
-// they end (or start).
+// key after it, from global memory); head and tail bits (32-bit positions
+// within the tile); the thread totals scanned by the block (run lengths
+// fold (heads, items since the last head) from the bits alone, with no
+// per-item pairs); the tile's aggregate published. The pair modes then
+// stage every TAIL before the look-back returns: its position in the tile
+// (u16) at its run's slot in the tile (the heads of the tile up to it; 0
+// for the run carried in from the previous tile) and, for REDUCE, its fold
+// from the block-local scan in the value exchange, which the loads no longer
+// need. The prefix found (single_pass_publish_aggregate, single_pass_prefix:
+// warp 0 the pairs or UNIQUE's counts, warp 1 the u64 head counts with
+// WIDE_HEADS), the block writes the staged runs coalesced: the key from the
+// key exchange at the staged position, the length as the distance from the
+// previous tail (the first tail's adds what the prefix carries in) or the
+// fold (the carried-in run's folded onto the prefix's). UNIQUE scans each
+// thread's items from its seed and writes each HEAD where it starts.
 //
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes
-// of tile state per tile (32 for the pair modes); one launch, no memset
-// (epoch-tagged state); barriers per tile: after the tile draw, the
-// loads' (one per array), the block scan's, and one after the look-backs.
-// Writes are scattered by slot; consecutive runs go to consecutive slots.
+// of tile state per tile (32 for the pair modes with WIDE_HEADS); one
+// launch, no memset (epoch-tagged state); barriers per tile: after the tile
+// draw, the loads' (one per array), the block scan's, and one after the
+// look-backs. Consecutive runs go to consecutive slots.
 
 #define BY_KEY_REDUCE 0
 #define BY_KEY_RUN_LENGTH 1
@@ -153,8 +162,9 @@ __device__ __forceinline__ T by_key_zero() {
 // values); keys_out, values_out: room for every run (values_out null when
 // values is, except RUN_LENGTH, where it receives the u32 counts);
 // runs_out: one u64. vector_ok bit 0: keys 16-byte aligned; bit 1: values.
-template <typename K, typename V, typename Op, int MODE, bool HAS_VALUES, int BLOCK, int ITEMS, int WIDTH,
-          int SPIN_NS, int START_NS>
+// WIDE_HEADS: n ≥ 2^32, the u64 head counts' second look-back.
+template <typename K, typename V, typename Op, int MODE, bool HAS_VALUES, bool WIDE_HEADS, int BLOCK, int ITEMS,
+          int WIDTH, int SPIN_NS, int START_NS>
 __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V* __restrict__ values,
                                             K* __restrict__ keys_out, V* __restrict__ values_out,
                                             u64* runs_out, u64* state, u32 epoch, u64 n, u64 num_tiles,
@@ -173,6 +183,17 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     __shared__ u64 s_tile;
     __shared__ A s_prefix;
     __shared__ u64 s_heads_before;  // pair modes: heads before the tile
+    // Pair modes stage their outputs: each tail's position in the tile, by
+    // its run's slot in the tile (slot 0: the run carried in from the
+    // previous tile), reduce's folds in the value exchange (free once the
+    // values are in registers), and whether the tile's first item is a head
+    // and its last valid item a tail.
+    constexpr bool RUN_LENGTH = MODE == BY_KEY_RUN_LENGTH;
+    static_assert(TILE <= 65536, "tail positions are u16");
+    static_assert(!HAS_VALUES || ExchangeSize<V, TILE>::ITEMS > TILE, "a fold per run slot");
+    __shared__ u16 tail_positions[UNIQUE ? 1 : TILE + 1];
+    __shared__ u32 s_first_is_head;
+    __shared__ u32 s_last_is_tail;
 
     lookback_prepare_next_call(state, epoch);
     if (n == 0) {  // one block, no tile drawn: no runs
@@ -213,43 +234,88 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     // last, read from the exchange, which still holds the whole tile
     // (block_load_blocked wrote all TILE entries, padding included, before
     // its barrier; nothing writes it again). Items past n are never heads
-    // or tails (position checks below).
-    const u64 first_index = tile_base + (u64)tid * ITEMS;  // index of key[0]
-    // (Thread 0 of tile 0 has no key before: item 0 is a head by position.
-    // The last thread of the last tile has none after: item n − 1 is a tail
-    // by position.)
-    const K before = tid > 0 ? key_exchange[exchange_index<K>(tid * (u32)ITEMS - 1u)] : edge_before;
+    // or tails (masked below).
+    // Positions within the tile are 32-bit: item j of this thread is tile
+    // item first_local + j, valid while below `valid`. Item 0 of the input
+    // (tile 0, thread 0, j = 0) is a head by position; the tile's last
+    // valid item is a tail by position when the tile is the input's last.
+    const u32 first_local = tid * (u32)ITEMS;
+    const bool last_tile = tile_base + (u64)valid == n;
+    const K before = tid > 0 ? key_exchange[exchange_index<K>(first_local - 1u)] : edge_before;
     const K after =
-        tid + 1u < (u32)BLOCK ? key_exchange[exchange_index<K>((tid + 1u) * (u32)ITEMS)] : edge_after;
+        tid + 1u < (u32)BLOCK ? key_exchange[exchange_index<K>(first_local + (u32)ITEMS)] : edge_after;
     u32 head_bits = 0u;
     u32 tail_bits = 0u;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        const u64 p = first_index + (u64)j;
-        if (p < n) {
-            const K previous = j == 0 ? before : key[j - 1];
-            const K next = j == ITEMS - 1 ? after : key[j + 1];
-            if (p == 0 || previous != key[j]) head_bits |= 1u << j;
-            if (p == n - 1 || next != key[j]) tail_bits |= 1u << j;
-        }
+        const K previous = j == 0 ? before : key[j - 1];
+        const K next = j == ITEMS - 1 ? after : key[j + 1];
+        head_bits |= (u32)(previous != key[j]) << j;
+        tail_bits |= (u32)(next != key[j]) << j;
+    }
+    // Only items below `valid` count; the edges by position.
+    const u32 valid_here = valid > first_local ? valid - first_local : 0u;
+    const u32 valid_bits = valid_here >= 32u ? 0xffffffffu : (1u << valid_here) - 1u;
+    if (tile == 0 && tid == 0u) head_bits |= 1u;
+    const bool holds_last = last_tile && valid_here > 0u && valid_here <= (u32)ITEMS;
+    if (holds_last) tail_bits |= 1u << (valid_here - 1u);
+    head_bits &= valid_bits;
+    tail_bits &= valid_bits;
+
+    if constexpr (!UNIQUE) {
+        if (tid == 0u) s_first_is_head = head_bits & 1u;
+        if (valid_here > 0u && valid_here <= (u32)ITEMS) s_last_is_tail = (tail_bits >> (valid_here - 1u)) & 1u;
     }
 
-    A items[ITEMS];
+    // The thread's total: the fold of its items' pairs (UNIQUE: its head
+    // count). Run lengths need no per-item pairs: the fold of (head, 1)
+    // over items 0 … j is (heads among them, items since the last of them).
+    A items[RUN_LENGTH ? 1 : ITEMS];
+    A thread_total;
+    if constexpr (RUN_LENGTH) {
+        const u32 since_last_head = head_bits ? (u32)ITEMS - (31u - (u32)__clz(head_bits)) : (u32)ITEMS;
+        thread_total = S::pack(since_last_head, (u32)__popc(head_bits));
+    } else {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 head = (head_bits >> j) & 1u;
-        if constexpr (UNIQUE) {
-            items[j] = (A)head;
-        } else if constexpr (MODE == BY_KEY_RUN_LENGTH) {
-            items[j] = S::pack((V)1u, head);
-        } else {
-            items[j] = S::pack(value[j], head);
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 head = (head_bits >> j) & 1u;
+            if constexpr (UNIQUE) {
+                items[j] = (A)head;
+            } else {
+                items[j] = S::pack(value[j], head);
+            }
         }
+        thread_total = thread_reduce<A, S, ITEMS>(items);
     }
-    const A thread_total = thread_reduce<A, S, ITEMS>(items);
     A aggregate;
     const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
 
+    // Each tail's position goes to its run's slot in the tile: the heads of
+    // the tile up to it (0 for the run carried in); reduce's fold with it,
+    // from the block-local scan (the carried-in run's lacks the prefix, which
+    // the writer adds). None of it needs the prefix, so it is done before
+    // the look-back's barrier. The key exchange keeps the keys (its last
+    // reads preceded the scan's barrier); the value exchange is free (its
+    // last reads, the loads', did too).
+    if constexpr (RUN_LENGTH) {
+        const u32 heads_before_thread = by_key_pair_heads<S, UNIQUE>(thread_prefix);
+        for (u32 t = tail_bits; t != 0u; t &= t - 1u) {
+            const u32 j = (u32)__ffs(t) - 1u;
+            const u32 heads_upto = (u32)__popc(head_bits & (0xffffffffu >> (31u - j)));
+            tail_positions[heads_before_thread + heads_upto] = (u16)(first_local + j);
+        }
+    } else if constexpr (!UNIQUE) {
+        const u32 heads_before_thread = by_key_pair_heads<S, UNIQUE>(thread_prefix);
+        thread_scan_seeded<A, S, ITEMS>(items, thread_prefix, tid > 0u, false);
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            if ((tail_bits >> j) & 1u) {
+                const u32 slot = heads_before_thread + (u32)__popc(head_bits & (0xffffffffu >> (31 - j)));
+                tail_positions[slot] = (u16)(first_local + (u32)j);
+                value_exchange[slot] = S::value(items[j]);
+            }
+        }
+    }
     if (tid < 32u) {
         Status status(lookback_status_region(state), num_tiles, epoch);
         // Successors may already be looking back at this tile: publish first.
@@ -257,7 +323,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         const A prefix = single_pass_prefix<A, S, Status, WIDTH, SPIN_NS, START_NS>(
             status, tile, aggregate, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
         if (tid == 0u) s_prefix = prefix;
-    } else if (!UNIQUE && tid < 64u) {
+    } else if (!UNIQUE && WIDE_HEADS && tid < 64u) {
         // The exact u64 head count before the tile (the tile's own count,
         // at most TILE, is exact in the pair).
         typedef typename by_key_count_status<A>::type CountStatus;
@@ -270,38 +336,65 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         if (tid == 32u) s_heads_before = before;
     }
     __syncthreads();
+    // Heads before the tile (pair modes): the u64 look-back's when the u32
+    // count in the pair could saturate, else the pair prefix's own count.
+    u64 heads_before = 0ull;
+    if constexpr (!UNIQUE) {
+        if constexpr (WIDE_HEADS) {
+            heads_before = s_heads_before;
+        } else if (tile > 0) {
+            heads_before = (u64)by_key_pair_heads<S, UNIQUE>(s_prefix);
+        }
+    }
 
     // UNIQUE: exclusive head counts (seeded with 0 in tile 0, exact).
     // Pairs: inclusive, tile 0 without a prefix (the identity is never folded).
     bool has_seed;
     const A seed = block_thread_seed<A, S>(s_prefix, tile > 0 || UNIQUE, thread_prefix, has_seed);
-    // Pair modes: heads of the tile before this thread (exact, block-local;
-    // the block scan's prefix is the identity, 0 heads, for thread 0).
-    const u32 thread_heads = by_key_pair_heads<S, UNIQUE>(thread_prefix);
-    thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, UNIQUE);
-
+    // Pair modes: run slots before this thread's first item (heads before
+    // the tile and before this thread in the tile; exact, the block scan's
+    // prefix is the identity, 0 heads, for thread 0).
+    const u64 slots_before = heads_before + (u64)by_key_pair_heads<S, UNIQUE>(thread_prefix);
+    if constexpr (!UNIQUE) {
+        // Slots lo … hi − 1 of the tile hold tails, written coalesced as runs
+        // heads_before − 1 + slot. The carried-in run (slot 0, only past
+        // tile 0) continues the prefix: its length adds the items the prefix
+        // counts since its last head, its fold starts from the prefix's.
+        const u32 lo = s_first_is_head;
+        const u32 hi = by_key_pair_heads<S, UNIQUE>(aggregate) + s_last_is_tail;
+        for (u32 i = lo + tid; i < hi; i += (u32)BLOCK) {
+            const u32 position = tail_positions[i];
+            const u64 slot = heads_before + (u64)i - 1ull;
+            keys_out[slot] = key_exchange[exchange_index<K>(position)];
+            if constexpr (RUN_LENGTH) {
+                // A run's length: the distance from the tail before it; the
+                // first tail's run began at the tile's start (its first item
+                // a head) or earlier.
+                const u32 carried = i == 0u ? S::value(s_prefix) : 0u;
+                values_out[slot] = i == lo ? position + 1u + carried : position - (u32)tail_positions[i - 1u];
+            } else {
+                const V fold = value_exchange[i];
+                values_out[slot] = i == 0u ? Op::combine(S::value(s_prefix), fold) : fold;
+            }
+        }
+    } else {
+        thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, true);
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u64 p = first_index + (u64)j;
-        if constexpr (UNIQUE) {
+        for (int j = 0; j < ITEMS; ++j) {
             if ((head_bits >> j) & 1u) {
                 const u64 slot = items[j];
                 keys_out[slot] = key[j];
                 if constexpr (HAS_VALUES) values_out[slot] = value[j];
             }
-            if (p == n - 1) *runs_out = items[j] + (u64)((head_bits >> j) & 1u);
+        }
+    }
+    // The run count, by the thread holding item n − 1.
+    if (holds_last) {
+        const u32 heads_here = (u32)__popc(head_bits);
+        if constexpr (UNIQUE) {
+            *runs_out = (u64)items[0] + (u64)heads_here;  // exclusive count at item 0, plus this thread's heads
         } else {
-            if ((tail_bits >> j) & 1u) {
-                // Heads before the tile, before this thread in the tile, and
-                // among this thread's items up to j (all at least 1 in all).
-                const u64 heads = s_heads_before + (u64)thread_heads +
-                                  (u64)__popc(head_bits & (0xffffffffu >> (31 - j)));
-                keys_out[heads - 1ull] = key[j];
-                values_out[heads - 1ull] = S::value(items[j]);
-            }
-            if (p == n - 1)
-                *runs_out = s_heads_before + (u64)thread_heads +
-                            (u64)__popc(head_bits & (0xffffffffu >> (31 - j)));
+            *runs_out = slots_before + (u64)heads_here;
         }
     }
 }
