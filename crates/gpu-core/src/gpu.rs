@@ -744,15 +744,18 @@ impl Gpu {
         config: LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        if config.shared_bytes as usize > self.shared.info.shared_per_block
-            && config.shared_bytes > kernel.state.dynamic_shared_opt_in.load(Ordering::Acquire)
-        {
-            // Past the 48 KiB default a kernel must be opted in, once per
-            // size: the kernel remembers the largest size it was given.
-            kernel.function.set_attribute(
-                driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                config.shared_bytes as i32,
-            )?;
+        if config.shared_bytes > kernel.state.dynamic_shared_opt_in.load(Ordering::Acquire) {
+            // When its static and dynamic shared memory together pass the
+            // 48 KiB default, a kernel must be opted in to the dynamic size,
+            // once per size: the kernel remembers the largest size known to
+            // launch, so the hot path asks the driver nothing.
+            let static_bytes = kernel.function.shared_size_bytes()? as usize;
+            if static_bytes + config.shared_bytes as usize > self.shared.info.shared_per_block {
+                kernel.function.set_attribute(
+                    driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    config.shared_bytes as i32,
+                )?;
+            }
             kernel
                 .state
                 .dynamic_shared_opt_in
@@ -929,7 +932,8 @@ pub struct Kernel {
 struct KernelState {
     /// Resident blocks per SM by (block threads, dynamic shared bytes).
     resident: Mutex<Vec<((u32, usize), u32)>>,
-    /// The largest dynamic shared memory size set on the function.
+    /// The largest dynamic shared memory size known to launch (opted in on
+    /// the function where static and dynamic together pass the default).
     dynamic_shared_opt_in: AtomicU32,
 }
 

@@ -20,6 +20,19 @@ fn gpu() -> Gpu {
     Gpu::new(0).expect("a CUDA GPU")
 }
 
+/// Held by the tests that start a child process on the GPU and by the one
+/// that asks for more memory than the device has: while the request for
+/// twice the device's memory is in flight, a child's context creation can
+/// fail with `CUDA_ERROR_OUT_OF_MEMORY` (seen on the H100 when the tests
+/// of this file run in parallel).
+static CHILD_OR_OOM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn child_or_oom_lock() -> std::sync::MutexGuard<'static, ()> {
+    CHILD_OR_OOM
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Runs everywhere: with no driver, opening a device is a typed error, not a
 /// panic; with a driver, an absurd ordinal is `BadOrdinal`.
 #[test]
@@ -330,6 +343,7 @@ fn kernel_cache_is_used_by_a_second_process() {
     if std::env::var("PARPRIMS_CACHE_PROBE_NONCE").is_ok() {
         return; // we are the child
     }
+    let _alone = child_or_oom_lock();
     let dir = std::env::temp_dir().join(format!("parprims-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let nonce = nanos_stamp().to_string();
@@ -405,6 +419,7 @@ fn unwritable_cache_still_compiles() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn out_of_memory_is_typed_and_the_context_survives() {
+    let _alone = child_or_oom_lock();
     let gpu = gpu();
     let total = gpu.info().memory_total;
     let err = DeviceBuffer::<u8>::zeros(&gpu, total * 2).unwrap_err();
@@ -764,6 +779,7 @@ fn no_nvrtc_child_process() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_warmed_cache_is_used_without_nvrtc() {
+    let _alone = child_or_oom_lock();
     let dir = std::env::temp_dir().join(format!("parprims-no-nvrtc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let stamp = nanos_stamp();
@@ -788,4 +804,51 @@ fn a_warmed_cache_is_used_without_nvrtc() {
     );
     assert_child_passed(&child, "NO_NVRTC_CHILD_OK");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kernel whose static shared memory (40 KiB) and dynamic shared memory
+/// (16 KiB) together pass the 48 KiB default launches: `Gpu::launch` opts
+/// it in to the dynamic size although the dynamic size alone is under the
+/// default. Each block writes both arrays and sums them back.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn static_and_dynamic_shared_memory_past_the_default_launch() {
+    let gpu = gpu();
+    const STATIC_WORDS: u32 = 10 * 1024; // 40 KiB of u32
+    const DYNAMIC_WORDS: u32 = 4 * 1024; // 16 KiB of u32
+    let module = ModuleSource::new("shared_split_probe").entry(
+        "shared_split",
+        "u64* out",
+        &format!(
+            "__shared__ u32 fixed[{STATIC_WORDS}]; extern __shared__ u32 dynamic[]; \
+             for (u32 i = threadIdx.x; i < {STATIC_WORDS}u; i += blockDim.x) fixed[i] = i; \
+             for (u32 i = threadIdx.x; i < {DYNAMIC_WORDS}u; i += blockDim.x) dynamic[i] = 2u * i; \
+             __syncthreads(); \
+             if (threadIdx.x == 0) {{ u64 sum = 0; \
+               for (u32 i = 0; i < {STATIC_WORDS}u; ++i) sum += fixed[i]; \
+               for (u32 i = 0; i < {DYNAMIC_WORDS}u; ++i) sum += dynamic[i]; \
+               out[blockIdx.x] = sum; }}"
+        ),
+        Some(256),
+    );
+    let kernel = gpu.module(&module).unwrap().kernel("shared_split").unwrap();
+    let blocks = 4usize;
+    let mut out = DeviceBuffer::<u64>::zeros(&gpu, blocks).unwrap();
+    let mut args = KernelArgs::new();
+    args.output(&mut out.view_mut());
+    let config = gpu_core::LaunchConfig {
+        grid: (blocks as u32, 1, 1),
+        block: (256, 1, 1),
+        shared_bytes: DYNAMIC_WORDS * 4,
+    };
+    for _ in 0..2 {
+        // SAFETY: shared_split(u64* out) writes out[blockIdx.x] for each of
+        // the `blocks` blocks; out holds `blocks` u64; the dynamic shared
+        // memory given is what the kernel indexes.
+        unsafe { gpu.launch(&kernel, config, &args) }.unwrap();
+    }
+    let s = u64::from(STATIC_WORDS);
+    let d = u64::from(DYNAMIC_WORDS);
+    let want = s * (s - 1) / 2 + d * (d - 1);
+    assert_eq!(out.to_host(&gpu).unwrap(), vec![want; blocks]);
 }
