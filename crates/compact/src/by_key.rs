@@ -251,7 +251,7 @@ impl<K: Element> RunLaunch<'_, K> {
         let shape = tile_shape(self.mode, K::BYTES, self.value_bytes);
         // The pair's 32-bit head count is exact below 2^32 items; past it a
         // second look-back over u64 head counts gives the run slots.
-        let wide_heads = n > u64::from(u32::MAX);
+        let wide_heads = n > u64::from(u32::MAX) && !matches!(self.mode, RunMode::Unique { .. });
         let op_name = self
             .operator
             .as_ref()
@@ -617,12 +617,8 @@ mod tests {
                 let padded = |s: usize| (tile + tile / (128 / s)) * s;
                 // The pair (or head count): 16 bytes headed, else 8.
                 let pair = if v == 8 { 16 } else { 8 };
-                // Run lengths stage each tail's u16 position.
-                let staged = if mode == RunMode::RunLength {
-                    2 * (tile + 1)
-                } else {
-                    0
-                };
+                // Each tail's (unique: head's) u16 position, staged.
+                let staged = 2 * (tile + 1);
                 let bytes = padded(k)
                     + if v > 0 { padded(v) } else { 8 }
                     + 2 * k * threads

@@ -36,7 +36,7 @@
 // pairs, the two statuses in one tile state (pairs at tiles [0, num_tiles),
 // counts after them). Run r of the input is slot r (64-bit slots: any
 // length works). UNIQUE needs only the head count: an exclusive scan of u64
-// head flags, a HEAD writing its key (and value) at slot = heads before it.
+// head counts, run r's key (and value) taken from its HEAD.
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
 // counter): keys (and values) loaded blocked through shared memory
@@ -56,8 +56,9 @@
 // WIDE_HEADS), the block writes the staged runs coalesced: the key from the
 // key exchange at the staged position, the length as the distance from the
 // previous tail (the first tail's adds what the prefix carries in) or the
-// fold (the carried-in run's folded onto the prefix's). UNIQUE scans each
-// thread's items from its seed and writes each HEAD where it starts.
+// fold (the carried-in run's folded onto the prefix's). UNIQUE stages each
+// HEAD's position at the tile's heads before it, and writes the heads'
+// keys (and values, from the value exchange) coalesced after the prefix.
 //
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes
 // of tile state per tile (32 for the pair modes with WIDE_HEADS); one
@@ -191,7 +192,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     constexpr bool RUN_LENGTH = MODE == BY_KEY_RUN_LENGTH;
     static_assert(TILE <= 65536, "tail positions are u16");
     static_assert(!HAS_VALUES || ExchangeSize<V, TILE>::ITEMS > TILE, "a fold per run slot");
-    __shared__ u16 tail_positions[UNIQUE ? 1 : TILE + 1];
+    __shared__ u16 tail_positions[TILE + 1];  // UNIQUE: each head's, by its slot in the tile
     __shared__ u32 s_first_is_head;
     __shared__ u32 s_last_is_tail;
 
@@ -270,21 +271,17 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     // The thread's total: the fold of its items' pairs (UNIQUE: its head
     // count). Run lengths need no per-item pairs: the fold of (head, 1)
     // over items 0 … j is (heads among them, items since the last of them).
-    A items[RUN_LENGTH ? 1 : ITEMS];
+    constexpr bool REDUCE = MODE == BY_KEY_REDUCE;
+    A items[REDUCE ? ITEMS : 1];
     A thread_total;
     if constexpr (RUN_LENGTH) {
         const u32 since_last_head = head_bits ? (u32)ITEMS - (31u - (u32)__clz(head_bits)) : (u32)ITEMS;
         thread_total = S::pack(since_last_head, (u32)__popc(head_bits));
+    } else if constexpr (UNIQUE) {
+        thread_total = (A)__popc(head_bits);
     } else {
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u32 head = (head_bits >> j) & 1u;
-            if constexpr (UNIQUE) {
-                items[j] = (A)head;
-            } else {
-                items[j] = S::pack(value[j], head);
-            }
-        }
+        for (int j = 0; j < ITEMS; ++j) items[j] = S::pack(value[j], (head_bits >> j) & 1u);
         thread_total = thread_reduce<A, S, ITEMS>(items);
     }
     A aggregate;
@@ -304,7 +301,16 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
             const u32 heads_upto = (u32)__popc(head_bits & (0xffffffffu >> (31u - j)));
             tail_positions[heads_before_thread + heads_upto] = (u16)(first_local + j);
         }
-    } else if constexpr (!UNIQUE) {
+    } else if constexpr (UNIQUE) {
+        // Each head's position at its slot in the tile: the tile's heads
+        // before it (exact: at most TILE).
+        const u32 heads_before_thread = (u32)thread_prefix;
+        for (u32 h = head_bits; h != 0u; h &= h - 1u) {
+            const u32 j = (u32)__ffs(h) - 1u;
+            const u32 heads_below = (u32)__popc(head_bits & ((1u << j) - 1u));
+            tail_positions[heads_before_thread + heads_below] = (u16)(first_local + j);
+        }
+    } else {
         const u32 heads_before_thread = by_key_pair_heads<S, UNIQUE>(thread_prefix);
         thread_scan_seeded<A, S, ITEMS>(items, thread_prefix, tid > 0u, false);
 #pragma unroll
@@ -347,14 +353,17 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         }
     }
 
-    // UNIQUE: exclusive head counts (seeded with 0 in tile 0, exact).
-    // Pairs: inclusive, tile 0 without a prefix (the identity is never folded).
-    bool has_seed;
-    const A seed = block_thread_seed<A, S>(s_prefix, tile > 0 || UNIQUE, thread_prefix, has_seed);
-    // Pair modes: run slots before this thread's first item (heads before
-    // the tile and before this thread in the tile; exact, the block scan's
-    // prefix is the identity, 0 heads, for thread 0).
-    const u64 slots_before = heads_before + (u64)by_key_pair_heads<S, UNIQUE>(thread_prefix);
+    // Run slots before this thread's first item: heads before the tile and
+    // before this thread in the tile (exact; the block scan's prefix is the
+    // identity, 0 heads, for thread 0). UNIQUE's prefix is the u64 head
+    // count itself (the look-back's prefix is not read in tile 0).
+    if constexpr (UNIQUE) heads_before = tile > 0 ? (u64)s_prefix : 0ull;
+    u64 slots_before;
+    if constexpr (UNIQUE) {
+        slots_before = heads_before + (u64)thread_prefix;
+    } else {
+        slots_before = heads_before + (u64)by_key_pair_heads<S, UNIQUE>(thread_prefix);
+    }
     if constexpr (!UNIQUE) {
         // Slots lo … hi − 1 of the tile hold tails, written coalesced as runs
         // heads_before − 1 + slot. The carried-in run (slot 0, only past
@@ -378,23 +387,15 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
             }
         }
     } else {
-        thread_scan_seeded<A, S, ITEMS>(items, seed, has_seed, true);
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if ((head_bits >> j) & 1u) {
-                const u64 slot = items[j];
-                keys_out[slot] = key[j];
-                if constexpr (HAS_VALUES) values_out[slot] = value[j];
-            }
+        // The tile's heads, written coalesced as runs heads_before + slot:
+        // the key (and value) at the staged position of the exchanges.
+        const u32 tile_heads = (u32)aggregate;
+        for (u32 i = tid; i < tile_heads; i += (u32)BLOCK) {
+            const u32 position = tail_positions[i];
+            keys_out[heads_before + (u64)i] = key_exchange[exchange_index<K>(position)];
+            if constexpr (HAS_VALUES) values_out[heads_before + (u64)i] = value_exchange[exchange_index<V>(position)];
         }
     }
     // The run count, by the thread holding item n − 1.
-    if (holds_last) {
-        const u32 heads_here = (u32)__popc(head_bits);
-        if constexpr (UNIQUE) {
-            *runs_out = (u64)items[0] + (u64)heads_here;  // exclusive count at item 0, plus this thread's heads
-        } else {
-            *runs_out = slots_before + (u64)heads_here;
-        }
-    }
+    if (holds_last) *runs_out = slots_before + (u64)__popc(head_bits);
 }
