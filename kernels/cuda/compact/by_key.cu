@@ -184,15 +184,16 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     __shared__ u64 s_tile;
     __shared__ A s_prefix;
     __shared__ u64 s_heads_before;  // pair modes: heads before the tile
-    // Pair modes stage their outputs: each tail's position in the tile, by
-    // its run's slot in the tile (slot 0: the run carried in from the
-    // previous tile), reduce's folds in the value exchange (free once the
-    // values are in registers), and whether the tile's first item is a head
-    // and its last valid item a tail.
+    // Outputs are staged: each tail's position in the tile, by its run's
+    // slot in the tile (slot 0: the run carried in from the previous tile;
+    // UNIQUE: each head's, by the tile's heads before it), reduce's folds
+    // in the value exchange (free once the values are in registers), and
+    // whether the tile's first item is a head and its last valid item a
+    // tail.
     constexpr bool RUN_LENGTH = MODE == BY_KEY_RUN_LENGTH;
     static_assert(TILE <= 65536, "tail positions are u16");
     static_assert(!HAS_VALUES || ExchangeSize<V, TILE>::ITEMS > TILE, "a fold per run slot");
-    __shared__ u16 tail_positions[TILE + 1];  // UNIQUE: each head's, by its slot in the tile
+    __shared__ u16 tail_positions[TILE + 1];
     __shared__ u32 s_first_is_head;
     __shared__ u32 s_last_is_tail;
 
