@@ -9,19 +9,21 @@
 //! - **How** (`kernels/cuda/compact/expand.cu`): the counts widened to u64
 //!   into `offsets_out`, scanned in place by the `scan` crate's exclusive
 //!   scan, the total written on the device by a one-thread kernel; then the
-//!   expansion, balanced by outputs: each block of 2048 outputs finds the
-//!   elements owning its first and last output by binary search over the
-//!   offsets, each thread the owner of its first output between those, and
-//!   walks on (searching again when an element ends, so a stretch of zero
-//!   counts costs one search). One huge count or many zero counts cost what
-//!   their outputs cost. Outputs are staged in shared memory and written
-//!   coalesced.
-//! - **Work** O(n + total + blocks·log n); **bytes moved** about
+//!   expansion, balanced by outputs: one thread per boundary between tiles
+//!   of 2048 outputs finds the element owning it by binary search over the
+//!   offsets, all at once (into scratch words); each block copies the
+//!   offsets of its tile's elements into shared memory (when they are at
+//!   most 2048; else it searches global memory), each thread finds the
+//!   owner of its first output there and walks on (searching again when an
+//!   element ends, so a stretch of zero counts costs one search). One huge
+//!   count or many zero counts cost what their outputs cost. Outputs are
+//!   staged in shared memory and written coalesced.
+//! - **Work** O(n + total + tiles·log n); **bytes moved** about
 //!   4n + 8n + 16n (counts read, offsets written, the scan) + 8n + total·s
 //!   written + the values and offsets the searches read
 //!   ([`expand_bytes_moved`] counts the unavoidable part: counts and values
-//!   read, offsets and outputs written); launches: widen, the scan's, total,
-//!   expand.
+//!   read, offsets and outputs written); launches: widen, the scan's,
+//!   total, partition, expand.
 //! - **Types**: any element type as values; counts `u32`; offsets and the
 //!   total `u64` (any total).
 
@@ -77,14 +79,23 @@ fn module<T: Element>() -> ModuleSource {
             Some(32),
         )
         .entry(
+            "expand_partition_tiles",
+            "const u64* offsets, u64 n, const u64* total, u64 out_len, u64 tiles, u64* owners",
+            &format!(
+                "expand_partition<{}>(offsets, n, total, out_len, tiles, owners)",
+                EXPAND_BLOCK_THREADS * EXPAND_ITEMS_PER_THREAD
+            ),
+            Some(EXPAND_BLOCK_THREADS),
+        )
+        .entry(
             tile_entry::<T>(),
             &format!(
-                "const {t}* values, const u64* offsets, u64 n, const u64* total, {t}* out, \
-                 u64 out_len"
+                "const {t}* values, const u64* offsets, u64 n, const u64* total, \
+                 const u64* owners, {t}* out, u64 out_len"
             ),
             &format!(
                 "expand_tile<{t}, {EXPAND_BLOCK_THREADS}, {EXPAND_ITEMS_PER_THREAD}>(values, \
-                 offsets, n, total, out, out_len)"
+                 offsets, n, total, owners, out, out_len)"
             ),
             Some(EXPAND_BLOCK_THREADS),
         )
@@ -149,21 +160,50 @@ fn expand_tiles<T: Element>(
         return Ok(());
     }
     let kernel = gpu.stored_kernel(&module_key::<T>(), &tile_entry::<T>(), module::<T>)?;
-    let (config, _) =
+    let partition =
+        gpu.stored_kernel(&module_key::<T>(), "expand_partition_tiles", module::<T>)?;
+    let (config, tiles) =
         gpu_core::launch::grid_1d(out_len, EXPAND_BLOCK_THREADS, EXPAND_ITEMS_PER_THREAD, 0)?;
-    let mut args = KernelArgs::new();
-    args.input(values)
-        .scalar(offsets.device_ptr())
-        .scalar(values.len() as u64)
-        .scalar(total.device_ptr())
-        .output(out)
-        .scalar(out_len);
-    // SAFETY: (const T* values, const u64* offsets, u64 n, const u64* total,
-    // T* out, u64 out_len): values and offsets hold n items, offsets the
-    // exclusive scan of the counts and total their sum, written earlier on
-    // this stream, so every owner found lies in [0, n); out is written at
-    // indices < min(total, out_len) only; out overlaps no input (validated).
-    unsafe { gpu.launch(&kernel, config, &args) }
+    let (partition_config, _) = gpu_core::launch::grid_1d(tiles + 1, EXPAND_BLOCK_THREADS, 1, 0)?;
+    let n = values.len() as u64;
+    let boundaries = usize::try_from(tiles + 1)
+        .map_err(|_| Error::invalid("out", "more tiles than this host's usize counts"))?;
+    // SAFETY: expand_partition writes owners[0 ..= tiles] whenever some
+    // tile has outputs, and expand_tile reads owners[b], owners[b + 1] only
+    // for a tile b with outputs, after it on the same stream.
+    unsafe {
+        gpu.with_scratch_words(boundaries, |mut owners, _| {
+            let mut args = KernelArgs::new();
+            args.scalar(offsets.device_ptr())
+                .scalar(n)
+                .scalar(total.device_ptr())
+                .scalar(out_len)
+                .scalar(tiles)
+                .output(&mut owners);
+            // SAFETY: (const u64* offsets, u64 n, const u64* total, u64
+            // out_len, u64 tiles, u64* owners): offsets hold n items (the
+            // exclusive scan of the counts) and total their sum, written
+            // earlier on this stream; owners holds tiles + 1 words, written
+            // at indices <= tiles only.
+            gpu.launch(&partition, partition_config, &args)?;
+            let mut args = KernelArgs::new();
+            args.input(values)
+                .scalar(offsets.device_ptr())
+                .scalar(n)
+                .scalar(total.device_ptr())
+                .input(&owners.as_view())
+                .output(out)
+                .scalar(out_len);
+            // SAFETY: (const T* values, const u64* offsets, u64 n, const u64*
+            // total, const u64* owners, T* out, u64 out_len): values and
+            // offsets hold n items, offsets the exclusive scan of the counts
+            // and total their sum, owners each tile's first owner (all
+            // written earlier on this stream), so every owner found lies in
+            // [0, n); out is written at indices < min(total, out_len) only;
+            // out overlaps no input (validated).
+            gpu.launch(&kernel, config, &args)
+        })
+    }
 }
 
 /// Allocation by scan into the caller's buffers. **Does not synchronise.**
