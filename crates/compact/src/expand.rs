@@ -160,8 +160,7 @@ fn expand_tiles<T: Element>(
         return Ok(());
     }
     let kernel = gpu.stored_kernel(&module_key::<T>(), &tile_entry::<T>(), module::<T>)?;
-    let partition =
-        gpu.stored_kernel(&module_key::<T>(), "expand_partition_tiles", module::<T>)?;
+    let partition = gpu.stored_kernel(&module_key::<T>(), "expand_partition_tiles", module::<T>)?;
     let (config, tiles) =
         gpu_core::launch::grid_1d(out_len, EXPAND_BLOCK_THREADS, EXPAND_ITEMS_PER_THREAD, 0)?;
     let (partition_config, _) = gpu_core::launch::grid_1d(tiles + 1, EXPAND_BLOCK_THREADS, 1, 0)?;
