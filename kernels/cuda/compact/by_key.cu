@@ -138,13 +138,26 @@ struct by_key_scan_op<V, Op, BY_KEY_UNIQUE> {
     typedef sum_op<u64> type;
 };
 
-// The head count of a pair (0 for UNIQUE, whose scan carries no pairs).
+// The head count a scanned value holds: a pair's count, or UNIQUE's u64
+// count itself.
 template <typename S, bool UNIQUE, typename A>
-__device__ __forceinline__ u32 by_key_pair_heads(A pair) {
+__device__ __forceinline__ u64 by_key_heads(A scanned) {
     if constexpr (UNIQUE) {
-        return 0u;
+        return (u64)scanned;
     } else {
-        return S::heads(pair);
+        return (u64)S::heads(scanned);
+    }
+}
+
+// Stages the tile position of each item whose bit is set in `items` at
+// slot_base + the head count up to and including the item: a tail's run
+// slot (slot_base = heads before the thread), or a head's (slot_base =
+// heads before the thread − 1, modulo 2^32).
+__device__ __forceinline__ void by_key_stage_positions(u32 items, u32 head_bits, u32 slot_base, u32 first_local,
+                                                       u16* positions) {
+    for (u32 t = items; t != 0u; t &= t - 1u) {
+        const u32 j = (u32)__ffs(t) - 1u;
+        positions[slot_base + (u32)__popc(head_bits & (0xffffffffu >> (31u - j)))] = (u16)(first_local + j);
     }
 }
 
@@ -193,7 +206,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     constexpr bool RUN_LENGTH = MODE == BY_KEY_RUN_LENGTH;
     static_assert(TILE <= 65536, "tail positions are u16");
     static_assert(!HAS_VALUES || ExchangeSize<V, TILE>::ITEMS > TILE, "a fold per run slot");
-    __shared__ u16 tail_positions[TILE + 1];
+    __shared__ u16 run_positions[TILE + 1];
     __shared__ u32 s_first_is_head;
     __shared__ u32 s_last_is_tail;
 
@@ -289,36 +302,25 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
     const A thread_prefix = Scan::exclusive_scan(thread_total, scan_storage, aggregate);
 
     // Each tail's position goes to its run's slot in the tile: the heads of
-    // the tile up to it (0 for the run carried in); reduce's fold with it,
+    // the tile up to it (0 for the run carried in; UNIQUE: each head's, at
+    // the tile's heads before it); reduce's fold with it,
     // from the block-local scan (the carried-in run's lacks the prefix, which
     // the writer adds). None of it needs the prefix, so it is done before
     // the look-back's barrier. The key exchange keeps the keys (its last
     // reads preceded the scan's barrier); the value exchange is free (its
     // last reads, the loads', did too).
+    const u32 heads_before_thread = (u32)by_key_heads<S, UNIQUE>(thread_prefix);  // at most TILE
     if constexpr (RUN_LENGTH) {
-        const u32 heads_before_thread = by_key_pair_heads<S, UNIQUE>(thread_prefix);
-        for (u32 t = tail_bits; t != 0u; t &= t - 1u) {
-            const u32 j = (u32)__ffs(t) - 1u;
-            const u32 heads_upto = (u32)__popc(head_bits & (0xffffffffu >> (31u - j)));
-            tail_positions[heads_before_thread + heads_upto] = (u16)(first_local + j);
-        }
+        by_key_stage_positions(tail_bits, head_bits, heads_before_thread, first_local, run_positions);
     } else if constexpr (UNIQUE) {
-        // Each head's position at its slot in the tile: the tile's heads
-        // before it (exact: at most TILE).
-        const u32 heads_before_thread = (u32)thread_prefix;
-        for (u32 h = head_bits; h != 0u; h &= h - 1u) {
-            const u32 j = (u32)__ffs(h) - 1u;
-            const u32 heads_below = (u32)__popc(head_bits & ((1u << j) - 1u));
-            tail_positions[heads_before_thread + heads_below] = (u16)(first_local + j);
-        }
+        by_key_stage_positions(head_bits, head_bits, heads_before_thread - 1u, first_local, run_positions);
     } else {
-        const u32 heads_before_thread = by_key_pair_heads<S, UNIQUE>(thread_prefix);
         thread_scan_seeded<A, S, ITEMS>(items, thread_prefix, tid > 0u, false);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             if ((tail_bits >> j) & 1u) {
                 const u32 slot = heads_before_thread + (u32)__popc(head_bits & (0xffffffffu >> (31 - j)));
-                tail_positions[slot] = (u16)(first_local + (u32)j);
+                run_positions[slot] = (u16)(first_local + (u32)j);
                 value_exchange[slot] = S::value(items[j]);
             }
         }
@@ -336,65 +338,54 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         typedef typename by_key_count_status<A>::type CountStatus;
         CountStatus counts(lookback_status_region(state) + CountStatus::region_words(num_tiles), num_tiles,
                            epoch);
-        const u64 tile_heads = (u64)by_key_pair_heads<S, UNIQUE>(aggregate);
+        const u64 tile_heads = by_key_heads<S, UNIQUE>(aggregate);
         if (tid == 32u) single_pass_publish_aggregate<u64, CountStatus>(counts, tile, tile_heads);
         const u64 before = single_pass_prefix<u64, sum_op<u64>, CountStatus, WIDTH, SPIN_NS, START_NS>(
             counts, tile, tile_heads, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
         if (tid == 32u) s_heads_before = before;
     }
     __syncthreads();
-    // Heads before the tile (pair modes): the u64 look-back's when the u32
-    // count in the pair could saturate, else the pair prefix's own count.
+    // Heads before the tile: the u64 look-back's when the pair's u32 count
+    // could saturate, else the prefix's own count (not read in tile 0).
     u64 heads_before = 0ull;
-    if constexpr (!UNIQUE) {
-        if constexpr (WIDE_HEADS) {
-            heads_before = s_heads_before;
-        } else if (tile > 0) {
-            heads_before = (u64)by_key_pair_heads<S, UNIQUE>(s_prefix);
-        }
+    if constexpr (WIDE_HEADS) {
+        heads_before = s_heads_before;
+    } else if (tile > 0) {
+        heads_before = by_key_heads<S, UNIQUE>(s_prefix);
     }
-
     // Run slots before this thread's first item: heads before the tile and
-    // before this thread in the tile (exact; the block scan's prefix is the
-    // identity, 0 heads, for thread 0). UNIQUE's prefix is the u64 head
-    // count itself (the look-back's prefix is not read in tile 0).
-    if constexpr (UNIQUE) heads_before = tile > 0 ? (u64)s_prefix : 0ull;
-    u64 slots_before;
-    if constexpr (UNIQUE) {
-        slots_before = heads_before + (u64)thread_prefix;
-    } else {
-        slots_before = heads_before + (u64)by_key_pair_heads<S, UNIQUE>(thread_prefix);
-    }
+    // before this thread in the tile.
+    const u64 slots_before = heads_before + (u64)heads_before_thread;
+
+    // The tile's staged slots lo … hi − 1, written coalesced as runs
+    // slot_base + slot: UNIQUE's heads from slot 0; the pair modes' tails
+    // from slot 1, or from slot 0 when the tile's first item ends the run
+    // carried in from the previous tile (only past tile 0), which
+    // continues the prefix: its length adds the items the prefix counts
+    // since its last head, its fold starts from the prefix's.
+    const u32 tile_heads = (u32)by_key_heads<S, UNIQUE>(aggregate);
+    u32 lo = 0u;
+    u32 hi = tile_heads;
+    u64 slot_base = heads_before;
     if constexpr (!UNIQUE) {
-        // Slots lo … hi − 1 of the tile hold tails, written coalesced as runs
-        // heads_before − 1 + slot. The carried-in run (slot 0, only past
-        // tile 0) continues the prefix: its length adds the items the prefix
-        // counts since its last head, its fold starts from the prefix's.
-        const u32 lo = s_first_is_head;
-        const u32 hi = by_key_pair_heads<S, UNIQUE>(aggregate) + s_last_is_tail;
-        for (u32 i = lo + tid; i < hi; i += (u32)BLOCK) {
-            const u32 position = tail_positions[i];
-            const u64 slot = heads_before + (u64)i - 1ull;
-            keys_out[slot] = key_exchange[exchange_index<K>(position)];
-            if constexpr (RUN_LENGTH) {
-                // A run's length: the distance from the tail before it; the
-                // first tail's run began at the tile's start (its first item
-                // a head) or earlier.
-                const u32 carried = i == 0u ? S::value(s_prefix) : 0u;
-                values_out[slot] = i == lo ? position + 1u + carried : position - (u32)tail_positions[i - 1u];
-            } else {
-                const V fold = value_exchange[i];
-                values_out[slot] = i == 0u ? Op::combine(S::value(s_prefix), fold) : fold;
-            }
-        }
-    } else {
-        // The tile's heads, written coalesced as runs heads_before + slot:
-        // the key (and value) at the staged position of the exchanges.
-        const u32 tile_heads = (u32)aggregate;
-        for (u32 i = tid; i < tile_heads; i += (u32)BLOCK) {
-            const u32 position = tail_positions[i];
-            keys_out[heads_before + (u64)i] = key_exchange[exchange_index<K>(position)];
-            if constexpr (HAS_VALUES) values_out[heads_before + (u64)i] = value_exchange[exchange_index<V>(position)];
+        lo = s_first_is_head;
+        hi += s_last_is_tail;
+        slot_base -= 1ull;
+    }
+    for (u32 i = lo + tid; i < hi; i += (u32)BLOCK) {
+        const u32 position = run_positions[i];
+        const u64 slot = slot_base + (u64)i;
+        keys_out[slot] = key_exchange[exchange_index<K>(position)];
+        if constexpr (RUN_LENGTH) {
+            // The distance from the tail before; the first tail's run began
+            // at the tile's start or, carried in, earlier.
+            const u32 carried = i == 0u ? S::value(s_prefix) : 0u;
+            values_out[slot] = i == lo ? position + 1u + carried : position - (u32)run_positions[i - 1u];
+        } else if constexpr (MODE == BY_KEY_REDUCE) {
+            const V fold = value_exchange[i];
+            values_out[slot] = i == 0u ? Op::combine(S::value(s_prefix), fold) : fold;
+        } else if constexpr (HAS_VALUES) {
+            values_out[slot] = value_exchange[exchange_index<V>(position)];  // the head's value
         }
     }
     // The run count, by the thread holding item n − 1.
