@@ -71,28 +71,20 @@ __device__ __forceinline__ void expand_partition(const u64* __restrict__ offsets
     owners[b] = expand_owner(offsets, 0ull, n, j);
 }
 
-// One thread's outputs first … first + ITEMS − 1 of the tile starting at
-// output j0 (those below `valid`), staged: the owners lie among `count`
-// elements whose offsets are offs[0 … count − 1] (shared or global memory)
-// and whose values start at `elements`; the last of them ends at `end`.
-template <typename T, int ITEMS>
-__device__ __forceinline__ void expand_thread(const T* __restrict__ elements, const u64* offs, u64 count, u64 end,
-                                              u64 j0, u32 first, u32 valid, T* stage) {
-    const auto end_of = [&](u64 i) { return i + 1ull < count ? offs[i + 1ull] : end; };
-    u64 i = expand_owner(offs, 0ull, count, j0 + first);
-    u64 next_start = end_of(i);
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const u32 p = first + (u32)k;
-        if (p < valid) {
-            const u64 j = j0 + p;
-            if (j >= next_start) {  // offs[i + 1] <= j: search on from i + 1
-                i = expand_owner(offs, i + 1ull, count, j);
-                next_start = end_of(i);
-            }
-            stage[p] = elements[i];
+// The owner of output j within the tile's elements [lo, lo + count), whose
+// offsets are s_offsets[0 … count − 1], given s_offsets[from] <= j.
+__device__ __forceinline__ u32 expand_owner_shared(const u64* s_offsets, u32 from, u32 count, u64 j) {
+    u32 a = from + 1u;
+    u32 b = count;
+    while (a < b) {
+        const u32 mid = a + (b - a) / 2u;
+        if (s_offsets[mid] <= j) {
+            a = mid + 1u;
+        } else {
+            b = mid;
         }
     }
+    return a - 1u;
 }
 
 template <typename T, int BLOCK, int ITEMS>
@@ -101,9 +93,9 @@ __device__ __forceinline__ void expand_tile(const T* __restrict__ values, const 
                                             T* __restrict__ out, u64 out_len) {
     constexpr u32 TILE = (u32)BLOCK * (u32)ITEMS;
     __shared__ T stage[TILE];
-    __shared__ u64 s_offsets[TILE];
+    __shared__ u64 s_offsets[TILE + 1];
     const u64 total = *total_in;
-    const u64 limit = expand_limit(total_in, out_len);
+    const u64 limit = total < out_len ? total : out_len;
     const u64 b = linear_block_index();
     const u64 j0 = b * (u64)TILE;
     if (j0 >= limit) return;  // the same for every thread of the block
@@ -112,15 +104,43 @@ __device__ __forceinline__ void expand_tile(const T* __restrict__ values, const 
     const u64 lo = owners[b];
     const u64 hi_end = owners[b + 1] + 1ull;  // owners lie in [lo, hi_end), hi_end <= n
     const u32 first = threadIdx.x * (u32)ITEMS;
-    const u64 count = hi_end - lo;
-    const u64 end = hi_end < n ? offsets[hi_end] : total;
-    if (count <= (u64)TILE) {
-        // The tile's elements' offsets, searched in shared memory.
-        for (u32 e = threadIdx.x; e < (u32)count; e += (u32)BLOCK) s_offsets[e] = offsets[lo + e];
+    if (hi_end - lo <= (u64)TILE) {
+        // The tile's elements' offsets, and where the last one ends.
+        const u32 count = (u32)(hi_end - lo);
+        for (u32 e = threadIdx.x; e <= count; e += (u32)BLOCK)
+            s_offsets[e] = lo + e < n ? offsets[lo + e] : total;
         __syncthreads();
-        if (first < valid) expand_thread<T, ITEMS>(values + lo, s_offsets, count, end, j0, first, valid, stage);
+        if (first < valid) {
+            u32 i = expand_owner_shared(s_offsets, 0u, count, j0 + first);
+            u64 next_start = s_offsets[i + 1u];
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const u32 p = first + (u32)k;
+                if (p < valid) {
+                    const u64 j = j0 + p;
+                    if (j >= next_start) {  // offsets[i + 1] <= j: search on from i + 1
+                        i = expand_owner_shared(s_offsets, i + 1u, count, j);
+                        next_start = s_offsets[i + 1u];
+                    }
+                    stage[p] = values[lo + i];
+                }
+            }
+        }
     } else if (first < valid) {
-        expand_thread<T, ITEMS>(values + lo, offsets + lo, count, end, j0, first, valid, stage);
+        u64 i = expand_owner(offsets, lo, hi_end, j0 + first);
+        u64 next_start = i + 1ull < n ? offsets[i + 1] : total;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 p = first + (u32)k;
+            if (p < valid) {
+                const u64 j = j0 + p;
+                if (j >= next_start) {  // offsets[i + 1] <= j: search on from i + 1
+                    i = expand_owner(offsets, i + 1ull, hi_end, j);
+                    next_start = i + 1ull < n ? offsets[i + 1] : total;
+                }
+                stage[p] = values[i];
+            }
+        }
     }
     __syncthreads();
 #pragma unroll
