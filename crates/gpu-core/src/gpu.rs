@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -744,23 +744,7 @@ impl Gpu {
         config: LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        if config.shared_bytes > kernel.state.dynamic_shared_opt_in.load(Ordering::Acquire) {
-            // When its static and dynamic shared memory together pass the
-            // 48 KiB default, a kernel must be opted in to the dynamic size,
-            // once per size: the kernel remembers the largest size known to
-            // launch, so the hot path asks the driver nothing.
-            let static_bytes = kernel.function.shared_size_bytes()? as usize;
-            if static_bytes + config.shared_bytes as usize > self.shared.info.shared_per_block {
-                kernel.function.set_attribute(
-                    driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    config.shared_bytes as i32,
-                )?;
-            }
-            kernel
-                .state
-                .dynamic_shared_opt_in
-                .fetch_max(config.shared_bytes, Ordering::AcqRel);
-        }
+        self.opt_in_dynamic_shared(kernel, config.shared_bytes)?;
         self.bind()?;
         let mut params: Vec<*mut c_void> = args
             .slots
@@ -776,6 +760,108 @@ impl Gpu {
             &mut params,
         )?;
         Ok(())
+    }
+
+    /// Opts `kernel` in to `shared_bytes` of dynamic shared memory where its
+    /// static and dynamic shared memory together pass the 48 KiB default:
+    /// once per size, as the kernel remembers the largest size known to
+    /// launch, so the hot path asks the driver nothing.
+    fn opt_in_dynamic_shared(&self, kernel: &Kernel, shared_bytes: u32) -> Result<()> {
+        if shared_bytes > kernel.state.dynamic_shared_opt_in.load(Ordering::Acquire) {
+            let static_bytes = kernel.function.shared_size_bytes()? as usize;
+            if static_bytes + shared_bytes as usize > self.shared.info.shared_per_block {
+                kernel.function.set_attribute(
+                    driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )?;
+            }
+            kernel
+                .state
+                .dynamic_shared_opt_in
+                .fetch_max(shared_bytes, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Clusters of `kernel` (compiled with a cluster size,
+    /// [`Kernel::cluster_blocks`]) of `block_threads` threads and
+    /// `shared_bytes` dynamic shared memory per block that the device runs
+    /// at once; 0 when it cannot run one (a cluster larger than a GPU
+    /// processing cluster holds, or a kernel without a cluster size). Opts
+    /// the kernel in to the shared memory and, past 8 blocks, to
+    /// non-portable cluster sizes, as a launch needs; asked of the driver
+    /// once per shape, then remembered.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// assert_eq!(gpu.resident_clusters(&kernel, 256, 0)?, 0); // no cluster size
+    /// # Ok(()) }
+    /// ```
+    pub fn resident_clusters(
+        &self,
+        kernel: &Kernel,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32> {
+        let blocks = kernel.cluster_blocks()?;
+        if blocks == 0 {
+            return Ok(0);
+        }
+        let shape = (block_threads, shared_bytes);
+        let known = |clusters: &Vec<((u32, u32), u32)>| {
+            clusters.iter().find(|(s, _)| *s == shape).map(|&(_, c)| c)
+        };
+        if let Some(clusters) = known(
+            &kernel
+                .state
+                .clusters
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        ) {
+            return Ok(clusters);
+        }
+        if blocks > 8 {
+            kernel.allow_non_portable_clusters()?;
+        }
+        self.opt_in_dynamic_shared(kernel, shared_bytes)?;
+        self.bind()?;
+        let config = driver_sys::CUlaunchConfig {
+            gridDimX: blocks,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: block_threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shared_bytes,
+            hStream: self.cu_stream(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut clusters: std::ffi::c_int = 0;
+        // SAFETY: the function is a loaded kernel of this context (bound
+        // above), the configuration is a plain value with no attributes,
+        // and the count is written to a live local.
+        unsafe {
+            driver_sys::cuOccupancyMaxActiveClusters(
+                &mut clusters,
+                kernel.function.cu_function(),
+                &config,
+            )
+            .result()?;
+        }
+        let clusters = clusters.max(0) as u32;
+        let mut cache = kernel
+            .state
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if known(&cache).is_none() {
+            cache.push((shape, clusters));
+        }
+        Ok(clusters)
     }
 
     /// Enqueues on this handle's stream a device-to-device copy of `src` into
@@ -935,6 +1021,12 @@ struct KernelState {
     /// The largest dynamic shared memory size known to launch (opted in on
     /// the function where static and dynamic together pass the default).
     dynamic_shared_opt_in: AtomicU32,
+    /// Whether clusters of more than 8 blocks are allowed.
+    non_portable_clusters: AtomicBool,
+    /// The compile-time cluster width plus one, once asked (0 before).
+    cluster_blocks: AtomicU32,
+    /// Resident clusters by (block threads, dynamic shared bytes).
+    clusters: Mutex<Vec<((u32, u32), u32)>>,
 }
 
 impl Kernel {
@@ -966,6 +1058,52 @@ impl Kernel {
         Ok(self
             .function
             .get_attribute(driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
+    }
+
+    /// Blocks per cluster along x that the kernel was compiled for
+    /// (`__cluster_dims__`, [`ModuleSource::entry_with_cluster`]); 0 when it
+    /// was compiled without (on a target older than sm_90, or loaded from
+    /// PTX for one), in which case it must not be launched as a cluster.
+    ///
+    /// ```no_run
+    /// use gpu_core::{fill_entry, fill_module, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let kernel = gpu.kernel(&fill_module::<f32>(), &fill_entry::<f32>())?;
+    /// assert_eq!(kernel.cluster_blocks()?, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn cluster_blocks(&self) -> Result<u32> {
+        // Asked of the driver once, then remembered (as width + 1; 0: not
+        // asked yet).
+        let known = self.state.cluster_blocks.load(Ordering::Acquire);
+        if known != 0 {
+            return Ok(known - 1);
+        }
+        let width = self.function.get_attribute(
+            driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+        )?;
+        let width = width.max(0) as u32;
+        self.state
+            .cluster_blocks
+            .store(width + 1, Ordering::Release);
+        Ok(width)
+    }
+
+    /// Lets the kernel launch as clusters of more than the portable 8
+    /// blocks (up to 16 on sm_90), where the GPU can schedule them; asks
+    /// the driver once per kernel.
+    pub fn allow_non_portable_clusters(&self) -> Result<()> {
+        if !self.state.non_portable_clusters.load(Ordering::Acquire) {
+            self.function.set_attribute(
+                driver_sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                1,
+            )?;
+            self.state
+                .non_portable_clusters
+                .store(true, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Blocks of `block_threads` threads with `shared_bytes` dynamic shared

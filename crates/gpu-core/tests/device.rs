@@ -852,3 +852,51 @@ fn static_and_dynamic_shared_memory_past_the_default_launch() {
     let want = s * (s - 1) / 2 + d * (d - 1);
     assert_eq!(out.to_host(&gpu).unwrap(), vec![want; blocks]);
 }
+
+/// An entry compiled with a cluster size (`entry_with_cluster`) runs as
+/// clusters from a plain launch on sm_90 and newer: each block reads its
+/// rank in the cluster; a size past the portable 8 runs once
+/// `resident_clusters` has opted the kernel in. Elsewhere the kernel
+/// reports no cluster size and no resident clusters.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cluster_entries_run_as_clusters() {
+    let gpu = gpu();
+    for cluster in [2u32, 8, 16] {
+        let name = format!("cluster_rank_{cluster}");
+        let module = ModuleSource::new(format!("cluster_rank_probe_{cluster}")).entry_with_cluster(
+            &name,
+            "u32* out",
+            "u32 rank = 0; \
+             asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(rank)); \
+             if (threadIdx.x == 0) out[blockIdx.x] = rank",
+            128,
+            cluster,
+        );
+        let kernel = gpu.module(&module).unwrap().kernel(&name).unwrap();
+        if gpu.info().compute_capability.0 < 9 {
+            assert_eq!(kernel.cluster_blocks().unwrap(), 0);
+            assert_eq!(gpu.resident_clusters(&kernel, 128, 0).unwrap(), 0);
+            return;
+        }
+        assert_eq!(kernel.cluster_blocks().unwrap(), cluster);
+        let resident = gpu.resident_clusters(&kernel, 128, 0).unwrap();
+        assert!(resident > 0, "no cluster of {cluster} fits");
+        // Asked once, then remembered.
+        assert_eq!(gpu.resident_clusters(&kernel, 128, 0).unwrap(), resident);
+        let blocks = 2 * cluster as usize;
+        let mut out = DeviceBuffer::<u32>::poisoned(&gpu, blocks).unwrap();
+        let mut args = KernelArgs::new();
+        args.output(&mut out.view_mut());
+        let config = gpu_core::LaunchConfig {
+            grid: (blocks as u32, 1, 1),
+            block: (128, 1, 1),
+            shared_bytes: 0,
+        };
+        // SAFETY: cluster_rank_N(u32* out) writes out[blockIdx.x] for each
+        // of the `blocks` blocks (two whole clusters); out holds `blocks`.
+        unsafe { gpu.launch(&kernel, config, &args) }.unwrap();
+        let want: Vec<u32> = (0..blocks as u32).map(|b| b % cluster).collect();
+        assert_eq!(out.to_host(&gpu).unwrap(), want, "cluster of {cluster}");
+    }
+}

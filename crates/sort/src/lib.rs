@@ -276,8 +276,9 @@ pub fn sort_keys<K: SortKey>(
 /// [`sort_keys`] with the Onesweep sort tuned by `policy` (module
 /// [`policy`]: the tuning sweep's entry point). A policy that does not fit
 /// the key width or the device is refused with a typed error before any
-/// device work; inputs of at most [`modules::BLOCK_SORT_MAX_KEYS`] keys
-/// take the one-block sort, which no policy tunes.
+/// device work; inputs of at most [`modules::one_launch_max_keys`] keys
+/// take the one-launch sorts (one block, or one cluster on sm_90 and
+/// newer), which no policy tunes.
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
@@ -320,7 +321,7 @@ pub fn sort_keys_with_policy<K: SortKey>(
         values: 0,
     };
     let passes = modules::digit_passes(bits.start, bits.end);
-    let temp_bytes = if n > modules::BLOCK_SORT_MAX_KEYS && passes > 1 {
+    let temp_bytes = if n > modules::one_launch_max_keys::<K>(gpu, None)? && passes > 1 {
         (n * K::BYTES) as u64
     } else {
         0
@@ -397,8 +398,8 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
 /// [`sort_pairs`] with the Onesweep sort tuned by `policy` (module
 /// [`policy`]). A policy that does not fit the key and value widths or the
 /// device is refused with a typed error before any device work; inputs of
-/// at most [`modules::BLOCK_SORT_MAX_KEYS`] keys take the one-block sort,
-/// which no policy tunes.
+/// at most [`modules::one_launch_max_keys`] keys take the one-launch sorts
+/// (one block, or one cluster on sm_90 and newer), which no policy tunes.
 ///
 /// ```no_run
 /// use gpu_core::{DeviceBuffer, Gpu};
@@ -438,7 +439,7 @@ pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
         return Ok(());
     }
     let passes = modules::digit_passes(bits.start, bits.end);
-    let need_temp = n > modules::BLOCK_SORT_MAX_KEYS && passes > 1;
+    let need_temp = n > modules::one_launch_max_keys::<K>(gpu, Some(width))? && passes > 1;
     let temp_bytes = if need_temp {
         [(n * K::BYTES) as u64, (n * V::BYTES) as u64]
     } else {
@@ -599,6 +600,7 @@ pub fn sort_keys_in_place<K: SortKey>(
     let passes = modules::digit_passes(bits.start, bits.end);
     let plan = in_place_plan(
         n,
+        modules::one_launch_max_keys::<K>(gpu, None)?,
         passes,
         Slot {
             keys: current,
@@ -670,6 +672,7 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
     let passes = modules::digit_passes(bits.start, bits.end);
     let plan = in_place_plan(
         n,
+        modules::one_launch_max_keys::<K>(gpu, Some(width))?,
         passes,
         Slot {
             keys: kc,
@@ -699,10 +702,17 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
 
 /// The plan of an in-place sort from `current` through `alternate`:
 /// targets `[current, alternate]`; the first pass must write `alternate`,
-/// so the last writes target `passes mod 2`; the one-block path sorts
-/// `current` in place (it loads every key before it stores one).
-fn in_place_plan(n: usize, passes: u32, current: Slot, alternate: Slot) -> Plan {
-    let final_target = if n <= modules::BLOCK_SORT_MAX_KEYS {
+/// so the last writes target `passes mod 2`; the one-launch sorts (up to
+/// `one_launch_max_keys` keys) sort `current` in place (each block loads
+/// its part before it stores it).
+fn in_place_plan(
+    n: usize,
+    one_launch_max_keys: usize,
+    passes: u32,
+    current: Slot,
+    alternate: Slot,
+) -> Plan {
+    let final_target = if n <= one_launch_max_keys {
         0
     } else {
         (passes % 2) as usize
@@ -788,16 +798,22 @@ fn onesweep_in_place<K: SortKey>(
     };
     let passes = modules::digit_passes(bits.start, bits.end);
     let policy = OnesweepPolicy::default_for_len::<K>(width, n);
-    let temp_bytes = [
-        (n * K::BYTES) as u64,
-        width.map_or(0, |w| (n * w.bytes()) as u64),
-    ];
+    let one_launch_max_keys = modules::one_launch_max_keys::<K>(gpu, width)?;
+    // The one-launch sorts work in place and need no second buffer.
+    let temp_bytes = if n <= one_launch_max_keys {
+        [0, 0]
+    } else {
+        [
+            (n * K::BYTES) as u64,
+            width.map_or(0, |w| (n * w.bytes()) as u64),
+        ]
+    };
     let run = |[temp_keys, temp_values]: [u64; 2], nested: &Gpu| {
         let alternate = Slot {
             keys: temp_keys,
             values: temp_values,
         };
-        let plan = in_place_plan(n, passes, current, alternate);
+        let plan = in_place_plan(n, one_launch_max_keys, passes, current, alternate);
         let target = onesweep::sort::<K>(
             nested, n, width, descending, bits.start, bits.end, plan, &policy,
         )?;

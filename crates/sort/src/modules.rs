@@ -1,7 +1,7 @@
 //! The sort crate's kernel modules and their tuning: one module per key
 //! type and payload (none, or values of 1, 2, 4 or 8 bytes moved as raw
 //! bits), holding the upsweep (which ends with the digit offsets), the
-//! digit pass and the one-block sort for that pair, built with the pair's
+//! digit pass, the one-block and the one-cluster sort for that pair, built with the pair's
 //! [`OnesweepPolicy::default_for`]; the keys-only module adds top-k and the
 //! index fill of argsort. Every other [`OnesweepPolicy`] gets a module of
 //! its own per key type and payload with the upsweep and the digit pass
@@ -25,6 +25,26 @@ pub const BLOCK_SORT_THREADS: u32 = 512;
 pub const BLOCK_SORT_ITEMS: u32 = 16;
 /// The largest input the one-block sort takes.
 pub const BLOCK_SORT_MAX_KEYS: usize = (BLOCK_SORT_THREADS * BLOCK_SORT_ITEMS) as usize;
+/// Blocks of the one-cluster sort (sm_90 and newer): the largest cluster
+/// an H100 runs (16, a non-portable size; [`one_launch_max_keys`] checks
+/// that the device can run it).
+pub const CLUSTER_SORT_BLOCKS: u32 = 16;
+/// Threads per block of the one-cluster sort.
+pub const CLUSTER_SORT_THREADS: u32 = 512;
+/// Keys per thread of the one-cluster sort.
+pub const CLUSTER_SORT_ITEMS: u32 = 8;
+/// Keys each block of the one-cluster sort holds.
+pub const CLUSTER_SORT_PART: usize = (CLUSTER_SORT_THREADS * CLUSTER_SORT_ITEMS) as usize;
+/// The largest input the one-cluster sort takes: 2^16 keys.
+pub const CLUSTER_SORT_MAX_KEYS: usize = CLUSTER_SORT_BLOCKS as usize * CLUSTER_SORT_PART;
+/// Bytes of each cluster block's fixed shared storage: warp counters for
+/// 16 warps × 256 digits; three tables of 256 digits; every block's 256
+/// counts for each pass parity; four mbarriers and the block scan's 16
+/// `u64` warp totals within the last KiB. The kernel checks that its
+/// storage fits.
+pub const CLUSTER_SORT_STORAGE_BYTES: u32 =
+    (CLUSTER_SORT_THREADS / 32 * 256 + 3 * 256 + 2 * CLUSTER_SORT_BLOCKS * 256) * 4 + 1024;
+
 /// Threads per block of top-k's filter.
 pub const FILTER_BLOCK_THREADS: u32 = 256;
 /// Keys per thread of top-k's filter.
@@ -50,6 +70,57 @@ pub const BLOCK_SORT_STORAGE_BYTES: u32 =
 /// ```
 pub fn block_sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
     BLOCK_SORT_STORAGE_BYTES + BLOCK_SORT_MAX_KEYS as u32 * key_bytes.max(value_bytes) as u32
+}
+
+/// Dynamic shared memory of each block of the one-cluster sort for
+/// `key_bytes` keys and `value_bytes` values (0 for none): the fixed
+/// storage, then a staging area and two receiving areas (by pass parity)
+/// of a slot for each of the block's keys and values.
+///
+/// ```
+/// // u32 keys with u32 values: 53 248 + 3 · 4096 · 8 bytes.
+/// assert_eq!(sort::modules::cluster_sort_shared_bytes(4, 4), 53_248 + 3 * 4096 * 8);
+/// ```
+pub fn cluster_sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
+    CLUSTER_SORT_STORAGE_BYTES + 3 * (CLUSTER_SORT_PART * (key_bytes + value_bytes)) as u32
+}
+
+/// Whether the one-cluster sort takes keys of `key_bytes` with values of
+/// `value_bytes` (0 for none): its blocks exchange keys and values with
+/// asynchronous stores of 4 or 8 bytes, and at most 12 bytes an item fit
+/// its shared memory.
+///
+/// ```
+/// use sort::modules::cluster_sort_takes;
+/// assert!(cluster_sort_takes(4, 0) && cluster_sort_takes(8, 4) && cluster_sort_takes(4, 8));
+/// assert!(!cluster_sort_takes(2, 0) && !cluster_sort_takes(4, 2) && !cluster_sort_takes(8, 8));
+/// ```
+pub fn cluster_sort_takes(key_bytes: usize, value_bytes: usize) -> bool {
+    matches!(key_bytes, 4 | 8) && matches!(value_bytes, 0 | 4 | 8) && key_bytes + value_bytes <= 12
+}
+
+/// The largest input of keys `K` with `payload` sorted in one launch on
+/// `gpu`: [`CLUSTER_SORT_MAX_KEYS`] by one cluster where the pair has one
+/// ([`cluster_sort_takes`]), the device is sm_90 or newer, the loaded entry
+/// was compiled as a cluster (not from PTX for an older target) and the
+/// device can run the cluster; [`BLOCK_SORT_MAX_KEYS`] by one block
+/// elsewhere. Larger inputs take the Onesweep passes. After the first call
+/// on a context it asks the driver nothing.
+pub fn one_launch_max_keys<K: SortKey>(gpu: &Gpu, payload: Option<PayloadWidth>) -> Result<usize> {
+    let value_bytes = payload.map_or(0, PayloadWidth::bytes);
+    if gpu.info().compute_capability.0 >= 9 && cluster_sort_takes(K::BYTES, value_bytes) {
+        let kernel = kernel::<K>(gpu, Entry::Cluster, payload)?;
+        if kernel.cluster_blocks()? == CLUSTER_SORT_BLOCKS
+            && gpu.resident_clusters(
+                &kernel,
+                CLUSTER_SORT_THREADS,
+                cluster_sort_shared_bytes(K::BYTES, value_bytes),
+            )? > 0
+        {
+            return Ok(CLUSTER_SORT_MAX_KEYS);
+        }
+    }
+    Ok(BLOCK_SORT_MAX_KEYS)
 }
 
 /// Digit passes of a sort of bits `begin..end`: ⌈(end − begin) / 8⌉.
@@ -85,6 +156,8 @@ pub(crate) enum Entry {
     Pass,
     /// The one-block sort.
     Block,
+    /// The one-cluster sort.
+    Cluster,
     /// Copy of keys (and values).
     Copy,
     /// One block per segment.
@@ -116,6 +189,7 @@ pub(crate) fn entry_name<K: SortKey>(
         Entry::Upsweep => format!("sort_upsweep_{k}_{p}{policy}"),
         Entry::Pass => format!("sort_pass_{k}_{p}{policy}"),
         Entry::Block => format!("sort_block_{k}_{p}"),
+        Entry::Cluster => format!("sort_cluster_{k}_{p}"),
         Entry::Copy => format!("sort_copy_{k}_{p}"),
         Entry::Segments => format!("sort_segments_{k}_{p}"),
         Entry::IotaU32 => format!("sort_iota_u32_{k}"),
@@ -174,7 +248,7 @@ fn onesweep_module<K: SortKey>(
 
 /// The module of keys `K` with `payload` under the pair's
 /// [`OnesweepPolicy::default_for`]: the upsweep, the digit pass, the
-/// one-block sort, the segmented sort, the copy, and for keys alone top-k
+/// one-block and one-cluster sorts, the segmented sort, the copy, and for keys alone top-k
 /// and the index fill. Its name and entry names carry no policy suffix.
 ///
 /// ```
@@ -191,6 +265,8 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
     let e = |entry| entry_name::<K>(entry, payload, "");
     let (ub, ui) = (TOPK_BLOCK_THREADS, TOPK_ITEMS);
     let (bb, bi) = (BLOCK_SORT_THREADS, BLOCK_SORT_ITEMS);
+    let (cb, ci) = (CLUSTER_SORT_BLOCKS, CLUSTER_SORT_ITEMS);
+    let (ct, cs) = (CLUSTER_SORT_THREADS, CLUSTER_SORT_STORAGE_BYTES);
     let policy = OnesweepPolicy::default_for::<K>(payload);
     let mut module = onesweep_module::<K>(payload, &policy, module_name::<K>(payload, ""))
         .source(parprims_kernels::SORT_BLOCK)
@@ -212,6 +288,15 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
             &format!("sort_copy<{k}, {v}, {has}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), n)"),
             Some(256),
         );
+    if cluster_sort_takes(K::BYTES, payload.map_or(0, PayloadWidth::bytes)) {
+        module = module        .entry_with_cluster(
+            e(Entry::Cluster),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u32 n, u32 begin_bit, u32 end_bit, u32 descending",
+            &format!("sort_cluster<{k}, {v}, {has}, {ct}, {ci}, {cb}, {cs}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), n, begin_bit, end_bit, descending)"),
+            ct,
+            cb,
+        );
+    }
     if payload.is_none() {
         let (fb, fi) = (FILTER_BLOCK_THREADS, FILTER_ITEMS);
         module = module

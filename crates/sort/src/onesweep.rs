@@ -21,9 +21,17 @@
 //! - **Bytes moved** n·k (upsweep) + passes · 2·n·(k + v), for keys of k
 //!   bytes and values of v bytes ([`bytes_moved`]): one read and one write
 //!   of the data per digit pass.
-//! - **Small inputs** (n ≤ [`crate::modules::BLOCK_SORT_MAX_KEYS`]):
-//!   one block sorts everything in shared memory, one launch
-//!   (`kernels/cuda/sort/block_sort.cu`).
+//! - **Small inputs** (n ≤ [`crate::modules::one_launch_max_keys`]): one
+//!   launch, no temporaries (`kernels/cuda/sort/block_sort.cu`). Up to
+//!   [`crate::modules::BLOCK_SORT_MAX_KEYS`] keys one block sorts them in
+//!   shared memory. On sm_90 and newer, up to
+//!   [`crate::modules::CLUSTER_SORT_MAX_KEYS`] keys of 4 or 8 bytes (with
+//!   values of 4 or 8 bytes, at most 12 bytes an item), one cluster of
+//!   [`crate::modules::CLUSTER_SORT_BLOCKS`] blocks sorts them in its
+//!   distributed shared memory: each block ranks its part, learns every
+//!   block's digit counts and sends each key to its slot in whichever
+//!   block holds it, with asynchronous stores counted on the receiver's
+//!   mbarrier.
 //!
 //! Tuning: block threads and keys per thread of the upsweep and the
 //! passes and the warps' peer-mask method come from an
@@ -49,16 +57,18 @@
 //! unzeroed words hold the arena's lock); the first look-back state is in
 //! it because its status words (2 status bits and a 30-bit count) have no
 //! room for an epoch tag, and its rows depend on n and the policy, so no
-//! earlier call can be trusted to have left them clear. The block sort
-//! (n ≤ [`crate::modules::BLOCK_SORT_MAX_KEYS`]) takes no temporaries.
+//! earlier call can be trusted to have left them clear. The one-launch
+//! sorts (n ≤ [`crate::modules::one_launch_max_keys`]) take no
+//! temporaries.
 
 use gpu_core::launch::LaunchConfig;
 use gpu_core::{Gpu, KernelArgs, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
-    block_sort_shared_bytes, digit_passes, kernel, policy_kernel, Entry, BLOCK_SORT_MAX_KEYS,
-    BLOCK_SORT_THREADS, UPSWEEP_BLOCKS_PER_SM,
+    block_sort_shared_bytes, cluster_sort_shared_bytes, digit_passes, kernel, one_launch_max_keys,
+    policy_kernel, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS, CLUSTER_SORT_BLOCKS,
+    CLUSTER_SORT_THREADS, UPSWEEP_BLOCKS_PER_SM,
 };
 use crate::policy::OnesweepPolicy;
 
@@ -143,13 +153,29 @@ pub(crate) fn sort<K: SortKey>(
             ),
         ));
     }
-    if n <= BLOCK_SORT_MAX_KEYS {
+    if n <= one_launch_max_keys::<K>(gpu, payload)? {
         let target = plan.targets[plan.final_target];
-        let kernel = kernel::<K>(gpu, Entry::Block, payload)?;
+        let one_block = n <= BLOCK_SORT_MAX_KEYS;
+        let (entry, blocks, threads, shared_bytes) = if one_block {
+            (
+                Entry::Block,
+                1,
+                BLOCK_SORT_THREADS,
+                block_sort_shared_bytes(K::BYTES, value_bytes),
+            )
+        } else {
+            (
+                Entry::Cluster,
+                CLUSTER_SORT_BLOCKS,
+                CLUSTER_SORT_THREADS,
+                cluster_sort_shared_bytes(K::BYTES, value_bytes),
+            )
+        };
+        let kernel = kernel::<K>(gpu, entry, payload)?;
         let config = LaunchConfig {
-            grid: (1, 1, 1),
-            block: (BLOCK_SORT_THREADS, 1, 1),
-            shared_bytes: block_sort_shared_bytes(K::BYTES, value_bytes),
+            grid: (blocks, 1, 1),
+            block: (threads, 1, 1),
+            shared_bytes,
         };
         let mut args = KernelArgs::new();
         args.scalar(plan.source.keys)
@@ -160,12 +186,18 @@ pub(crate) fn sort<K: SortKey>(
             .scalar(begin_bit)
             .scalar(end_bit)
             .scalar(u32::from(descending));
-        // SAFETY: sort_block_*(const void* keys_in, void* keys_out, const
-        // void* values_in, void* values_out, u32 n, u32 begin, u32 end, u32
-        // descending) matches; the buffers hold n keys (values) each,
-        // validated by the caller (values only read or written when the
-        // payload is present); the kernel loads everything before its first
-        // barrier and stores after its last, so in and out may be the same.
+        // SAFETY: sort_block_* and sort_cluster_*(const void* keys_in, void*
+        // keys_out, const void* values_in, void* values_out, u32 n, u32
+        // begin, u32 end, u32 descending) match; the buffers hold n keys
+        // (values) each, validated by the caller (values only read or
+        // written when the payload is present); each block loads its part
+        // before it writes any shared memory another block reads and stores
+        // the same part after its last pass, so in and out may be the same.
+        // The cluster entry exists for this key and payload, was compiled
+        // with __cluster_dims__(CLUSTER_SORT_BLOCKS) and fits the device
+        // (one_launch_max_keys checked all three and opted the kernel in to
+        // the non-portable size and its shared memory); it is launched as a
+        // grid of exactly one cluster, n ≤ CLUSTER_SORT_MAX_KEYS.
         unsafe { gpu.launch(&kernel, config, &args)? };
         return Ok(plan.final_target);
     }

@@ -15,9 +15,10 @@
 //!
 //! Every size the host derives from a policy (tile, portion, look-back
 //! state rows, dynamic shared memory of the pass) is computed here, in one
-//! place. The inputs of at most [`crate::modules::BLOCK_SORT_MAX_KEYS`]
-//! keys take the one-block sort, whose shape is fixed: a policy tunes the
-//! upsweep and the digit passes only.
+//! place. The inputs of at most [`crate::modules::one_launch_max_keys`]
+//! keys take the one-launch sorts (one block, or one cluster on sm_90 and
+//! newer), whose shape is fixed: a policy tunes the upsweep and the digit
+//! passes only.
 
 use gpu_core::{Error, Result};
 

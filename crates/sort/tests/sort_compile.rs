@@ -69,7 +69,11 @@ fn digit_pass_and_block_sort_keep_everything_in_registers() {
         for entry in [
             format!("sort_pass_{suffix}"),
             format!("sort_block_{suffix}"),
+            format!("sort_cluster_{suffix}"),
         ] {
+            if !module.entries().contains(&entry) {
+                continue; // no one-cluster sort for 16-byte items (cluster_sort_takes)
+            }
             let text = kernel_sass(&sass, &entry);
             let local: Vec<&str> = text
                 .lines()
@@ -82,5 +86,29 @@ fn digit_pass_and_block_sort_keep_everything_in_registers() {
                 local.first()
             );
         }
+    }
+}
+
+#[test]
+fn the_one_cluster_sort_compiles_for_sm80_without_clusters() {
+    // sm_80 has no clusters: the entry compiles without them (and traps;
+    // the host launches it only where the loaded kernel is a cluster).
+    if !parprims_testkit::testing::nvrtc_or_skip() {
+        return;
+    }
+    for module in [
+        sort::modules::module::<u32>(None),
+        sort::modules::module::<i64>(Some(sort::PayloadWidth::B4)),
+    ] {
+        let cubin = compile_cubin(&module, "sm_80")
+            .unwrap_or_else(|e| panic!("{} for sm_80: {e}", module.name()));
+        for entry in module.entries() {
+            assert!(
+                cubin_defines(&cubin, entry),
+                "{entry} missing from {}",
+                module.name()
+            );
+        }
+        assert!(module.code().contains("__cluster_dims__(16, 1, 1)"));
     }
 }

@@ -6,7 +6,10 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use sort::key::{PayloadWidth, SortKey};
-use sort::modules::{block_sort_shared_bytes, digit_passes, BLOCK_SORT_MAX_KEYS};
+use sort::modules::{
+    block_sort_shared_bytes, cluster_sort_shared_bytes, cluster_sort_takes, digit_passes,
+    BLOCK_SORT_MAX_KEYS, CLUSTER_SORT_BLOCKS, CLUSTER_SORT_MAX_KEYS,
+};
 use sort::onesweep::{pass_geometry, pass_target};
 use sort::policy::OnesweepPolicy;
 use sort::{cpu, Order, SortOptions};
@@ -231,8 +234,16 @@ fn geometry() {
         }
     }
     // The one-block sort fits the H100's 227 KiB of shared memory per block
-    // for every key and value width.
+    // for every key and value width, each block of the one-cluster sort for
+    // every pair it takes; the cluster is one an H100 can run (at most 16
+    // blocks).
     assert!(block_sort_shared_bytes(8, 8) <= 227 * 1024);
     assert_eq!(BLOCK_SORT_MAX_KEYS, 8192);
+    const { assert!(CLUSTER_SORT_BLOCKS <= 16) };
+    assert_eq!(CLUSTER_SORT_MAX_KEYS, 1 << 16);
+    for (k, v) in [(4, 0), (4, 4), (4, 8), (8, 0), (8, 4)] {
+        assert!(cluster_sort_takes(k, v), "{k} + {v}");
+        assert!(cluster_sort_shared_bytes(k, v) <= 227 * 1024, "{k} + {v}");
+    }
     assert_eq!(sort::bytes_moved(10, 8, 4, 8), 80 + 8 * 2 * 10 * 12);
 }

@@ -29,17 +29,19 @@ fn policies() -> Vec<OnesweepPolicy> {
     ]
 }
 
-/// Lengths around the policy's tile (those at or below 8192 keys take the
-/// one-block sort), several tiles, many tiles with a partial last one.
+/// Lengths around multiples of the policy's tile just past the one-launch
+/// sorts (which no policy tunes: up to 2^16 keys on sm_90 and newer), many
+/// tiles with a partial last one.
 fn lengths(policy: &OnesweepPolicy) -> Vec<usize> {
     let tile = policy.tile() as usize;
+    let base = sort::modules::CLUSTER_SORT_MAX_KEYS.next_multiple_of(tile);
     vec![
-        tile - 1,
-        tile,
-        tile + 1,
-        2 * tile + 1,
-        3 * tile - 1,
-        17 * tile + 5,
+        base + tile - 1,
+        base + tile,
+        base + tile + 1,
+        base + 2 * tile + 1,
+        base + 3 * tile - 1,
+        base + 17 * tile + 5,
         (1 << 18) + 3,
     ]
 }

@@ -166,6 +166,47 @@ impl ModuleSource {
         self
     }
 
+    /// Appends an entry point launched as one thread block cluster of
+    /// `cluster_blocks` blocks (compile-time `__cluster_dims__`, so a plain
+    /// launch of a grid of that many blocks runs them as one cluster, with
+    /// distributed shared memory and cluster barriers) of at most
+    /// `block_threads` threads. Clusters need sm_90 or newer: for older
+    /// targets the attribute is left out so that the module still
+    /// compiles, and the body must not use cluster features there (the
+    /// host launches such an entry only on sm_90 and newer).
+    ///
+    /// ```
+    /// use gpu_core::ModuleSource;
+    /// let module = ModuleSource::new("pairs").entry_with_cluster(
+    ///     "pairs_u32",
+    ///     "unsigned* x",
+    ///     "x[blockIdx.x] = blockIdx.x",
+    ///     256,
+    ///     8,
+    /// );
+    /// assert!(module.code().contains("__cluster_dims__(8, 1, 1)"));
+    /// assert_eq!(module.entries(), ["pairs_u32"]);
+    /// ```
+    pub fn entry_with_cluster(
+        mut self,
+        name: impl Into<String>,
+        params: &str,
+        body: &str,
+        block_threads: u32,
+        cluster_blocks: u32,
+    ) -> Self {
+        let name = name.into();
+        self.code.push_str(&format!(
+            "extern \"C\" __global__ void __launch_bounds__({block_threads})\n\
+             #if __CUDA_ARCH__ >= 900\n\
+             __cluster_dims__({cluster_blocks}, 1, 1)\n\
+             #endif\n\
+             {name}({params}) {{ {body}; }}\n"
+        ));
+        self.entries.push(name);
+        self
+    }
+
     /// Adds an NVRTC option (`-DNAME=1`, `--maxrregcount=64`).
     ///
     /// ```
