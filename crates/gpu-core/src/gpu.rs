@@ -810,58 +810,42 @@ impl Gpu {
         if blocks == 0 {
             return Ok(0);
         }
-        let shape = (block_threads, shared_bytes);
-        let known = |clusters: &Vec<((u32, u32), u32)>| {
-            clusters.iter().find(|(s, _)| *s == shape).map(|&(_, c)| c)
-        };
-        if let Some(clusters) = known(
-            &kernel
-                .state
-                .clusters
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        ) {
-            return Ok(clusters);
-        }
-        if blocks > 8 {
-            kernel.allow_non_portable_clusters()?;
-        }
-        self.opt_in_dynamic_shared(kernel, shared_bytes)?;
-        self.bind()?;
-        let config = driver_sys::CUlaunchConfig {
-            gridDimX: blocks,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: block_threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: shared_bytes,
-            hStream: self.cu_stream(),
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
-        };
-        let mut clusters: std::ffi::c_int = 0;
-        // SAFETY: the function is a loaded kernel of this context (bound
-        // above), the configuration is a plain value with no attributes,
-        // and the count is written to a live local.
-        unsafe {
-            driver_sys::cuOccupancyMaxActiveClusters(
-                &mut clusters,
-                kernel.function.cu_function(),
-                &config,
-            )
-            .result()?;
-        }
-        let clusters = clusters.max(0) as u32;
-        let mut cache = kernel
-            .state
-            .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if known(&cache).is_none() {
-            cache.push((shape, clusters));
-        }
-        Ok(clusters)
+        remembered(
+            &kernel.state.clusters,
+            (block_threads, shared_bytes),
+            || {
+                if blocks > 8 {
+                    kernel.allow_non_portable_clusters()?;
+                }
+                self.opt_in_dynamic_shared(kernel, shared_bytes)?;
+                self.bind()?;
+                let config = driver_sys::CUlaunchConfig {
+                    gridDimX: blocks,
+                    gridDimY: 1,
+                    gridDimZ: 1,
+                    blockDimX: block_threads,
+                    blockDimY: 1,
+                    blockDimZ: 1,
+                    sharedMemBytes: shared_bytes,
+                    hStream: self.cu_stream(),
+                    attrs: std::ptr::null_mut(),
+                    numAttrs: 0,
+                };
+                let mut clusters: std::ffi::c_int = 0;
+                // SAFETY: the function is a loaded kernel of this context (bound
+                // above), the configuration is a plain value with no attributes,
+                // and the count is written to a live local.
+                unsafe {
+                    driver_sys::cuOccupancyMaxActiveClusters(
+                        &mut clusters,
+                        kernel.function.cu_function(),
+                        &config,
+                    )
+                    .result()?;
+                }
+                Ok(clusters.max(0) as u32)
+            },
+        )
     }
 
     /// Enqueues on this handle's stream a device-to-device copy of `src` into
@@ -1121,33 +1105,41 @@ impl Kernel {
     /// # Ok(()) }
     /// ```
     pub fn resident_blocks_per_sm(&self, block_threads: u32, shared_bytes: usize) -> Result<u32> {
-        let shape = (block_threads, shared_bytes);
-        let known = |resident: &Vec<((u32, usize), u32)>| {
-            resident.iter().find(|(s, _)| *s == shape).map(|&(_, r)| r)
-        };
-        // Pushes complete or unwind before touching the Vec.
-        if let Some(blocks) = known(
-            &self
-                .state
-                .resident
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        ) {
-            return Ok(blocks);
-        }
-        let blocks = self
-            .function
-            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes, None)?;
-        let mut resident = self
-            .state
-            .resident
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if known(&resident).is_none() {
-            resident.push((shape, blocks));
-        }
-        Ok(blocks)
+        remembered(&self.state.resident, (block_threads, shared_bytes), || {
+            Ok(self
+                .function
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    block_threads,
+                    shared_bytes,
+                    None,
+                )?)
+        })
     }
+}
+
+/// The value remembered in `cache` for `shape`, or `ask`'s answer, then
+/// remembered (a driver query asked once per kernel and shape). The lock is
+/// not held while asking; two threads asking at once both ask, and the
+/// first answer stays.
+fn remembered<S: PartialEq + Copy>(
+    cache: &Mutex<Vec<(S, u32)>>,
+    shape: S,
+    ask: impl FnOnce() -> Result<u32>,
+) -> Result<u32> {
+    let known = |entries: &Vec<(S, u32)>| entries.iter().find(|(s, _)| *s == shape).map(|e| e.1);
+    // Pushes complete or unwind before touching the Vec.
+    if let Some(value) = known(&cache.lock().unwrap_or_else(|p| p.into_inner())) {
+        return Ok(value);
+    }
+    let value = ask()?;
+    let mut entries = cache.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(match known(&entries) {
+        Some(first) => first,
+        None => {
+            entries.push((shape, value));
+            value
+        }
+    })
 }
 
 /// Kernel arguments, packed in order.

@@ -69,6 +69,19 @@ __device__ __forceinline__ u32 shared_address(const void* p) {
     return (u32)a;
 }
 
+// The shared::cluster address of `local` (in this block's shared memory)
+// in cluster block `rank`'s shared memory.
+__device__ __forceinline__ u32 cluster_address(const void* local, u32 rank) {
+#if __CUDA_ARCH__ >= 900
+    u32 remote;
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+    return remote;
+#else
+    __trap();
+    return 0u;
+#endif
+}
+
 // Initialises the mbarrier at `bar` for one arrival a phase, visible to
 // the whole cluster after the next cluster barrier.
 __device__ __forceinline__ void mbarrier_init_for_cluster(u64* bar) {
@@ -121,9 +134,8 @@ __device__ __forceinline__ void cluster_store_async(T* local_slot, u32 rank, T v
                                                     u64* local_bar) {
 #if __CUDA_ARCH__ >= 900
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "asynchronous stores of 4 or 8 bytes");
-    u32 slot, bar;
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(slot) : "r"(shared_address(local_slot)), "r"(rank));
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(bar) : "r"(shared_address(local_bar)), "r"(rank));
+    const u32 slot = cluster_address(local_slot, rank);
+    const u32 bar = cluster_address(local_bar, rank);
     if constexpr (sizeof(T) == 4) {
         u32 bits;
         memcpy(&bits, &value, 4);
@@ -138,10 +150,21 @@ __device__ __forceinline__ void cluster_store_async(T* local_slot, u32 rank, T v
                      : "memory");
     }
 #else
-    (void)local_slot;
-    (void)rank;
-    (void)value;
-    (void)local_bar;
+    __trap();
+#endif
+}
+
+// Stores four words (16-byte aligned) into cluster block `rank`'s copy of
+// `local_slot` asynchronously, counted on that block's copy of `local_bar`.
+__device__ __forceinline__ void cluster_store4_async(u32* local_slot, u32 rank, uint4 value,
+                                                     u64* local_bar) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+        ::"r"(cluster_address(local_slot, rank)), "r"(value.x), "r"(value.y), "r"(value.z),
+        "r"(value.w), "r"(cluster_address(local_bar, rank))
+        : "memory");
+#else
     __trap();
 #endif
 }
@@ -272,27 +295,6 @@ __device__ __forceinline__ void sort_block(const K* keys_in, K* keys_out,
             if (HAS_VALUES) values_out[idx] = value[j];
         }
     }
-}
-
-// Stores four words (16-byte aligned) into cluster block `rank`'s copy of
-// `local_slot` asynchronously, counted on that block's copy of `local_bar`.
-__device__ __forceinline__ void cluster_store4_async(u32* local_slot, u32 rank, uint4 value,
-                                                     u64* local_bar) {
-#if __CUDA_ARCH__ >= 900
-    u32 slot, bar;
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(slot) : "r"(shared_address(local_slot)), "r"(rank));
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(bar) : "r"(shared_address(local_bar)), "r"(rank));
-    asm volatile(
-        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
-        ::"r"(slot), "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w), "r"(bar)
-        : "memory");
-#else
-    (void)local_slot;
-    (void)rank;
-    (void)value;
-    (void)local_bar;
-    __trap();
-#endif
 }
 
 template <int BLOCK, int CLUSTER>
