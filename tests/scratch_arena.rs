@@ -419,20 +419,29 @@ fn merge_path_primitives_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
 const SORT_SIZES: [usize; 4] = [1 << 21, 70_001, sort::modules::BLOCK_SORT_MAX_KEYS, 1];
 
 /// Candidates [`sort_round`] asks top-k for out of `n` keys: more than the
-/// block sort takes at the largest size, so the candidates' sort runs the
-/// digit passes there (monotone in n, so the largest round sizes the arena).
+/// one-launch sorts take at the largest size, so the candidates' sort runs
+/// the digit passes there (monotone in n, so the largest round sizes the
+/// arena).
 fn top_k_count(n: usize) -> usize {
-    (n / 128).max(1)
+    (n / 16).max(1)
 }
 
 /// Memsets [`sort_round`] declares for `n` keys: one (the zeroed words of
-/// the digit passes) per Onesweep sort past the block sort's size, and one
-/// for top-k's own zeroed words.
-fn sort_round_zeroings(n: usize) -> u64 {
-    let onesweep = |keys: usize| u64::from(keys > sort::modules::BLOCK_SORT_MAX_KEYS);
-    // sort_keys, sort_pairs, argsort (its pair sort), top-k (its filter's
-    // words and its candidates' sort); the segmented sort takes none.
-    3 * onesweep(n) + 1 + onesweep(top_k_count(n))
+/// the digit passes) per Onesweep sort past the one-launch sorts' size for
+/// its key and payload on this device, and one for top-k's own zeroed
+/// words.
+fn sort_round_zeroings(gpu: &Gpu, n: usize) -> gpu_core::Result<u64> {
+    use sort::modules::one_launch_max_keys;
+    use sort::PayloadWidth::{B4, B8};
+    let passes = |limit: usize, keys: usize| u64::from(keys > limit);
+    // sort_keys (u32), sort_pairs (u64, u32), argsort (f32, u32 indices),
+    // top-k (its filter's words and its candidates' sort: i32 with u64
+    // indices); the segmented sort takes none.
+    Ok(passes(one_launch_max_keys::<u32>(gpu, None)?, n)
+        + passes(one_launch_max_keys::<u64>(gpu, Some(B4))?, n)
+        + passes(one_launch_max_keys::<f32>(gpu, Some(B4))?, n)
+        + 1
+        + passes(one_launch_max_keys::<i32>(gpu, Some(B8))?, top_k_count(n)))
 }
 
 /// One round of every sort on `n` keys, each checked against the CPU
@@ -550,12 +559,12 @@ fn sort_round(gpu: &Gpu, n: usize, seed: u64) -> gpu_core::Result<()> {
     Ok(())
 }
 
-/// The sorts (Onesweep's digit passes and block sort, pairs, argsort,
-/// top-k, segmented) take every temporary from the arena: after the first
-/// round no call allocates, falls back or grows, and each zeroes only the
-/// words it declares (one memset per Onesweep sort past the block sort's
-/// size, one for top-k's filter), through a stream's arena and through a
-/// workspace. The sorts draw no tile-state epochs.
+/// The sorts (Onesweep's digit passes and the one-launch sorts, pairs,
+/// argsort, top-k, segmented) take every temporary from the arena: after
+/// the first round no call allocates, falls back or grows, and each zeroes
+/// only the words it declares (one memset per Onesweep sort past the
+/// one-launch sorts' size, one for top-k's filter), through a stream's
+/// arena and through a workspace. The sorts draw no tile-state epochs.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorts_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
@@ -570,11 +579,11 @@ fn sorts_do_not_grow_in_steady_state() -> gpu_core::Result<()> {
             before.allocations >= 2 && before.bytes_held > 0,
             "{before:?}"
         );
-        assert!(top_k_count(SORT_SIZES[0]) > sort::modules::BLOCK_SORT_MAX_KEYS);
+        assert!(top_k_count(SORT_SIZES[0]) > sort::modules::CLUSTER_SORT_MAX_KEYS);
         let mut zeroings = 0;
         for (index, &n) in SORT_SIZES.iter().cycle().take(8).enumerate() {
             sort_round(handle, n, 700 + index as u64)?;
-            zeroings += sort_round_zeroings(n);
+            zeroings += sort_round_zeroings(handle, n)?;
         }
         let after = handle.scratch_stats();
         assert_eq!(
