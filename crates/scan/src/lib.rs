@@ -511,7 +511,7 @@ fn dispatch<T: Element, O: Operator<T>>(
         ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
             let policy = options
                 .policy
-                .unwrap_or_else(|| lookback::lookback_policy(T::BYTES));
+                .unwrap_or_else(|| lookback::lookback_policy_for_len(T::BYTES, output.len()));
             lookback::scan_lookback_tuned(gpu, input, output, op, kind, policy)
         }
         ScanAlgorithm::ReduceThenScan => {

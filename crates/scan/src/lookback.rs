@@ -172,6 +172,42 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
     ),
 ];
 
+/// The look-back scan's policy for inputs of at most
+/// [`SMALL_INPUT_MAX_ELEMENTS`] elements scanned in a 4-byte accumulator:
+/// tiles of 128 × 16 = 2048 elements instead of 8192, so a small input's
+/// few tiles spread over four times the SMs and each block's loads, scan
+/// and stores are shorter. Measured on an H100 (`examples/latency.rs
+/// --queued`, device time of one `i32` `scan_into`): 5.95 against 6.62 µs
+/// at 2^16, 4.64 against 5.22 µs at 2^10, 6.72 against 6.82 µs at 2^17,
+/// and slower from 2^18 on (7.55 against 7.30 µs), `docs/tuning.md`.
+pub const SMALL_INPUT_LOOKBACK_TUNING: Policy = Policy::shape(128, 16)
+    .with_layout(TileLayout::WarpStriped)
+    .with_status(StatusEncoding::Packed128)
+    .with_delays(1245, 648);
+
+/// The largest input that takes [`SMALL_INPUT_LOOKBACK_TUNING`].
+pub const SMALL_INPUT_MAX_ELEMENTS: usize = 1 << 17;
+
+/// The default policy of a look-back scan of `n` elements of
+/// `element_bytes` bytes: [`SMALL_INPUT_LOOKBACK_TUNING`] for at most
+/// [`SMALL_INPUT_MAX_ELEMENTS`] elements scanned in a 4-byte accumulator,
+/// else [`lookback_policy`].
+///
+/// ```
+/// use scan::policy::{lookback_policy, lookback_policy_for_len, SMALL_INPUT_LOOKBACK_TUNING};
+/// assert_eq!(lookback_policy_for_len(4, 1 << 16), SMALL_INPUT_LOOKBACK_TUNING);
+/// assert_eq!(lookback_policy_for_len(2, 1000), SMALL_INPUT_LOOKBACK_TUNING);
+/// assert_eq!(lookback_policy_for_len(4, (1 << 17) + 1), lookback_policy(4));
+/// assert_eq!(lookback_policy_for_len(8, 1000), lookback_policy(8));
+/// ```
+pub fn lookback_policy_for_len(element_bytes: usize, n: usize) -> Policy {
+    if accumulator_bytes(element_bytes) == 4 && n <= SMALL_INPUT_MAX_ELEMENTS {
+        SMALL_INPUT_LOOKBACK_TUNING
+    } else {
+        lookback_policy(element_bytes)
+    }
+}
+
 /// The variants the tuning sweep (`tests/lookback_tuning.rs`) measures for
 /// `element_bytes`-byte elements, the table's entry first. Every one is
 /// exact (the sweep checks it against the CPU) and compiled by the unit
@@ -370,13 +406,14 @@ fn scan_operator<T: Element, O: Operator<T>>(op: &O) -> String {
 }
 
 /// Bytes the look-back scan moves for `n` elements of `element_bytes`
-/// bytes with the table's tuning: 2·n·size, plus the tile state, written
-/// and read by the kernel (counted twice).
+/// bytes with the default tuning for `n` ([`lookback_policy_for_len`]):
+/// 2·n·size, plus the tile state, written and read by the kernel (counted
+/// twice).
 pub(crate) fn lookback_bytes_moved(n: u64, element_bytes: u64) -> u64 {
     if n == 0 {
         return 0;
     }
-    let tuning = lookback_policy(element_bytes as usize);
+    let tuning = lookback_policy_for_len(element_bytes as usize, n as usize);
     let tiles = n.div_ceil(tuning.tile_items());
     let state_bytes = accumulator_bytes(element_bytes as usize);
     2 * n * element_bytes + 2 * 8 * tile_state_words(tiles, state_bytes, tuning.status())
@@ -475,16 +512,20 @@ fn lookback_kernel<T: Element, O: Operator<T>>(
 }
 
 /// The modules [`scan_lookback_tuned`] can request for `T` and `op`: the table's
-/// tuning, and the protocol tests' tiny tiles (none where
-/// [`check_element`] refuses the pair).
+/// tuning, the small inputs' (4-byte accumulators), and the protocol tests'
+/// tiny tiles (none where [`check_element`] refuses the pair).
 pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     if check_element::<T, O>(op).is_err() {
         return Vec::new();
     }
-    vec![
+    let mut modules = vec![
         module::<T, O>(op, lookback_policy(T::BYTES)),
         module::<T, O>(op, PROTOCOL_TEST_TUNING),
-    ]
+    ];
+    if accumulator_bytes(T::BYTES) == 4 {
+        modules.push(module::<T, O>(op, SMALL_INPUT_LOOKBACK_TUNING));
+    }
+    modules
 }
 
 /// `(kind code, initial)` as the kernels take them (0 inclusive, 1
@@ -870,16 +911,25 @@ mod tests {
     fn modules_name_their_entries() {
         use gpu_core::Sum;
         let modules = lookback_modules::<f32, _>(&Sum);
-        assert_eq!(modules.len(), 2);
+        assert_eq!(modules.len(), 3);
         assert_eq!(
             modules[0].entries(),
             ["scan_lookback_f32_sum_256x32_ws_p128_ns648_d1245"]
         );
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
+        assert_eq!(
+            modules[2].entries(),
+            ["scan_lookback_f32_sum_128x16_ws_p128_ns648_d1245"]
+        );
         assert!(modules[0]
             .code()
             .contains("scan_lookback_tile_striped<f32, op_t, 256, 32, 1, 1, 648, 0, 1245>"));
         let modules = lookback_modules::<u64, _>(&Sum);
+        assert_eq!(
+            modules.len(),
+            2,
+            "no small-input module for 8-byte elements"
+        );
         assert_eq!(
             modules[0].entries(),
             ["scan_lookback_u64_sum_224x24_ws_p128_ns632_d1290"]

@@ -220,10 +220,12 @@ pub fn tiles_of(algorithm: ScanAlgorithm, block: u32) -> Vec<usize> {
             vec![(block * scan::policy::BLELLOCH_ITEMS_PER_THREAD) as usize]
         }
         // The tiles of the look-back's tuning table (one per element size;
-        // both edges for either type, so a table change keeps them right).
+        // both edges for either type, so a table change keeps them right)
+        // and of its small inputs' policy.
         ScanAlgorithm::DecoupledLookback => scan::policy::LOOKBACK_TUNING
             .iter()
             .map(|(_, tuning)| tuning.tile_items() as usize)
+            .chain([scan::policy::SMALL_INPUT_LOOKBACK_TUNING.tile_items() as usize])
             .collect(),
         // Reduce-then-scan: 256 × 16 four-byte or 256 × 8 eight-byte items.
         _ => vec![2048, 4096],
