@@ -59,8 +59,10 @@
 //! limit for more resident blocks, the start and spin delays, and
 //! evict-first cache hints. [`lookback_candidates`] lists what
 //! `tests/lookback_tuning.rs` measures; [`LOOKBACK_TUNING`] holds the chosen
-//! one per element size. A caller passes one with `ScanOptions::with_policy`
-//! (all of them through `crate::policy`).
+//! one per element size, and inputs of at most [`SMALL_INPUT_MAX_ELEMENTS`]
+//! in a 4-byte accumulator take [`SMALL_INPUT_LOOKBACK_TUNING`]'s smaller
+//! tiles ([`lookback_policy_for_len`]). A caller passes one with
+//! `ScanOptions::with_policy` (all of them through `crate::policy`).
 
 use gpu_core::launch::grid_1d;
 use gpu_core::{
