@@ -321,7 +321,8 @@ pub fn sort_keys_with_policy<K: SortKey>(
         values: 0,
     };
     let passes = modules::digit_passes(bits.start, bits.end);
-    let temp_bytes = if n > modules::one_launch_max_keys::<K>(gpu, None)? && passes > 1 {
+    let one_launch = n <= modules::one_launch_max_keys::<K>(gpu, None)?;
+    let temp_bytes = if !one_launch && passes > 1 {
         (n * K::BYTES) as u64
     } else {
         0
@@ -340,6 +341,7 @@ pub fn sort_keys_with_policy<K: SortKey>(
                 },
             ],
             final_target: 0,
+            one_launch,
         };
         onesweep::sort::<K>(
             nested,
@@ -439,7 +441,8 @@ pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
         return Ok(());
     }
     let passes = modules::digit_passes(bits.start, bits.end);
-    let need_temp = n > modules::one_launch_max_keys::<K>(gpu, Some(width))? && passes > 1;
+    let one_launch = n <= modules::one_launch_max_keys::<K>(gpu, Some(width))?;
+    let need_temp = !one_launch && passes > 1;
     let temp_bytes = if need_temp {
         [(n * K::BYTES) as u64, (n * V::BYTES) as u64]
     } else {
@@ -462,6 +465,7 @@ pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
                 },
             ],
             final_target: 0,
+            one_launch,
         };
         onesweep::sort::<K>(
             nested,
@@ -599,8 +603,7 @@ pub fn sort_keys_in_place<K: SortKey>(
     let [current, alternate] = keys.addresses();
     let passes = modules::digit_passes(bits.start, bits.end);
     let plan = in_place_plan(
-        n,
-        modules::one_launch_max_keys::<K>(gpu, None)?,
+        n <= modules::one_launch_max_keys::<K>(gpu, None)?,
         passes,
         Slot {
             keys: current,
@@ -671,8 +674,7 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
     }
     let passes = modules::digit_passes(bits.start, bits.end);
     let plan = in_place_plan(
-        n,
-        modules::one_launch_max_keys::<K>(gpu, Some(width))?,
+        n <= modules::one_launch_max_keys::<K>(gpu, Some(width))?,
         passes,
         Slot {
             keys: kc,
@@ -702,25 +704,16 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
 
 /// The plan of an in-place sort from `current` through `alternate`:
 /// targets `[current, alternate]`; the first pass must write `alternate`,
-/// so the last writes target `passes mod 2`; the one-launch sorts (up to
-/// `one_launch_max_keys` keys) sort `current` in place (each block loads
-/// its part before it stores it).
-fn in_place_plan(
-    n: usize,
-    one_launch_max_keys: usize,
-    passes: u32,
-    current: Slot,
-    alternate: Slot,
-) -> Plan {
-    let final_target = if n <= one_launch_max_keys {
-        0
-    } else {
-        (passes % 2) as usize
-    };
+/// so the last writes target `passes mod 2`; the one-launch sorts
+/// (`one_launch`: n at most `one_launch_max_keys`) sort `current` in place
+/// (each block loads its part before it stores it).
+fn in_place_plan(one_launch: bool, passes: u32, current: Slot, alternate: Slot) -> Plan {
+    let final_target = if one_launch { 0 } else { (passes % 2) as usize };
     Plan {
         source: current,
         targets: [current, alternate],
         final_target,
+        one_launch,
     }
 }
 
@@ -798,9 +791,9 @@ fn onesweep_in_place<K: SortKey>(
     };
     let passes = modules::digit_passes(bits.start, bits.end);
     let policy = OnesweepPolicy::default_for_len::<K>(width, n);
-    let one_launch_max_keys = modules::one_launch_max_keys::<K>(gpu, width)?;
+    let one_launch = n <= modules::one_launch_max_keys::<K>(gpu, width)?;
     // The one-launch sorts work in place and need no second buffer.
-    let temp_bytes = if n <= one_launch_max_keys {
+    let temp_bytes = if one_launch {
         [0, 0]
     } else {
         [
@@ -813,7 +806,7 @@ fn onesweep_in_place<K: SortKey>(
             keys: temp_keys,
             values: temp_values,
         };
-        let plan = in_place_plan(n, one_launch_max_keys, passes, current, alternate);
+        let plan = in_place_plan(one_launch, passes, current, alternate);
         let target = onesweep::sort::<K>(
             nested, n, width, descending, bits.start, bits.end, plan, &policy,
         )?;

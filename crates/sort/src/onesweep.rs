@@ -66,9 +66,9 @@ use gpu_core::{Gpu, KernelArgs, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
-    block_sort_shared_bytes, cluster_sort_shared_bytes, digit_passes, kernel, one_launch_max_keys,
-    policy_kernel, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS, CLUSTER_SORT_BLOCKS,
-    CLUSTER_SORT_THREADS, UPSWEEP_BLOCKS_PER_SM,
+    block_sort_shared_bytes, cluster_sort_shared_bytes, digit_passes, kernel, policy_kernel, Entry,
+    BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS, CLUSTER_SORT_BLOCKS, CLUSTER_SORT_THREADS,
+    UPSWEEP_BLOCKS_PER_SM,
 };
 use crate::policy::OnesweepPolicy;
 
@@ -107,6 +107,11 @@ pub(crate) struct Plan {
     pub targets: [Slot; 2],
     /// The target the last pass must write.
     pub final_target: usize,
+    /// Whether n is at most [`crate::modules::one_launch_max_keys`] for
+    /// the keys and payload (asked once, by the caller, which sizes its
+    /// temporaries by it): the one-block or one-cluster sort then writes
+    /// `targets[final_target]` in one launch, with no temporaries.
+    pub one_launch: bool,
 }
 
 /// Launch geometry of the digit passes for `n` keys under
@@ -153,7 +158,7 @@ pub(crate) fn sort<K: SortKey>(
             ),
         ));
     }
-    if n <= one_launch_max_keys::<K>(gpu, payload)? {
+    if plan.one_launch {
         let target = plan.targets[plan.final_target];
         let one_block = n <= BLOCK_SORT_MAX_KEYS;
         let (entry, blocks, threads, shared_bytes) = if one_block {
@@ -195,9 +200,10 @@ pub(crate) fn sort<K: SortKey>(
         // the same part after its last pass, so in and out may be the same.
         // The cluster entry exists for this key and payload, was compiled
         // with __cluster_dims__(CLUSTER_SORT_BLOCKS) and fits the device
-        // (one_launch_max_keys checked all three and opted the kernel in to
-        // the non-portable size and its shared memory); it is launched as a
-        // grid of exactly one cluster, n ≤ CLUSTER_SORT_MAX_KEYS.
+        // (plan.one_launch: one_launch_max_keys checked all three and opted
+        // the kernel in to the non-portable size and its shared memory); it
+        // is launched as a grid of exactly one cluster, n ≤
+        // CLUSTER_SORT_MAX_KEYS.
         unsafe { gpu.launch(&kernel, config, &args)? };
         return Ok(plan.final_target);
     }
