@@ -119,15 +119,10 @@ impl ModuleSource {
         body: &str,
         max_block_threads: Option<u32>,
     ) -> Self {
-        let name = name.into();
         let bounds = max_block_threads
             .map(|b| format!("__launch_bounds__({b}) "))
             .unwrap_or_default();
-        self.code.push_str(&format!(
-            "extern \"C\" __global__ void {bounds}{name}({params}) {{ {body}; }}\n"
-        ));
-        self.entries.push(name);
-        self
+        self.push_entry(&bounds, name.into(), params, body)
     }
 
     /// Appends an entry point as [`entry`](Self::entry) does, with the
@@ -157,13 +152,8 @@ impl ModuleSource {
         block_threads: u32,
         min_blocks_per_sm: u32,
     ) -> Self {
-        let name = name.into();
-        self.code.push_str(&format!(
-            "extern \"C\" __global__ void __launch_bounds__({block_threads}, {min_blocks_per_sm}) \
-             {name}({params}) {{ {body}; }}\n"
-        ));
-        self.entries.push(name);
-        self
+        let bounds = format!("__launch_bounds__({block_threads}, {min_blocks_per_sm}) ");
+        self.push_entry(&bounds, name.into(), params, body)
     }
 
     /// Appends an entry point launched as one thread block cluster of
@@ -195,13 +185,22 @@ impl ModuleSource {
         block_threads: u32,
         cluster_blocks: u32,
     ) -> Self {
-        let name = name.into();
-        self.code.push_str(&format!(
-            "extern \"C\" __global__ void __launch_bounds__({block_threads})\n\
+        let attributes = format!(
+            "__launch_bounds__({block_threads})\n\
              #if __CUDA_ARCH__ >= 900\n\
              __cluster_dims__({cluster_blocks}, 1, 1)\n\
-             #endif\n\
-             {name}({params}) {{ {body}; }}\n"
+             #endif\n"
+        );
+        self.push_entry(&attributes, name.into(), params, body)
+    }
+
+    /// Appends `extern "C" __global__ void {attributes}{name}({params}) {
+    /// body; }` and records the entry's name: the one writer behind
+    /// [`entry`](Self::entry), [`entry_with_min_blocks`](Self::entry_with_min_blocks)
+    /// and [`entry_with_cluster`](Self::entry_with_cluster).
+    fn push_entry(mut self, attributes: &str, name: String, params: &str, body: &str) -> Self {
+        self.code.push_str(&format!(
+            "extern \"C\" __global__ void {attributes}{name}({params}) {{ {body}; }}\n"
         ));
         self.entries.push(name);
         self
