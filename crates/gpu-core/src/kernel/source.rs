@@ -113,7 +113,7 @@ impl ModuleSource {
     /// assert!(module.code().contains("__launch_bounds__(256) scale_f32("));
     /// ```
     pub fn entry(
-        mut self,
+        self,
         name: impl Into<String>,
         params: &str,
         body: &str,
@@ -145,7 +145,7 @@ impl ModuleSource {
     /// assert!(module.code().contains("__launch_bounds__(512, 2) fill_u32("));
     /// ```
     pub fn entry_with_min_blocks(
-        mut self,
+        self,
         name: impl Into<String>,
         params: &str,
         body: &str,
@@ -178,7 +178,7 @@ impl ModuleSource {
     /// assert_eq!(module.entries(), ["pairs_u32"]);
     /// ```
     pub fn entry_with_cluster(
-        mut self,
+        self,
         name: impl Into<String>,
         params: &str,
         body: &str,
