@@ -25,9 +25,11 @@
 //! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
-//! groups, leaving each rank its bucket and rebalanced into even blocks,
-//! each with the received runs sorted again (`RunOrder::Resort`) and
-//! merged (`RunOrder::Merge`, the default). The time is
+//! groups: partition first (the default) and sort first with merged runs,
+//! each leaving each rank its bucket and rebalanced into even blocks, and
+//! sort first with the runs sorted again (buckets). Before each group, one
+//! GPU's sort of n/ranks keys: the local sorting each rank cannot avoid,
+//! so the best speed-up any of them can reach. The time is
 //! again the slowest rank's median (the sort's two host synchronisations
 //! included); GB/s counts the keys once (n·4 bytes per time). Every
 //! result is gathered and compared with the single-GPU sort, bit for bit.
@@ -39,7 +41,7 @@
 
 use std::time::Instant;
 
-use dist::sort::{RunOrder, SampleSortPolicy};
+use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
 use dist::{Group, Sharded, SortPlacement};
 use gpu_core::{DeviceBuffer, Gpu, GpuTimer, Sum};
 use reduce::histogram::{CountMode, HistogramAlgorithm};
@@ -323,7 +325,7 @@ fn group_run(
     let bytes = (n * 4) as f64;
     let line = |what: &str, ms: f64, base: f64, moved: f64| {
         println!(
-            "  {ranks} GPU(s) {what:<28} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x",
+            "  {ranks} GPU(s) {what:<30} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x",
             gbps(moved, ms),
             base / ms
         );
@@ -402,23 +404,40 @@ fn group_sort(
     let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
     let x = Sharded::scatter_from_host(&group, keys)?;
     let bytes = (keys.len() * 4) as f64;
-    let (resort, merge) = (
-        SampleSortPolicy {
-            run_order: RunOrder::Resort,
-        },
-        SampleSortPolicy {
-            run_order: RunOrder::Merge,
-        },
-    );
+    let sort_first = |run_order| SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order,
+    };
+    let partition_first = SampleSortPolicy {
+        method: SampleSortMethod::PartitionFirst,
+        ..SampleSortPolicy::default()
+    };
     for (what, placement, policy) in [
         (
-            "sort u32 (buckets, re-sort)",
+            "partition first (buckets)",
             SortPlacement::Buckets,
-            resort,
+            partition_first,
         ),
-        ("sort u32 (even, re-sort)", SortPlacement::Even, resort),
-        ("sort u32 (buckets, merge)", SortPlacement::Buckets, merge),
-        ("sort u32 (even, merge)", SortPlacement::Even, merge),
+        (
+            "partition first (even)",
+            SortPlacement::Even,
+            partition_first,
+        ),
+        (
+            "sort first, merge (buckets)",
+            SortPlacement::Buckets,
+            sort_first(RunOrder::Merge),
+        ),
+        (
+            "sort first, merge (even)",
+            SortPlacement::Even,
+            sort_first(RunOrder::Merge),
+        ),
+        (
+            "sort first, re-sort (buckets)",
+            SortPlacement::Buckets,
+            sort_first(RunOrder::Resort),
+        ),
     ] {
         let mut sorted = None;
         let ms = time_ranks(&gpus, reps, || {
@@ -439,7 +458,7 @@ fn group_sort(
         }
         drop(sorted);
         println!(
-            "  {ranks} GPU(s) {what:<28} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x  shards {}..{}",
+            "  {ranks} GPU(s) {what:<30} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x  shards {}..{}",
             gbps(bytes, ms),
             baseline_ms / ms,
             lens.iter().min().unwrap_or(&0),
@@ -472,6 +491,17 @@ fn sort_rows(args: &Args) {
             gbps((n * 4) as f64, baseline_ms)
         );
         for &ranks in &args.ranks {
+            if ranks > 1 {
+                // What each rank's sorting alone costs: one GPU's sort of n / ranks.
+                let share = &keys[..n / ranks];
+                match single_gpu_sort(share, args.reps) {
+                    Ok((ms, _)) => println!(
+                        "  1 GPU  sort of n/{ranks} keys           {ms:>9.3} ms  (each rank's local sorting at {ranks} GPUs: {:.2}x at most)",
+                        baseline_ms / ms
+                    ),
+                    Err(e) => println!("  1 GPU  sort of n/{ranks}: {e}"),
+                }
+            }
             if let Err(e) = group_sort(ranks, &keys, &expected, args.reps, baseline_ms) {
                 println!("  {ranks} GPU(s): {e}");
             }

@@ -6,12 +6,27 @@ use gpu_core::{DeviceBuffer, DeviceType, Gpu};
 use crate::nccl::{grouped, nccl_available, Communicator};
 use crate::{Error, Result};
 
-/// One rank this process drives: its global rank, its GPU and its
-/// communicator.
+/// One rank this process drives: its global rank, its GPU, its
+/// communicator, and a second stream on the same device for exchanges that
+/// overlap the rank's own work (the partition-first sort's bucket
+/// exchange).
 pub(crate) struct LocalRank {
     pub(crate) rank: usize,
     pub(crate) gpu: Gpu,
     pub(crate) comm: Communicator,
+    pub(crate) side: Gpu,
+}
+
+impl LocalRank {
+    fn new(rank: usize, gpu: Gpu, comm: Communicator) -> Result<LocalRank> {
+        let side = gpu.with_new_stream()?;
+        Ok(LocalRank {
+            rank,
+            gpu,
+            comm,
+            side,
+        })
+    }
 }
 
 /// The GPUs of one NCCL communicator that this process drives.
@@ -143,8 +158,8 @@ impl Group {
             .into_iter()
             .zip(comms)
             .enumerate()
-            .map(|(rank, (gpu, comm))| LocalRank { rank, gpu, comm })
-            .collect::<Vec<_>>();
+            .map(|(rank, (gpu, comm))| LocalRank::new(rank, gpu, comm))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Group {
             world: ranks.len(),
             ranks,
@@ -195,7 +210,7 @@ impl Group {
         let gpu = Gpu::new(device)?;
         let comm = Communicator::init_rank(&gpu, id, rank, world)?;
         Ok(Group {
-            ranks: vec![LocalRank { rank, gpu, comm }],
+            ranks: vec![LocalRank::new(rank, gpu, comm)?],
             world,
         })
     }
@@ -311,6 +326,7 @@ impl Drop for Group {
         // Work still queued may use the communicators: wait for it before
         // they are freed. Errors cannot be reported from drop.
         for rank in &self.ranks {
+            let _ = rank.side.synchronize();
             let _ = rank.gpu.synchronize();
         }
     }

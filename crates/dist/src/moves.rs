@@ -4,7 +4,7 @@
 //! changes rank, all in one NCCL group. Compaction's rebalancing and the
 //! sample sort's bucket exchange and rebalancing all go through it.
 
-use gpu_core::{DeviceType, DeviceView, DeviceViewMut};
+use gpu_core::{DeviceType, DeviceView, DeviceViewMut, Gpu};
 
 use crate::layout::Move;
 use crate::nccl::grouped;
@@ -21,13 +21,41 @@ pub(crate) fn run_moves<T: DeviceType>(
     plan: &[Move],
     targets: &mut [DeviceViewMut<'_, T>],
 ) -> Result<()> {
+    let streams: Vec<&Gpu> = group.ranks.iter().map(|r| &r.gpu).collect();
+    run_moves_on(group, &streams, sources, plan, targets, LocalPieces::Copy)
+}
+
+/// What [`run_moves_on`] does with the pieces that stay on their rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LocalPieces {
+    /// A device copy on the rank's stream.
+    Copy,
+    /// Nothing: the caller places them itself.
+    Skip,
+}
+
+/// [`run_moves`] on the given stream of each local rank (`streams[i]`, a
+/// `Gpu` of local rank i's device: its own stream or its side stream),
+/// with the pieces that stay on their rank copied or left to the caller.
+pub(crate) fn run_moves_on<T: DeviceType>(
+    group: &Group,
+    streams: &[&Gpu],
+    sources: &[DeviceView<'_, T>],
+    plan: &[Move],
+    targets: &mut [DeviceViewMut<'_, T>],
+    local: LocalPieces,
+) -> Result<()> {
+    crate::Error::check_len("streams", group.local_count(), streams.len())?;
     let local_index = |global: usize| group.ranks.iter().position(|r| r.rank == global);
-    for piece in plan.iter().filter(|m| m.from_rank == m.to_rank) {
+    let copies = plan
+        .iter()
+        .filter(|m| m.from_rank == m.to_rank && local == LocalPieces::Copy);
+    for piece in copies {
         if let Some(i) = local_index(piece.from_rank) {
             let source = sources[i].slice(piece.from_offset..piece.from_offset + piece.len)?;
             targets[i]
                 .slice_mut(piece.to_offset..piece.to_offset + piece.len)?
-                .copy_from(&group.ranks[i].gpu, &source)?;
+                .copy_from(streams[i], &source)?;
         }
     }
     grouped(|| {
@@ -42,7 +70,7 @@ pub(crate) fn run_moves<T: DeviceType>(
                 // (every process follows the same plan).
                 unsafe {
                     rank.comm
-                        .send_bytes(&rank.gpu, source.device_ptr(), bytes, piece.to_rank)?
+                        .send_bytes(streams[i], source.device_ptr(), bytes, piece.to_rank)?
                 };
             }
             if let Some(j) = local_index(piece.to_rank) {
@@ -52,7 +80,7 @@ pub(crate) fn run_moves<T: DeviceType>(
                 // peer posts the matching send.
                 unsafe {
                     rank.comm
-                        .recv_bytes(&rank.gpu, target.device_ptr(), bytes, piece.from_rank)?
+                        .recv_bytes(streams[j], target.device_ptr(), bytes, piece.from_rank)?
                 };
             }
         }

@@ -1,15 +1,17 @@
-//! The sample sort's host model (`dist::sort::model`, `model_pairs`: the
-//! device path's sample positions, splitters, bucket bounds and exchange
-//! plan, with CPU local sorts) against the single-GPU sort's CPU
+//! The sample sorts' host models (`dist::sort::model`, `model_pairs`,
+//! `model_pairs_with` and `partition_first::model_pairs`: the device
+//! paths' sample positions, splitters, buckets and exchange plans, with
+//! CPU local sorts) of both methods against the single-GPU sort's CPU
 //! reference of the concatenated shards, for worlds of 1 to 8 ranks and
 //! skewed inputs; and the host steps' argument checks. No GPU.
 
 use std::ops::Range;
 
+use dist::sort::partition_first::{bucket_of, bucket_work};
 use dist::sort::{
     bucket_bounds, choose_splitters, exchange_plan, merge_round, model, model_pairs,
     model_pairs_with, run_lengths, sample_positions, samples_per_rank, search_work, validate,
-    MergeStep, RunOrder, SampleSortPolicy, Splitter, SEARCH_LOWER, SEARCH_UPPER,
+    MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter, SEARCH_LOWER, SEARCH_UPPER,
 };
 use proptest::prelude::*;
 use sort::{Order, SortKey, SortOptions};
@@ -52,30 +54,43 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     let bits = options.bit_range::<K>().expect("a valid bit range");
     let all: Vec<K> = shards.concat();
     let expected = sort::cpu::sort_keys(&all, options.order.is_descending(), &bits);
-    let sorted = model(shards, options).expect("the model runs");
-    prop_assert_eq!(sorted.len(), world);
-    prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
-    // The second sort instead of the default merge rounds: the same shards.
+    // The default, partition first.
+    let partitioned = model(shards, options).expect("the model runs");
+    prop_assert_eq!(partitioned.len(), world);
+    prop_assert_eq!(bits_of(&partitioned.concat()), bits_of(&expected));
+    // Sort first, with merge rounds or a second sort: each rank holds a
+    // bucket of the same result.
     let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
-    let resort = SampleSortPolicy {
-        run_order: RunOrder::Resort,
+    let policy = |run_order| SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order,
     };
-    let (resorted, _) = model_pairs_with(shards, &units, options, &resort).expect("the model runs");
+    let (sorted, _) = model_pairs_with(shards, &units, options, &policy(RunOrder::Merge))
+        .expect("the model runs");
+    prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
+    let (resorted, _) = model_pairs_with(shards, &units, options, &policy(RunOrder::Resort))
+        .expect("the model runs");
     for (rank, (m, r)) in resorted.iter().zip(&sorted).enumerate() {
         prop_assert_eq!(bits_of(m), bits_of(r), "rank {} re-sorted", rank);
     }
-    // Regular sampling: no bucket far above n / world.
+    // Regular sampling of sorted shards: no bucket far above n / world.
     let s = samples_per_rank(world);
     let slack: usize = shards.iter().map(|m| m.len().div_ceil(s)).sum();
     let bound = all.len() / world + 3 * slack + world;
-    for (rank, shard) in sorted.iter().enumerate() {
+    // Jittered sampling of unsorted shards: within half a share of it
+    // (the splitters' rank error is a few percent of n at 64·world
+    // samples per rank).
+    let loose = all.len() / world + all.len() / (2 * world) + 2 * world;
+    for (rank, (shard, part)) in sorted.iter().zip(&partitioned).enumerate() {
         prop_assert!(
-            shard.len() <= bound,
-            "rank {} holds {} of {} keys (bound {})",
+            shard.len() <= bound && part.len() <= loose,
+            "rank {} holds {} (sort first; bound {}) and {} (partition first; bound {}) of {} keys",
             rank,
             shard.len(),
-            all.len(),
-            bound
+            bound,
+            part.len(),
+            loose,
+            all.len()
         );
     }
     Ok(())
@@ -166,9 +181,34 @@ proptest! {
         let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
         prop_assert_eq!(v.concat(), expected.clone());
         prop_assert_eq!(k.concat(), expected.iter().map(|&i| data[i]).collect::<Vec<_>>());
-        let resort = SampleSortPolicy { run_order: RunOrder::Resort };
-        let (_, v) = model_pairs_with(&keys, &values, &opts, &resort).expect("the model runs");
-        prop_assert_eq!(v.concat(), expected);
+        for run_order in [RunOrder::Merge, RunOrder::Resort] {
+            let policy = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order };
+            let (_, v) = model_pairs_with(&keys, &values, &opts, &policy).expect("the model runs");
+            prop_assert_eq!(v.concat(), expected.clone());
+        }
+    }
+
+    #[test]
+    fn partition_buckets_follow_the_tuple_order(
+        values in prop::collection::vec(0u64..6, 1..60),
+        picks in prop::collection::vec((0usize..4, 0u64..6, 0usize..60), 0..7),
+        rank in 0usize..4,
+    ) {
+        // Splitters as (value, rank, position) tuples, sorted, some missing
+        // at the end; a key's bucket is how many come at or before it.
+        let mut splitters: Vec<Splitter> = picks
+            .iter()
+            .map(|&(r, value, position)| Splitter { value, rank: r, position })
+            .collect();
+        splitters.sort_unstable();
+        let mut listed: Vec<Option<Splitter>> = splitters.iter().copied().map(Some).collect();
+        listed.push(None);
+        let work = bucket_work(rank, &listed);
+        for (i, &value) in values.iter().enumerate() {
+            let me = Splitter { value, rank, position: i };
+            let expected = splitters.iter().filter(|s| **s <= me).count();
+            prop_assert_eq!(bucket_of(value, i, &work), expected, "key {} at {}", value, i);
+        }
     }
 
     #[test]

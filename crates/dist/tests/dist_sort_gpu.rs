@@ -2,11 +2,16 @@
 //! (bit for bit: keys compared as bytes, so NaN payloads and signed zeros
 //! count) and against the host model (`dist::sort::model`, which predicts
 //! every rank's shard exactly), on even blocks and the caller's own
-//! layouts, with both run orders of step 5 (`RunOrder::Resort`, `Merge`).
+//! layouts, with both methods (partition first, the default; sort first
+//! with both run orders of its step 5, `RunOrder::Resort` and `Merge`).
 //!
 //! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
 //!   CUDA GPU"]`: the local sort, the placement, the argument checks.
-//! - `one_gpu_*` (`needs a CUDA GPU`): the three kernels alone on device 0
+//! - `one_gpu_*` (`needs a CUDA GPU`): the partition-first kernels
+//!   (`gather_samples`, `partition_counts`, `bucket_starts`,
+//!   `partition_scatter`, against `jittered_sample_positions` and a stable
+//!   partition by `bucket_of`, with and without values, up to
+//!   `MAX_WORLD` buckets), and the sort-first kernels alone on device 0
 //!   (`take_samples`, `splitter_bounds` against their host twins
 //!   `sample_positions` and `bucket_bounds`, every search kind;
 //!   `merge_runs` against a stable sort of its two runs, with and without
@@ -22,13 +27,35 @@
 mod common;
 
 use common::{group_of, layouts, reference_gpu, several_gpus, shard, SIZES};
+use dist::sort::partition_first::{
+    bucket_of, bucket_work, jittered_sample_positions, MAX_WORLD, PART_ITEMS, PART_THREADS,
+    PART_TILE,
+};
 use dist::sort::{
-    bucket_bounds, sample_positions, search_work, RunOrder, SampleSortPolicy, Splitter,
+    bucket_bounds, sample_positions, search_work, RunOrder, SampleSortMethod, SampleSortPolicy,
+    Splitter,
 };
 use dist::{layout, Group, Sharded, SortPlacement};
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
+use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs, Sum};
+use scan::{ScanKind, ScanOptions};
 use sort::{Order, SortKey, SortOptions};
+
+/// Every method and run order of the sample sort.
+const POLICIES: [SampleSortPolicy; 3] = [
+    SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order: RunOrder::Resort,
+    },
+    SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order: RunOrder::Merge,
+    },
+    SampleSortPolicy {
+        method: SampleSortMethod::PartitionFirst,
+        run_order: RunOrder::Merge,
+    },
+];
 
 /// `n` keys of random bits (every bit pattern: NaNs with payloads, signed
 /// zeros, infinities), one in four replaced by one of 5 values so runs of
@@ -117,22 +144,23 @@ fn check_sort<K: SortKey>(
         .zip(lens)
         .map(|(&s, &l)| keys[s..s + l].to_vec())
         .collect();
-    let model = dist::sort::model(&host_shards, &options).unwrap();
-    let expected_lens = match placement {
-        SortPlacement::Buckets => model.iter().map(Vec::len).collect::<Vec<_>>(),
-        SortPlacement::Even => layout::even_lengths(n, group.world()),
-    };
-    assert_eq!(
-        bytes_of(&model.concat()),
-        bytes_of(&expected),
-        "{what}: model"
-    );
+    let units: Vec<Vec<()>> = host_shards.iter().map(|k| vec![(); k.len()]).collect();
 
     let x = shard(group, keys, lens);
     let v = shard(group, &positions, lens);
-    for run_order in [RunOrder::Resort, RunOrder::Merge] {
-        let policy = SampleSortPolicy { run_order };
-        let what = format!("{what}, {run_order:?}");
+    for policy in POLICIES {
+        let what = format!("{what}, {policy:?}");
+        let (model, _) =
+            dist::sort::model_pairs_with(&host_shards, &units, &options, &policy).unwrap();
+        let expected_lens = match placement {
+            SortPlacement::Buckets => model.iter().map(Vec::len).collect::<Vec<_>>(),
+            SortPlacement::Even => layout::even_lengths(n, group.world()),
+        };
+        assert_eq!(
+            bytes_of(&model.concat()),
+            bytes_of(&expected),
+            "{what}: model"
+        );
         let sorted =
             dist::sort::sort_keys_with(group, &x, options.clone(), placement, &policy).unwrap();
         assert_eq!(sorted.lens(), &expected_lens[..], "{what}: shard lengths");
@@ -172,7 +200,7 @@ fn check_sort<K: SortKey>(
             "{what}: values (stable across ranks)"
         );
     }
-    // The default entry points are the re-sort.
+    // The default entry points (partition first).
     let sorted = dist::sort_keys(group, &x, options.clone(), placement).unwrap();
     assert_eq!(
         bytes_of(&sorted.gather_to_host(group).unwrap()),
@@ -461,6 +489,202 @@ fn one_gpu_sample_sort_kernels_match_their_host_twins() {
             seed,
             SortOptions::from(Order::Descending).with_bits(40..64),
         );
+    }
+}
+
+/// The partition-first kernels alone (`gather_samples`,
+/// `partition_counts`, the scan of the counts, `bucket_starts`,
+/// `partition_scatter`) on rank 1 of a pretend world, against the stable
+/// partition by the host twin `bucket_of`, with positions as values or
+/// without values.
+fn check_partition_kernels<K: SortKey>(gpu: &Gpu, n: usize, seed: u64, options: SortOptions) {
+    let bits = options.bit_range::<K>().unwrap();
+    let descending = options.order.is_descending();
+    let keys: Vec<K> = random_keys(n, seed);
+    let values: Vec<u64> = keys
+        .iter()
+        .map(|&k| sort::cpu::sort_value(k, descending, &bits))
+        .collect();
+    let module = dist::sort::sample_sort_module::<K>();
+    let what = format!("{n} keys of {}, {options:?}", K::SUFFIX);
+    let input = DeviceBuffer::from_host(gpu, &keys).unwrap();
+
+    // gather_samples at the jittered positions.
+    let count = 100usize;
+    let positions = jittered_sample_positions(n, count, 1);
+    if n > 0 {
+        let at: Vec<u64> = positions.iter().map(|&p| p as u64).collect();
+        let at = DeviceBuffer::from_host(gpu, &at).unwrap();
+        let mut samples = DeviceBuffer::<K>::zeros(gpu, count).unwrap();
+        let kernel = gpu
+            .kernel(&module, &format!("dist_gather_samples_{}", K::SUFFIX))
+            .unwrap();
+        let (config, _) = grid_1d(count as u64, 256, 1, 0).unwrap();
+        let mut args = KernelArgs::new();
+        args.input(&input.view())
+            .input(&at.view())
+            .scalar(count as u32)
+            .output(&mut samples.view_mut());
+        // SAFETY: gather_samples(const K*, const u64*, u32 count, K*):
+        // matches; positions below n, samples count.
+        unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+        let expected: Vec<K> = positions.iter().map(|&p| keys[p]).collect();
+        assert_eq!(
+            bytes_of(&samples.to_host(gpu).unwrap()),
+            bytes_of(&expected),
+            "{what}: samples"
+        );
+    }
+
+    // Splitters from every third sample, from ranks 0, 1 (this one) and 2,
+    // sorted as tuples, then missing ones up to MAX_WORLD - 1.
+    let mut splitters: Vec<Splitter> = positions
+        .iter()
+        .step_by(3)
+        .enumerate()
+        .map(|(j, &p)| Splitter {
+            value: values[p],
+            rank: j % 3,
+            position: p,
+        })
+        .collect();
+    splitters.sort_unstable();
+    splitters.truncate(MAX_WORLD - 4);
+    let mut listed: Vec<Option<Splitter>> = splitters.into_iter().map(Some).collect();
+    listed.resize(listed.len() + 3, None);
+    let world = listed.len() + 1;
+    let work_words = bucket_work(1, &listed);
+    let buckets: Vec<usize> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| bucket_of(v, i, &work_words))
+        .collect();
+    let bucket_list = &buckets;
+    let order: Vec<usize> = (0..world)
+        .flat_map(|b| (0..n).filter(move |&i| bucket_list[i] == b))
+        .collect::<Vec<_>>();
+    let expected_keys: Vec<K> = order.iter().map(|&i| keys[i]).collect();
+    let expected_starts: Vec<u64> = (1..world)
+        .map(|b| buckets.iter().filter(|&&x| x < b).count() as u64)
+        .collect();
+    if n == 0 {
+        return;
+    }
+    let tiles = n.div_ceil(PART_TILE);
+    let work = DeviceBuffer::from_host(gpu, &work_words).unwrap();
+    let mut counts = DeviceBuffer::<u64>::zeros(gpu, world * tiles).unwrap();
+    let mut offsets = DeviceBuffer::<u64>::zeros(gpu, world * tiles).unwrap();
+    let mut starts = DeviceBuffer::<u64>::zeros(gpu, world - 1).unwrap();
+    let (config, _) = grid_1d(n as u64, PART_THREADS, PART_ITEMS, 0).unwrap();
+    let kernel = gpu
+        .kernel(&module, &format!("dist_partition_counts_{}", K::SUFFIX))
+        .unwrap();
+    let mut args = KernelArgs::new();
+    args.input(&input.view())
+        .scalar(n as u64)
+        .input(&work.view())
+        .scalar((world - 1) as u32)
+        .scalar(u32::from(descending))
+        .scalar(bits.start)
+        .scalar(bits.end)
+        .output(&mut counts.view_mut())
+        .scalar(tiles as u64);
+    // SAFETY: partition_counts(const K*, u64 n, const u64* work, u32
+    // splitters, u32 descending, u32 begin, u32 end, u64* counts, u64
+    // tiles): matches; one block per tile, counts world·tiles cells.
+    unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+    scan::scan_into(
+        gpu,
+        counts.view(),
+        offsets.view_mut(),
+        &Sum,
+        ScanKind::Exclusive { initial: 0 },
+        &ScanOptions::default(),
+    )
+    .unwrap();
+    let kernel = gpu
+        .kernel(&module, &format!("dist_bucket_starts_{}", K::SUFFIX))
+        .unwrap();
+    let (starts_config, _) = grid_1d((world - 1) as u64, 256, 1, 0).unwrap();
+    let mut args = KernelArgs::new();
+    args.input(&offsets.view())
+        .scalar(tiles as u64)
+        .scalar((world - 1) as u32)
+        .output(&mut starts.view_mut());
+    // SAFETY: bucket_starts(const u64*, u64 tiles, u32 splitters, u64*):
+    // matches; offsets world·tiles, starts world − 1.
+    unsafe { gpu.launch(&kernel, starts_config, &args).unwrap() };
+    assert_eq!(
+        starts.to_host(gpu).unwrap(),
+        expected_starts,
+        "{what}: starts"
+    );
+
+    let index: Vec<u32> = (0..n as u32).collect();
+    let index = DeviceBuffer::from_host(gpu, &index).unwrap();
+    for with_values in [false, true] {
+        let mut out = DeviceBuffer::<K>::zeros(gpu, n).unwrap();
+        let mut out_index = DeviceBuffer::<u32>::zeros(gpu, n).unwrap();
+        let (width, values_in, values_out) = if with_values {
+            (
+                4,
+                index.view().device_ptr(),
+                out_index.view_mut().device_ptr(),
+            )
+        } else {
+            (1, 0, 0)
+        };
+        let kernel = gpu
+            .kernel(
+                &module,
+                &format!("dist_partition_scatter_{}_v{width}", K::SUFFIX),
+            )
+            .unwrap();
+        let mut args = KernelArgs::new();
+        args.input(&input.view())
+            .scalar(values_in)
+            .scalar(n as u64)
+            .input(&work.view())
+            .scalar((world - 1) as u32)
+            .scalar(u32::from(descending))
+            .scalar(bits.start)
+            .scalar(bits.end)
+            .input(&offsets.view())
+            .scalar(tiles as u64)
+            .output(&mut out.view_mut())
+            .scalar(values_out);
+        // SAFETY: partition_scatter(const K*, const V*, u64 n, const u64*
+        // work, u32 splitters, u32 descending, u32 begin, u32 end, const
+        // u64* offsets, u64 tiles, K*, V*): matches, V u32 with values and
+        // u8 with null pointers; every buffer n long.
+        unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+        assert_eq!(
+            bytes_of(&out.to_host(gpu).unwrap()),
+            bytes_of(&expected_keys),
+            "{what}: partitioned keys, values {with_values}"
+        );
+        if with_values {
+            let expected: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+            assert_eq!(out_index.to_host(gpu).unwrap(), expected, "{what}: values");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_gpu_partition_kernels_match_their_host_twins() {
+    let gpu = reference_gpu();
+    for (k, &n) in [0usize, 1, 2, 31, 2047, 2048, 2049, 100_003]
+        .iter()
+        .enumerate()
+    {
+        let seed = 700 + k as u64;
+        check_partition_kernels::<u32>(&gpu, n, seed, Order::Ascending.into());
+        check_partition_kernels::<f32>(&gpu, n, seed, Order::Descending.into());
+        check_partition_kernels::<i64>(&gpu, n, seed, Order::Ascending.into());
+        check_partition_kernels::<u8>(&gpu, n, seed, Order::Descending.into());
+        check_partition_kernels::<f64>(&gpu, n, seed, SortOptions::default().with_bits(52..64));
+        check_partition_kernels::<u16>(&gpu, n, seed, SortOptions::default().with_bits(4..12));
     }
 }
 

@@ -83,13 +83,19 @@ use ::sort::{SortKey, SortOptions};
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, Kernel, KernelArgs, ModuleSource};
 
+pub mod partition_first;
+
 use crate::layout::{rebalance_plan, Move};
 use crate::moves::run_moves;
 use crate::{Error, Group, Result, Sharded};
 
 /// The CUDA of the sample sort's kernels (`take_samples`,
 /// `splitter_bounds`, `merge_runs`).
-pub const SAMPLE_SORT_CU: &str = include_str!("../cuda/sample_sort.cu");
+pub const SAMPLE_SORT_CU: &str = include_str!("../../cuda/sample_sort.cu");
+
+/// The CUDA of the partition-first sort's kernels (`gather_samples`,
+/// `partition_counts`, `bucket_starts`, `partition_scatter`).
+pub const SAMPLE_PARTITION_CU: &str = include_str!("../../cuda/sample_partition.cu");
 
 /// Samples per rank per rank of the world: each rank takes
 /// `OVERSAMPLING · world` samples of its sorted shard.
@@ -134,16 +140,58 @@ pub enum RunOrder {
     Merge,
 }
 
-/// The sample sort's tuning: how the received runs are ordered.
+/// Which sample sort runs: the local sort before the exchange or after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SampleSortMethod {
+    /// Steps 1 to 5 of this module: every shard sorted, cut at the
+    /// splitters, the buckets exchanged and their runs ordered by
+    /// [`SampleSortPolicy::run_order`].
+    SortFirst,
+    /// [`partition_first`]: every unsorted shard partitioned into buckets
+    /// by splitters sampled from it, the buckets exchanged on a side stream
+    /// while each rank sorts the bucket it keeps, then the received keys
+    /// sorted and merged with it. Worlds up to [`partition_first::MAX_WORLD`]
+    /// ranks; larger ones run [`SortFirst`](SampleSortMethod::SortFirst).
+    /// The default.
+    #[default]
+    PartitionFirst,
+}
+
+/// The sample sort's tuning: which method, and how the sort-first method
+/// orders the runs it receives.
 ///
 /// ```
-/// let policy = dist::sort::SampleSortPolicy { run_order: dist::sort::RunOrder::Resort };
-/// assert_ne!(policy, dist::sort::SampleSortPolicy::default());
+/// use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
+/// let policy = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
+/// assert_ne!(policy, SampleSortPolicy::default());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SampleSortPolicy {
-    /// Step 5: a second sort or merge rounds.
+    /// Sort before the exchange or after it.
+    pub method: SampleSortMethod,
+    /// Step 5 of [`SampleSortMethod::SortFirst`]: a second sort or merge
+    /// rounds.
     pub run_order: RunOrder,
+}
+
+impl SampleSortPolicy {
+    /// The method that runs for a world of `world` ranks: `method`, except
+    /// that [`SampleSortMethod::PartitionFirst`] takes at most
+    /// [`partition_first::MAX_WORLD`] ranks.
+    ///
+    /// ```
+    /// use dist::sort::{SampleSortMethod, SampleSortPolicy};
+    /// assert_eq!(SampleSortPolicy::default().method_for(2), SampleSortMethod::PartitionFirst);
+    /// assert_eq!(SampleSortPolicy::default().method_for(64), SampleSortMethod::SortFirst);
+    /// ```
+    pub fn method_for(&self, world: usize) -> SampleSortMethod {
+        match self.method {
+            SampleSortMethod::PartitionFirst if world > partition_first::MAX_WORLD => {
+                SampleSortMethod::SortFirst
+            }
+            method => method,
+        }
+    }
 }
 
 /// One merge of a round: the runs `[offset, offset + left)` and
@@ -264,15 +312,40 @@ pub struct Splitter {
 /// assert_eq!(splitters, vec![Some(Splitter { value: 30, rank: 0, position: 3 })]);
 /// ```
 pub fn choose_splitters(samples: &[Vec<u64>], lengths: &[usize]) -> Vec<Option<Splitter>> {
+    let positions: Vec<Vec<usize>> = samples
+        .iter()
+        .zip(lengths)
+        .map(|(values, &len)| sample_positions(len, values.len()))
+        .collect();
+    choose_splitters_at(samples, &positions, lengths)
+}
+
+/// [`choose_splitters`] for samples taken at the given positions:
+/// `positions[r][j]` is where `samples[r][j]` was taken in rank r's shard
+/// (the splitter's `position`). Ranks of length 0 are skipped.
+///
+/// ```
+/// use dist::sort::{choose_splitters_at, Splitter};
+/// // Rank 0 (6 keys): 30 at position 0, 10 at 5; rank 1 (3 keys): 20 at 2.
+/// // By weight (6, 3, 6 for 10, 20, 30), half the total lies before 30.
+/// let splitters = choose_splitters_at(&[vec![30, 10], vec![20]], &[vec![0, 5], vec![2]], &[6, 3]);
+/// assert_eq!(splitters, vec![Some(Splitter { value: 30, rank: 0, position: 0 })]);
+/// ```
+pub fn choose_splitters_at(
+    samples: &[Vec<u64>],
+    positions: &[Vec<usize>],
+    lengths: &[usize],
+) -> Vec<Option<Splitter>> {
     let world = lengths.len();
     let mut weighted = Vec::new();
     let mut total: u128 = 0;
-    for (rank, (values, &len)) in samples.iter().zip(lengths).enumerate() {
+    for (rank, ((values, positions), &len)) in
+        samples.iter().zip(positions).zip(lengths).enumerate()
+    {
         if len == 0 {
             continue;
         }
-        let positions = sample_positions(len, values.len());
-        for (&value, &position) in values.iter().zip(&positions) {
+        for (&value, &position) in values.iter().zip(positions) {
             weighted.push((
                 Splitter {
                     value,
@@ -434,15 +507,18 @@ pub fn model_pairs<K: SortKey, V: Copy>(
     model_pairs_with(keys, values, options, &SampleSortPolicy::default())
 }
 
-/// [`model_pairs`] under `policy`: with [`RunOrder::Merge`], step 5 runs
+/// [`model_pairs`] under `policy`: [`SampleSortMethod::PartitionFirst`]
+/// runs [`partition_first::model_pairs`]; with
+/// [`SampleSortMethod::SortFirst`] and [`RunOrder::Merge`], step 5 runs
 /// the device path's merge rounds ([`merge_round`]) with the kernel's tie
-/// rule. Both run orders give the same result.
+/// rule. Every policy gives the same keys in rank order; the bucket each
+/// rank ends with depends on the method.
 ///
 /// ```
-/// use dist::sort::{model_pairs_with, RunOrder, SampleSortPolicy};
+/// use dist::sort::{model_pairs_with, RunOrder, SampleSortMethod, SampleSortPolicy};
 /// let keys = vec![vec![4u8, 4, 1], vec![4, 0], vec![2]];
 /// let values = vec![vec![0, 1, 2], vec![3, 4], vec![5]];
-/// let merge = SampleSortPolicy { run_order: RunOrder::Merge };
+/// let merge = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Merge };
 /// let (k, v) = model_pairs_with(&keys, &values, &sort::Order::Ascending.into(), &merge)?;
 /// assert_eq!((k.concat(), v.concat()), (vec![0, 1, 2, 4, 4, 4], vec![4, 2, 5, 0, 1, 3]));
 /// # Ok::<(), dist::Error>(())
@@ -463,6 +539,9 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
         Error::check_len("value shard", k.len(), v.len())?;
     }
     let bits = options.bit_range::<K>()?;
+    if policy.method_for(world) == SampleSortMethod::PartitionFirst {
+        return partition_first::model_pairs(keys, values, options);
+    }
     let descending = options.order.is_descending();
     let value_of = |k: K| sort_value(k, descending, &bits);
     // (1) local stable sorts.
@@ -582,15 +661,24 @@ fn merge_entry<K: SortKey>(value_bytes: usize) -> String {
     format!("dist_merge_runs_{}_v{value_bytes}", K::SUFFIX)
 }
 
-/// The kernel module for keys `K`: `dist_take_samples_{K}`,
-/// `dist_splitter_bounds_{K}`, and `dist_merge_runs_{K}_v{1,2,4,8}` (the
-/// merge with values of 1 to 8 bytes, moved as raw bits).
+/// The kernel module for keys `K`: the sort-first steps
+/// (`dist_take_samples_{K}`, `dist_splitter_bounds_{K}`), the
+/// partition-first steps (`dist_gather_samples_{K}`,
+/// `dist_partition_counts_{K}`, `dist_bucket_starts_{K}`,
+/// `dist_partition_scatter_{K}_v{1,2,4,8}`) and the merge of both
+/// (`dist_merge_runs_{K}_v{1,2,4,8}`); values of 1 to 8 bytes are moved as
+/// raw bits, and keys alone use the 1-byte entry with null value pointers.
 ///
 /// ```
 /// let module = dist::sort::sample_sort_module::<f32>();
-/// assert_eq!(module.entries()[..2], ["dist_take_samples_f32", "dist_splitter_bounds_f32"]);
-/// assert_eq!(module.entries()[2..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
-///                                    "dist_merge_runs_f32_v4", "dist_merge_runs_f32_v8"]);
+/// let entries = module.entries();
+/// assert_eq!(entries[..5], ["dist_take_samples_f32", "dist_splitter_bounds_f32",
+///                           "dist_gather_samples_f32", "dist_partition_counts_f32",
+///                           "dist_bucket_starts_f32"]);
+/// assert_eq!(entries[5..9], ["dist_partition_scatter_f32_v1", "dist_partition_scatter_f32_v2",
+///                            "dist_partition_scatter_f32_v4", "dist_partition_scatter_f32_v8"]);
+/// assert_eq!(entries[9..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
+///                           "dist_merge_runs_f32_v4", "dist_merge_runs_f32_v8"]);
 /// ```
 pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
     let (k, s) = (K::CUDA_TYPE, K::SUFFIX);
@@ -598,7 +686,11 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
         .source(parprims_kernels::SORT_RADIX_KEY)
         .define("MERGE_THREADS", BLOCK_THREADS)
         .define("MERGE_ITEMS", MERGE_ITEMS)
+        .define("PART_THREADS", partition_first::PART_THREADS)
+        .define("PART_ITEMS", partition_first::PART_ITEMS)
+        .define("PART_MAX_BUCKETS", partition_first::MAX_WORLD)
         .source(SAMPLE_SORT_CU)
+        .source(SAMPLE_PARTITION_CU)
         .entry(
             format!("dist_take_samples_{s}"),
             &format!("const {k}* sorted, u64 n, u32 count, {k}* samples"),
@@ -616,6 +708,47 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
             ),
             Some(BLOCK_THREADS),
         );
+    module = module
+        .entry(
+            format!("dist_gather_samples_{s}"),
+            &format!("const {k}* keys, const u64* positions, u32 count, {k}* samples"),
+            &format!("gather_samples<{k}>(keys, positions, count, samples)"),
+            Some(BLOCK_THREADS),
+        )
+        .entry(
+            format!("dist_partition_counts_{s}"),
+            &format!(
+                "const {k}* keys, u64 n, const u64* work, u32 splitters, u32 descending, \
+                 u32 begin, u32 end, u64* counts, u64 tiles"
+            ),
+            &format!(
+                "partition_counts<{k}>(keys, n, work, splitters, descending, begin, end, counts, \
+                 tiles)"
+            ),
+            Some(partition_first::PART_THREADS),
+        )
+        .entry(
+            format!("dist_bucket_starts_{s}"),
+            "const u64* offsets, u64 tiles, u32 splitters, u64* starts",
+            "bucket_starts(offsets, tiles, splitters, starts)",
+            Some(BLOCK_THREADS),
+        );
+    for width in PayloadWidth::ALL {
+        let v = width.cuda_type();
+        module = module.entry(
+            partition_first::scatter_entry::<K>(width.bytes()),
+            &format!(
+                "const {k}* keys, const {v}* values, u64 n, const u64* work, u32 splitters, \
+                 u32 descending, u32 begin, u32 end, const u64* offsets, u64 tiles, \
+                 {k}* out_keys, {v}* out_values"
+            ),
+            &format!(
+                "partition_scatter<{k}, {v}>(keys, values, n, work, splitters, descending, begin, \
+                 end, offsets, tiles, out_keys, out_values)"
+            ),
+            Some(partition_first::PART_THREADS),
+        );
+    }
     for width in PayloadWidth::ALL {
         let v = width.cuda_type();
         module = module.entry(
@@ -734,11 +867,11 @@ pub fn sort_keys<K: SortKey>(
 /// [`sort_keys`] under `policy` (how the received runs are ordered).
 ///
 /// ```no_run
-/// use dist::sort::{RunOrder, SampleSortPolicy};
+/// use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
 /// use dist::SortPlacement;
 /// let group = dist::Group::all()?;
 /// let x = dist::Sharded::scatter_from_host(&group, &[3.5f64, -1.0, 2.0])?;
-/// let resort = SampleSortPolicy { run_order: RunOrder::Resort };
+/// let resort = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
 /// let sorted = dist::sort::sort_keys_with(&group, &x, sort::Order::Ascending, SortPlacement::Even, &resort)?;
 /// assert_eq!(sorted.gather_to_host(&group)?, [-1.0, 2.0, 3.5]);
 /// # Ok::<(), dist::Error>(())
@@ -797,12 +930,12 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
 /// [`sort_pairs`] under `policy` (how the received runs are ordered).
 ///
 /// ```no_run
-/// use dist::sort::{RunOrder, SampleSortPolicy};
+/// use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
 /// use dist::SortPlacement;
 /// let group = dist::Group::all()?;
 /// let keys = dist::Sharded::scatter_from_host(&group, &[2u16, 1, 2])?;
 /// let values = dist::Sharded::scatter_from_host(&group, &[10u64, 20, 30])?;
-/// let resort = SampleSortPolicy { run_order: RunOrder::Resort };
+/// let resort = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
 /// let (k, v) = dist::sort::sort_pairs_with(&group, &keys, &values, sort::Order::Ascending, SortPlacement::Buckets, &resort)?;
 /// assert_eq!(v.gather_to_host(&group)?, [20, 10, 30]);
 /// # Ok::<(), dist::Error>(())
@@ -891,6 +1024,9 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     policy: &SampleSortPolicy,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
+    if policy.method_for(world) == SampleSortMethod::PartitionFirst {
+        return partition_first::sort(group, keys, values, options, placement);
+    }
     let bits = options.bit_range::<K>()?;
     let descending = options.order.is_descending();
     let value_views = values.map(|v| v.views());
@@ -1012,12 +1148,25 @@ fn sample_sort<K: SortKey, V: DeviceType>(
             &bits,
         )?,
     };
+    placed(group, (out_keys, out_values), &bucket_lengths, placement)
+}
+
+/// The sorted buckets (global lengths `bucket_lengths`) left where they
+/// are or moved into even blocks.
+#[allow(clippy::type_complexity)]
+fn placed<K: SortKey, V: DeviceType>(
+    group: &Group,
+    sorted: (Sharded<K>, Option<Sharded<V>>),
+    bucket_lengths: &[usize],
+    placement: SortPlacement,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let (out_keys, out_values) = sorted;
     match placement {
         SortPlacement::Buckets => Ok((out_keys, out_values)),
         SortPlacement::Even => {
-            let plan = rebalance_plan(&bucket_lengths);
+            let plan = rebalance_plan(bucket_lengths);
             let total: usize = bucket_lengths.iter().sum();
-            let even = crate::layout::even_lengths(total, world);
+            let even = crate::layout::even_lengths(total, group.world());
             let keys = moved(group, &out_keys, &plan, &even)?;
             let values = match &out_values {
                 Some(v) => Some(moved(group, v, &plan, &even)?),
@@ -1050,36 +1199,26 @@ fn merge_received<K: SortKey, V: DeviceType>(
     let mut out_keys = Vec::with_capacity(lens.len());
     let mut out_values = Vec::with_capacity(lens.len());
     let buffers = keys.into_buffers().into_iter().zip(value_buffers);
-    for ((rank, (mut current_keys, mut current_values)), &len) in
-        group.ranks.iter().zip(buffers).zip(&lens)
-    {
+    for ((rank, current), &len) in group.ranks.iter().zip(buffers).zip(&lens) {
         let gpu = &rank.gpu;
-        let mut runs = run_lengths(plan, world, rank.rank);
-        // SAFETY (both): every round's steps tile [0, len) and write each
-        // element of the other buffer before it is read.
-        let mut other_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, len)? };
-        let mut other_values = match current_values {
+        // SAFETY (both): every merge round writes each element of the
+        // other buffer before it is read.
+        let other_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, len)? };
+        let other_values = match current.1 {
             Some(_) => Some(unsafe { DeviceBuffer::<V>::uninit(gpu, len)? }),
             None => None,
         };
-        while runs.len() > 1 {
-            let round = merge_round(&runs);
-            for step in &round {
-                merge_step(
-                    gpu,
-                    (&current_keys, current_values.as_ref()),
-                    (&mut other_keys, other_values.as_mut()),
-                    step,
-                    descending,
-                    bits,
-                )?;
-            }
-            std::mem::swap(&mut current_keys, &mut other_keys);
-            std::mem::swap(&mut current_values, &mut other_values);
-            runs = round.iter().map(|s| s.left + s.right).collect();
-        }
-        out_keys.push(current_keys);
-        out_values.push(current_values);
+        let runs = run_lengths(plan, world, rank.rank);
+        let (keys, values) = merge_rounds(
+            gpu,
+            current,
+            (other_keys, other_values),
+            runs,
+            descending,
+            bits,
+        )?;
+        out_keys.push(keys);
+        out_values.push(values);
     }
     let values = if has_values {
         let buffers = out_values
@@ -1091,6 +1230,41 @@ fn merge_received<K: SortKey, V: DeviceType>(
         None
     };
     Ok((Sharded::from_parts(out_keys, lens), values))
+}
+
+/// Merges the sorted runs of lengths `runs`, laid end to end in
+/// `current`, pairwise ([`merge_round`]) between `current` and `other`
+/// (buffers of the same length) until one run is left; returns the buffer
+/// that holds it (`current` when there was at most one run) and drops the
+/// other, stream-ordered.
+#[allow(clippy::type_complexity)]
+fn merge_rounds<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    current: (DeviceBuffer<K>, Option<DeviceBuffer<V>>),
+    other: (DeviceBuffer<K>, Option<DeviceBuffer<V>>),
+    mut runs: Vec<usize>,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(DeviceBuffer<K>, Option<DeviceBuffer<V>>)> {
+    let (mut current_keys, mut current_values) = current;
+    let (mut other_keys, mut other_values) = other;
+    while runs.len() > 1 {
+        let round = merge_round(&runs);
+        for step in &round {
+            merge_step(
+                gpu,
+                (&current_keys, current_values.as_ref()),
+                (&mut other_keys, other_values.as_mut()),
+                step,
+                descending,
+                bits,
+            )?;
+        }
+        std::mem::swap(&mut current_keys, &mut other_keys);
+        std::mem::swap(&mut current_values, &mut other_values);
+        runs = round.iter().map(|s| s.left + s.right).collect();
+    }
+    Ok((current_keys, current_values))
 }
 
 /// One [`MergeStep`] on one rank: the pair merged by `merge_runs` from

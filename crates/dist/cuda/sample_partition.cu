@@ -1,0 +1,246 @@
+// The device steps of the partition-first sample sort (needs sort/radix_key.cuh,
+// sample_sort.cu for sample_sort_value and the SEARCH_* words, and PART_THREADS,
+// PART_ITEMS and PART_MAX_BUCKETS from the host).
+//
+//   gather_samples     thread j < count: samples[j] = keys[positions[j]] (positions
+//                      chosen and checked on the host).
+//   partition_counts   block t: how many keys of tile t fall in each bucket,
+//                      counts[b·tiles + t] (bucket-major, so that one exclusive
+//                      scan of the counts gives every tile's first output slot
+//                      for every bucket).
+//   bucket_starts      thread b < buckets − 1: starts[b] = offsets[(b + 1)·tiles],
+//                      where bucket b + 1 begins in the partitioned shard.
+//   partition_scatter  block t: the keys (and values) of tile t written to
+//                      offsets[b·tiles + t] + their rank among the tile's keys
+//                      of bucket b, through shared memory so that each bucket's
+//                      part of the tile is stored contiguously. Stable: keys of
+//                      one bucket keep their input order.
+//
+// The bucket of key x at position i of this rank is the number of splitters at or
+// before (sort value of x, this rank, i) in the order of a stable sort. Splitter t
+// is described by work[t] (its sort value) and work[count + t]: SEARCH_LOWER for
+// a splitter from an earlier rank (it is before x when its value is <= x's),
+// SEARCH_UPPER for one from a later rank (before x when its value is < x's; a
+// missing splitter is value 2^64 − 1 with SEARCH_UPPER, never before anything),
+// else the splitter's own position on this rank (before x when its value is < x's,
+// or equal with a position <= i).
+//
+// A tile is PART_THREADS · PART_ITEMS keys; warp w ranks the 32 · PART_ITEMS
+// consecutive keys from tile_first + w · 32 · PART_ITEMS in PART_ITEMS rounds of
+// 32 (coalesced loads), keeping per-bucket counts in shared memory: a key's rank
+// in its warp's part is the count before the round plus the lanes of the same
+// bucket below it (__match_any_sync). One block scan over (bucket, warp) pairs
+// then places every warp's keys of every bucket in the tile. Global bytes: the
+// counts pass reads the keys once, the scatter pass reads keys and values once
+// and writes them once, plus 8·buckets bytes per tile of counts and offsets.
+
+#define PART_WARPS (PART_THREADS / 32u)
+#define PART_TILE (PART_THREADS * PART_ITEMS)
+#define PART_WARP_SPAN (32u * PART_ITEMS)
+#define PART_NO_BUCKET 0xffu
+
+template <class K>
+__device__ __forceinline__ void gather_samples(const K* __restrict__ keys,
+                                               const u64* __restrict__ positions, u32 count,
+                                               K* __restrict__ samples) {
+    const u64 j = global_thread_index();
+    if (j < (u64)count) {
+        samples[j] = keys[positions[j]];
+    }
+}
+
+// Splitters of one rank's partition, staged in shared memory.
+struct PartitionSplitters {
+    u64 target[PART_MAX_BUCKETS];
+    u64 how[PART_MAX_BUCKETS];
+};
+
+__device__ __forceinline__ void load_splitters(PartitionSplitters& s, const u64* __restrict__ work,
+                                               u32 count) {
+    for (u32 t = threadIdx.x; t < count; t += PART_THREADS) {
+        s.target[t] = work[t];
+        s.how[t] = work[count + t];
+    }
+}
+
+template <class K>
+__device__ __forceinline__ u32 bucket_of(K key, u64 index, const PartitionSplitters& s, u32 count,
+                                         bool desc, u32 begin, u32 end) {
+    const u64 v = sample_sort_value<K>(key, desc, begin, end);
+    u32 bucket = 0;
+    for (u32 t = 0; t < count; ++t) {
+        const u64 target = s.target[t];
+        const u64 how = s.how[t];
+        const bool before = how == SEARCH_LOWER   ? target <= v
+                            : how == SEARCH_UPPER ? target < v
+                                                  : (target < v || (target == v && how <= index));
+        bucket += before ? 1u : 0u;
+    }
+    return bucket;
+}
+
+// Ranks this warp's keys of the tile starting at tile_first: keys[k] (loaded),
+// bucket[k] (PART_NO_BUCKET past n) and rank[k], the key's position among the
+// warp's keys of its bucket. hist[b] ends as the warp's count of bucket b.
+template <class K>
+__device__ __forceinline__ void rank_warp_part(const K* __restrict__ keys, u64 n, u64 tile_first,
+                                               const PartitionSplitters& s, u32 count, bool desc,
+                                               u32 begin, u32 end, u32* hist,
+                                               K (&items)[PART_ITEMS], u32 (&bucket)[PART_ITEMS],
+                                               u32 (&rank)[PART_ITEMS]) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 below = (1u << lane) - 1u;
+    const u64 warp_first = tile_first + (u64)(threadIdx.x >> 5) * PART_WARP_SPAN;
+#pragma unroll
+    for (u32 k = 0; k < PART_ITEMS; ++k) {
+        const u64 i = warp_first + (u64)k * 32u + lane;
+        u32 b = PART_NO_BUCKET;
+        if (i < n) {
+            items[k] = keys[i];
+            b = bucket_of<K>(items[k], i, s, count, desc, begin, end);
+        }
+        const u32 peers = __match_any_sync(0xffffffffu, b);
+        u32 r = 0;
+        if (b != PART_NO_BUCKET) {
+            r = hist[b] + __popc(peers & below);
+        }
+        __syncwarp();
+        if (b != PART_NO_BUCKET && (peers & below) == 0u) {
+            hist[b] += __popc(peers);
+        }
+        __syncwarp();
+        bucket[k] = b;
+        rank[k] = r;
+    }
+}
+
+template <class K>
+__device__ __forceinline__ void partition_counts(const K* __restrict__ keys, u64 n,
+                                                 const u64* __restrict__ work, u32 splitters,
+                                                 u32 descending, u32 begin, u32 end,
+                                                 u64* __restrict__ counts, u64 tiles) {
+    __shared__ PartitionSplitters s;
+    __shared__ u32 hist[PART_WARPS][PART_MAX_BUCKETS];
+    const u64 tile = linear_block_index();
+    const u32 buckets = splitters + 1u;
+    load_splitters(s, work, splitters);
+    for (u32 j = threadIdx.x; j < PART_WARPS * PART_MAX_BUCKETS; j += PART_THREADS) {
+        (&hist[0][0])[j] = 0u;
+    }
+    __syncthreads();
+    K items[PART_ITEMS];
+    u32 bucket[PART_ITEMS];
+    u32 rank[PART_ITEMS];
+    rank_warp_part<K>(keys, n, tile * (u64)PART_TILE, s, splitters, descending != 0u, begin, end,
+                      hist[threadIdx.x >> 5], items, bucket, rank);
+    __syncthreads();
+    for (u32 b = threadIdx.x; b < buckets; b += PART_THREADS) {
+        u32 total = 0;
+#pragma unroll
+        for (u32 w = 0; w < PART_WARPS; ++w) {
+            total += hist[w][b];
+        }
+        counts[(u64)b * tiles + tile] = (u64)total;
+    }
+}
+
+__device__ __forceinline__ void bucket_starts(const u64* __restrict__ offsets, u64 tiles,
+                                              u32 splitters, u64* __restrict__ starts) {
+    const u64 b = global_thread_index();
+    if (b < (u64)splitters) {
+        starts[b] = offsets[(b + 1ull) * tiles];
+    }
+}
+
+template <class K, class V>
+__device__ __forceinline__ void partition_scatter(const K* __restrict__ keys,
+                                                  const V* __restrict__ values, u64 n,
+                                                  const u64* __restrict__ work, u32 splitters,
+                                                  u32 descending, u32 begin, u32 end,
+                                                  const u64* __restrict__ offsets, u64 tiles,
+                                                  K* __restrict__ out_keys,
+                                                  V* __restrict__ out_values) {
+    static_assert(PART_WARPS * PART_MAX_BUCKETS == PART_THREADS,
+                  "one (bucket, warp) pair per thread in the placement scan");
+    __shared__ PartitionSplitters s;
+    __shared__ u32 hist[PART_WARPS][PART_MAX_BUCKETS];
+    __shared__ u32 warp_totals[PART_WARPS];
+    __shared__ u32 tile_start[PART_MAX_BUCKETS];
+    __shared__ u64 global_start[PART_MAX_BUCKETS];
+    __shared__ K stage_keys[PART_TILE];
+    __shared__ V stage_values[PART_TILE];
+    __shared__ unsigned char stage_bucket[PART_TILE];
+    const u64 tile = linear_block_index();
+    const u64 tile_first = tile * (u64)PART_TILE;
+    const u32 tile_count = (u32)(n - tile_first < (u64)PART_TILE ? n - tile_first : (u64)PART_TILE);
+    const u32 buckets = splitters + 1u;
+    const bool with_values = out_values != nullptr;
+    const u32 lane = threadIdx.x & 31u;
+    const u32 warp = threadIdx.x >> 5;
+    load_splitters(s, work, splitters);
+    for (u32 j = threadIdx.x; j < PART_WARPS * PART_MAX_BUCKETS; j += PART_THREADS) {
+        (&hist[0][0])[j] = 0u;
+    }
+    for (u32 b = threadIdx.x; b < buckets; b += PART_THREADS) {
+        global_start[b] = offsets[(u64)b * tiles + tile];
+    }
+    __syncthreads();
+    K items[PART_ITEMS];
+    u32 bucket[PART_ITEMS];
+    u32 rank[PART_ITEMS];
+    rank_warp_part<K>(keys, n, tile_first, s, splitters, descending != 0u, begin, end, hist[warp],
+                      items, bucket, rank);
+    __syncthreads();
+
+    // Exclusive scan over the (bucket, warp) pairs in bucket-major order: pair
+    // j = b·PART_WARPS + w starts warp w's keys of bucket b in the tile.
+    const u32 pair_bucket = threadIdx.x / PART_WARPS;
+    const u32 pair_warp = threadIdx.x % PART_WARPS;
+    const u32 mine = hist[pair_warp][pair_bucket];
+    u32 inclusive = mine;
+#pragma unroll
+    for (u32 d = 1; d < 32u; d <<= 1) {
+        const u32 up = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= d) {
+            inclusive += up;
+        }
+    }
+    if (lane == 31u) {
+        warp_totals[warp] = inclusive;
+    }
+    __syncthreads();
+    u32 before = 0;
+    for (u32 w = 0; w < warp; ++w) {
+        before += warp_totals[w];
+    }
+    const u32 pair_start = before + inclusive - mine;
+    __syncthreads();  // every read of hist is done
+    hist[pair_warp][pair_bucket] = pair_start;
+    if (pair_warp == 0u) {
+        tile_start[pair_bucket] = pair_start;
+    }
+    __syncthreads();
+
+    // Stage the tile bucket by bucket, values read now in the same coalesced order.
+    const u64 warp_first = tile_first + (u64)warp * PART_WARP_SPAN;
+#pragma unroll
+    for (u32 k = 0; k < PART_ITEMS; ++k) {
+        if (bucket[k] != PART_NO_BUCKET) {
+            const u32 slot = hist[warp][bucket[k]] + rank[k];
+            stage_keys[slot] = items[k];
+            stage_bucket[slot] = (unsigned char)bucket[k];
+            if (with_values) {
+                stage_values[slot] = values[warp_first + (u64)k * 32u + lane];
+            }
+        }
+    }
+    __syncthreads();
+    for (u32 j = threadIdx.x; j < tile_count; j += PART_THREADS) {
+        const u32 b = stage_bucket[j];
+        const u64 at = global_start[b] + (u64)(j - tile_start[b]);
+        out_keys[at] = stage_keys[j];
+        if (with_values) {
+            out_values[at] = stage_values[j];
+        }
+    }
+}
