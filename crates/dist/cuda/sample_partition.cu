@@ -27,9 +27,10 @@
 //
 // A tile is PART_THREADS · PART_ITEMS keys; warp w ranks the 32 · PART_ITEMS
 // consecutive keys from tile_first + w · 32 · PART_ITEMS in PART_ITEMS rounds of
-// 32 (coalesced loads), keeping per-bucket counts in shared memory: a key's rank
-// in its warp's part is the count before the round plus the lanes of the same
-// bucket below it (__match_any_sync). One block scan over (bucket, warp) pairs
+// 32 (coalesced loads), keeping per-bucket counts in registers (lane b counts
+// bucket b): a key's rank in its warp's part is the count before the round plus
+// the lanes of the same bucket below it (a ballot per bit of the bucket
+// number). One block scan over (bucket, warp) pairs
 // then places every warp's keys of every bucket in the tile. Global bytes: the
 // counts pass reads the keys once, the scatter pass reads keys and values once
 // and writes them once, plus 8·buckets bytes per tile of counts and offsets.
@@ -49,17 +50,34 @@ __device__ __forceinline__ void gather_samples(const K* __restrict__ keys,
     }
 }
 
-// Splitters of one rank's partition, staged in shared memory.
+// Splitters of one rank's partition, staged in shared memory as thresholds:
+// splitter t comes before the key of value v at position i of this rank when
+// (v, i) >= (value[t], position[t]) in lexicographic order. From the work
+// words: an earlier rank's splitter (SEARCH_LOWER) is (target, 0); a later
+// rank's (SEARCH_UPPER) is (target + 1, 0), or (2^64 − 1, 2^64 − 1), before
+// nothing, when target is 2^64 − 1 (a missing splitter); this rank's is
+// (target, its position).
 struct PartitionSplitters {
-    u64 target[PART_MAX_BUCKETS];
-    u64 how[PART_MAX_BUCKETS];
+    u64 value[PART_MAX_BUCKETS];
+    u64 position[PART_MAX_BUCKETS];
 };
 
 __device__ __forceinline__ void load_splitters(PartitionSplitters& s, const u64* __restrict__ work,
                                                u32 count) {
     for (u32 t = threadIdx.x; t < count; t += PART_THREADS) {
-        s.target[t] = work[t];
-        s.how[t] = work[count + t];
+        const u64 target = work[t];
+        const u64 how = work[count + t];
+        if (how == SEARCH_LOWER) {
+            s.value[t] = target;
+            s.position[t] = 0ull;
+        } else if (how == SEARCH_UPPER) {
+            const bool never = target == ~0ull;
+            s.value[t] = never ? ~0ull : target + 1ull;
+            s.position[t] = never ? ~0ull : 0ull;
+        } else {
+            s.value[t] = target;
+            s.position[t] = how;
+        }
     }
 }
 
@@ -69,49 +87,58 @@ __device__ __forceinline__ u32 bucket_of(K key, u64 index, const PartitionSplitt
     const u64 v = sample_sort_value<K>(key, desc, begin, end);
     u32 bucket = 0;
     for (u32 t = 0; t < count; ++t) {
-        const u64 target = s.target[t];
-        const u64 how = s.how[t];
-        const bool before = how == SEARCH_LOWER   ? target <= v
-                            : how == SEARCH_UPPER ? target < v
-                                                  : (target < v || (target == v && how <= index));
-        bucket += before ? 1u : 0u;
+        const u64 value = s.value[t];
+        bucket += (v > value || (v == value && index >= s.position[t])) ? 1u : 0u;
     }
     return bucket;
 }
 
 // Ranks this warp's keys of the tile starting at tile_first: keys[k] (loaded),
 // bucket[k] (PART_NO_BUCKET past n) and rank[k], the key's position among the
-// warp's keys of its bucket. hist[b] ends as the warp's count of bucket b.
+// warp's keys of its bucket. Returns, in lane b < buckets, the warp's count of
+// bucket b. Everything stays in registers: per round of 32 keys, one ballot
+// per bit of the bucket number (bucket_bits of them) and one for the lanes
+// holding a key give each lane the lanes of its own bucket (its rank among
+// them) and lane b the lanes of bucket b (the round's count of bucket b,
+// added to its running total); the running total of a key's bucket comes
+// from lane b by one shuffle.
 template <class K>
-__device__ __forceinline__ void rank_warp_part(const K* __restrict__ keys, u64 n, u64 tile_first,
-                                               const PartitionSplitters& s, u32 count, bool desc,
-                                               u32 begin, u32 end, u32* hist,
-                                               K (&items)[PART_ITEMS], u32 (&bucket)[PART_ITEMS],
-                                               u32 (&rank)[PART_ITEMS]) {
+__device__ __forceinline__ u32 rank_warp_part(const K* __restrict__ keys, u64 n, u64 tile_first,
+                                              const PartitionSplitters& s, u32 count, bool desc,
+                                              u32 begin, u32 end, K (&items)[PART_ITEMS],
+                                              u32 (&bucket)[PART_ITEMS], u32 (&rank)[PART_ITEMS]) {
     const u32 lane = threadIdx.x & 31u;
     const u32 below = (1u << lane) - 1u;
     const u64 warp_first = tile_first + (u64)(threadIdx.x >> 5) * PART_WARP_SPAN;
+    const u32 bucket_bits = 32u - __clz(count);  // buckets 0..count need this many bits
+    // Every load first, so that PART_ITEMS of them are in flight at once.
 #pragma unroll
     for (u32 k = 0; k < PART_ITEMS; ++k) {
         const u64 i = warp_first + (u64)k * 32u + lane;
-        u32 b = PART_NO_BUCKET;
         if (i < n) {
             items[k] = keys[i];
-            b = bucket_of<K>(items[k], i, s, count, desc, begin, end);
         }
-        const u32 peers = __match_any_sync(0xffffffffu, b);
-        u32 r = 0;
-        if (b != PART_NO_BUCKET) {
-            r = hist[b] + __popc(peers & below);
-        }
-        __syncwarp();
-        if (b != PART_NO_BUCKET && (peers & below) == 0u) {
-            hist[b] += __popc(peers);
-        }
-        __syncwarp();
-        bucket[k] = b;
-        rank[k] = r;
     }
+    u32 running = 0;  // lane b: keys of bucket b in the rounds so far
+#pragma unroll
+    for (u32 k = 0; k < PART_ITEMS; ++k) {
+        const u64 i = warp_first + (u64)k * 32u + lane;
+        const bool real = i < n;
+        const u32 b = real ? bucket_of<K>(items[k], i, s, count, desc, begin, end) : 0u;
+        const u32 with_key = __ballot_sync(0xffffffffu, real);
+        u32 mine = with_key;     // the lanes whose key is in my key's bucket
+        u32 lane_b = with_key;   // the lanes whose key is in bucket `lane`
+        for (u32 bit = 0; bit < bucket_bits; ++bit) {
+            const u32 lanes = __ballot_sync(0xffffffffu, ((b >> bit) & 1u) != 0u);
+            mine &= ((b >> bit) & 1u) != 0u ? lanes : ~lanes;
+            lane_b &= ((lane >> bit) & 1u) != 0u ? lanes : ~lanes;
+        }
+        const u32 before = __shfl_sync(0xffffffffu, running, b);
+        bucket[k] = real ? b : PART_NO_BUCKET;
+        rank[k] = before + __popc(mine & below);
+        running += lane <= count ? __popc(lane_b) : 0u;
+    }
+    return running;
 }
 
 template <class K>
@@ -131,8 +158,11 @@ __device__ __forceinline__ void partition_counts(const K* __restrict__ keys, u64
     K items[PART_ITEMS];
     u32 bucket[PART_ITEMS];
     u32 rank[PART_ITEMS];
-    rank_warp_part<K>(keys, n, tile * (u64)PART_TILE, s, splitters, descending != 0u, begin, end,
-                      hist[threadIdx.x >> 5], items, bucket, rank);
+    const u32 warp_count = rank_warp_part<K>(keys, n, tile * (u64)PART_TILE, s, splitters,
+                                             descending != 0u, begin, end, items, bucket, rank);
+    if ((threadIdx.x & 31u) < buckets) {
+        hist[threadIdx.x >> 5][threadIdx.x & 31u] = warp_count;
+    }
     __syncthreads();
     for (u32 b = threadIdx.x; b < buckets; b += PART_THREADS) {
         u32 total = 0;
@@ -165,7 +195,6 @@ __device__ __forceinline__ void partition_scatter(const K* __restrict__ keys,
     __shared__ PartitionSplitters s;
     __shared__ u32 hist[PART_WARPS][PART_MAX_BUCKETS];
     __shared__ u32 warp_totals[PART_WARPS];
-    __shared__ u32 tile_start[PART_MAX_BUCKETS];
     __shared__ u64 global_start[PART_MAX_BUCKETS];
     __shared__ K stage_keys[PART_TILE];
     __shared__ V stage_values[PART_TILE];
@@ -188,8 +217,23 @@ __device__ __forceinline__ void partition_scatter(const K* __restrict__ keys,
     K items[PART_ITEMS];
     u32 bucket[PART_ITEMS];
     u32 rank[PART_ITEMS];
-    rank_warp_part<K>(keys, n, tile_first, s, splitters, descending != 0u, begin, end, hist[warp],
-                      items, bucket, rank);
+    // The values' loads go out before the ranking, in the keys' order.
+    const u64 warp_first = tile_first + (u64)warp * PART_WARP_SPAN;
+    V carried[PART_ITEMS];
+    if (with_values) {
+#pragma unroll
+        for (u32 k = 0; k < PART_ITEMS; ++k) {
+            const u64 i = warp_first + (u64)k * 32u + lane;
+            if (i < n) {
+                carried[k] = values[i];
+            }
+        }
+    }
+    const u32 warp_count = rank_warp_part<K>(keys, n, tile_first, s, splitters, descending != 0u,
+                                             begin, end, items, bucket, rank);
+    if (lane < buckets) {
+        hist[warp][lane] = warp_count;
+    }
     __syncthreads();
 
     // Exclusive scan over the (bucket, warp) pairs in bucket-major order: pair
@@ -216,13 +260,13 @@ __device__ __forceinline__ void partition_scatter(const K* __restrict__ keys,
     const u32 pair_start = before + inclusive - mine;
     __syncthreads();  // every read of hist is done
     hist[pair_warp][pair_bucket] = pair_start;
-    if (pair_warp == 0u) {
-        tile_start[pair_bucket] = pair_start;
+    if (pair_warp == 0u && pair_bucket < buckets) {
+        // Staging slot j of bucket b goes to global_start[b] + j - (b's first slot).
+        global_start[pair_bucket] -= (u64)pair_start;
     }
     __syncthreads();
 
-    // Stage the tile bucket by bucket, values read now in the same coalesced order.
-    const u64 warp_first = tile_first + (u64)warp * PART_WARP_SPAN;
+    // Stage the tile bucket by bucket.
 #pragma unroll
     for (u32 k = 0; k < PART_ITEMS; ++k) {
         if (bucket[k] != PART_NO_BUCKET) {
@@ -230,14 +274,13 @@ __device__ __forceinline__ void partition_scatter(const K* __restrict__ keys,
             stage_keys[slot] = items[k];
             stage_bucket[slot] = (unsigned char)bucket[k];
             if (with_values) {
-                stage_values[slot] = values[warp_first + (u64)k * 32u + lane];
+                stage_values[slot] = carried[k];
             }
         }
     }
     __syncthreads();
     for (u32 j = threadIdx.x; j < tile_count; j += PART_THREADS) {
-        const u32 b = stage_bucket[j];
-        const u64 at = global_start[b] + (u64)(j - tile_start[b]);
+        const u64 at = global_start[stage_bucket[j]] + (u64)j;
         out_keys[at] = stage_keys[j];
         if (with_values) {
             out_values[at] = stage_values[j];

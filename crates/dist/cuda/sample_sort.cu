@@ -16,8 +16,9 @@
 //                    for the first key whose value is > the splitter's (a splitter
 //                    from a later rank: equal keys here come before it). One binary
 //                    search per thread: about log2(n) dependent reads.
+//   merge_splits     thread t <= tiles: where merge tile t starts in run A (below).
 //   merge_runs       the stable merge of two sorted runs (below), for the
-//                    second step's merge rounds.
+//                    merge rounds of both sample sorts.
 
 #define SEARCH_LOWER 0xffffffffffffffffull
 #define SEARCH_UPPER 0xfffffffffffffffeull
@@ -77,16 +78,17 @@ __device__ __forceinline__ void splitter_bounds(const K* __restrict__ sorted, u6
 // values carried along when out_values is not null. Launched with
 // MERGE_THREADS threads per block, block t writing the tile of outputs
 // [t·TILE, (t+1)·TILE), TILE = MERGE_THREADS·MERGE_ITEMS:
-//   1. two threads find, by binary search on the merge path in global
-//      memory, how many of the outputs before the tile's first and after its
-//      last come from A: the tile merges A[a0..a1) with B[b0..b1) (its
-//      a1 - a0 + b1 - b0 outputs);
+//   1. splits[t] and splits[t + 1], found beforehand by merge_splits (one
+//      thread per tile boundary, all binary searches on the merge path in
+//      global memory at once), say how many of the outputs before the tile's
+//      first and after its last come from A: the tile merges A[a0..a1) with
+//      B[b0..b1) (its a1 - a0 + b1 - b0 outputs);
 //   2. the block loads both pieces into shared memory, coalesced;
 //   3. each thread finds its own start on the merge path of the two pieces
 //      (in shared memory) and merges MERGE_ITEMS outputs into registers;
 //   4. the block writes them back through shared memory, coalesced.
 // Global bytes: the a + b keys (and values) read once and written once,
-// plus two searches of about log2(a) reads per tile.
+// plus one search of about log2(a) reads per tile boundary.
 
 // How many of the first `d` outputs of the merge come from A: the first i
 // at which A[i] no longer precedes B[d - 1 - i] (A[i] precedes B[j] when its
@@ -110,19 +112,35 @@ __device__ __forceinline__ I merge_path_split(const K* a_keys, I a, const K* b_k
     return lo;
 }
 
+template <class K>
+__device__ __forceinline__ void merge_splits(const K* __restrict__ a_keys, u64 a,
+                                             const K* __restrict__ b_keys, u64 b, u64 tiles,
+                                             u32 descending, u32 begin, u32 end,
+                                             u64* __restrict__ splits) {
+    constexpr u64 TILE = (u64)MERGE_THREADS * (u64)MERGE_ITEMS;
+    const u64 t = global_thread_index();
+    if (t > tiles) {
+        return;
+    }
+    const u64 total = a + b;
+    const u64 d = t * TILE < total ? t * TILE : total;
+    splits[t] = merge_path_split<K, u64>(a_keys, a, b_keys, b, d, descending != 0u, begin, end);
+}
+
 template <class K, class V>
 __device__ __forceinline__ void merge_runs(const K* __restrict__ a_keys,
                                            const V* __restrict__ a_values, u64 a,
                                            const K* __restrict__ b_keys,
                                            const V* __restrict__ b_values, u64 b,
+                                           const u64* __restrict__ splits,
                                            K* __restrict__ out_keys, V* __restrict__ out_values,
                                            u32 descending, u32 begin, u32 end) {
     constexpr u32 TILE = MERGE_THREADS * MERGE_ITEMS;
     __shared__ K tile_keys[TILE];
     __shared__ V tile_values[TILE];
-    __shared__ u64 tile_split[2];
     const u64 total = a + b;
-    const u64 tile_first = linear_block_index() * (u64)TILE;
+    const u64 tile = linear_block_index();
+    const u64 tile_first = tile * (u64)TILE;
     if (tile_first >= total) {
         return;  // the whole block, before any barrier
     }
@@ -131,28 +149,36 @@ __device__ __forceinline__ void merge_runs(const K* __restrict__ a_keys,
     const bool with_values = out_values != nullptr;
 
     // (1) the tile's pieces of A and B.
-    if (threadIdx.x < 2u) {
-        const u64 d = threadIdx.x == 0u ? tile_first : tile_end;
-        tile_split[threadIdx.x] = merge_path_split<K, u64>(a_keys, a, b_keys, b, d, desc, begin, end);
-    }
-    __syncthreads();
-    const u64 a0 = tile_split[0];
+    const u64 a0 = splits[tile];
     const u64 b0 = tile_first - a0;
-    const u32 na = (u32)(tile_split[1] - a0);
+    const u32 na = (u32)(splits[tile + 1ull] - a0);
     const u32 count = (u32)(tile_end - tile_first);
     const u32 nb = count - na;
 
-    // (2) A's piece at [0, na), B's at [na, count) of the shared tile.
-    for (u32 t = threadIdx.x; t < count; t += MERGE_THREADS) {
-        if (t < na) {
-            tile_keys[t] = a_keys[a0 + t];
-            if (with_values) {
-                tile_values[t] = a_values[a0 + t];
+    // (2) A's piece at [0, na), B's at [na, count) of the shared tile: every
+    // load of a thread in flight at once, then the stores to shared memory.
+    {
+        K loaded[MERGE_ITEMS];
+        V carried[MERGE_ITEMS];
+#pragma unroll
+        for (u32 k = 0; k < MERGE_ITEMS; ++k) {
+            const u32 t = threadIdx.x + k * MERGE_THREADS;
+            if (t < count) {
+                const bool from_a = t < na;
+                loaded[k] = from_a ? a_keys[a0 + t] : b_keys[b0 + (t - na)];
+                if (with_values) {
+                    carried[k] = from_a ? a_values[a0 + t] : b_values[b0 + (t - na)];
+                }
             }
-        } else {
-            tile_keys[t] = b_keys[b0 + (t - na)];
-            if (with_values) {
-                tile_values[t] = b_values[b0 + (t - na)];
+        }
+#pragma unroll
+        for (u32 k = 0; k < MERGE_ITEMS; ++k) {
+            const u32 t = threadIdx.x + k * MERGE_THREADS;
+            if (t < count) {
+                tile_keys[t] = loaded[k];
+                if (with_values) {
+                    tile_values[t] = carried[k];
+                }
             }
         }
     }
@@ -165,17 +191,32 @@ __device__ __forceinline__ void merge_runs(const K* __restrict__ a_keys,
     if (d < count) {
         u32 i = merge_path_split<K, u32>(tile_keys, na, tile_keys + na, nb, d, desc, begin, end);
         u32 j = d - i;
+        // The next key of each run and its sort value stay in registers: one
+        // shared load per output.
+        K next_a = tile_keys[i < na ? i : 0u];
+        K next_b = tile_keys[j < nb ? na + j : 0u];
+        u64 value_a = sample_sort_value<K>(next_a, desc, begin, end);
+        u64 value_b = sample_sort_value<K>(next_b, desc, begin, end);
 #pragma unroll
         for (u32 k = 0; k < MERGE_ITEMS; ++k) {
             if (d + k < count) {
-                const bool take_a =
-                    j >= nb ||
-                    (i < na && sample_sort_value<K>(tile_keys[i], desc, begin, end) <=
-                                   sample_sort_value<K>(tile_keys[na + j], desc, begin, end));
-                const u32 source = take_a ? i++ : na + j++;
-                keys[k] = tile_keys[source];
-                if (with_values) {
-                    values[k] = tile_values[source];
+                const bool take_a = j >= nb || (i < na && value_a <= value_b);
+                if (take_a) {
+                    keys[k] = next_a;
+                    if (with_values) {
+                        values[k] = tile_values[i];
+                    }
+                    ++i;
+                    next_a = tile_keys[i < na ? i : 0u];
+                    value_a = sample_sort_value<K>(next_a, desc, begin, end);
+                } else {
+                    keys[k] = next_b;
+                    if (with_values) {
+                        values[k] = tile_values[na + j];
+                    }
+                    ++j;
+                    next_b = tile_keys[j < nb ? na + j : 0u];
+                    value_b = sample_sort_value<K>(next_b, desc, begin, end);
                 }
             }
         }

@@ -25,7 +25,7 @@
 //! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
-//! groups: partition first (the default) and sort first with merged runs,
+//! groups: partition first and sort first with merged runs (the default),
 //! each leaving each rank its bucket and rebalanced into even blocks, and
 //! sort first with the runs sorted again (buckets). Before each group, one
 //! GPU's sort of n/ranks keys: the local sorting each rank cannot avoid,

@@ -54,22 +54,30 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     let bits = options.bit_range::<K>().expect("a valid bit range");
     let all: Vec<K> = shards.concat();
     let expected = sort::cpu::sort_keys(&all, options.order.is_descending(), &bits);
-    // The default, partition first.
-    let partitioned = model(shards, options).expect("the model runs");
-    prop_assert_eq!(partitioned.len(), world);
-    prop_assert_eq!(bits_of(&partitioned.concat()), bits_of(&expected));
-    // Sort first, with merge rounds or a second sort: each rank holds a
+    // The default: sort first, merge rounds.
+    let sorted = model(shards, options).expect("the model runs");
+    prop_assert_eq!(sorted.len(), world);
+    prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
+    // Partition first, and sort first with a second sort: each rank holds a
     // bucket of the same result.
     let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
-    let policy = |run_order| SampleSortPolicy {
-        method: SampleSortMethod::SortFirst,
-        run_order,
-    };
-    let (sorted, _) = model_pairs_with(shards, &units, options, &policy(RunOrder::Merge))
-        .expect("the model runs");
-    prop_assert_eq!(bits_of(&sorted.concat()), bits_of(&expected));
-    let (resorted, _) = model_pairs_with(shards, &units, options, &policy(RunOrder::Resort))
-        .expect("the model runs");
+    let policy = |method, run_order| SampleSortPolicy { method, run_order };
+    let (partitioned, _) = model_pairs_with(
+        shards,
+        &units,
+        options,
+        &policy(SampleSortMethod::PartitionFirst, RunOrder::Merge),
+    )
+    .expect("the model runs");
+    prop_assert_eq!(partitioned.len(), world);
+    prop_assert_eq!(bits_of(&partitioned.concat()), bits_of(&expected));
+    let (resorted, _) = model_pairs_with(
+        shards,
+        &units,
+        options,
+        &policy(SampleSortMethod::SortFirst, RunOrder::Resort),
+    )
+    .expect("the model runs");
     for (rank, (m, r)) in resorted.iter().zip(&sorted).enumerate() {
         prop_assert_eq!(bits_of(m), bits_of(r), "rank {} re-sorted", rank);
     }
@@ -181,8 +189,11 @@ proptest! {
         let (k, v) = model_pairs(&keys, &values, &opts).expect("the model runs");
         prop_assert_eq!(v.concat(), expected.clone());
         prop_assert_eq!(k.concat(), expected.iter().map(|&i| data[i]).collect::<Vec<_>>());
-        for run_order in [RunOrder::Merge, RunOrder::Resort] {
-            let policy = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order };
+        for (method, run_order) in [
+            (SampleSortMethod::SortFirst, RunOrder::Resort),
+            (SampleSortMethod::PartitionFirst, RunOrder::Merge),
+        ] {
+            let policy = SampleSortPolicy { method, run_order };
             let (_, v) = model_pairs_with(&keys, &values, &opts, &policy).expect("the model runs");
             prop_assert_eq!(v.concat(), expected.clone());
         }

@@ -2,8 +2,8 @@
 //! (bit for bit: keys compared as bytes, so NaN payloads and signed zeros
 //! count) and against the host model (`dist::sort::model`, which predicts
 //! every rank's shard exactly), on even blocks and the caller's own
-//! layouts, with both methods (partition first, the default; sort first
-//! with both run orders of its step 5, `RunOrder::Resort` and `Merge`).
+//! layouts, with both methods (sort first, the default, with both run
+//! orders of its step 5, `RunOrder::Resort` and `Merge`; partition first).
 //!
 //! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
 //!   CUDA GPU"]`: the local sort, the placement, the argument checks.
@@ -200,7 +200,7 @@ fn check_sort<K: SortKey>(
             "{what}: values (stable across ranks)"
         );
     }
-    // The default entry points (partition first).
+    // The default entry points (sort first, merged runs).
     let sorted = dist::sort_keys(group, &x, options.clone(), placement).unwrap();
     assert_eq!(
         bytes_of(&sorted.gather_to_host(group).unwrap()),
@@ -715,8 +715,26 @@ fn check_merge_kernel<K: SortKey>(gpu: &Gpu, n: usize, a: usize, seed: u64, opti
             K::SUFFIX,
             if with_values { 8 } else { 1 }
         );
+        let (config, tiles) = grid_1d(n as u64, 256, dist::sort::MERGE_ITEMS, 0).unwrap();
+        let mut splits = DeviceBuffer::<u64>::zeros(gpu, tiles as usize + 1).unwrap();
+        let split_kernel = gpu
+            .kernel(&module, &format!("dist_merge_splits_{}", K::SUFFIX))
+            .unwrap();
+        let (split_config, _) = grid_1d(tiles + 1, 256, 1, 0).unwrap();
+        let mut args = KernelArgs::new();
+        args.input(&input.slice(..a).unwrap())
+            .scalar(a as u64)
+            .input(&input.slice(a..).unwrap())
+            .scalar((n - a) as u64)
+            .scalar(tiles)
+            .scalar(u32::from(descending))
+            .scalar(bits.start)
+            .scalar(bits.end)
+            .output(&mut splits.view_mut());
+        // SAFETY: merge_splits(const K*, u64 a, const K*, u64 b, u64 tiles,
+        // u32, u32, u32, u64*): matches; splits holds tiles + 1 words.
+        unsafe { gpu.launch(&split_kernel, split_config, &args).unwrap() };
         let kernel = gpu.kernel(&module, &entry).unwrap();
-        let (config, _) = grid_1d(n as u64, 256, dist::sort::MERGE_ITEMS, 0).unwrap();
         let value_ptr = |p: u64| if with_values { p } else { 0 };
         let mut args = KernelArgs::new();
         args.input(&input.slice(..a).unwrap())
@@ -725,14 +743,16 @@ fn check_merge_kernel<K: SortKey>(gpu: &Gpu, n: usize, a: usize, seed: u64, opti
             .input(&input.slice(a..).unwrap())
             .scalar(value_ptr(values.slice(a..).unwrap().device_ptr()))
             .scalar((n - a) as u64)
+            .input(&splits.view())
             .output(&mut out.view_mut())
             .scalar(value_ptr(out_values.view_mut().device_ptr()))
             .scalar(u32::from(descending))
             .scalar(bits.start)
             .scalar(bits.end);
         // SAFETY: merge_runs(const K*, const V*, u64 a, const K*, const V*,
-        // u64 b, K*, V*, u32, u32, u32) with V = u8 and null value pointers,
-        // or V = u64 and n values; the runs hold a and n - a keys, out n.
+        // u64 b, const u64* splits, K*, V*, u32, u32, u32) with V = u8 and
+        // null value pointers, or V = u64 and n values; the runs hold a and
+        // n - a keys, splits the grid's tile starts, out n.
         unsafe { gpu.launch(&kernel, config, &args).unwrap() };
         let what = format!(
             "merge of {a} + {} keys of {}, {options:?}",

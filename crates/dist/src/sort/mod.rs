@@ -18,7 +18,13 @@
 //! and the one a stable sort produces, so splitters drawn from it split
 //! runs of equal keys too (an array of one repeated key is spread evenly).
 //!
-//! **Steps.**
+//! **Two methods** ([`SampleSortMethod`], through [`SampleSortPolicy`]):
+//! sort first (the steps below, the default), or partition first
+//! ([`partition_first`]: the unsorted shards split into buckets, the
+//! exchange overlapping the sort of the bucket each rank keeps). Both use
+//! the splitter choice and exchange plan below and the same merge kernel.
+//!
+//! **Steps** (sort first).
 //! 1. Every rank sorts its shard locally (`sort::sort_keys` /
 //!    `sort::sort_pairs`, stable), so position i of the sorted shard is the
 //!    element's rank among its shard's elements in tuple order.
@@ -68,9 +74,10 @@
 //! sorts are linear, so the speed-up is at most world/2 (1× on two GPUs,
 //! 4× on eight), less the exchange. `Merge` replaces the second sort (for
 //! 32-bit keys about 9·m′·k bytes: an upsweep and four passes) by
-//! ⌈log2 world⌉ rounds of 2·m′·k, which is what can beat world/2. On two
-//! H200s `Merge` sorted 2^31 `u32` keys 1.20× faster than one GPU, against
-//! 0.87× for `Resort` (`docs/multi-gpu.md`), so it is the default.
+//! ⌈log2 world⌉ rounds of 2·m′·k, which is what can beat world/2: on two
+//! GPUs the time is one local sort of n/2, the exchange of about a quarter
+//! of the keys each way, and one merge round. `Merge` is the default
+//! (measured against `Resort` in `docs/multi-gpu.md`).
 //!
 //! **Work** O(n/world · passes) per rank plus O(world² · s log) on the
 //! host; **steps**: two local sorts (or one and ⌈log2 world⌉ merge rounds),
@@ -141,19 +148,20 @@ pub enum RunOrder {
 }
 
 /// Which sample sort runs: the local sort before the exchange or after it.
+/// Both give the same keys in rank order; on two H100s sort first with
+/// merged runs was the faster (`docs/multi-gpu.md`), so it is the default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SampleSortMethod {
     /// Steps 1 to 5 of this module: every shard sorted, cut at the
     /// splitters, the buckets exchanged and their runs ordered by
-    /// [`SampleSortPolicy::run_order`].
+    /// [`SampleSortPolicy::run_order`]. The default.
+    #[default]
     SortFirst,
     /// [`partition_first`]: every unsorted shard partitioned into buckets
     /// by splitters sampled from it, the buckets exchanged on a side stream
     /// while each rank sorts the bucket it keeps, then the received keys
     /// sorted and merged with it. Worlds up to [`partition_first::MAX_WORLD`]
     /// ranks; larger ones run [`SortFirst`](SampleSortMethod::SortFirst).
-    /// The default.
-    #[default]
     PartitionFirst,
 }
 
@@ -181,8 +189,9 @@ impl SampleSortPolicy {
     ///
     /// ```
     /// use dist::sort::{SampleSortMethod, SampleSortPolicy};
-    /// assert_eq!(SampleSortPolicy::default().method_for(2), SampleSortMethod::PartitionFirst);
-    /// assert_eq!(SampleSortPolicy::default().method_for(64), SampleSortMethod::SortFirst);
+    /// let partition = SampleSortPolicy { method: SampleSortMethod::PartitionFirst, ..Default::default() };
+    /// assert_eq!(partition.method_for(2), SampleSortMethod::PartitionFirst);
+    /// assert_eq!(partition.method_for(64), SampleSortMethod::SortFirst);
     /// ```
     pub fn method_for(&self, world: usize) -> SampleSortMethod {
         match self.method {
@@ -666,18 +675,18 @@ fn merge_entry<K: SortKey>(value_bytes: usize) -> String {
 /// partition-first steps (`dist_gather_samples_{K}`,
 /// `dist_partition_counts_{K}`, `dist_bucket_starts_{K}`,
 /// `dist_partition_scatter_{K}_v{1,2,4,8}`) and the merge of both
-/// (`dist_merge_runs_{K}_v{1,2,4,8}`); values of 1 to 8 bytes are moved as
+/// (`dist_merge_splits_{K}`, `dist_merge_runs_{K}_v{1,2,4,8}`); values of 1 to 8 bytes are moved as
 /// raw bits, and keys alone use the 1-byte entry with null value pointers.
 ///
 /// ```
 /// let module = dist::sort::sample_sort_module::<f32>();
 /// let entries = module.entries();
-/// assert_eq!(entries[..5], ["dist_take_samples_f32", "dist_splitter_bounds_f32",
+/// assert_eq!(entries[..6], ["dist_take_samples_f32", "dist_splitter_bounds_f32",
 ///                           "dist_gather_samples_f32", "dist_partition_counts_f32",
-///                           "dist_bucket_starts_f32"]);
-/// assert_eq!(entries[5..9], ["dist_partition_scatter_f32_v1", "dist_partition_scatter_f32_v2",
-///                            "dist_partition_scatter_f32_v4", "dist_partition_scatter_f32_v8"]);
-/// assert_eq!(entries[9..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
+///                           "dist_bucket_starts_f32", "dist_merge_splits_f32"]);
+/// assert_eq!(entries[6..10], ["dist_partition_scatter_f32_v1", "dist_partition_scatter_f32_v2",
+///                             "dist_partition_scatter_f32_v4", "dist_partition_scatter_f32_v8"]);
+/// assert_eq!(entries[10..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
 ///                           "dist_merge_runs_f32_v4", "dist_merge_runs_f32_v8"]);
 /// ```
 pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
@@ -732,6 +741,17 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
             "const u64* offsets, u64 tiles, u32 splitters, u64* starts",
             "bucket_starts(offsets, tiles, splitters, starts)",
             Some(BLOCK_THREADS),
+        )
+        .entry(
+            format!("dist_merge_splits_{s}"),
+            &format!(
+                "const {k}* a_keys, u64 a, const {k}* b_keys, u64 b, u64 tiles, \
+                 u32 descending, u32 begin, u32 end, u64* splits"
+            ),
+            &format!(
+                "merge_splits<{k}>(a_keys, a, b_keys, b, tiles, descending, begin, end, splits)"
+            ),
+            Some(BLOCK_THREADS),
         );
     for width in PayloadWidth::ALL {
         let v = width.cuda_type();
@@ -755,12 +775,12 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
             merge_entry::<K>(width.bytes()),
             &format!(
                 "const {k}* a_keys, const {v}* a_values, u64 a, const {k}* b_keys, \
-                 const {v}* b_values, u64 b, {k}* out_keys, {v}* out_values, u32 descending, \
-                 u32 begin, u32 end"
+                 const {v}* b_values, u64 b, const u64* splits, {k}* out_keys, {v}* out_values, \
+                 u32 descending, u32 begin, u32 end"
             ),
             &format!(
-                "merge_runs<{k}, {v}>(a_keys, a_values, a, b_keys, b_values, b, out_keys, \
-                 out_values, descending, begin, end)"
+                "merge_runs<{k}, {v}>(a_keys, a_values, a, b_keys, b_values, b, splits, \
+                 out_keys, out_values, descending, begin, end)"
             ),
             Some(BLOCK_THREADS),
         );
@@ -1309,8 +1329,27 @@ fn merge_step<K: SortKey, V: DeviceType>(
     let a = keys.slice(first)?;
     let b = keys.slice(second)?;
     let mut out = out_keys.slice_mut(range)?;
+    let (config, tiles) = grid_1d(total as u64, BLOCK_THREADS, MERGE_ITEMS, 0)?;
+    // SAFETY: merge_splits writes splits[0..=tiles].
+    let mut splits = unsafe { DeviceBuffer::<u64>::uninit(gpu, tiles as usize + 1)? };
+    let kernel = sample_sort_kernel::<K>(gpu, &format!("dist_merge_splits_{}", K::SUFFIX))?;
+    let (split_config, _) = grid_1d(tiles + 1, BLOCK_THREADS, 1, 0)?;
+    let mut args = KernelArgs::new();
+    args.input(&a)
+        .scalar(step.left as u64)
+        .input(&b)
+        .scalar(step.right as u64)
+        .scalar(tiles)
+        .scalar(u32::from(descending))
+        .scalar(bits.start)
+        .scalar(bits.end)
+        .output(&mut splits.view_mut());
+    // SAFETY: merge_splits(const K* a_keys, u64 a, const K* b_keys, u64 b,
+    // u64 tiles, u32 descending, u32 begin, u32 end, u64* splits): the
+    // argument list matches; thread t <= tiles writes splits[t] (tiles + 1
+    // of them) after a binary search over a and b's keys only.
+    unsafe { gpu.launch(&kernel, split_config, &args)? };
     let kernel = sample_sort_kernel::<K>(gpu, &merge_entry::<K>(value_bytes))?;
-    let (config, _) = grid_1d(total as u64, BLOCK_THREADS, MERGE_ITEMS, 0)?;
     let mut args = KernelArgs::new();
     args.input(&a)
         .scalar(a_values)
@@ -1318,14 +1357,16 @@ fn merge_step<K: SortKey, V: DeviceType>(
         .input(&b)
         .scalar(b_values)
         .scalar(step.right as u64)
+        .input(&splits.view())
         .output(&mut out)
         .scalar(values_out)
         .scalar(u32::from(descending))
         .scalar(bits.start)
         .scalar(bits.end);
     // SAFETY: merge_runs(const K* a_keys, const V* a_values, u64 a, const K*
-    // b_keys, const V* b_values, u64 b, K* out_keys, V* out_values, u32
-    // descending, u32 begin, u32 end): the argument list matches, V of
+    // b_keys, const V* b_values, u64 b, const u64* splits, K* out_keys, V*
+    // out_values, u32 descending, u32 begin, u32 end): the argument list
+    // matches, splits holds the tiles + 1 tile starts of the grid, V of
     // `value_bytes` bytes (the values' width, checked by sort_pairs; 1 with
     // null value pointers for keys alone). a and b hold step.left and
     // step.right keys (and values), out their sum, in disjoint buffers that
