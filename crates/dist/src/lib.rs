@@ -18,7 +18,7 @@
 //! | [`scan_into_reduce_first`] | `reduce::reduce_into`, then `scan::scan_into` seeded with the prefix | all-gather of the shard totals before the scans (one host synchronisation) |
 //! | [`select_if`], [`select_flagged`] | `compact::select_*_into` | all-gather of the counts; with [`Placement::Even`], send/receive into even blocks |
 //! | [`histogram_even`] | `reduce::histogram::histogram_even_into` | all-reduce of the counts |
-//! | [`sort_keys`], [`sort_pairs`] (sample sort, module [`sort`]) | `sort::sort_keys` / `sort_pairs`, before and after the exchange | all-gather of samples and bucket bounds, the buckets by send/receive; with [`SortPlacement::Even`], a rebalancing |
+//! | [`sort_keys`], [`sort_pairs`] (sample sort, module [`sort`]: sort first by default, or partition first) | `sort::sort_keys` / `sort_pairs` of the shard before the exchange (sort first) or of the buckets after it (partition first), and merge rounds | all-gather of samples and bucket bounds, the buckets by send/receive (on a side stream, beside the kept bucket's sort, for partition first); with [`SortPlacement::Even`], a rebalancing |
 //!
 //! **NCCL** is loaded at run time, like the driver and NVRTC: without
 //! libnccl every constructor returns [`Error::NoNccl`] (checked with a
