@@ -7,11 +7,12 @@
 
 use std::ops::Range;
 
-use dist::sort::partition_first::{bucket_of, bucket_work};
+use dist::sort::partition_first::{self, bucket_of, bucket_work, jittered_sample_positions};
 use dist::sort::{
-    bucket_bounds, choose_splitters, exchange_plan, merge_round, model, model_pairs,
-    model_pairs_with, run_lengths, sample_positions, samples_per_rank, search_work, validate,
-    MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter, SEARCH_LOWER, SEARCH_UPPER,
+    bucket_bounds, choose_splitters, choose_splitters_at, exchange_plan, merge_round, model,
+    model_pairs, model_pairs_with, run_lengths, sample_positions, samples_per_rank, search_work,
+    validate, MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter, SEARCH_LOWER,
+    SEARCH_UPPER,
 };
 use proptest::prelude::*;
 use sort::{Order, SortKey, SortOptions};
@@ -417,4 +418,53 @@ fn sample_sort_kernels_compile_for_sm90_for_every_key_type() {
     }
     let failures = parprims_testkit::testing::compile_failures(&modules, &["sm_90"]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// How far partition first's largest bucket lies above n/world for `n`
+/// keys in even shards, with `per_rank` samples per rank: the device
+/// path's sample positions, splitters and bucket rule (the buckets the
+/// GPU makes, as `partition_first::model_pairs` predicts them).
+fn partition_first_excess(keys: &[u64], world: usize, per_rank: usize) -> f64 {
+    let m = keys.len() / world;
+    let lengths = vec![m; world];
+    let positions: Vec<Vec<usize>> = (0..world)
+        .map(|r| jittered_sample_positions(m, per_rank, r))
+        .collect();
+    let samples: Vec<Vec<u64>> = (0..world)
+        .map(|r| positions[r].iter().map(|&p| keys[r * m + p]).collect())
+        .collect();
+    let splitters = choose_splitters_at(&samples, &positions, &lengths);
+    let mut sizes = vec![0usize; world];
+    for r in 0..world {
+        let work = bucket_work(r, &splitters);
+        for i in 0..m {
+            sizes[bucket_of(keys[r * m + i], i, &work)] += 1;
+        }
+    }
+    *sizes.iter().max().unwrap() as f64 / m as f64 - 1.0
+}
+
+#[test]
+fn partition_first_buckets_are_near_even() {
+    let n = 1u64 << 20;
+    let weyl: Vec<u64> = (0..n)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32)
+        .collect();
+    let hashed: Vec<u64> = (0..n)
+        .map(|i| {
+            let x = (i ^ 0x1234_5678).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            (x ^ (x >> 31)).wrapping_mul(0x94d0_49bb_1331_11eb) >> 32
+        })
+        .collect();
+    for world in [2usize, 4, 8] {
+        for (what, keys) in [("Weyl sequence", &weyl), ("hashed", &hashed)] {
+            let now = partition_first_excess(keys, world, partition_first::samples_per_rank(world));
+            let fewer = partition_first_excess(keys, world, samples_per_rank(world));
+            println!("{what}, {world} ranks: largest bucket {now:+.3} (with the sort-first sample count {fewer:+.3})");
+            assert!(
+                now <= 0.05,
+                "{what}, {world} ranks: the largest bucket is {now:+.3} over n/world"
+            );
+        }
+    }
 }
