@@ -244,6 +244,60 @@ pub fn merge_round(lens: &[usize]) -> Vec<MergeStep> {
         .collect()
 }
 
+/// The exchange of `plan` on the host: every rank's new shard (lengths
+/// `new_lengths`) with each slot written once, from `source(from_rank,
+/// position)`. A plan that writes a slot twice or leaves one unwritten is
+/// an `InvalidArgument`.
+fn exchanged_on_host<T: Copy>(
+    plan: &[Move],
+    new_lengths: &[usize],
+    source: impl Fn(usize, usize) -> T,
+) -> Result<Vec<Vec<T>>> {
+    let mut received: Vec<Vec<Option<T>>> = new_lengths.iter().map(|&l| vec![None; l]).collect();
+    for m in plan {
+        for i in 0..m.len {
+            let slot = &mut received[m.to_rank][m.to_offset + i];
+            if slot.is_some() {
+                return Err(Error::invalid("exchange plan", "a slot written twice"));
+            }
+            *slot = Some(source(m.from_rank, m.from_offset + i));
+        }
+    }
+    received
+        .into_iter()
+        .map(|shard| {
+            shard
+                .into_iter()
+                .map(|p| p.ok_or_else(|| Error::invalid("exchange plan", "a slot left unwritten")))
+                .collect()
+        })
+        .collect()
+}
+
+/// The sorted runs of lengths `runs`, laid end to end in `pairs`, merged
+/// in the device path's rounds ([`merge_round`], ties to the earlier run).
+fn merged_on_host<K: SortKey, V: Copy>(
+    mut pairs: Vec<(K, V)>,
+    mut runs: Vec<usize>,
+    value_of: impl Fn(K) -> u64 + Copy,
+) -> Vec<(K, V)> {
+    while runs.len() > 1 {
+        let round = merge_round(&runs);
+        let mut next = Vec::with_capacity(pairs.len());
+        for step in &round {
+            let middle = step.offset + step.left;
+            next.extend(merge_on_host(
+                &pairs[step.offset..middle],
+                &pairs[middle..middle + step.right],
+                value_of,
+            ));
+        }
+        pairs = next;
+        runs = round.iter().map(|s| s.left + s.right).collect();
+    }
+    pairs
+}
+
 /// The stable merge of two sorted runs by sort value, ties taking `a`
 /// (the host twin of the `merge_runs` kernel).
 fn merge_on_host<K: SortKey, V: Copy>(
@@ -539,14 +593,7 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
     options: &SortOptions,
     policy: &SampleSortPolicy,
 ) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
-    let world = keys.len();
-    if world == 0 {
-        return Err(Error::invalid("keys", "at least one rank"));
-    }
-    Error::check_len("value shards", world, values.len())?;
-    for (k, v) in keys.iter().zip(values) {
-        Error::check_len("value shard", k.len(), v.len())?;
-    }
+    let world = check_model_shards(keys, values)?;
     let bits = options.bit_range::<K>()?;
     if policy.method_for(world) == SampleSortMethod::PartitionFirst {
         return partition_first::model_pairs(keys, values, options);
@@ -583,26 +630,13 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
         .collect();
     // (4) the exchange, every slot written once.
     let (moves, new_lengths) = exchange_plan(&lengths, &bounds)?;
-    let mut received: Vec<Vec<Option<(K, V)>>> =
-        new_lengths.iter().map(|&l| vec![None; l]).collect();
-    for m in &moves {
-        let (k, v) = &sorted[m.from_rank];
-        for i in 0..m.len {
-            let slot = &mut received[m.to_rank][m.to_offset + i];
-            if slot.is_some() {
-                return Err(Error::invalid("exchange plan", "a slot written twice"));
-            }
-            *slot = Some((k[m.from_offset + i], v[m.from_offset + i]));
-        }
-    }
+    let received = exchanged_on_host(&moves, &new_lengths, |rank, i| {
+        (sorted[rank].0[i], sorted[rank].1[i])
+    })?;
     // (5) the received runs sorted again, or merged in rounds.
     let mut out_keys = Vec::with_capacity(world);
     let mut out_values = Vec::with_capacity(world);
-    for (rank, shard) in received.into_iter().enumerate() {
-        let mut pairs: Vec<(K, V)> = shard
-            .into_iter()
-            .map(|p| p.ok_or_else(|| Error::invalid("exchange plan", "a slot left unwritten")))
-            .collect::<Result<_>>()?;
+    for (rank, mut pairs) in received.into_iter().enumerate() {
         match policy.run_order {
             RunOrder::Resort => {
                 let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
@@ -610,21 +644,7 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
                 pairs = k.into_iter().zip(v).collect();
             }
             RunOrder::Merge => {
-                let mut runs = run_lengths(&moves, world, rank);
-                while runs.len() > 1 {
-                    let round = merge_round(&runs);
-                    let mut next = Vec::with_capacity(pairs.len());
-                    for step in &round {
-                        let middle = step.offset + step.left;
-                        next.extend(merge_on_host(
-                            &pairs[step.offset..middle],
-                            &pairs[middle..middle + step.right],
-                            value_of,
-                        ));
-                    }
-                    pairs = next;
-                    runs = round.iter().map(|s| s.left + s.right).collect();
-                }
+                pairs = merged_on_host(pairs, run_lengths(&moves, world, rank), value_of);
             }
         }
         let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
@@ -632,6 +652,20 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
         out_values.push(v);
     }
     Ok((out_keys, out_values))
+}
+
+/// The host models' checks of their shards: at least one rank, value
+/// shards as long as the key shards. Returns the world.
+fn check_model_shards<K, V>(keys: &[Vec<K>], values: &[Vec<V>]) -> Result<usize> {
+    let world = keys.len();
+    if world == 0 {
+        return Err(Error::invalid("keys", "at least one rank"));
+    }
+    Error::check_len("value shards", world, values.len())?;
+    for (k, v) in keys.iter().zip(values) {
+        Error::check_len("value shard", k.len(), v.len())?;
+    }
+    Ok(world)
 }
 
 /// The lengths of the runs rank `rank` receives, in rank order (the
@@ -989,12 +1023,9 @@ fn local_sorts<K: SortKey, V: DeviceType>(
     options: &SortOptions,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let lens: Vec<usize> = keys.iter().map(|k| k.len()).collect();
-    // SAFETY (both): the local sorts below write every element.
-    let mut out_keys = unsafe { Sharded::<K>::uninit(group, &lens)? };
-    let mut out_values = match values {
-        Some(_) => Some(unsafe { Sharded::<V>::uninit(group, &lens)? }),
-        None => None,
-    };
+    // SAFETY: the local sorts below write every element.
+    let (mut out_keys, mut out_values) =
+        unsafe { uninit_shards::<K, V>(group, &lens, values.is_some())? };
     let mut key_targets = out_keys.views_mut();
     let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
     for (i, rank) in group.ranks.iter().enumerate() {
@@ -1014,6 +1045,28 @@ fn local_sorts<K: SortKey, V: DeviceType>(
     }
     drop((key_targets, value_targets));
     Ok((out_keys, out_values))
+}
+
+/// New shards of local lengths `lens` for keys, and for values when
+/// `with_values`, uninitialised.
+///
+/// # Safety
+/// As `Sharded::uninit`: the caller writes every element before reading it.
+#[allow(clippy::type_complexity)]
+unsafe fn uninit_shards<K: SortKey, V: DeviceType>(
+    group: &Group,
+    lens: &[usize],
+    with_values: bool,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    // SAFETY: passed on to the caller.
+    let keys = unsafe { Sharded::<K>::uninit(group, lens)? };
+    let values = if with_values {
+        // SAFETY: passed on to the caller.
+        Some(unsafe { Sharded::<V>::uninit(group, lens)? })
+    } else {
+        None
+    };
+    Ok((keys, values))
 }
 
 /// Moves `source` (shards of the global `lengths`) by `plan` into new
@@ -1211,32 +1264,56 @@ fn merge_received<K: SortKey, V: DeviceType>(
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
     let lens = keys.lens().to_vec();
-    let has_values = values.is_some();
-    let value_buffers: Vec<Option<DeviceBuffer<V>>> = match values {
-        Some(v) => v.into_buffers().into_iter().map(Some).collect(),
-        None => (0..lens.len()).map(|_| None).collect(),
+    // SAFETY: every merge round writes each element of the other buffer
+    // before it is read.
+    let (other_keys, other_values) =
+        unsafe { uninit_shards::<K, V>(group, &lens, values.is_some())? };
+    merge_rounds_on_ranks(
+        group,
+        (keys, values),
+        (other_keys, other_values),
+        |rank| run_lengths(plan, world, rank),
+        descending,
+        bits,
+    )
+}
+
+/// [`merge_rounds`] on every local rank: the sorted runs `runs(rank)` of
+/// global rank `rank`, laid end to end in its shard of `current`, merged
+/// with its shard of `other` (the same lengths) as the second buffer.
+/// Returns the merged shards.
+#[allow(clippy::type_complexity)]
+fn merge_rounds_on_ranks<K: SortKey, V: DeviceType>(
+    group: &Group,
+    current: (Sharded<K>, Option<Sharded<V>>),
+    other: (Sharded<K>, Option<Sharded<V>>),
+    runs: impl Fn(usize) -> Vec<usize>,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let lens = current.0.lens().to_vec();
+    let has_values = current.1.is_some();
+    let value_buffers = |values: Option<Sharded<V>>| -> Vec<Option<DeviceBuffer<V>>> {
+        match values {
+            Some(v) => v.into_buffers().into_iter().map(Some).collect(),
+            None => (0..lens.len()).map(|_| None).collect(),
+        }
     };
+    let currents = current
+        .0
+        .into_buffers()
+        .into_iter()
+        .zip(value_buffers(current.1));
+    let others = other
+        .0
+        .into_buffers()
+        .into_iter()
+        .zip(value_buffers(other.1));
     let mut out_keys = Vec::with_capacity(lens.len());
     let mut out_values = Vec::with_capacity(lens.len());
-    let buffers = keys.into_buffers().into_iter().zip(value_buffers);
-    for ((rank, current), &len) in group.ranks.iter().zip(buffers).zip(&lens) {
-        let gpu = &rank.gpu;
-        // SAFETY (both): every merge round writes each element of the
-        // other buffer before it is read.
-        let other_keys = unsafe { DeviceBuffer::<K>::uninit(gpu, len)? };
-        let other_values = match current.1 {
-            Some(_) => Some(unsafe { DeviceBuffer::<V>::uninit(gpu, len)? }),
-            None => None,
-        };
-        let runs = run_lengths(plan, world, rank.rank);
-        let (keys, values) = merge_rounds(
-            gpu,
-            current,
-            (other_keys, other_values),
-            runs,
-            descending,
-            bits,
-        )?;
+    for ((rank, current), other) in group.ranks.iter().zip(currents).zip(others) {
+        let (keys, values) =
+            merge_rounds(&rank.gpu, current, other, runs(rank.rank), descending, bits)?;
         out_keys.push(keys);
         out_values.push(values);
     }

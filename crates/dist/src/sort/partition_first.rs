@@ -70,11 +70,12 @@ use ::sort::{SortKey, SortOptions};
 use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, KernelArgs, Sum};
 use scan::{ScanKind, ScanOptions};
+use std::ops::Range;
 
 use super::{
-    choose_splitters_at, exchange_plan, local_sorts, merge_on_host, merge_round, merge_rounds,
-    placed, run_lengths, sample_sort_kernel, SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER,
-    SEARCH_UPPER,
+    check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, local_sorts,
+    merge_rounds_on_ranks, merged_on_host, placed, run_lengths, sample_sort_kernel, uninit_shards,
+    SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -223,14 +224,7 @@ pub fn model_pairs<K: SortKey, V: Copy>(
     values: &[Vec<V>],
     options: &SortOptions,
 ) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
-    let world = keys.len();
-    if world == 0 {
-        return Err(Error::invalid("keys", "at least one rank"));
-    }
-    Error::check_len("value shards", world, values.len())?;
-    for (k, v) in keys.iter().zip(values) {
-        Error::check_len("value shard", k.len(), v.len())?;
-    }
+    let world = check_model_shards(keys, values)?;
     let bits = options.bit_range::<K>()?;
     let descending = options.order.is_descending();
     let value_of = |k: K| sort_value(k, descending, &bits);
@@ -280,49 +274,20 @@ pub fn model_pairs<K: SortKey, V: Copy>(
     }
     // (3) the exchange, every slot written once.
     let (plan, new_lengths) = exchange_plan(&lengths, &bounds)?;
-    let mut received: Vec<Vec<Option<(K, V)>>> =
-        new_lengths.iter().map(|&l| vec![None; l]).collect();
-    for m in &plan {
-        for i in 0..m.len {
-            let slot = &mut received[m.to_rank][m.to_offset + i];
-            if slot.is_some() {
-                return Err(Error::invalid("exchange plan", "a slot written twice"));
-            }
-            *slot = Some(partitioned[m.from_rank][m.from_offset + i]);
-        }
-    }
+    let received = exchanged_on_host(&plan, &new_lengths, |rank, i| partitioned[rank][i])?;
     // (4) the three blocks sorted, then merged.
     let mut out_keys = Vec::with_capacity(world);
     let mut out_values = Vec::with_capacity(world);
-    for (rank, shard) in received.into_iter().enumerate() {
-        let pairs: Vec<(K, V)> = shard
-            .into_iter()
-            .map(|p| p.ok_or_else(|| Error::invalid("exchange plan", "a slot left unwritten")))
-            .collect::<Result<_>>()?;
+    for (rank, pairs) in received.into_iter().enumerate() {
         let blocks = received_blocks(&run_lengths(&plan, world, rank), rank);
-        let mut runs = Vec::new();
         let mut current = Vec::with_capacity(pairs.len());
         let mut offset = 0;
-        for len in blocks {
+        for &len in &blocks {
             current.extend(sorted_block(&pairs[offset..offset + len]));
             offset += len;
-            runs.push(len);
         }
-        while runs.len() > 1 {
-            let round = merge_round(&runs);
-            let mut next = Vec::with_capacity(current.len());
-            for step in &round {
-                let middle = step.offset + step.left;
-                next.extend(merge_on_host(
-                    &current[step.offset..middle],
-                    &current[middle..middle + step.right],
-                    value_of,
-                ));
-            }
-            current = next;
-            runs = round.iter().map(|s| s.left + s.right).collect();
-        }
-        let (k, v): (Vec<K>, Vec<V>) = current.into_iter().unzip();
+        let merged = merged_on_host(current, blocks, value_of);
+        let (k, v): (Vec<K>, Vec<V>) = merged.into_iter().unzip();
         out_keys.push(k);
         out_values.push(v);
     }
@@ -481,12 +446,9 @@ fn partition<K: SortKey, V: DeviceType>(
     let lens = keys.lens().to_vec();
     let key_views = keys.views();
     let value_views = values.map(|v| v.views());
-    // SAFETY (both): the scatter writes every element of every shard.
-    let mut out_keys = unsafe { Sharded::<K>::uninit(group, &lens)? };
-    let mut out_values = match values {
-        Some(_) => Some(unsafe { Sharded::<V>::uninit(group, &lens)? }),
-        None => None,
-    };
+    // SAFETY: the scatter writes every element of every shard.
+    let (mut out_keys, mut out_values) =
+        unsafe { uninit_shards::<K, V>(group, &lens, values.is_some())? };
     let mut key_targets = out_keys.views_mut();
     let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
     let value_bytes = if values.is_some() { V::BYTES } else { 1 };
@@ -594,19 +556,14 @@ fn exchange_and_sort<K: SortKey, V: DeviceType>(
     let world = group.world();
     let (part_keys, part_values) = partitioned;
     let local: Vec<usize> = group.ranks.iter().map(|r| bucket_lengths[r.rank]).collect();
-    // SAFETY (all four): the exchange writes every received run of `recv`
+    // SAFETY (both): the exchange writes every received run of `recv`
     // but the rank's own; the sorts of step 4 write every element of
     // `out`; the merge rounds write each element of the buffer they write
     // before it is read.
-    let mut recv_keys = unsafe { Sharded::<K>::uninit(group, &local)? };
-    let mut out_keys = unsafe { Sharded::<K>::uninit(group, &local)? };
-    let (mut recv_values, mut out_values) = match part_values {
-        Some(_) => (
-            Some(unsafe { Sharded::<V>::uninit(group, &local)? }),
-            Some(unsafe { Sharded::<V>::uninit(group, &local)? }),
-        ),
-        None => (None, None),
-    };
+    let (mut recv_keys, mut recv_values) =
+        unsafe { uninit_shards::<K, V>(group, &local, part_values.is_some())? };
+    let (mut out_keys, mut out_values) =
+        unsafe { uninit_shards::<K, V>(group, &local, part_values.is_some())? };
 
     // (3) the side streams wait for the partition, then exchange.
     for rank in &group.ranks {
@@ -632,113 +589,52 @@ fn exchange_and_sort<K: SortKey, V: DeviceType>(
         )?;
     }
     // Meanwhile each rank sorts the bucket it keeps into its place.
-    {
-        let key_sources = part_keys.views();
-        let value_sources = part_values.as_ref().map(|v| v.views());
-        let mut key_targets = out_keys.views_mut();
-        let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
-        for (i, rank) in group.ranks.iter().enumerate() {
-            let own = plan
-                .iter()
-                .find(|m| m.from_rank == rank.rank && m.to_rank == rank.rank);
-            if let Some(own) = own {
-                let from = own.from_offset..own.from_offset + own.len;
-                let to = own.to_offset..own.to_offset + own.len;
-                let values = match (&value_sources, value_targets.as_mut()) {
-                    (Some(v), Some(t)) => {
-                        Some((v[i].slice(from.clone())?, t[i].slice_mut(to.clone())?))
-                    }
-                    _ => None,
-                };
-                sort_piece(
-                    &rank.gpu,
-                    key_sources[i].slice(from)?,
-                    key_targets[i].slice_mut(to)?,
-                    values,
-                    options,
-                )?;
-            }
-        }
-    }
+    sort_pieces(
+        group,
+        (&part_keys, part_values.as_ref()),
+        (&mut out_keys, out_values.as_mut()),
+        |rank| {
+            plan.iter()
+                .filter(|m| m.from_rank == rank && m.to_rank == rank)
+                .map(|m| {
+                    (
+                        m.from_offset..m.from_offset + m.len,
+                        m.to_offset..m.to_offset + m.len,
+                    )
+                })
+                .collect()
+        },
+        options,
+    )?;
     // (4) the received blocks, once the exchange is done.
     for rank in &group.ranks {
         join(&rank.gpu, &rank.side)?;
     }
     drop((part_keys, part_values));
-    {
-        let key_sources = recv_keys.views();
-        let value_sources = recv_values.as_ref().map(|v| v.views());
-        let mut key_targets = out_keys.views_mut();
-        let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
-        for (i, rank) in group.ranks.iter().enumerate() {
-            let runs = run_lengths(plan, world, rank.rank);
-            let earlier: usize = runs[..rank.rank].iter().sum();
-            let own_end = earlier + runs[rank.rank];
-            for range in [0..earlier, own_end..local[i]] {
-                if range.is_empty() {
-                    continue;
-                }
-                let values = match (&value_sources, value_targets.as_mut()) {
-                    (Some(v), Some(t)) => {
-                        Some((v[i].slice(range.clone())?, t[i].slice_mut(range.clone())?))
-                    }
-                    _ => None,
-                };
-                sort_piece(
-                    &rank.gpu,
-                    key_sources[i].slice(range.clone())?,
-                    key_targets[i].slice_mut(range)?,
-                    values,
-                    options,
-                )?;
-            }
-        }
-    }
-    let has_values = out_values.is_some();
-    let mut value_pairs: Vec<(Option<DeviceBuffer<V>>, Option<DeviceBuffer<V>>)> =
-        match (out_values, recv_values) {
-            (Some(out), Some(recv)) => out
-                .into_buffers()
+    sort_pieces(
+        group,
+        (&recv_keys, recv_values.as_ref()),
+        (&mut out_keys, out_values.as_mut()),
+        |rank| {
+            let runs = run_lengths(plan, world, rank);
+            let earlier: usize = runs[..rank].iter().sum();
+            let own_end = earlier + runs[rank];
+            [0..earlier, own_end..bucket_lengths[rank]]
                 .into_iter()
-                .zip(recv.into_buffers())
-                .map(|(o, r)| (Some(o), Some(r)))
-                .collect(),
-            _ => (0..local.len()).map(|_| (None, None)).collect(),
-        };
-    let mut merged_keys = Vec::with_capacity(local.len());
-    let mut merged_values = Vec::with_capacity(local.len());
-    let key_buffers = out_keys
-        .into_buffers()
-        .into_iter()
-        .zip(recv_keys.into_buffers());
-    for ((rank, (out, recv)), values) in group
-        .ranks
-        .iter()
-        .zip(key_buffers)
-        .zip(value_pairs.drain(..))
-    {
-        let blocks = received_blocks(&run_lengths(plan, world, rank.rank), rank.rank);
-        let (keys, values) = merge_rounds(
-            &rank.gpu,
-            (out, values.0),
-            (recv, values.1),
-            blocks,
-            descending,
-            bits,
-        )?;
-        merged_keys.push(keys);
-        merged_values.push(values);
-    }
-    let values = if has_values {
-        let buffers = merged_values
-            .into_iter()
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| Error::invalid("values", "lost on the way"))?;
-        Some(Sharded::from_parts(buffers, local.clone()))
-    } else {
-        None
-    };
-    Ok((Sharded::from_parts(merged_keys, local), values))
+                .filter(|range| !range.is_empty())
+                .map(|range| (range.clone(), range))
+                .collect()
+        },
+        options,
+    )?;
+    merge_rounds_on_ranks(
+        group,
+        (out_keys, out_values),
+        (recv_keys, recv_values),
+        |rank| received_blocks(&run_lengths(plan, world, rank), rank),
+        descending,
+        bits,
+    )
 }
 
 /// Makes `waiter`'s stream wait for the work queued so far on `other`'s
@@ -748,6 +644,41 @@ fn join(waiter: &Gpu, other: &Gpu) -> Result<()> {
         .cudarc_stream()
         .join(other.cudarc_stream())
         .map_err(gpu_core::Error::from)?;
+    Ok(())
+}
+
+/// Stable local sorts of pieces of `sources` into pieces of `targets` on
+/// every local rank's main stream: `pieces(rank)` lists the (source
+/// range, target range) pairs of global rank `rank`.
+#[allow(clippy::type_complexity)]
+fn sort_pieces<K: SortKey, V: DeviceType>(
+    group: &Group,
+    sources: (&Sharded<K>, Option<&Sharded<V>>),
+    targets: (&mut Sharded<K>, Option<&mut Sharded<V>>),
+    pieces: impl Fn(usize) -> Vec<(Range<usize>, Range<usize>)>,
+    options: &SortOptions,
+) -> Result<()> {
+    let key_sources = sources.0.views();
+    let value_sources = sources.1.map(|v| v.views());
+    let mut key_targets = targets.0.views_mut();
+    let mut value_targets = targets.1.map(|v| v.views_mut());
+    for (i, rank) in group.ranks.iter().enumerate() {
+        for (from, to) in pieces(rank.rank) {
+            let values = match (&value_sources, value_targets.as_mut()) {
+                (Some(v), Some(t)) => {
+                    Some((v[i].slice(from.clone())?, t[i].slice_mut(to.clone())?))
+                }
+                _ => None,
+            };
+            sort_piece(
+                &rank.gpu,
+                key_sources[i].slice(from)?,
+                key_targets[i].slice_mut(to)?,
+                values,
+                options,
+            )?;
+        }
+    }
     Ok(())
 }
 
