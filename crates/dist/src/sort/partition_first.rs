@@ -35,7 +35,7 @@
 //! 4. When the exchange is done, the runs received from earlier ranks
 //!    are sorted as one block, and those from later ranks as another
 //!    (stable, so equal keys stay in rank order); the three sorted blocks
-//!    (earlier, own, later) are merged ([`merge_round`]
+//!    (earlier, own, later) are merged ([`merge_round`](super::merge_round)
 //!    rounds, ties to the earlier block): one round on two GPUs, two on
 //!    more. With [`SortPlacement::Even`] the result is then moved into
 //!    even blocks.
