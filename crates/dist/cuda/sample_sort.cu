@@ -16,7 +16,8 @@
 //                    for the first key whose value is > the splitter's (a splitter
 //                    from a later rank: equal keys here come before it). One binary
 //                    search per thread: about log2(n) dependent reads.
-//   merge_splits     thread t <= tiles: where merge tile t starts in run A (below).
+//   merge_splits     thread t <= tiles: splits[t], how many of the outputs before tile t of
+//                    merge_runs come from run A (a search on the merge path).
 //   merge_runs       the stable merge of two sorted runs (below), for the
 //                    merge rounds of both sample sorts.
 

@@ -1047,6 +1047,52 @@ fn local_sorts<K: SortKey, V: DeviceType>(
     Ok((out_keys, out_values))
 }
 
+/// Every rank's shard length and the sort values of its `count` samples:
+/// the local ranks' `samples` and the lengths of their `shards`
+/// all-gathered in one pass, read back once (a host synchronisation).
+fn gathered_samples<K: SortKey>(
+    group: &Group,
+    shards: &Sharded<K>,
+    samples: &[DeviceBuffer<K>],
+    count: usize,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(Vec<usize>, Vec<Vec<u64>>)> {
+    let mut lengths = Vec::with_capacity(group.local_count());
+    for (rank, &len) in group.ranks.iter().zip(shards.lens()) {
+        lengths.push(DeviceBuffer::from_host(&rank.gpu, &[len as u64])?);
+    }
+    let all_lengths = group.all_gather_one(&lengths)?;
+    let all_samples = group.all_gather(samples, count)?;
+    let first = &group.ranks[0].gpu;
+    let lengths = all_lengths[0]
+        .to_host(first)?
+        .into_iter()
+        .map(|l| l as usize)
+        .collect();
+    let values = all_samples[0]
+        .to_host(first)?
+        .chunks(count)
+        .map(|c| c.iter().map(|&k| sort_value(k, descending, bits)).collect())
+        .collect();
+    Ok((lengths, values))
+}
+
+/// Every rank's `count` bucket bounds: the local ranks' `bounds`
+/// all-gathered and read back (a host synchronisation).
+fn gathered_bounds(
+    group: &Group,
+    bounds: &[DeviceBuffer<u64>],
+    count: usize,
+) -> Result<Vec<Vec<usize>>> {
+    let all = group.all_gather(bounds, count)?;
+    Ok(all[0]
+        .to_host(&group.ranks[0].gpu)?
+        .chunks(count)
+        .map(|c| c.iter().map(|&b| b as usize).collect())
+        .collect())
+}
+
 /// New shards of local lengths `lens` for keys, and for values when
 /// `with_values`, uninitialised.
 ///
@@ -1114,7 +1160,6 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     // (2) samples and shard lengths, all-gathered, read back once.
     let count = samples_per_rank(world);
     let mut samples = Vec::with_capacity(group.local_count());
-    let mut lengths = Vec::with_capacity(group.local_count());
     for (rank, shard) in group.ranks.iter().zip(sorted_keys.views()) {
         let gpu = &rank.gpu;
         // Zeros: an empty shard sends defined bytes (ignored by the host).
@@ -1134,25 +1179,9 @@ fn sample_sort<K: SortKey, V: DeviceType>(
             unsafe { gpu.launch(&kernel, config, &args)? };
         }
         samples.push(part);
-        lengths.push(DeviceBuffer::from_host(gpu, &[shard.len() as u64])?);
     }
-    let all_lengths = group.all_gather_one(&lengths)?;
-    let all_samples = group.all_gather(&samples, count)?;
-    let first = &group.ranks[0].gpu;
-    let lengths: Vec<usize> = all_lengths[0]
-        .to_host(first)?
-        .into_iter()
-        .map(|l| l as usize)
-        .collect();
-    let sample_values: Vec<Vec<u64>> = all_samples[0]
-        .to_host(first)?
-        .chunks(count)
-        .map(|c| {
-            c.iter()
-                .map(|&k| sort_value(k, descending, &bits))
-                .collect()
-        })
-        .collect();
+    let (lengths, sample_values) =
+        gathered_samples(group, &sorted_keys, &samples, count, descending, &bits)?;
     let splitters = choose_splitters(&sample_values, &lengths);
 
     // (3) bucket bounds on every rank, all-gathered, read back once.
@@ -1182,12 +1211,7 @@ fn sample_sort<K: SortKey, V: DeviceType>(
         drop(work); // stream-ordered free, after the kernel
         bounds.push(local);
     }
-    let all_bounds = group.all_gather(&bounds, bound_count)?;
-    let bounds: Vec<Vec<usize>> = all_bounds[0]
-        .to_host(first)?
-        .chunks(bound_count)
-        .map(|c| c.iter().map(|&b| b as usize).collect())
-        .collect();
+    let bounds = gathered_bounds(group, &bounds, bound_count)?;
 
     // (4) the buckets to their ranks.
     let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;

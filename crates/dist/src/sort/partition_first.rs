@@ -73,9 +73,10 @@ use scan::{ScanKind, ScanOptions};
 use std::ops::Range;
 
 use super::{
-    check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, local_sorts,
-    merge_rounds_on_ranks, merged_on_host, placed, run_lengths, sample_sort_kernel, uninit_shards,
-    SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
+    check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, gathered_bounds,
+    gathered_samples, local_sorts, merge_rounds_on_ranks, merged_on_host, placed, run_lengths,
+    sample_sort_kernel, uninit_shards, SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER,
+    SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -341,12 +342,7 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     let (partitioned_keys, partitioned_values, starts) =
         partition(group, keys, values, &splitters, descending, &bits)?;
     let bound_count = world - 1;
-    let all_starts = group.all_gather(&starts, bound_count)?;
-    let bounds: Vec<Vec<usize>> = all_starts[0]
-        .to_host(&group.ranks[0].gpu)?
-        .chunks(bound_count)
-        .map(|c| c.iter().map(|&b| b as usize).collect())
-        .collect();
+    let bounds = gathered_bounds(group, &starts, bound_count)?;
     let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;
     let sorted = exchange_and_sort(
         group,
@@ -372,9 +368,7 @@ fn sampled_splitters<K: SortKey>(
     let world = group.world();
     let count = samples_per_rank(world);
     let mut samples = Vec::with_capacity(group.local_count());
-    let mut lengths = Vec::with_capacity(group.local_count());
     for (rank, shard) in group.ranks.iter().zip(keys.views()) {
-        lengths.push(DeviceBuffer::from_host(&rank.gpu, &[shard.len() as u64])?);
         let gpu = &rank.gpu;
         // Zeros: an empty shard sends defined bytes (ignored by the host).
         let mut part = DeviceBuffer::<K>::zeros(gpu, count)?;
@@ -400,25 +394,9 @@ fn sampled_splitters<K: SortKey>(
         }
         samples.push(part);
     }
-    let all_lengths = group.all_gather_one(&lengths)?;
-    let all_samples = group.all_gather(&samples, count)?;
-    let lengths: Vec<usize> = all_lengths[0]
-        .to_host(&group.ranks[0].gpu)?
-        .into_iter()
-        .map(|l| l as usize)
-        .collect();
-    let sample_values: Vec<Vec<u64>> = all_samples[0]
-        .to_host(&group.ranks[0].gpu)?
-        .chunks(count)
-        .zip(&lengths)
-        .map(|(c, &len)| {
-            let taken = if len == 0 { 0 } else { count };
-            c[..taken]
-                .iter()
-                .map(|&k| sort_value(k, descending, bits))
-                .collect()
-        })
-        .collect();
+    // An empty shard's samples are ignored by choose_splitters_at.
+    let (lengths, sample_values) =
+        gathered_samples(group, keys, &samples, count, descending, bits)?;
     let positions: Vec<Vec<usize>> = lengths
         .iter()
         .enumerate()
