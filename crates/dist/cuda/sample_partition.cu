@@ -81,14 +81,23 @@ __device__ __forceinline__ void load_splitters(PartitionSplitters& s, const u64*
     }
 }
 
+// The thresholds are non-decreasing in (value, position) order (the splitters are
+// sorted in tuple order, and an earlier rank's, this rank's and a later rank's
+// thresholds of one value follow each other in that order), so the bucket is
+// found by a binary search over them, ⌈log2(count + 1)⌉ steps; a probe at or past
+// `count` stands for a threshold after every key and is not read.
 template <class K>
 __device__ __forceinline__ u32 bucket_of(K key, u64 index, const PartitionSplitters& s, u32 count,
                                          bool desc, u32 begin, u32 end) {
     const u64 v = sample_sort_value<K>(key, desc, begin, end);
     u32 bucket = 0;
-    for (u32 t = 0; t < count; ++t) {
-        const u64 value = s.value[t];
-        bucket += (v > value || (v == value && index >= s.position[t])) ? 1u : 0u;
+    // The smallest power of two above count: count + 1 buckets, searched in halves.
+    for (u32 step = count == 0u ? 0u : 1u << (31u - __clz(count)); step != 0u; step >>= 1) {
+        const u32 probe = bucket + step - 1u;
+        if (probe < count) {
+            const u64 value = s.value[probe];
+            bucket += (v > value || (v == value && index >= s.position[probe])) ? step : 0u;
+        }
     }
     return bucket;
 }

@@ -10,8 +10,8 @@
 //! - `one_gpu_*` (`needs a CUDA GPU`): the partition-first kernels
 //!   (`gather_samples`, `partition_counts`, `bucket_starts`,
 //!   `partition_scatter`, against `jittered_sample_positions` and a stable
-//!   partition by `bucket_of`, with and without values, up to
-//!   `MAX_WORLD` buckets), and the sort-first kernels alone on device 0
+//!   partition by `bucket_of`, with and without values, in 32, 2 and 6
+//!   buckets), and the sort-first kernels alone on device 0
 //!   (`take_samples`, `splitter_bounds` against their host twins
 //!   `sample_positions` and `bucket_bounds`, every search kind;
 //!   `merge_runs` against a stable sort of its two runs, with and without
@@ -497,7 +497,14 @@ fn one_gpu_sample_sort_kernels_match_their_host_twins() {
 /// `partition_scatter`) on rank 1 of a pretend world, against the stable
 /// partition by the host twin `bucket_of`, with positions as values or
 /// without values.
-fn check_partition_kernels<K: SortKey>(gpu: &Gpu, n: usize, seed: u64, options: SortOptions) {
+/// `present` splitters drawn from the samples, then `missing` absent ones.
+fn check_partition_kernels<K: SortKey>(
+    gpu: &Gpu,
+    n: usize,
+    seed: u64,
+    options: SortOptions,
+    (present, missing): (usize, usize),
+) {
     let bits = options.bit_range::<K>().unwrap();
     let descending = options.order.is_descending();
     let keys: Vec<K> = random_keys(n, seed);
@@ -537,7 +544,8 @@ fn check_partition_kernels<K: SortKey>(gpu: &Gpu, n: usize, seed: u64, options: 
     }
 
     // Splitters from every third sample, from ranks 0, 1 (this one) and 2,
-    // sorted as tuples, then missing ones up to MAX_WORLD - 1.
+    // sorted as tuples, the first `present` of them, then `missing` absent
+    // ones (fewer than MAX_WORLD in all).
     let mut splitters: Vec<Splitter> = positions
         .iter()
         .step_by(3)
@@ -549,9 +557,10 @@ fn check_partition_kernels<K: SortKey>(gpu: &Gpu, n: usize, seed: u64, options: 
         })
         .collect();
     splitters.sort_unstable();
-    splitters.truncate(MAX_WORLD - 4);
+    assert!(present + missing < MAX_WORLD);
+    splitters.truncate(present);
     let mut listed: Vec<Option<Splitter>> = splitters.into_iter().map(Some).collect();
-    listed.resize(listed.len() + 3, None);
+    listed.resize(listed.len() + missing, None);
     let world = listed.len() + 1;
     let work_words = bucket_work(1, &listed);
     let buckets: Vec<usize> = values
@@ -679,12 +688,29 @@ fn one_gpu_partition_kernels_match_their_host_twins() {
         .enumerate()
     {
         let seed = 700 + k as u64;
-        check_partition_kernels::<u32>(&gpu, n, seed, Order::Ascending.into());
-        check_partition_kernels::<f32>(&gpu, n, seed, Order::Descending.into());
-        check_partition_kernels::<i64>(&gpu, n, seed, Order::Ascending.into());
-        check_partition_kernels::<u8>(&gpu, n, seed, Order::Descending.into());
-        check_partition_kernels::<f64>(&gpu, n, seed, SortOptions::default().with_bits(52..64));
-        check_partition_kernels::<u16>(&gpu, n, seed, SortOptions::default().with_bits(4..12));
+        // 31 splitters (the most), then 1 and 5: the binary search's
+        // power-of-two and partial steps.
+        for shape in [(MAX_WORLD - 4, 3), (1, 0), (4, 1)] {
+            check_partition_kernels::<u32>(&gpu, n, seed, Order::Ascending.into(), shape);
+            check_partition_kernels::<f64>(
+                &gpu,
+                n,
+                seed,
+                SortOptions::default().with_bits(52..64),
+                shape,
+            );
+        }
+        let most = (MAX_WORLD - 4, 3);
+        check_partition_kernels::<f32>(&gpu, n, seed, Order::Descending.into(), most);
+        check_partition_kernels::<i64>(&gpu, n, seed, Order::Ascending.into(), most);
+        check_partition_kernels::<u8>(&gpu, n, seed, Order::Descending.into(), most);
+        check_partition_kernels::<u16>(
+            &gpu,
+            n,
+            seed,
+            SortOptions::default().with_bits(4..12),
+            most,
+        );
     }
 }
 

@@ -60,10 +60,11 @@
 //! the partition kernels are bound by instruction issue and take about
 //! four copies' time (`docs/multi-gpu.md`).
 //!
-//! **Work** O(n/world · passes) per rank, plus O(world) comparisons per key
-//! to find its bucket; **steps**: four small kernels and a scan, up to
-//! three local sorts, one or two merge rounds, three NCCL groups (four with
-//! `Even`), two host synchronisations.
+//! **Work** O(n/world · passes) per rank, plus O(log world) comparisons
+//! per key to find its bucket (a binary search of the splitters);
+//! **steps**: four small kernels and a scan, up to three local sorts, one
+//! or two merge rounds, three NCCL groups (four with `Even`), two host
+//! synchronisations.
 
 use ::sort::cpu::sort_value;
 use ::sort::{SortKey, SortOptions};
