@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cargo run --release -p parprims-dist --example dist_bench -- [--log2 30,32] [--reps 10]
-//!     [--ranks 1,2] [--sort-log2 28,29,30,31] [--busbw-min-log2 20] [--busbw-max-log2 30]
+//!     [--ranks 1,2] [--sort-log2 28,29,30,31] [--chunks 4] [--busbw-min-log2 20]
+//!     [--busbw-max-log2 30]
 //! ```
 //!
 //! `--log2 none` and `--sort-log2 none` leave out those sizes.
@@ -25,9 +26,11 @@
 //! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
-//! groups: partition first and sort first with merged runs (the default),
-//! each leaving each rank its bucket and rebalanced into even blocks, and
-//! sort first with the runs sorted again (buckets). Before each group, one
+//! groups: partition first and sort first with merged runs (the default,
+//! one row per chunk count of `--chunks`, `SampleSortPolicy::chunks`;
+//! the default's alone without it), each leaving each rank its bucket and
+//! rebalanced into even blocks, and sort first with the runs sorted again
+//! (buckets). Before each group, one
 //! GPU's sort of n/ranks keys: the local sorting each rank cannot avoid,
 //! so the best speed-up any of them can reach. The time is
 //! again the slowest rank's median (the sort's two host synchronisations
@@ -41,7 +44,7 @@
 
 use std::time::Instant;
 
-use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
+use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy, DEFAULT_CHUNKS};
 use dist::{Group, Sharded, SortPlacement};
 use gpu_core::{DeviceBuffer, Gpu, GpuTimer, Sum};
 use reduce::histogram::{CountMode, HistogramAlgorithm};
@@ -55,6 +58,7 @@ struct Args {
     reps: usize,
     ranks: Vec<usize>,
     sort_log2: Vec<u32>,
+    chunks: Vec<usize>,
     busbw_min_log2: u32,
     busbw_max_log2: u32,
 }
@@ -80,6 +84,7 @@ fn parse_args(device_count: usize) -> Result<Args, Failure> {
             .filter(|r| r.is_power_of_two() || *r == device_count)
             .collect(),
         sort_log2: vec![28, 29, 30, 31],
+        chunks: vec![DEFAULT_CHUNKS],
         busbw_min_log2: 20,
         busbw_max_log2: 30,
     };
@@ -91,6 +96,7 @@ fn parse_args(device_count: usize) -> Result<Args, Failure> {
             "--reps" => args.reps = value.parse().map_err(|_| "--reps: a count")?,
             "--ranks" => args.ranks = parse_list(&value, "--ranks")?,
             "--sort-log2" => args.sort_log2 = parse_list(&value, "--sort-log2")?,
+            "--chunks" => args.chunks = parse_list(&value, "--chunks")?,
             "--busbw-min-log2" => {
                 args.busbw_min_log2 = value.parse().map_err(|_| "--busbw-min-log2")?
             }
@@ -395,6 +401,7 @@ fn single_gpu_sort(keys: &[u32], reps: usize) -> Result<(f64, Vec<u32>), Failure
 /// single-GPU sort's output.
 fn group_sort(
     ranks: usize,
+    chunks: &[usize],
     keys: &[u32],
     expected: &[u32],
     reps: usize,
@@ -404,41 +411,47 @@ fn group_sort(
     let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
     let x = Sharded::scatter_from_host(&group, keys)?;
     let bytes = (keys.len() * 4) as f64;
-    let sort_first = |run_order| SampleSortPolicy {
+    let sort_first = |run_order, chunks| SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order,
+        chunks,
     };
     let partition_first = SampleSortPolicy {
         method: SampleSortMethod::PartitionFirst,
         ..SampleSortPolicy::default()
     };
-    for (what, placement, policy) in [
+    let mut rows = vec![
         (
-            "partition first (buckets)",
+            "partition first (buckets)".to_string(),
             SortPlacement::Buckets,
             partition_first,
         ),
         (
-            "partition first (even)",
+            "partition first (even)".to_string(),
             SortPlacement::Even,
             partition_first,
         ),
-        (
-            "sort first, merge (buckets)",
-            SortPlacement::Buckets,
-            sort_first(RunOrder::Merge),
-        ),
-        (
-            "sort first, merge (even)",
-            SortPlacement::Even,
-            sort_first(RunOrder::Merge),
-        ),
-        (
-            "sort first, re-sort (buckets)",
-            SortPlacement::Buckets,
-            sort_first(RunOrder::Resort),
-        ),
-    ] {
+    ];
+    for &chunks in chunks {
+        let policy = sort_first(RunOrder::Merge, chunks);
+        let c = policy.chunks_for(ranks);
+        for (placement, name) in [
+            (SortPlacement::Buckets, "buckets"),
+            (SortPlacement::Even, "even"),
+        ] {
+            rows.push((
+                format!("sort first, merge in {c} ({name})"),
+                placement,
+                policy,
+            ));
+        }
+    }
+    rows.push((
+        "sort first, re-sort (buckets)".to_string(),
+        SortPlacement::Buckets,
+        sort_first(RunOrder::Resort, 1),
+    ));
+    for (what, placement, policy) in rows {
         let mut sorted = None;
         let ms = time_ranks(&gpus, reps, || {
             sorted = None; // the last run's shards go back to the pools first
@@ -458,7 +471,7 @@ fn group_sort(
         }
         drop(sorted);
         println!(
-            "  {ranks} GPU(s) {what:<30} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x  shards {}..{}",
+            "  {ranks} GPU(s) {what:<34} {ms:>9.3} ms {:>8.0} GB/s  speed-up {:.2}x  shards {}..{}",
             gbps(bytes, ms),
             baseline_ms / ms,
             lens.iter().min().unwrap_or(&0),
@@ -502,7 +515,14 @@ fn sort_rows(args: &Args) {
                     Err(e) => println!("  1 GPU  sort of n/{ranks}: {e}"),
                 }
             }
-            if let Err(e) = group_sort(ranks, &keys, &expected, args.reps, baseline_ms) {
+            if let Err(e) = group_sort(
+                ranks,
+                &args.chunks,
+                &keys,
+                &expected,
+                args.reps,
+                baseline_ms,
+            ) {
                 println!("  {ranks} GPU(s): {e}");
             }
         }

@@ -7,9 +7,10 @@ use crate::nccl::{grouped, nccl_available, Communicator};
 use crate::{Error, Result};
 
 /// One rank this process drives: its global rank, its GPU, its
-/// communicator, and a second stream on the same device for exchanges that
-/// overlap the rank's own work (the partition-first sort's bucket
-/// exchange).
+/// communicator, and a second stream on the same device, of the device's
+/// highest priority, for exchanges that overlap the rank's own work (the
+/// sample sorts' bucket exchanges): its NCCL kernels get SMs before the
+/// blocks of the sort or merge running beside them.
 pub(crate) struct LocalRank {
     pub(crate) rank: usize,
     pub(crate) gpu: Gpu,
@@ -19,7 +20,7 @@ pub(crate) struct LocalRank {
 
 impl LocalRank {
     fn new(rank: usize, gpu: Gpu, comm: Communicator) -> Result<LocalRank> {
-        let side = gpu.with_new_stream()?;
+        let side = gpu.with_new_priority_stream()?;
         Ok(LocalRank {
             rank,
             gpu,

@@ -9,10 +9,10 @@ use std::ops::Range;
 
 use dist::sort::partition_first::{self, bucket_of, bucket_work, jittered_sample_positions};
 use dist::sort::{
-    bucket_bounds, choose_splitters, choose_splitters_at, exchange_plan, merge_round, model,
-    model_pairs, model_pairs_with, run_lengths, sample_positions, samples_per_rank, search_work,
-    validate, MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter, SEARCH_LOWER,
-    SEARCH_UPPER,
+    bucket_bounds, choose_splitters, choose_splitters_at, chunk_plans, exchange_plan, merge_round,
+    model, model_pairs, model_pairs_with, run_lengths, sample_positions, samples_per_rank,
+    search_work, validate, MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter,
+    SEARCH_LOWER, SEARCH_UPPER,
 };
 use proptest::prelude::*;
 use sort::{Order, SortKey, SortOptions};
@@ -62,7 +62,11 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     // Partition first, and sort first with a second sort: each rank holds a
     // bucket of the same result.
     let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
-    let policy = |method, run_order| SampleSortPolicy { method, run_order };
+    let policy = |method, run_order| SampleSortPolicy {
+        method,
+        run_order,
+        ..Default::default()
+    };
     let (partitioned, _) = model_pairs_with(
         shards,
         &units,
@@ -81,6 +85,18 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     .expect("the model runs");
     for (rank, (m, r)) in resorted.iter().zip(&sorted).enumerate() {
         prop_assert_eq!(bits_of(m), bits_of(r), "rank {} re-sorted", rank);
+    }
+    // Merged in any number of chunks: the same shards (every c-th bucket
+    // splitter is a rank splitter).
+    for chunks in [1, 3, 8] {
+        let chunked = SampleSortPolicy {
+            chunks,
+            ..policy(SampleSortMethod::SortFirst, RunOrder::Merge)
+        };
+        let (k, _) = model_pairs_with(shards, &units, options, &chunked).expect("the model runs");
+        for (rank, (a, b)) in k.iter().zip(&sorted).enumerate() {
+            prop_assert_eq!(bits_of(a), bits_of(b), "rank {}, {} chunks", rank, chunks);
+        }
     }
     // Regular sampling of sorted shards: no bucket far above n / world.
     let s = samples_per_rank(world);
@@ -194,7 +210,11 @@ proptest! {
             (SampleSortMethod::SortFirst, RunOrder::Resort),
             (SampleSortMethod::PartitionFirst, RunOrder::Merge),
         ] {
-            let policy = SampleSortPolicy { method, run_order };
+            let policy = SampleSortPolicy {
+                method,
+                run_order,
+                ..Default::default()
+            };
             let (_, v) = model_pairs_with(&keys, &values, &opts, &policy).expect("the model runs");
             prop_assert_eq!(v.concat(), expected.clone());
         }
@@ -467,4 +487,78 @@ fn partition_first_buckets_are_near_even() {
             );
         }
     }
+}
+
+proptest! {
+    #[test]
+    fn chunk_plans_fill_every_slot_once(
+        shape in (1usize..5, 1usize..5).prop_flat_map(|(world, chunks)| {
+            prop::collection::vec(
+                prop::collection::vec(0usize..6, world * chunks),
+                world,
+            )
+        }),
+    ) {
+        // Rank r's buckets have sizes shape[r]; chunks = buckets / world.
+        let world = shape.len();
+        let chunks = shape[0].len() / world;
+        let lengths: Vec<usize> = shape.iter().map(|s| s.iter().sum()).collect();
+        let bounds: Vec<Vec<usize>> = shape
+            .iter()
+            .map(|sizes| {
+                sizes[..sizes.len() - 1]
+                    .iter()
+                    .scan(0, |end, &s| {
+                        *end += s;
+                        Some(*end)
+                    })
+                    .collect()
+            })
+            .collect();
+        let (plans, new_lengths) = chunk_plans(&lengths, &bounds, chunks).expect("a layout");
+        prop_assert_eq!(plans.len(), chunks);
+        if chunks == 1 {
+            let (moves, lens) = exchange_plan(&lengths, &bounds).expect("a layout");
+            prop_assert_eq!(&plans[0].moves, &moves);
+            prop_assert_eq!(&new_lengths, &lens);
+        }
+        let mut read: Vec<Vec<u8>> = lengths.iter().map(|&l| vec![0; l]).collect();
+        let mut written: Vec<Vec<u8>> = new_lengths.iter().map(|&l| vec![0; l]).collect();
+        for (q, &len) in new_lengths.iter().enumerate() {
+            // The chunks tile the new shard in order, chunk j holding
+            // bucket q·chunks + j of every rank.
+            let mut end = 0;
+            for (j, plan) in plans.iter().enumerate() {
+                prop_assert_eq!(plan.ranges[q].start, end);
+                end = plan.ranges[q].end;
+                let expected: usize = shape.iter().map(|s| s[q * chunks + j]).sum();
+                prop_assert_eq!(plan.ranges[q].len(), expected);
+            }
+            prop_assert_eq!(end, len);
+        }
+        for plan in &plans {
+            for m in &plan.moves {
+                prop_assert!(m.len > 0);
+                let range = &plan.ranges[m.to_rank];
+                prop_assert!(range.start <= m.to_offset && m.to_offset + m.len <= range.end);
+                for i in 0..m.len {
+                    read[m.from_rank][m.from_offset + i] += 1;
+                    written[m.to_rank][m.to_offset + i] += 1;
+                }
+            }
+        }
+        prop_assert!(read.iter().flatten().all(|&c| c == 1), "every key sent once");
+        prop_assert!(written.iter().flatten().all(|&c| c == 1), "every slot written once");
+    }
+}
+
+#[test]
+fn bad_chunk_plans_are_errors() {
+    // No chunk, the wrong bound count, a bound past the shard, decreasing bounds.
+    assert!(chunk_plans(&[4, 4], &[vec![1, 2, 3], vec![1, 2, 3]], 2).is_ok());
+    assert!(chunk_plans(&[4, 4], &[vec![], vec![]], 0).is_err());
+    assert!(chunk_plans(&[4, 4], &[vec![1], vec![1]], 2).is_err());
+    assert!(chunk_plans(&[4, 4], &[vec![1, 2, 5], vec![1, 2, 3]], 2).is_err());
+    assert!(chunk_plans(&[4, 4], &[vec![2, 1, 3], vec![1, 2, 3]], 2).is_err());
+    assert!(chunk_plans(&[4], &[], 1).is_err());
 }

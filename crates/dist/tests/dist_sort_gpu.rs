@@ -3,7 +3,8 @@
 //! count) and against the host model (`dist::sort::model`, which predicts
 //! every rank's shard exactly), on even blocks and the caller's own
 //! layouts, with both methods (sort first, the default, with both run
-//! orders of its step 5, `RunOrder::Resort` and `Merge`; partition first).
+//! orders of its step 5, `RunOrder::Resort` and `Merge`, the merge in one
+//! chunk, the default chunks and 7; partition first).
 //!
 //! - `one_rank_*`: a group of one rank (device 0), `#[ignore = "needs a
 //!   CUDA GPU"]`: the local sort, the placement, the argument checks.
@@ -33,7 +34,7 @@ use dist::sort::partition_first::{
 };
 use dist::sort::{
     bucket_bounds, sample_positions, search_work, RunOrder, SampleSortMethod, SampleSortPolicy,
-    Splitter,
+    Splitter, DEFAULT_CHUNKS,
 };
 use dist::{layout, Group, Sharded, SortPlacement};
 use gpu_core::launch::grid_1d;
@@ -41,19 +42,33 @@ use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs, Sum};
 use scan::{ScanKind, ScanOptions};
 use sort::{Order, SortKey, SortOptions};
 
-/// Every method and run order of the sample sort.
-const POLICIES: [SampleSortPolicy; 3] = [
+/// Every method and run order of the sample sort; merged runs in one
+/// chunk, the default chunks and an odd count.
+const POLICIES: [SampleSortPolicy; 5] = [
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Resort,
+        chunks: 1,
     },
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Merge,
+        chunks: 1,
+    },
+    SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order: RunOrder::Merge,
+        chunks: DEFAULT_CHUNKS,
+    },
+    SampleSortPolicy {
+        method: SampleSortMethod::SortFirst,
+        run_order: RunOrder::Merge,
+        chunks: 7,
     },
     SampleSortPolicy {
         method: SampleSortMethod::PartitionFirst,
         run_order: RunOrder::Merge,
+        chunks: 1,
     },
 ];
 

@@ -379,6 +379,32 @@ impl Gpu {
         })
     }
 
+    /// [`with_new_stream`](Self::with_new_stream) with the device's highest
+    /// stream priority: as SMs free up, the blocks of kernels queued on this
+    /// stream are scheduled before those of default-priority streams, so
+    /// short work on it (a transfer's kernels beside a long sort) is not held
+    /// back behind a device full of another stream's blocks. Running blocks
+    /// are not preempted.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let urgent = gpu.with_new_priority_stream()?;
+    /// # let _ = urgent;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_new_priority_stream(&self) -> Result<Gpu> {
+        self.shared.ctx.bind_to_thread()?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()?;
+        let stream = self.shared.ctx.new_stream_with_priority(greatest)?;
+        Ok(Gpu {
+            shared: self.shared.clone(),
+            stream,
+            scratch: self.shared.new_stream_arena(),
+        })
+    }
+
     /// The device's properties.
     ///
     /// ```no_run

@@ -93,7 +93,7 @@ use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, Kernel, KernelArgs, Mo
 pub mod partition_first;
 
 use crate::layout::{rebalance_plan, Move};
-use crate::moves::run_moves;
+use crate::moves::{run_moves, run_moves_on, LocalPieces};
 use crate::{Error, Group, Result, Sharded};
 
 /// The CUDA of the sample sort's kernels (`take_samples`,
@@ -165,21 +165,45 @@ pub enum SampleSortMethod {
     PartitionFirst,
 }
 
-/// The sample sort's tuning: which method, and how the sort-first method
-/// orders the runs it receives.
+/// The sample sort's tuning: which method, how the sort-first method
+/// orders the runs it receives, and in how many chunks it exchanges and
+/// merges them.
 ///
 /// ```
 /// use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
-/// let policy = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
+/// let policy = SampleSortPolicy { run_order: RunOrder::Resort, ..Default::default() };
 /// assert_ne!(policy, SampleSortPolicy::default());
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SampleSortPolicy {
     /// Sort before the exchange or after it.
     pub method: SampleSortMethod,
     /// Step 5 of [`SampleSortMethod::SortFirst`]: a second sort or merge
     /// rounds.
     pub run_order: RunOrder,
+    /// Steps 4 and 5 of [`SampleSortMethod::SortFirst`] with
+    /// [`RunOrder::Merge`]: each rank's bucket is cut into this many value
+    /// ranges ([`chunk_plans`]), sent one after another on a side stream,
+    /// and each merged as soon as it has arrived, while the next one
+    /// travels (see [`chunks_for`](Self::chunks_for)). 1: the whole
+    /// exchange, then the merge.
+    pub chunks: usize,
+}
+
+/// [`SampleSortPolicy::chunks`] by default.
+pub const DEFAULT_CHUNKS: usize = 4;
+
+/// The most chunks [`SampleSortPolicy::chunks_for`] gives.
+pub const MAX_CHUNKS: usize = 64;
+
+impl Default for SampleSortPolicy {
+    fn default() -> Self {
+        SampleSortPolicy {
+            method: SampleSortMethod::default(),
+            run_order: RunOrder::default(),
+            chunks: DEFAULT_CHUNKS,
+        }
+    }
 }
 
 impl SampleSortPolicy {
@@ -199,6 +223,28 @@ impl SampleSortPolicy {
                 SampleSortMethod::SortFirst
             }
             method => method,
+        }
+    }
+
+    /// The chunks the sort runs with on `world` ranks: [`chunks`](Self::chunks)
+    /// within 1 ..= [`MAX_CHUNKS`] for sort first with merged runs, 1 for
+    /// every other method (one rank needs no exchange: 1 too).
+    ///
+    /// ```
+    /// use dist::sort::{RunOrder, SampleSortPolicy, MAX_CHUNKS};
+    /// let policy = SampleSortPolicy { chunks: 8, ..Default::default() };
+    /// assert_eq!((policy.chunks_for(2), policy.chunks_for(1)), (8, 1));
+    /// assert_eq!(SampleSortPolicy { chunks: 0, ..policy }.chunks_for(2), 1);
+    /// assert_eq!(SampleSortPolicy { chunks: 1000, ..policy }.chunks_for(2), MAX_CHUNKS);
+    /// assert_eq!(SampleSortPolicy { run_order: RunOrder::Resort, ..policy }.chunks_for(2), 1);
+    /// ```
+    pub fn chunks_for(&self, world: usize) -> usize {
+        let merged = self.method_for(world) == SampleSortMethod::SortFirst
+            && self.run_order == RunOrder::Merge;
+        if merged && world > 1 {
+            self.chunks.clamp(1, MAX_CHUNKS)
+        } else {
+            1
         }
     }
 }
@@ -375,12 +421,31 @@ pub struct Splitter {
 /// assert_eq!(splitters, vec![Some(Splitter { value: 30, rank: 0, position: 3 })]);
 /// ```
 pub fn choose_splitters(samples: &[Vec<u64>], lengths: &[usize]) -> Vec<Option<Splitter>> {
+    choose_bucket_splitters(samples, lengths, lengths.len())
+}
+
+/// [`choose_splitters`] for `buckets` buckets instead of one per rank
+/// (`buckets − 1` splitters, splitter j at weighted rank j/buckets): with
+/// `buckets` = c·world, splitter c·j is [`choose_splitters`]'s splitter j.
+///
+/// ```
+/// use dist::sort::{choose_bucket_splitters, choose_splitters};
+/// let (samples, lengths) = ([vec![10, 30, 50, 70], vec![20, 40, 60, 80]], [8, 8]);
+/// let four = choose_bucket_splitters(&samples, &lengths, 4);
+/// assert_eq!(four.len(), 3);
+/// assert_eq!(four[1], choose_splitters(&samples, &lengths)[0]);
+/// ```
+pub fn choose_bucket_splitters(
+    samples: &[Vec<u64>],
+    lengths: &[usize],
+    buckets: usize,
+) -> Vec<Option<Splitter>> {
     let positions: Vec<Vec<usize>> = samples
         .iter()
         .zip(lengths)
         .map(|(values, &len)| sample_positions(len, values.len()))
         .collect();
-    choose_splitters_at(samples, &positions, lengths)
+    choose_bucket_splitters_at(samples, &positions, lengths, buckets)
 }
 
 /// [`choose_splitters`] for samples taken at the given positions:
@@ -399,7 +464,27 @@ pub fn choose_splitters_at(
     positions: &[Vec<usize>],
     lengths: &[usize],
 ) -> Vec<Option<Splitter>> {
-    let world = lengths.len();
+    choose_bucket_splitters_at(samples, positions, lengths, lengths.len())
+}
+
+/// [`choose_splitters_at`] for `buckets` buckets: `buckets − 1` splitters,
+/// splitter j the first sample with at least j/buckets of the total
+/// weight before it.
+///
+/// ```
+/// use dist::sort::choose_bucket_splitters_at;
+/// let samples = [vec![10, 30, 50, 70], vec![20, 40, 60, 80]];
+/// let positions = [vec![0, 1, 2, 3], vec![0, 1, 2, 3]];
+/// let four = choose_bucket_splitters_at(&samples, &positions, &[8, 8], 4);
+/// let values: Vec<u64> = four.iter().map(|s| s.unwrap().value).collect();
+/// assert_eq!(values, vec![30, 50, 70]);
+/// ```
+pub fn choose_bucket_splitters_at(
+    samples: &[Vec<u64>],
+    positions: &[Vec<usize>],
+    lengths: &[usize],
+    buckets: usize,
+) -> Vec<Option<Splitter>> {
     let mut weighted = Vec::new();
     let mut total: u128 = 0;
     for (rank, ((values, positions), &len)) in
@@ -421,17 +506,17 @@ pub fn choose_splitters_at(
         }
     }
     weighted.sort_unstable();
-    let mut splitters = Vec::with_capacity(world.saturating_sub(1));
+    let mut splitters = Vec::with_capacity(buckets.saturating_sub(1));
     let mut before: u128 = 0;
     for &(sample, weight) in &weighted {
-        while splitters.len() + 1 < world
-            && before * world as u128 >= (splitters.len() as u128 + 1) * total
+        while splitters.len() + 1 < buckets
+            && before * buckets as u128 >= (splitters.len() as u128 + 1) * total
         {
             splitters.push(Some(sample));
         }
         before += weight;
     }
-    splitters.resize(world.saturating_sub(1), None);
+    splitters.resize(buckets.saturating_sub(1), None);
     splitters
 }
 
@@ -545,6 +630,105 @@ pub fn exchange_plan(lengths: &[usize], bounds: &[Vec<usize>]) -> Result<(Vec<Mo
     Ok((moves, received))
 }
 
+/// One step of a chunked exchange: the moves that gather chunk j of every
+/// rank's bucket, and where that chunk lies in each rank's new shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkPlan {
+    /// Bucket q·c + j of every rank r to rank q, after the pieces of ranks
+    /// before r; empty pieces left out, at most one move per pair of
+    /// ranks, in (`from_rank`, `to_rank`) order.
+    pub moves: Vec<Move>,
+    /// `ranges[q]`: chunk j in rank q's new shard.
+    pub ranges: Vec<std::ops::Range<usize>>,
+}
+
+/// The exchange of step 4 in `chunks` chunks, from every rank's shard
+/// length and the starts of its world·`chunks` buckets after the first
+/// (`bounds[r]`, non-decreasing, ≤ `lengths[r]`): bucket q·c + j goes to
+/// rank q as part of its chunk j. Returns one [`ChunkPlan`] per chunk, in
+/// order, and each rank's new length. Rank q's new shard holds its chunks
+/// one after another, each the pieces of every rank in rank order; with
+/// one chunk this is [`exchange_plan`]. No chunk, the wrong number of
+/// bounds or bounds that are not a layout are an `InvalidArgument`.
+///
+/// ```
+/// use dist::layout::Move;
+/// use dist::sort::chunk_plans;
+/// // Two ranks, two chunks each: four buckets per rank, of sizes
+/// // 1, 1, 1, 1 on rank 0 and 0, 1, 0, 1 on rank 1.
+/// let (plans, lens) = chunk_plans(&[4, 2], &[vec![1, 2, 3], vec![0, 1, 1]], 2)?;
+/// assert_eq!(lens, vec![3, 3]);
+/// assert_eq!(plans[0].ranges, vec![0..1, 0..1]);
+/// assert_eq!(plans[1].ranges, vec![1..3, 1..3]); // chunk 1: buckets 1 and 3
+/// assert_eq!(plans[1].moves, vec![
+///     Move { from_rank: 0, from_offset: 1, to_rank: 0, to_offset: 1, len: 1 },
+///     Move { from_rank: 0, from_offset: 3, to_rank: 1, to_offset: 1, len: 1 },
+///     Move { from_rank: 1, from_offset: 0, to_rank: 0, to_offset: 2, len: 1 },
+///     Move { from_rank: 1, from_offset: 1, to_rank: 1, to_offset: 2, len: 1 },
+/// ]);
+/// # Ok::<(), dist::Error>(())
+/// ```
+pub fn chunk_plans(
+    lengths: &[usize],
+    bounds: &[Vec<usize>],
+    chunks: usize,
+) -> Result<(Vec<ChunkPlan>, Vec<usize>)> {
+    let world = lengths.len();
+    let buckets = world
+        .checked_mul(chunks)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| {
+            Error::invalid(
+                "chunks",
+                format!("{chunks} chunks on {world} ranks: at least one of each"),
+            )
+        })?;
+    Error::check_len("bucket bounds", world, bounds.len())?;
+    // cuts[r]: the ends of rank r's buckets, 0 and its length included.
+    let mut cuts = Vec::with_capacity(world);
+    for (rank, (&len, inner)) in lengths.iter().zip(bounds).enumerate() {
+        Error::check_len("bucket bounds of a rank", buckets - 1, inner.len())?;
+        let mut ends = Vec::with_capacity(buckets + 1);
+        ends.push(0);
+        ends.extend_from_slice(inner);
+        ends.push(len);
+        if ends.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::invalid(
+                "bucket bounds",
+                format!("rank {rank}: {inner:?} are not non-decreasing within 0..={len}"),
+            ));
+        }
+        cuts.push(ends);
+    }
+    let mut filled = vec![0usize; world];
+    let mut plans = Vec::with_capacity(chunks);
+    for chunk in 0..chunks {
+        let mut moves = Vec::new();
+        let mut ranges = Vec::with_capacity(world);
+        for (to_rank, end) in filled.iter_mut().enumerate() {
+            let bucket = to_rank * chunks + chunk;
+            let first = *end;
+            for (from_rank, ends) in cuts.iter().enumerate() {
+                let len = ends[bucket + 1] - ends[bucket];
+                if len > 0 {
+                    moves.push(Move {
+                        from_rank,
+                        from_offset: ends[bucket],
+                        to_rank,
+                        to_offset: *end,
+                        len,
+                    });
+                    *end += len;
+                }
+            }
+            ranges.push(first..*end);
+        }
+        moves.sort_by_key(|m| (m.from_rank, m.to_rank));
+        plans.push(ChunkPlan { moves, ranges });
+    }
+    Ok((plans, filled))
+}
+
 /// The whole algorithm on the host, with values: `keys[r]` and
 /// `values[r]` are rank r's shard. Every step is the device path's (the
 /// same sample positions, splitters, bounds and exchange plan; the local
@@ -572,16 +756,18 @@ pub fn model_pairs<K: SortKey, V: Copy>(
 
 /// [`model_pairs`] under `policy`: [`SampleSortMethod::PartitionFirst`]
 /// runs [`partition_first::model_pairs`]; with
-/// [`SampleSortMethod::SortFirst`] and [`RunOrder::Merge`], step 5 runs
-/// the device path's merge rounds ([`merge_round`]) with the kernel's tie
-/// rule. Every policy gives the same keys in rank order; the bucket each
-/// rank ends with depends on the method.
+/// [`SampleSortMethod::SortFirst`] and [`RunOrder::Merge`], steps 4 and 5
+/// run chunk by chunk ([`SampleSortPolicy::chunks_for`], [`chunk_plans`])
+/// and each chunk's runs are merged in the device path's rounds
+/// ([`merge_round`]) with the kernel's tie rule. Every policy gives the
+/// same keys in rank order; the bucket each rank ends with depends on the
+/// method, not on the chunks.
 ///
 /// ```
 /// use dist::sort::{model_pairs_with, RunOrder, SampleSortMethod, SampleSortPolicy};
 /// let keys = vec![vec![4u8, 4, 1], vec![4, 0], vec![2]];
 /// let values = vec![vec![0, 1, 2], vec![3, 4], vec![5]];
-/// let merge = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Merge };
+/// let merge = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Merge, chunks: 2 };
 /// let (k, v) = model_pairs_with(&keys, &values, &sort::Order::Ascending.into(), &merge)?;
 /// assert_eq!((k.concat(), v.concat()), (vec![0, 1, 2, 4, 4, 4], vec![4, 2, 5, 0, 1, 3]));
 /// # Ok::<(), dist::Error>(())
@@ -618,7 +804,8 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
                 .collect()
         })
         .collect();
-    let splitters = choose_splitters(&samples, &lengths);
+    let chunks = policy.chunks_for(world);
+    let splitters = choose_bucket_splitters(&samples, &lengths, world * chunks);
     // (3) bucket bounds.
     let bounds: Vec<Vec<usize>> = sorted
         .iter()
@@ -628,26 +815,33 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
             bucket_bounds(&image, rank, &splitters)
         })
         .collect();
-    // (4) the exchange, every slot written once.
-    let (moves, new_lengths) = exchange_plan(&lengths, &bounds)?;
+    // (4) the exchange, chunk by chunk, every slot written once.
+    let (plans, new_lengths) = chunk_plans(&lengths, &bounds, chunks)?;
+    let moves: Vec<Move> = plans.iter().flat_map(|p| p.moves.iter().copied()).collect();
     let received = exchanged_on_host(&moves, &new_lengths, |rank, i| {
         (sorted[rank].0[i], sorted[rank].1[i])
     })?;
-    // (5) the received runs sorted again, or merged in rounds.
+    // (5) the received runs sorted again, or each chunk's merged in rounds.
     let mut out_keys = Vec::with_capacity(world);
     let mut out_values = Vec::with_capacity(world);
-    for (rank, mut pairs) in received.into_iter().enumerate() {
-        match policy.run_order {
-            RunOrder::Resort => {
-                let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
-                let (k, v) = ::sort::cpu::sort_pairs(&k, &v, descending, &bits);
-                pairs = k.into_iter().zip(v).collect();
-            }
-            RunOrder::Merge => {
-                pairs = merged_on_host(pairs, run_lengths(&moves, world, rank), value_of);
+    for (rank, pairs) in received.into_iter().enumerate() {
+        let mut ordered = Vec::with_capacity(pairs.len());
+        for plan in &plans {
+            let chunk = pairs[plan.ranges[rank].clone()].to_vec();
+            match policy.run_order {
+                RunOrder::Resort => {
+                    let (k, v): (Vec<K>, Vec<V>) = chunk.into_iter().unzip();
+                    let (k, v) = ::sort::cpu::sort_pairs(&k, &v, descending, &bits);
+                    ordered.extend(k.into_iter().zip(v));
+                }
+                RunOrder::Merge => ordered.extend(merged_on_host(
+                    chunk,
+                    run_lengths(&plan.moves, world, rank),
+                    value_of,
+                )),
             }
         }
-        let (k, v): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+        let (k, v): (Vec<K>, Vec<V>) = ordered.into_iter().unzip();
         out_keys.push(k);
         out_values.push(v);
     }
@@ -925,7 +1119,7 @@ pub fn sort_keys<K: SortKey>(
 /// use dist::SortPlacement;
 /// let group = dist::Group::all()?;
 /// let x = dist::Sharded::scatter_from_host(&group, &[3.5f64, -1.0, 2.0])?;
-/// let resort = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
+/// let resort = SampleSortPolicy { run_order: RunOrder::Resort, ..Default::default() };
 /// let sorted = dist::sort::sort_keys_with(&group, &x, sort::Order::Ascending, SortPlacement::Even, &resort)?;
 /// assert_eq!(sorted.gather_to_host(&group)?, [-1.0, 2.0, 3.5]);
 /// # Ok::<(), dist::Error>(())
@@ -989,7 +1183,7 @@ pub fn sort_pairs<K: SortKey, V: DeviceType>(
 /// let group = dist::Group::all()?;
 /// let keys = dist::Sharded::scatter_from_host(&group, &[2u16, 1, 2])?;
 /// let values = dist::Sharded::scatter_from_host(&group, &[10u64, 20, 30])?;
-/// let resort = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Resort };
+/// let resort = SampleSortPolicy { run_order: RunOrder::Resort, ..Default::default() };
 /// let (k, v) = dist::sort::sort_pairs_with(&group, &keys, &values, sort::Order::Ascending, SortPlacement::Buckets, &resort)?;
 /// assert_eq!(v.gather_to_host(&group)?, [20, 10, 30]);
 /// # Ok::<(), dist::Error>(())
@@ -1182,10 +1376,11 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     }
     let (lengths, sample_values) =
         gathered_samples(group, &sorted_keys, &samples, count, descending, &bits)?;
-    let splitters = choose_splitters(&sample_values, &lengths);
+    let chunks = policy.chunks_for(world);
+    let splitters = choose_bucket_splitters(&sample_values, &lengths, world * chunks);
 
     // (3) bucket bounds on every rank, all-gathered, read back once.
-    let bound_count = world - 1;
+    let bound_count = splitters.len();
     let mut bounds = Vec::with_capacity(group.local_count());
     for (rank, shard) in group.ranks.iter().zip(sorted_keys.views()) {
         let gpu = &rank.gpu;
@@ -1213,18 +1408,18 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     }
     let bounds = gathered_bounds(group, &bounds, bound_count)?;
 
-    // (4) the buckets to their ranks.
-    let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;
-    let received_keys = moved(group, &sorted_keys, &plan, &bucket_lengths)?;
-    let received_values = match &sorted_values {
-        Some(v) => Some(moved(group, v, &plan, &bucket_lengths)?),
-        None => None,
-    };
-    drop((sorted_keys, sorted_values));
-
-    // (5) the received runs sorted again or merged; even blocks on request.
+    // (4) and (5): the buckets to their ranks, then their runs sorted
+    // again, or each chunk's runs merged as soon as it has arrived.
+    let (plans, bucket_lengths) = chunk_plans(&lengths, &bounds, chunks)?;
     let (out_keys, out_values) = match policy.run_order {
         RunOrder::Resort => {
+            let plan = &plans[0].moves; // one chunk (chunks_for)
+            let received_keys = moved(group, &sorted_keys, plan, &bucket_lengths)?;
+            let received_values = match &sorted_values {
+                Some(v) => Some(moved(group, v, plan, &bucket_lengths)?),
+                None => None,
+            };
+            drop((sorted_keys, sorted_values));
             let received_value_views = received_values.as_ref().map(|v| v.views());
             let sorted = local_sorts(
                 group,
@@ -1236,16 +1431,138 @@ fn sample_sort<K: SortKey, V: DeviceType>(
             drop((received_keys, received_values));
             sorted
         }
-        RunOrder::Merge => merge_received(
+        RunOrder::Merge => exchanged_and_merged(
             group,
-            received_keys,
-            received_values,
-            &plan,
+            (sorted_keys, sorted_values),
+            &plans,
+            &bucket_lengths,
             descending,
             &bits,
         )?,
     };
     placed(group, (out_keys, out_values), &bucket_lengths, placement)
+}
+
+/// Steps 4 and 5 with merged runs: chunk by chunk, the pieces gathered
+/// on every rank's side stream ([`run_moves_on`], the piece a rank keeps
+/// copied there too), then, on its main stream once the chunk has
+/// arrived, the chunk's runs merged in [`merge_round`] rounds between
+/// two buffers, while the next chunk travels. Every chunk has `world`
+/// runs (some empty), so every chunk's result lands in the same buffer.
+#[allow(clippy::type_complexity)]
+fn exchanged_and_merged<K: SortKey, V: DeviceType>(
+    group: &Group,
+    sorted: (Sharded<K>, Option<Sharded<V>>),
+    plans: &[ChunkPlan],
+    new_lengths: &[usize],
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let world = group.world();
+    let (sorted_keys, sorted_values) = sorted;
+    let local: Vec<usize> = group.ranks.iter().map(|r| new_lengths[r.rank]).collect();
+    // SAFETY (both): the chunk plans write every element of `received`
+    // (tested on the host); every merge round writes each element of a
+    // chunk's range of the buffer it writes before that range is read.
+    let (received_keys, received_values) =
+        unsafe { uninit_shards::<K, V>(group, &local, sorted_values.is_some())? };
+    let (other_keys, other_values) =
+        unsafe { uninit_shards::<K, V>(group, &local, sorted_values.is_some())? };
+    let mut received = split_pairs(received_keys, received_values);
+    let mut other = split_pairs(other_keys, other_values);
+    // The side streams wait for the local sorts.
+    for rank in &group.ranks {
+        join(&rank.side, &rank.gpu)?;
+    }
+    let sides: Vec<&Gpu> = group.ranks.iter().map(|r| &r.side).collect();
+    let mut result_in_other = false;
+    for plan in plans {
+        let mut targets: Vec<_> = received.iter_mut().map(|(k, _)| k.view_mut()).collect();
+        run_moves_on(
+            group,
+            &sides,
+            &sorted_keys.views(),
+            &plan.moves,
+            &mut targets,
+            LocalPieces::Copy,
+        )?;
+        drop(targets);
+        if let Some(source) = &sorted_values {
+            let mut targets: Vec<_> = received
+                .iter_mut()
+                .filter_map(|(_, v)| v.as_mut().map(|v| v.view_mut()))
+                .collect();
+            run_moves_on(
+                group,
+                &sides,
+                &source.views(),
+                &plan.moves,
+                &mut targets,
+                LocalPieces::Copy,
+            )?;
+        }
+        // The chunk's merges wait for its pieces only: later chunks are
+        // queued on the side streams after this point.
+        for ((rank, first), second) in group.ranks.iter().zip(&mut received).zip(&mut other) {
+            join(&rank.gpu, &rank.side)?;
+            let range = plan.ranges[rank.rank].clone();
+            let runs = run_lengths(&plan.moves, world, rank.rank);
+            result_in_other = merge_rounds_in(
+                &rank.gpu,
+                first,
+                second,
+                range.start,
+                runs,
+                descending,
+                bits,
+            )?;
+        }
+    }
+    // Every main stream has joined its side stream after the last chunk:
+    // the sorted shards are freed after the sends that read them.
+    drop((sorted_keys, sorted_values));
+    let lens = local;
+    let (result, spare) = if result_in_other {
+        (other, received)
+    } else {
+        (received, other)
+    };
+    drop(spare);
+    let (keys, values): (Vec<_>, Vec<_>) = result.into_iter().unzip();
+    let values = values
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .map(|v| Sharded::from_parts(v, lens.clone()));
+    Ok((Sharded::from_parts(keys, lens), values))
+}
+
+/// A rank's key buffer beside its value buffer, when there are values.
+type BufferPair<K, V> = (DeviceBuffer<K>, Option<DeviceBuffer<V>>);
+
+/// Sharded keys and values as one (keys, values) buffer pair per local
+/// rank.
+fn split_pairs<K: SortKey, V: DeviceType>(
+    keys: Sharded<K>,
+    values: Option<Sharded<V>>,
+) -> Vec<BufferPair<K, V>> {
+    let keys = keys.into_buffers();
+    match values {
+        Some(v) => keys
+            .into_iter()
+            .zip(v.into_buffers().into_iter().map(Some))
+            .collect(),
+        None => keys.into_iter().map(|k| (k, None)).collect(),
+    }
+}
+
+/// Makes `waiter`'s stream wait for the work queued so far on `other`'s
+/// (same device).
+pub(super) fn join(waiter: &Gpu, other: &Gpu) -> Result<()> {
+    waiter
+        .cudarc_stream()
+        .join(other.cudarc_stream())
+        .map_err(gpu_core::Error::from)?;
+    Ok(())
 }
 
 /// The sorted buckets (global lengths `bucket_lengths`) left where they
@@ -1272,34 +1589,6 @@ fn placed<K: SortKey, V: DeviceType>(
             Ok((keys, values))
         }
     }
-}
-
-/// Step 5 by merge rounds: each local rank merges the runs it received
-/// ([`run_lengths`] of `plan`) pairwise ([`merge_round`]) between its
-/// receive buffer and one more buffer of the same length, until one run
-/// is left. Every rank runs the same number of rounds.
-fn merge_received<K: SortKey, V: DeviceType>(
-    group: &Group,
-    keys: Sharded<K>,
-    values: Option<Sharded<V>>,
-    plan: &[Move],
-    descending: bool,
-    bits: &std::ops::Range<u32>,
-) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
-    let world = group.world();
-    let lens = keys.lens().to_vec();
-    // SAFETY: every merge round writes each element of the other buffer
-    // before it is read.
-    let (other_keys, other_values) =
-        unsafe { uninit_shards::<K, V>(group, &lens, values.is_some())? };
-    merge_rounds_on_ranks(
-        group,
-        (keys, values),
-        (other_keys, other_values),
-        |rank| run_lengths(plan, world, rank),
-        descending,
-        bits,
-    )
 }
 
 /// [`merge_rounds`] on every local rank: the sorted runs `runs(rank)` of
@@ -1361,31 +1650,56 @@ fn merge_rounds_on_ranks<K: SortKey, V: DeviceType>(
 #[allow(clippy::type_complexity)]
 fn merge_rounds<K: SortKey, V: DeviceType>(
     gpu: &Gpu,
-    current: (DeviceBuffer<K>, Option<DeviceBuffer<V>>),
-    other: (DeviceBuffer<K>, Option<DeviceBuffer<V>>),
+    current: BufferPair<K, V>,
+    other: BufferPair<K, V>,
+    runs: Vec<usize>,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<BufferPair<K, V>> {
+    let (mut current, mut other) = (current, other);
+    if merge_rounds_in(gpu, &mut current, &mut other, 0, runs, descending, bits)? {
+        Ok(other)
+    } else {
+        Ok(current)
+    }
+}
+
+/// The merge rounds of [`merge_rounds`] on the runs of lengths `runs`
+/// laid end to end from `offset` in `first`, between `first` and `second`
+/// (each at least `offset` + the runs long); returns whether the merged
+/// run ended in `second` (an odd number of rounds).
+#[allow(clippy::type_complexity)]
+fn merge_rounds_in<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    first: &mut BufferPair<K, V>,
+    second: &mut BufferPair<K, V>,
+    offset: usize,
     mut runs: Vec<usize>,
     descending: bool,
     bits: &std::ops::Range<u32>,
-) -> Result<(DeviceBuffer<K>, Option<DeviceBuffer<V>>)> {
-    let (mut current_keys, mut current_values) = current;
-    let (mut other_keys, mut other_values) = other;
+) -> Result<bool> {
+    let (mut source, mut target) = (first, second);
+    let mut in_second = false;
     while runs.len() > 1 {
         let round = merge_round(&runs);
         for step in &round {
             merge_step(
                 gpu,
-                (&current_keys, current_values.as_ref()),
-                (&mut other_keys, other_values.as_mut()),
-                step,
+                (&source.0, source.1.as_ref()),
+                (&mut target.0, target.1.as_mut()),
+                &MergeStep {
+                    offset: offset + step.offset,
+                    ..*step
+                },
                 descending,
                 bits,
             )?;
         }
-        std::mem::swap(&mut current_keys, &mut other_keys);
-        std::mem::swap(&mut current_values, &mut other_values);
+        std::mem::swap(&mut source, &mut target);
+        in_second = !in_second;
         runs = round.iter().map(|s| s.left + s.right).collect();
     }
-    Ok((current_keys, current_values))
+    Ok(in_second)
 }
 
 /// One [`MergeStep`] on one rank: the pair merged by `merge_runs` from

@@ -75,9 +75,9 @@ use std::ops::Range;
 
 use super::{
     check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, gathered_bounds,
-    gathered_samples, local_sorts, merge_rounds_on_ranks, merged_on_host, placed, run_lengths,
-    sample_sort_kernel, uninit_shards, SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER,
-    SEARCH_UPPER,
+    gathered_samples, join, local_sorts, merge_rounds_on_ranks, merged_on_host, placed,
+    run_lengths, sample_sort_kernel, uninit_shards, SortPlacement, Splitter, BLOCK_THREADS,
+    SEARCH_LOWER, SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -614,16 +614,6 @@ fn exchange_and_sort<K: SortKey, V: DeviceType>(
         descending,
         bits,
     )
-}
-
-/// Makes `waiter`'s stream wait for the work queued so far on `other`'s
-/// (same device).
-fn join(waiter: &Gpu, other: &Gpu) -> Result<()> {
-    waiter
-        .cudarc_stream()
-        .join(other.cudarc_stream())
-        .map_err(gpu_core::Error::from)?;
-    Ok(())
 }
 
 /// Stable local sorts of pieces of `sources` into pieces of `targets` on
