@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p parprims-dist --example dist_bench -- [--log2 30,32] [--reps 10]
-//!     [--ranks 1,2] [--sort-log2 28,29,30,31] [--chunks 4] [--busbw-min-log2 20]
+//!     [--ranks 1,2] [--sort-log2 28,29,30,31] [--chunks 1,4] [--busbw-min-log2 20]
 //!     [--busbw-max-log2 30]
 //! ```
 //!
@@ -26,11 +26,11 @@
 //! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
-//! groups: partition first and sort first with merged runs (the default,
-//! one row per chunk count of `--chunks`, `SampleSortPolicy::chunks`;
-//! the default's alone without it), each leaving each rank its bucket and
-//! rebalanced into even blocks, and sort first with the runs sorted again
-//! (buckets). Before each group, one
+//! groups: partition first and sort first with merged runs (the default
+//! policy, then one row per count of `--chunks`, that many chunks whatever
+//! the size: `SampleSortPolicy::chunks` with `chunked_from` 0), each
+//! leaving each rank its bucket and rebalanced into even blocks, and sort
+//! first with the runs sorted again (buckets). Before each group, one
 //! GPU's sort of n/ranks keys: the local sorting each rank cannot avoid,
 //! so the best speed-up any of them can reach. The time is
 //! again the slowest rank's median (the sort's two host synchronisations
@@ -44,7 +44,7 @@
 
 use std::time::Instant;
 
-use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy, DEFAULT_CHUNKS};
+use dist::sort::{RunOrder, SampleSortMethod, SampleSortPolicy};
 use dist::{Group, Sharded, SortPlacement};
 use gpu_core::{DeviceBuffer, Gpu, GpuTimer, Sum};
 use reduce::histogram::{CountMode, HistogramAlgorithm};
@@ -84,7 +84,7 @@ fn parse_args(device_count: usize) -> Result<Args, Failure> {
             .filter(|r| r.is_power_of_two() || *r == device_count)
             .collect(),
         sort_log2: vec![28, 29, 30, 31],
-        chunks: vec![DEFAULT_CHUNKS],
+        chunks: Vec::new(),
         busbw_min_log2: 20,
         busbw_max_log2: 30,
     };
@@ -411,11 +411,6 @@ fn group_sort(
     let gpus: Vec<&Gpu> = (0..ranks).map(|i| group.gpu(i)).collect::<Result<_, _>>()?;
     let x = Sharded::scatter_from_host(&group, keys)?;
     let bytes = (keys.len() * 4) as f64;
-    let sort_first = |run_order, chunks| SampleSortPolicy {
-        method: SampleSortMethod::SortFirst,
-        run_order,
-        chunks,
-    };
     let partition_first = SampleSortPolicy {
         method: SampleSortMethod::PartitionFirst,
         ..SampleSortPolicy::default()
@@ -432,9 +427,15 @@ fn group_sort(
             partition_first,
         ),
     ];
-    for &chunks in chunks {
-        let policy = sort_first(RunOrder::Merge, chunks);
-        let c = policy.chunks_for(ranks);
+    // The default policy, then each --chunks count whatever the size.
+    let default = SampleSortPolicy::default();
+    let forced = chunks.iter().map(|&chunks| SampleSortPolicy {
+        chunks,
+        chunked_from: 0,
+        ..default
+    });
+    for policy in std::iter::once(default).chain(forced) {
+        let c = policy.chunks_for(ranks, keys.len());
         for (placement, name) in [
             (SortPlacement::Buckets, "buckets"),
             (SortPlacement::Even, "even"),
@@ -449,7 +450,10 @@ fn group_sort(
     rows.push((
         "sort first, re-sort (buckets)".to_string(),
         SortPlacement::Buckets,
-        sort_first(RunOrder::Resort, 1),
+        SampleSortPolicy {
+            run_order: RunOrder::Resort,
+            ..default
+        },
     ));
     for (what, placement, policy) in rows {
         let mut sorted = None;

@@ -91,6 +91,7 @@ fn check_model<K: SortKey>(shards: &[Vec<K>], options: &SortOptions) -> Result<(
     for chunks in [1, 3, 8] {
         let chunked = SampleSortPolicy {
             chunks,
+            chunked_from: 0,
             ..policy(SampleSortMethod::SortFirst, RunOrder::Merge)
         };
         let (k, _) = model_pairs_with(shards, &units, options, &chunked).expect("the model runs");

@@ -43,32 +43,37 @@ use scan::{ScanKind, ScanOptions};
 use sort::{Order, SortKey, SortOptions};
 
 /// Every method and run order of the sample sort; merged runs in one
-/// chunk, the default chunks and an odd count.
+/// chunk, the default chunks and an odd count, at every size.
 const POLICIES: [SampleSortPolicy; 5] = [
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Resort,
         chunks: 1,
+        chunked_from: 0,
     },
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Merge,
         chunks: 1,
+        chunked_from: 0,
     },
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Merge,
         chunks: DEFAULT_CHUNKS,
+        chunked_from: 0,
     },
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Merge,
         chunks: 7,
+        chunked_from: 0,
     },
     SampleSortPolicy {
         method: SampleSortMethod::PartitionFirst,
         run_order: RunOrder::Merge,
         chunks: 1,
+        chunked_from: 0,
     },
 ];
 

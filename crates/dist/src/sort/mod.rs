@@ -185,13 +185,23 @@ pub struct SampleSortPolicy {
     /// [`RunOrder::Merge`]: each rank's bucket is cut into this many value
     /// ranges ([`chunk_plans`]), sent one after another on a side stream,
     /// and each merged as soon as it has arrived, while the next one
-    /// travels (see [`chunks_for`](Self::chunks_for)). 1: the whole
-    /// exchange, then the merge.
+    /// travels. 1: the whole exchange, then the merge.
     pub chunks: usize,
+    /// The fewest keys per rank (n / world) for which [`chunks`](Self::chunks)
+    /// apply; smaller sorts exchange and merge in one piece (see
+    /// [`chunks_for`](Self::chunks_for)).
+    pub chunked_from: usize,
 }
 
 /// [`SampleSortPolicy::chunks`] by default.
 pub const DEFAULT_CHUNKS: usize = 4;
+
+/// [`SampleSortPolicy::chunked_from`] by default: 2^30 keys per rank. On
+/// two H100s, 4 chunks took 37.2–37.6 ms against 38.0 for one at 2^31
+/// `u32` keys (2^30 per rank), but 6.21 against 5.38 ms at 2^28, where
+/// each chunk's own NCCL group and merge launches weigh more than the
+/// overlap gains.
+pub const DEFAULT_CHUNKED_FROM: usize = 1 << 30;
 
 /// The most chunks [`SampleSortPolicy::chunks_for`] gives.
 pub const MAX_CHUNKS: usize = 64;
@@ -202,6 +212,7 @@ impl Default for SampleSortPolicy {
             method: SampleSortMethod::default(),
             run_order: RunOrder::default(),
             chunks: DEFAULT_CHUNKS,
+            chunked_from: DEFAULT_CHUNKED_FROM,
         }
     }
 }
@@ -226,22 +237,27 @@ impl SampleSortPolicy {
         }
     }
 
-    /// The chunks the sort runs with on `world` ranks: [`chunks`](Self::chunks)
-    /// within 1 ..= [`MAX_CHUNKS`] for sort first with merged runs, 1 for
-    /// every other method (one rank needs no exchange: 1 too).
+    /// The chunks a sort of `n` keys in all runs with on `world` ranks:
+    /// [`chunks`](Self::chunks) within 1 ..= [`MAX_CHUNKS`] for sort first
+    /// with merged runs on several ranks once n / world reaches
+    /// [`chunked_from`](Self::chunked_from); 1 otherwise.
     ///
     /// ```
     /// use dist::sort::{RunOrder, SampleSortPolicy, MAX_CHUNKS};
     /// let policy = SampleSortPolicy { chunks: 8, ..Default::default() };
-    /// assert_eq!((policy.chunks_for(2), policy.chunks_for(1)), (8, 1));
-    /// assert_eq!(SampleSortPolicy { chunks: 0, ..policy }.chunks_for(2), 1);
-    /// assert_eq!(SampleSortPolicy { chunks: 1000, ..policy }.chunks_for(2), MAX_CHUNKS);
-    /// assert_eq!(SampleSortPolicy { run_order: RunOrder::Resort, ..policy }.chunks_for(2), 1);
+    /// assert_eq!(policy.chunks_for(2, 1 << 31), 8);
+    /// assert_eq!(policy.chunks_for(2, 1 << 28), 1); // below chunked_from per rank
+    /// assert_eq!(policy.chunks_for(1, 1 << 31), 1); // no exchange
+    /// let always = SampleSortPolicy { chunked_from: 0, ..policy };
+    /// assert_eq!(always.chunks_for(2, 10), 8);
+    /// assert_eq!(SampleSortPolicy { chunks: 0, ..always }.chunks_for(2, 10), 1);
+    /// assert_eq!(SampleSortPolicy { chunks: 1000, ..always }.chunks_for(2, 10), MAX_CHUNKS);
+    /// assert_eq!(SampleSortPolicy { run_order: RunOrder::Resort, ..always }.chunks_for(2, 10), 1);
     /// ```
-    pub fn chunks_for(&self, world: usize) -> usize {
+    pub fn chunks_for(&self, world: usize, n: usize) -> usize {
         let merged = self.method_for(world) == SampleSortMethod::SortFirst
             && self.run_order == RunOrder::Merge;
-        if merged && world > 1 {
+        if merged && world > 1 && n / world >= self.chunked_from {
             self.chunks.clamp(1, MAX_CHUNKS)
         } else {
             1
@@ -767,7 +783,7 @@ pub fn model_pairs<K: SortKey, V: Copy>(
 /// use dist::sort::{model_pairs_with, RunOrder, SampleSortMethod, SampleSortPolicy};
 /// let keys = vec![vec![4u8, 4, 1], vec![4, 0], vec![2]];
 /// let values = vec![vec![0, 1, 2], vec![3, 4], vec![5]];
-/// let merge = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Merge, chunks: 2 };
+/// let merge = SampleSortPolicy { method: SampleSortMethod::SortFirst, run_order: RunOrder::Merge, chunks: 2, chunked_from: 0 };
 /// let (k, v) = model_pairs_with(&keys, &values, &sort::Order::Ascending.into(), &merge)?;
 /// assert_eq!((k.concat(), v.concat()), (vec![0, 1, 2, 4, 4, 4], vec![4, 2, 5, 0, 1, 3]));
 /// # Ok::<(), dist::Error>(())
@@ -804,7 +820,7 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
                 .collect()
         })
         .collect();
-    let chunks = policy.chunks_for(world);
+    let chunks = policy.chunks_for(world, lengths.iter().sum());
     let splitters = choose_bucket_splitters(&samples, &lengths, world * chunks);
     // (3) bucket bounds.
     let bounds: Vec<Vec<usize>> = sorted
@@ -1376,7 +1392,7 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     }
     let (lengths, sample_values) =
         gathered_samples(group, &sorted_keys, &samples, count, descending, &bits)?;
-    let chunks = policy.chunks_for(world);
+    let chunks = policy.chunks_for(world, lengths.iter().sum());
     let splitters = choose_bucket_splitters(&sample_values, &lengths, world * chunks);
 
     // (3) bucket bounds on every rank, all-gathered, read back once.
@@ -1411,34 +1427,47 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     // (4) and (5): the buckets to their ranks, then their runs sorted
     // again, or each chunk's runs merged as soon as it has arrived.
     let (plans, bucket_lengths) = chunk_plans(&lengths, &bounds, chunks)?;
-    let (out_keys, out_values) = match policy.run_order {
-        RunOrder::Resort => {
-            let plan = &plans[0].moves; // one chunk (chunks_for)
-            let received_keys = moved(group, &sorted_keys, plan, &bucket_lengths)?;
-            let received_values = match &sorted_values {
-                Some(v) => Some(moved(group, v, plan, &bucket_lengths)?),
-                None => None,
-            };
-            drop((sorted_keys, sorted_values));
-            let received_value_views = received_values.as_ref().map(|v| v.views());
-            let sorted = local_sorts(
+    let (out_keys, out_values) = if chunks == 1 {
+        // One chunk: one exchange on the main streams, then the runs
+        // sorted again or merged.
+        let plan = &plans[0].moves;
+        let received_keys = moved(group, &sorted_keys, plan, &bucket_lengths)?;
+        let received_values = match &sorted_values {
+            Some(v) => Some(moved(group, v, plan, &bucket_lengths)?),
+            None => None,
+        };
+        drop((sorted_keys, sorted_values));
+        match policy.run_order {
+            RunOrder::Resort => {
+                let received_value_views = received_values.as_ref().map(|v| v.views());
+                let sorted = local_sorts(
+                    group,
+                    &received_keys.views(),
+                    received_value_views.as_deref(),
+                    options,
+                )?;
+                drop(received_value_views);
+                drop((received_keys, received_values));
+                sorted
+            }
+            RunOrder::Merge => merge_received(
                 group,
-                &received_keys.views(),
-                received_value_views.as_deref(),
-                options,
-            )?;
-            drop(received_value_views);
-            drop((received_keys, received_values));
-            sorted
+                received_keys,
+                received_values,
+                plan,
+                descending,
+                &bits,
+            )?,
         }
-        RunOrder::Merge => exchanged_and_merged(
+    } else {
+        exchanged_and_merged(
             group,
             (sorted_keys, sorted_values),
             &plans,
             &bucket_lengths,
             descending,
             &bits,
-        )?,
+        )?
     };
     placed(group, (out_keys, out_values), &bucket_lengths, placement)
 }
@@ -1589,6 +1618,34 @@ fn placed<K: SortKey, V: DeviceType>(
             Ok((keys, values))
         }
     }
+}
+
+/// Step 5 by merge rounds, in one chunk: each local rank merges the runs
+/// it received ([`run_lengths`] of `plan`) pairwise ([`merge_round`])
+/// between its receive buffer and one more buffer of the same length,
+/// until one run is left. Every rank runs the same number of rounds.
+fn merge_received<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: Sharded<K>,
+    values: Option<Sharded<V>>,
+    plan: &[Move],
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let world = group.world();
+    let lens = keys.lens().to_vec();
+    // SAFETY: every merge round writes each element of the other buffer
+    // before it is read.
+    let (other_keys, other_values) =
+        unsafe { uninit_shards::<K, V>(group, &lens, values.is_some())? };
+    merge_rounds_on_ranks(
+        group,
+        (keys, values),
+        (other_keys, other_values),
+        |rank| run_lengths(plan, world, rank),
+        descending,
+        bits,
+    )
 }
 
 /// [`merge_rounds`] on every local rank: the sorted runs `runs(rank)` of
