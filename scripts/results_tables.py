@@ -46,7 +46,7 @@ def main():
     for primitive, shapes in HEADLINE.items():
         if only and primitive != only:
             continue
-        chosen = [r for r in rows if r["primitive"] == primitive and r["shape"] in shapes]
+        chosen = [r for r in rows if r.get("primitive") == primitive and r.get("shape") in shapes]
         if not chosen:
             continue
         extra = primitive == "scan"
