@@ -56,9 +56,11 @@
 //! rank's keys. On two GPUs the time is about a one-GPU sort of n/2, one
 //! partition pass, the part of the exchange that outlasts the kept
 //! bucket's sort, and one merge round. Measured on two H100s at 2^31
-//! `u32` keys: 0.98× one GPU, against 1.30× for the sort-first default;
-//! the partition kernels are bound by instruction issue and take about
-//! four copies' time (`docs/multi-gpu.md`).
+//! `u32` keys: 1.12× one GPU, against 1.31–1.33× for the sort-first
+//! default; the partition kernels are bound by instruction issue and take
+//! about four copies' time, and the receive and output buffers, allocated
+//! once the bucket sizes are known, hold the host about 5 ms while the
+//! GPUs wait (`docs/multi-gpu.md`).
 //!
 //! **Work** O(n/world · passes) per rank, plus O(log world) comparisons
 //! per key to find its bucket (a binary search of the splitters);
