@@ -32,20 +32,27 @@
 //!    sorted shard (the midpoints of s equal slices, [`sample_positions`];
 //!    a small kernel), and one NCCL group all-gathers the shard lengths
 //!    (one u64 each) and the samples. Each process reads them back once
-//!    (host synchronisation 1) and picks the same `world − 1` splitters on
-//!    the host ([`choose_splitters`]): the samples sorted by tuple, each
-//!    weighted by the length of the shard it stands for, splitter j the
-//!    first sample at weighted rank j/world.
+//!    (host synchronisation 1) and picks the same B − 1 splitters on the
+//!    host ([`choose_bucket_splitters`]; B = world·c for c chunks, see
+//!    step 4): the samples sorted by tuple, each weighted by the length of
+//!    the shard it stands for, splitter j the first sample at weighted rank
+//!    j/B, so every c-th splitter is a rank boundary ([`choose_splitters`]'s).
 //! 3. Every rank finds its bucket bounds, the position of each splitter in
 //!    its sorted shard ([`bucket_bounds`], a kernel of one binary search
 //!    per splitter): a splitter sampled from this rank is its own position;
 //!    from an earlier rank, the first key ≥ the splitter's value (equal
 //!    keys here come after it); from a later rank, the first key > it.
-//!    One all-gather of the bounds (world − 1 u64 per rank), read back
+//!    One all-gather of the bounds (B − 1 u64 per rank), read back
 //!    (host synchronisation 2): every process knows every bucket's size.
 //! 4. Bucket t of every rank goes to rank t ([`exchange_plan`]): one NCCL
 //!    group of `ncclSend`/`ncclRecv` pairs (a device copy for the bucket
 //!    that stays), the runs placed in rank order in one receive buffer.
+//!    With merged runs and at least [`SampleSortPolicy::chunked_from`]
+//!    keys per rank, in c = [`SampleSortPolicy::chunks`] chunks instead
+//!    ([`chunk_plans`]): bucket q·c + j of every rank goes to rank q as
+//!    part of its chunk j, one NCCL group per chunk on each rank's side
+//!    stream (the device's highest priority), and step 5 merges chunk j on
+//!    the main stream as soon as it has arrived, while chunk j + 1 travels.
 //! 5. Every rank orders its `world` received runs ([`SampleSortPolicy`]):
 //!    [`RunOrder::Merge`] (the default) merges them pairwise in
 //!    ⌈log2 world⌉ rounds ([`merge_round`]) with the `merge_runs` kernel
@@ -60,8 +67,8 @@
 //! **Bytes moved per rank** (m keys of k bytes in, m′ out, values of v
 //! bytes, n keys in all): step 1 one local sort of m (`sort::bytes_moved`:
 //! about m·k + 4 passes·2m·(k + v) for 32-bit keys); step 2 s·k read and
-//! s·k·world + 8·world over NCCL; step 3 (world − 1)·log2(m) key reads,
-//! 8·world·(world − 1) over NCCL; step 4 at most m·(k + v) sent and
+//! s·k·world + 8·world over NCCL; step 3 (B − 1)·log2(m) key reads,
+//! 8·world·(B − 1) over NCCL; step 4 at most m·(k + v) sent and
 //! m′·(k + v) received, (world − 1)/world of the array crossing the links
 //! on a balanced input; step 5 one local sort of m′ (`Resort`) or
 //! ⌈log2 world⌉ rounds of m′·(k + v) read and written (`Merge`), and
@@ -76,13 +83,14 @@
 //! 32-bit keys about 9·m′·k bytes: an upsweep and four passes) by
 //! ⌈log2 world⌉ rounds of 2·m′·k, which is what can beat world/2: on two
 //! GPUs the time is one local sort of n/2, the exchange of about a quarter
-//! of the keys each way, and one merge round. `Merge` is the default
-//! (measured against `Resort` in `docs/multi-gpu.md`).
+//! of the keys each way, and one merge round, most of which the chunks
+//! let overlap. `Merge` is the default (measured against `Resort`, and
+//! the chunk counts against each other, in `docs/multi-gpu.md`).
 //!
 //! **Work** O(n/world · passes) per rank plus O(world² · s log) on the
 //! host; **steps**: two local sorts (or one and ⌈log2 world⌉ merge rounds),
-//! two small kernels, four NCCL groups (five with `Even`), two host
-//! synchronisations.
+//! two small kernels, four NCCL groups (five with `Even`; one more per
+//! chunk past the first, two with values), two host synchronisations.
 
 use ::sort::cpu::sort_value;
 use ::sort::key::PayloadWidth;
