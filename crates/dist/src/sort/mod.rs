@@ -617,41 +617,8 @@ pub fn bucket_bounds(
 /// # Ok::<(), dist::Error>(())
 /// ```
 pub fn exchange_plan(lengths: &[usize], bounds: &[Vec<usize>]) -> Result<(Vec<Move>, Vec<usize>)> {
-    let world = lengths.len();
-    Error::check_len("bucket bounds", world, bounds.len())?;
-    let mut received = vec![0usize; world];
-    let mut moves = Vec::new();
-    for (from_rank, (&len, inner)) in lengths.iter().zip(bounds).enumerate() {
-        Error::check_len(
-            "bucket bounds of a rank",
-            world.saturating_sub(1),
-            inner.len(),
-        )?;
-        let mut cuts = Vec::with_capacity(world + 1);
-        cuts.push(0);
-        cuts.extend_from_slice(inner);
-        cuts.push(len);
-        if cuts.windows(2).any(|w| w[0] > w[1]) {
-            return Err(Error::invalid(
-                "bucket bounds",
-                format!("rank {from_rank}: {inner:?} are not non-decreasing within 0..={len}"),
-            ));
-        }
-        for (to_rank, cut) in cuts.windows(2).enumerate() {
-            let piece = cut[1] - cut[0];
-            if piece > 0 {
-                moves.push(Move {
-                    from_rank,
-                    from_offset: cut[0],
-                    to_rank,
-                    to_offset: received[to_rank],
-                    len: piece,
-                });
-                received[to_rank] += piece;
-            }
-        }
-    }
-    Ok((moves, received))
+    let (mut plans, received) = chunk_plans(lengths, bounds, 1)?;
+    Ok((plans.pop().map(|p| p.moves).unwrap_or_default(), received))
 }
 
 /// One step of a chunked exchange: the moves that gather chunk j of every
