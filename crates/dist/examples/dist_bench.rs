@@ -23,7 +23,10 @@
 //! group's. The scans' results are checked at the shard boundaries and a
 //! few other positions against a host prefix sum.
 //!
-//! Then, for each size 2^k of `--sort-log2`, u32 keys of 32 random bits:
+//! Then, for each size 2^k of `--sort-log2`, u32 keys of a Weyl sequence
+//! (the top 32 bits of i·0x9E3779B97F4A7C15: spread evenly over the 32-bit
+//! range in no order, the values of one shard interleaved with every
+//! other's):
 //! the single-GPU sort (`sort::sort_keys`, ascending) on device 0, and the
 //! distributed sample sort (`dist::sort::sort_keys_with`) on the same
 //! groups: partition first and sort first with merged runs (the default
@@ -359,7 +362,8 @@ fn group_run(
     Ok(())
 }
 
-/// The sort's keys: 32 random bits per index (a hash), made on all cores.
+/// The sort's keys: the top 32 bits of i·0x9E3779B97F4A7C15 (a Weyl
+/// sequence), made on all cores.
 fn make_keys(n: usize) -> Vec<u32> {
     let mut keys = vec![0u32; n];
     let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
