@@ -222,15 +222,19 @@ fn cudarc_slices_convert_without_copying() {
     let theirs = Gpu::from_cudarc(ctx, stream).unwrap();
     let data = DeviceBuffer::<f64>::filled(&theirs, 3, 2.5).unwrap();
     assert_eq!(data.to_host(&theirs).unwrap(), vec![2.5; 3]);
-    // And a handle with its own stream on the same context.
+    // And handles with their own streams on the same context, of default
+    // and of the highest priority.
     let second = gpu.with_new_stream().unwrap();
-    assert_eq!(
-        DeviceBuffer::<i32>::filled(&second, 2, 9)
-            .unwrap()
-            .to_host(&second)
-            .unwrap(),
-        vec![9, 9]
-    );
+    let urgent = gpu.with_new_priority_stream().unwrap();
+    for (handle, value) in [(&second, 9), (&urgent, 11)] {
+        assert_eq!(
+            DeviceBuffer::<i32>::filled(handle, 2, value)
+                .unwrap()
+                .to_host(handle)
+                .unwrap(),
+            vec![value, value]
+        );
+    }
 }
 
 #[test]
