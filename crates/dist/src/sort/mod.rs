@@ -1214,22 +1214,31 @@ fn local_sorts<K: SortKey, V: DeviceType>(
     let mut key_targets = out_keys.views_mut();
     let mut value_targets = out_values.as_mut().map(|v| v.views_mut());
     for (i, rank) in group.ranks.iter().enumerate() {
-        let gpu = &rank.gpu;
-        let keys_out = key_targets[i].reborrow();
-        match (values, value_targets.as_mut()) {
-            (Some(values), Some(targets)) => ::sort::sort_pairs(
-                gpu,
-                keys[i],
-                values[i],
-                keys_out,
-                targets[i].reborrow(),
-                options.clone(),
-            )?,
-            _ => ::sort::sort_keys(gpu, keys[i], keys_out, options.clone())?,
-        }
+        let pair = match (values, value_targets.as_mut()) {
+            (Some(values), Some(targets)) => Some((values[i], targets[i].reborrow())),
+            _ => None,
+        };
+        sort_piece(&rank.gpu, keys[i], key_targets[i].reborrow(), pair, options)?;
     }
     drop((key_targets, value_targets));
     Ok((out_keys, out_values))
+}
+
+/// One local stable sort of `keys` into `target` (and the values along).
+pub(super) fn sort_piece<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    keys: DeviceView<'_, K>,
+    target: gpu_core::DeviceViewMut<'_, K>,
+    values: Option<(DeviceView<'_, V>, gpu_core::DeviceViewMut<'_, V>)>,
+    options: &SortOptions,
+) -> Result<()> {
+    match values {
+        Some((values, value_target)) => {
+            ::sort::sort_pairs(gpu, keys, values, target, value_target, options.clone())?
+        }
+        None => ::sort::sort_keys(gpu, keys, target, options.clone())?,
+    }
+    Ok(())
 }
 
 /// Every rank's shard length and the sort values of its `count` samples:
@@ -1525,19 +1534,13 @@ fn exchanged_and_merged<K: SortKey, V: DeviceType>(
     // Every main stream has joined its side stream after the last chunk:
     // the sorted shards are freed after the sends that read them.
     drop((sorted_keys, sorted_values));
-    let lens = local;
     let (result, spare) = if result_in_other {
         (other, received)
     } else {
         (received, other)
     };
     drop(spare);
-    let (keys, values): (Vec<_>, Vec<_>) = result.into_iter().unzip();
-    let values = values
-        .into_iter()
-        .collect::<Option<Vec<_>>>()
-        .map(|v| Sharded::from_parts(v, lens.clone()));
-    Ok((Sharded::from_parts(keys, lens), values))
+    joined_pairs(result, local)
 }
 
 /// A rank's key buffer beside its value buffer, when there are values.
@@ -1557,6 +1560,28 @@ fn split_pairs<K: SortKey, V: DeviceType>(
             .collect(),
         None => keys.into_iter().map(|k| (k, None)).collect(),
     }
+}
+
+/// [`split_pairs`] undone: one (keys, values) buffer pair per local rank,
+/// of local lengths `lens`, as sharded keys and values. Values on some
+/// ranks only are an `InvalidArgument`.
+#[allow(clippy::type_complexity)]
+fn joined_pairs<K: SortKey, V: DeviceType>(
+    pairs: Vec<BufferPair<K, V>>,
+    lens: Vec<usize>,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let has_values = pairs.iter().any(|(_, v)| v.is_some());
+    let (keys, values): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    let values = if has_values {
+        let buffers = values
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::invalid("values", "lost on the way"))?;
+        Some(Sharded::from_parts(buffers, lens.clone()))
+    } else {
+        None
+    };
+    Ok((Sharded::from_parts(keys, lens), values))
 }
 
 /// Makes `waiter`'s stream wait for the work queued so far on `other`'s
@@ -1623,10 +1648,12 @@ fn merge_received<K: SortKey, V: DeviceType>(
     )
 }
 
-/// [`merge_rounds`] on every local rank: the sorted runs `runs(rank)` of
+/// Merge rounds on every local rank: the sorted runs `runs(rank)` of
 /// global rank `rank`, laid end to end in its shard of `current`, merged
-/// with its shard of `other` (the same lengths) as the second buffer.
-/// Returns the merged shards.
+/// pairwise ([`merge_round`]) between it and its shard of `other` (the
+/// same lengths) until one run is left. Returns the shards that hold the
+/// merged runs (`current`'s when there was at most one run) and drops the
+/// others, stream-ordered.
 #[allow(clippy::type_complexity)]
 fn merge_rounds_on_ranks<K: SortKey, V: DeviceType>(
     group: &Group,
@@ -1637,69 +1664,28 @@ fn merge_rounds_on_ranks<K: SortKey, V: DeviceType>(
     bits: &std::ops::Range<u32>,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let lens = current.0.lens().to_vec();
-    let has_values = current.1.is_some();
-    let value_buffers = |values: Option<Sharded<V>>| -> Vec<Option<DeviceBuffer<V>>> {
-        match values {
-            Some(v) => v.into_buffers().into_iter().map(Some).collect(),
-            None => (0..lens.len()).map(|_| None).collect(),
-        }
-    };
-    let currents = current
-        .0
-        .into_buffers()
-        .into_iter()
-        .zip(value_buffers(current.1));
-    let others = other
-        .0
-        .into_buffers()
-        .into_iter()
-        .zip(value_buffers(other.1));
-    let mut out_keys = Vec::with_capacity(lens.len());
-    let mut out_values = Vec::with_capacity(lens.len());
-    for ((rank, current), other) in group.ranks.iter().zip(currents).zip(others) {
-        let (keys, values) =
-            merge_rounds(&rank.gpu, current, other, runs(rank.rank), descending, bits)?;
-        out_keys.push(keys);
-        out_values.push(values);
+    let currents = split_pairs(current.0, current.1);
+    let others = split_pairs(other.0, other.1);
+    let mut merged = Vec::with_capacity(lens.len());
+    for ((rank, mut current), mut other) in group.ranks.iter().zip(currents).zip(others) {
+        let in_other = merge_rounds_in(
+            &rank.gpu,
+            &mut current,
+            &mut other,
+            0,
+            runs(rank.rank),
+            descending,
+            bits,
+        )?;
+        merged.push(if in_other { other } else { current });
     }
-    let values = if has_values {
-        let buffers = out_values
-            .into_iter()
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| Error::invalid("values", "lost on the way"))?;
-        Some(Sharded::from_parts(buffers, lens.clone()))
-    } else {
-        None
-    };
-    Ok((Sharded::from_parts(out_keys, lens), values))
+    joined_pairs(merged, lens)
 }
 
-/// Merges the sorted runs of lengths `runs`, laid end to end in
-/// `current`, pairwise ([`merge_round`]) between `current` and `other`
-/// (buffers of the same length) until one run is left; returns the buffer
-/// that holds it (`current` when there was at most one run) and drops the
-/// other, stream-ordered.
-#[allow(clippy::type_complexity)]
-fn merge_rounds<K: SortKey, V: DeviceType>(
-    gpu: &Gpu,
-    current: BufferPair<K, V>,
-    other: BufferPair<K, V>,
-    runs: Vec<usize>,
-    descending: bool,
-    bits: &std::ops::Range<u32>,
-) -> Result<BufferPair<K, V>> {
-    let (mut current, mut other) = (current, other);
-    if merge_rounds_in(gpu, &mut current, &mut other, 0, runs, descending, bits)? {
-        Ok(other)
-    } else {
-        Ok(current)
-    }
-}
-
-/// The merge rounds of [`merge_rounds`] on the runs of lengths `runs`
-/// laid end to end from `offset` in `first`, between `first` and `second`
-/// (each at least `offset` + the runs long); returns whether the merged
-/// run ended in `second` (an odd number of rounds).
+/// Merges the sorted runs of lengths `runs`, laid end to end from
+/// `offset` in `first`, pairwise ([`merge_round`]) between `first` and
+/// `second` (each at least `offset` + the runs long) until one run is
+/// left; returns whether it ended in `second` (an odd number of rounds).
 #[allow(clippy::type_complexity)]
 fn merge_rounds_in<K: SortKey, V: DeviceType>(
     gpu: &Gpu,

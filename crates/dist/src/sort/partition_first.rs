@@ -71,15 +71,15 @@
 use ::sort::cpu::sort_value;
 use ::sort::{SortKey, SortOptions};
 use gpu_core::launch::grid_1d;
-use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, KernelArgs, Sum};
+use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs, Sum};
 use scan::{ScanKind, ScanOptions};
 use std::ops::Range;
 
 use super::{
     check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, gathered_bounds,
     gathered_samples, join, local_sorts, merge_rounds_on_ranks, merged_on_host, placed,
-    run_lengths, sample_sort_kernel, uninit_shards, SortPlacement, Splitter, BLOCK_THREADS,
-    SEARCH_LOWER, SEARCH_UPPER,
+    run_lengths, sample_sort_kernel, sort_piece, uninit_shards, SortPlacement, Splitter,
+    BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -649,23 +649,6 @@ fn sort_pieces<K: SortKey, V: DeviceType>(
                 options,
             )?;
         }
-    }
-    Ok(())
-}
-
-/// One local stable sort of `keys` into `target` (and the values along).
-fn sort_piece<K: SortKey, V: DeviceType>(
-    gpu: &Gpu,
-    keys: DeviceView<'_, K>,
-    target: gpu_core::DeviceViewMut<'_, K>,
-    values: Option<(DeviceView<'_, V>, gpu_core::DeviceViewMut<'_, V>)>,
-    options: &SortOptions,
-) -> Result<()> {
-    match values {
-        Some((values, value_target)) => {
-            ::sort::sort_pairs(gpu, keys, values, target, value_target, options.clone())?
-        }
-        None => ::sort::sort_keys(gpu, keys, target, options.clone())?,
     }
     Ok(())
 }
