@@ -167,7 +167,7 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
     ),
     (
         8,
-        Policy::shape(224, 24)
+        Policy::shape(128, 24)
             .with_layout(TileLayout::WarpStriped)
             .with_status(StatusEncoding::Packed128)
             .with_delays(1290, 632),
@@ -286,6 +286,10 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
             delayed(256, 24, 1245, 648).with_status(Packed128),
             delayed(256, 40, 1245, 648).with_status(Packed128),
             delayed(384, 24, 1245, 648).with_status(Packed128),
+            delayed(384, 24, 2000, 1000).with_status(Packed128),
+            delayed(384, 32, 1245, 648).with_status(Packed128),
+            delayed(512, 16, 1245, 648).with_status(Packed128),
+            delayed(512, 24, 1245, 648).with_status(Packed128),
         ]
     } else {
         vec![
@@ -299,8 +303,14 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
             Policy::shape(256, 12)
                 .with_status(Packed128)
                 .with_delays(2000, 1000),
+            // The previous 8-byte default: 3 blocks of 224 per SM when it
+            // compiled to 80 registers, 2 since it compiles to 87.
+            delayed(224, 24, 1290, 632).with_status(Packed128),
             delayed(128, 16, 1290, 632).with_status(Packed128),
-            delayed(128, 24, 1290, 632).with_status(Packed128),
+            delayed(128, 24, 2000, 1000).with_status(Packed128),
+            delayed(96, 24, 1290, 632).with_status(Packed128),
+            delayed(128, 32, 1290, 632).with_status(Packed128),
+            delayed(192, 24, 1290, 632).with_status(Packed128),
             delayed(256, 16, 1290, 632).with_status(Packed128),
             striped(224, 24)
                 .with_status(Packed128)
@@ -623,9 +633,9 @@ mod tests {
                 .validate_lookback(bytes)
                 .expect("table entries are valid");
         }
-        // 32 KiB of data per 4-byte tile, 42 KiB per 8-byte tile.
+        // 32 KiB of data per 4-byte tile, 24 KiB per 8-byte tile.
         assert_eq!(lookback_policy(4).tile_items() * 4, 32 * 1024);
-        assert_eq!(lookback_policy(8).tile_items() * 8, 42 * 1024);
+        assert_eq!(lookback_policy(8).tile_items() * 8, 24 * 1024);
         PROTOCOL_TEST_TUNING.validate_lookback(4).unwrap();
         PROTOCOL_TEST_TUNING.validate_lookback(8).unwrap();
     }
@@ -739,7 +749,7 @@ mod tests {
         let tiles = n.div_ceil(256 * 32);
         assert_eq!(lookback_bytes_moved(n, 4), 8 * n + 16 * (2 * tiles + 2));
         // 8-byte values, 128-bit status words: two words per tile.
-        let tiles = n.div_ceil(224 * 24);
+        let tiles = n.div_ceil(128 * 24);
         assert_eq!(lookback_bytes_moved(n, 8), 16 * n + 16 * (2 * tiles + 2));
         // The state is well under 1 % of the data.
         assert!(lookback_bytes_moved(n, 8) < (16 * n) * 101 / 100);
@@ -934,10 +944,10 @@ mod tests {
         );
         assert_eq!(
             modules[0].entries(),
-            ["scan_lookback_u64_sum_224x24_ws_p128_ns632_d1290"]
+            ["scan_lookback_u64_sum_128x24_ws_p128_ns632_d1290"]
         );
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<u64, op_t, 224, 24, 1, 1, 632, 0, 1290>"));
+            .contains("scan_lookback_tile_striped<u64, op_t, 128, 24, 1, 1, 632, 0, 1290>"));
     }
 }

@@ -133,7 +133,7 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
             &[
                 "512x8 p128",
                 "224x24 ws w4 p128 ns632 d1290",
-                "128x24 ws p128 ns632 d1290",
+                "224x24 ws p128 ns632 d1290",
             ],
         ),
         ceiling.gbps,
