@@ -34,7 +34,11 @@ pub const fn policy(
 }
 
 /// `select_flagged`'s and `partition`'s 4-byte default.
-const FLAGS_4: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
+const FLAGS_4: Policy = per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415));
+/// Every operation's 1- and 2-byte default (blocked), which was the 4-byte
+/// default before the sweep on the shared single-pass machinery; not swept
+/// for these sizes.
+const NARROW: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
 /// `select_if`'s 4-byte default.
 const SELECT_IF_4: Policy = per_tile(384, 16, TileLayout::WarpStriped, 1, (1125, 415));
 /// Every operation's 8-byte default.
@@ -64,18 +68,17 @@ const fn per_tile(
 /// H100 at 2^28 items (the sweep: `tests/compact_tuning.rs`; figures and the
 /// runners-up in `docs/tuning.md`).
 ///
-/// 1- and 2-byte items take the 4-byte default's blocked layout: the
-/// warp-striped one packs a thread's flags one vector per 32-bit word and
-/// a vector's kept count in 8 bits, which hold 4-byte and 8-byte vectors
-/// only.
-pub const TUNING: [(usize, Policy); 4] = [(1, FLAGS_4), (2, FLAGS_4), (4, FLAGS_4), (8, EVERY_8)];
+/// 1- and 2-byte items take a blocked layout: the warp-striped one packs a
+/// thread's flags one vector per 32-bit word and a vector's kept count in
+/// 8 bits, which hold 4-byte and 8-byte vectors only.
+pub const TUNING: [(usize, Policy); 4] = [(1, NARROW), (2, NARROW), (4, FLAGS_4), (8, EVERY_8)];
 
 /// The default policy of `select_if` (selection by a predicate, no flags
 /// array: warp-striped 4-byte tiles are faster there, slower by flags), per
 /// element size; a custom predicate is compiled at this policy too.
 /// `partition` keeps [`TUNING`]. Figures in `docs/tuning.md`.
 pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
-    [(1, FLAGS_4), (2, FLAGS_4), (4, SELECT_IF_4), (8, EVERY_8)];
+    [(1, NARROW), (2, NARROW), (4, SELECT_IF_4), (8, EVERY_8)];
 
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
@@ -87,7 +90,7 @@ pub const CANDIDATES_4: [Policy; 11] = {
         per_tile(256, 16, Blocked, 1, (0, 0)),
         per_tile(256, 16, Blocked, 1, (2000, 800)),
         per_tile(384, 16, Blocked, 1, (2000, 800)),
-        per_tile(512, 16, Blocked, 1, (1125, 415)),
+        NARROW,
         per_tile(512, 16, Blocked, 1, (2000, 800)),
         policy(256, 16, WarpStriped, 1, Schedule::Persistent),
         per_tile(256, 32, Blocked, 1, (2000, 800)),
@@ -132,7 +135,8 @@ const STATIC_SHARED_LIMIT: usize = 48 * 1024;
 /// ```
 /// use compact::policy::{default_policy_for, CompactPolicy};
 /// assert!(default_policy_for(4).validate_compact(4).is_ok());
-/// assert_eq!(default_policy_for(2), default_policy_for(4)); // narrow items: the blocked 4-byte shape
+/// assert_eq!(default_policy_for(1), default_policy_for(2)); // narrow items: one blocked shape
+/// assert_eq!(default_policy_for(2).name(), "256x16/blocked/lb1/tile-per-block/d3000s1000");
 /// assert_eq!(default_policy_for(16), default_policy_for(8)); // any other size: the 8-byte row
 /// ```
 pub fn default_policy_for(element_bytes: usize) -> Policy {
@@ -183,8 +187,8 @@ pub fn select_if_policy<T: Element>() -> Policy {
 pub fn candidates(element_bytes: usize) -> &'static [Policy] {
     match element_bytes {
         4 => &CANDIDATES_4,
-        // 1- and 2-byte items: the default only (the blocked 4-byte one).
-        1 | 2 => &CANDIDATES_4[..1],
+        // 1- and 2-byte items: the default only.
+        1 | 2 => &[NARROW],
         _ => &CANDIDATES_8,
     }
 }
@@ -839,10 +843,10 @@ mod tests {
         }
         assert_eq!(
             CANDIDATES_4[0].name(),
-            "256x16/blocked/lb1/tile-per-block/d3000s1000"
+            "512x16/blocked/lb1/tile-per-block/d1125s415"
         );
         assert_eq!(CANDIDATES_4[6].module_tag(), "s256x16_lb1_p");
-        assert_eq!(CANDIDATES_4[0].module_tag(), "b256x16_lb1_t_d3000s1000");
+        assert_eq!(CANDIDATES_4[0].module_tag(), "b512x16_lb1_t_d1125s415");
     }
 
     #[test]

@@ -20,12 +20,15 @@ use support::{
     single_and_three_pass,
 };
 
-/// Tile of the single-pass kernel (256 threads × 16 items).
+/// Tile of the single-pass kernel's 8-byte (and narrow) defaults
+/// (256 threads × 16 items).
 const TILE: usize = 4096;
 
 /// Every length the full matrix runs (SinglePass); ThreePass runs a subset.
+/// Lengths around both default tiles: 4-byte items take 512 × 16.
 fn lengths_full() -> Vec<usize> {
-    vec![
+    let tile_4 = compact::policy::default_policy_for(4).tile_items() as usize;
+    let mut lengths = vec![
         0,
         1,
         2,
@@ -41,8 +44,15 @@ fn lengths_full() -> Vec<usize> {
         2 * TILE + 17,
         33 * TILE + 5, // past one 32-tile look-back window
         (1 << 17) - 1,
-        (1 << 20) + 3, // 257 tiles: many windows
-    ]
+        (1 << 20) + 3, // many windows
+    ];
+    for n in [tile_4 - 1, tile_4, tile_4 + 1, 33 * tile_4 + 5] {
+        if !lengths.contains(&n) {
+            lengths.push(n);
+        }
+    }
+    lengths.sort_unstable();
+    lengths
 }
 
 fn lengths_three_pass() -> Vec<usize> {
