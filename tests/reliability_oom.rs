@@ -124,6 +124,11 @@ fn reliability_oom_absurd_requests_are_typed() {
 /// device memory, retrying a little smaller if the allocator refuses.
 fn fill_device(gpu: &Gpu) -> DeviceBuffer<u8> {
     gpu.synchronize().expect("idle");
+    // The pool keeps what earlier tests in this binary freed, which
+    // `memory_info` does not count as free but an allocation gets first:
+    // give it back, so that the filler takes the memory the calls below
+    // would otherwise be served from.
+    gpu.trim_memory_pool().expect("trim the pool");
     let (free, total) = gpu.memory_info().expect("memory info");
     for attempt in 0..32usize {
         let bytes = free.saturating_sub(MARGIN + attempt * (8 << 20));
