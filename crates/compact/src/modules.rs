@@ -83,7 +83,7 @@ pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
 /// persistent schedule lose).
-pub const CANDIDATES_4: [Policy; 11] = {
+pub const CANDIDATES_4: [Policy; 15] = {
     use TileLayout::{Blocked, WarpStriped};
     [
         FLAGS_4,
@@ -97,6 +97,12 @@ pub const CANDIDATES_4: [Policy; 11] = {
         SELECT_IF_4,
         per_tile(384, 16, Blocked, 1, (1600, 600)),
         per_tile(384, 16, Blocked, 1, (1125, 415)),
+        // Smaller tiles for inputs that fill the GPU only a few times over
+        // (the mid-size sweep).
+        per_tile(128, 16, Blocked, 1, (1125, 415)),
+        per_tile(256, 16, Blocked, 1, (1125, 415)),
+        per_tile(128, 16, WarpStriped, 1, (1125, 415)),
+        per_tile(256, 16, WarpStriped, 1, (1125, 415)),
     ]
 };
 

@@ -70,6 +70,7 @@ fn measure<T: Element>(
     ceiling: &CopyCeiling,
     case: &Case<'_, T>,
     tuning: &Policy,
+    reps: Repetitions,
 ) -> f64 {
     let n = case.input.len();
     let ctx = format!("{} {} {}", case.label, T::SUFFIX, tuning.name());
@@ -97,10 +98,7 @@ fn measure<T: Element>(
     let buffers = std::cell::RefCell::new((output, count));
     let timing = time_device(
         gpu,
-        Repetitions {
-            warmup: 3,
-            timed: 20,
-        },
+        reps,
         |_| {
             let (output, count) = &mut *buffers.borrow_mut();
             output.view_mut().fill(gpu, T::poison())?;
@@ -128,10 +126,22 @@ fn measure<T: Element>(
     timing.median_ms
 }
 
-fn sweep<T: Element>(gpu: &Gpu, ceiling: &CopyCeiling, case: &Case<'_, T>, tunings: &[Policy]) {
+/// Median of 20 after 3 warm-ups: the headline size's repetitions.
+const HEADLINE_REPS: Repetitions = Repetitions {
+    warmup: 3,
+    timed: 20,
+};
+
+fn sweep<T: Element>(
+    gpu: &Gpu,
+    ceiling: &CopyCeiling,
+    case: &Case<'_, T>,
+    tunings: &[Policy],
+    reps: Repetitions,
+) {
     let mut best: Option<(f64, Policy)> = None;
     for tuning in tunings {
-        let ms = measure(gpu, ceiling, case, tuning);
+        let ms = measure(gpu, ceiling, case, tuning, reps);
         if best.is_none_or(|(b, _)| ms < b) {
             best = Some((ms, *tuning));
         }
@@ -162,6 +172,7 @@ fn sweep_flags_and_predicate<T: Element>(
     (flags_host, flags): (&[u8], &DeviceBuffer<u8>),
     predicate: Predicate<T>,
     label: &'static str,
+    (tunings, reps): (&[Policy], Repetitions),
 ) {
     let input = DeviceBuffer::from_host(gpu, &values).expect("upload");
     let by_flags = cpu::select_flagged(&values, flags_host).expect("lengths");
@@ -174,7 +185,7 @@ fn sweep_flags_and_predicate<T: Element>(
         predicate: predicate.clone(),
         expected: &by_flags,
     };
-    sweep(gpu, ceiling, &flagged, candidates(T::BYTES));
+    sweep(gpu, ceiling, &flagged, tunings, reps);
     let by_predicate = Case {
         label,
         input: &input,
@@ -182,7 +193,7 @@ fn sweep_flags_and_predicate<T: Element>(
         predicate,
         expected: &by_predicate,
     };
-    sweep(gpu, ceiling, &by_predicate, candidates(T::BYTES));
+    sweep(gpu, ceiling, &by_predicate, tunings, reps);
 }
 
 #[test]
@@ -208,6 +219,7 @@ fn single_pass_tuning_sweep_at_2_28() {
         (&flags_host, &flags),
         Predicate::Gt(0),
         "select_if(x>0)",
+        (candidates(4), HEADLINE_REPS),
     );
 
     // f32: the two defaults and the persistent candidates, by x > 0.
@@ -232,7 +244,7 @@ fn single_pass_tuning_sweep_at_2_28() {
             })
             .map(|(_, t)| *t)
             .collect();
-        sweep(&gpu, &ceiling, &case, &tunings);
+        sweep(&gpu, &ceiling, &case, &tunings, HEADLINE_REPS);
     }
 
     // u64: every 8-byte candidate, by flags and by x > 500.
@@ -244,5 +256,54 @@ fn single_pass_tuning_sweep_at_2_28() {
         (&flags_host, &flags),
         Predicate::Gt(500),
         "select_if(x>500)",
+        (candidates(8), HEADLINE_REPS),
     );
+}
+
+/// Mid sizes: the 4-byte candidates a per-size policy could pick, for
+/// `select_flagged` (50 % byte flags) and `select_if(x > 0)` on 2^20 …
+/// 2^26 `i32`, each checked exactly and timed (median of 101) against a
+/// device-to-device copy of the same input measured just before: the "of
+/// copy ceiling" column is the same-size copy's time for the call's bytes
+/// over the call's time.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_mid_sizes_against_the_same_size_copy() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    println!("{}", gpu.info().summary());
+    let reps = Repetitions {
+        warmup: 5,
+        timed: 101,
+    };
+    let mut tunings: Vec<Policy> = vec![default_policy::<i32>(), select_if_policy::<i32>()];
+    for candidate in candidates(4) {
+        let small_tile = candidate.block_threads() * candidate.items_per_thread() <= 4096;
+        if small_tile
+            && candidate.schedule() == Schedule::TilePerBlock
+            && !tunings.contains(candidate)
+        {
+            tunings.push(*candidate);
+        }
+    }
+    let seed = fresh_seed();
+    for log2 in 20u32..=26 {
+        let n = 1usize << log2;
+        let same_size = copy_ceiling(&gpu, n * 4, reps).expect("same-size copy");
+        println!(
+            "n = 2^{log2}: copy {:.2} us",
+            same_size.timing.median_ms * 1e3
+        );
+        let flags_host = random_flags(n, seed ^ 0xf1a9 ^ log2 as u64, 0.5);
+        let flags = DeviceBuffer::from_host(&gpu, &flags_host).expect("flags");
+        let values: Vec<i32> = random_vec(n, seed ^ log2 as u64, -1000.0, 1000.0);
+        sweep_flags_and_predicate(
+            &gpu,
+            &same_size,
+            values,
+            (&flags_host, &flags),
+            Predicate::Gt(0),
+            "select_if(x>0)",
+            (&tunings, reps),
+        );
+    }
 }

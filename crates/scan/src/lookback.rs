@@ -61,7 +61,9 @@
 //! `tests/lookback_tuning.rs` measures; [`LOOKBACK_TUNING`] holds the chosen
 //! one per element size, and inputs of at most [`SMALL_INPUT_MAX_ELEMENTS`]
 //! in a 4-byte accumulator take [`SMALL_INPUT_LOOKBACK_TUNING`]'s smaller
-//! tiles ([`lookback_policy_for_len`]). A caller passes one with
+//! tiles, and those past [`MID_INPUT_MIN_ELEMENTS`] up to
+//! [`MID_INPUT_MAX_ELEMENTS`] [`MID_INPUT_LOOKBACK_TUNING`]'s
+//! ([`lookback_policy_for_len`]). A caller passes one with
 //! `ScanOptions::with_policy` (all of them through `crate::policy`).
 
 use gpu_core::launch::grid_1d;
@@ -190,21 +192,59 @@ pub const SMALL_INPUT_LOOKBACK_TUNING: Policy = Policy::shape(128, 16)
 /// The largest input that takes [`SMALL_INPUT_LOOKBACK_TUNING`].
 pub const SMALL_INPUT_MAX_ELEMENTS: usize = 1 << 17;
 
+/// The look-back scan's policy for inputs of more than
+/// [`MID_INPUT_MIN_ELEMENTS`] and at most [`MID_INPUT_MAX_ELEMENTS`]
+/// elements scanned in a 4-byte accumulator: tiles of 128 × 32 = 4096
+/// elements instead of 8192, so that the few waves of tiles such an input
+/// makes finish closer together (the same layout, status and delays; 32
+/// items keep the 1- and 2-byte types' 16-wide vectors). Device time over a
+/// same-size device-to-device copy on an H100 (`tests/lookback_tuning.rs`,
+/// `mid_size_candidates_against_the_same_size_copy`, `i32`), against the
+/// 256 × 32 default: 1.47 against 1.57 at 2^22, 1.23 against 1.30 at 2^23,
+/// 1.18 against 1.21 at 2^24, 1.13 against 1.15 at 2^25; from 2^26 on and
+/// up to 2^21 the default is as fast or faster (`docs/tuning.md`).
+pub const MID_INPUT_LOOKBACK_TUNING: Policy = Policy::shape(128, 32)
+    .with_layout(TileLayout::WarpStriped)
+    .with_status(StatusEncoding::Packed128)
+    .with_delays(1245, 648);
+
+/// Inputs of more than this many elements (and at most
+/// [`MID_INPUT_MAX_ELEMENTS`]) take [`MID_INPUT_LOOKBACK_TUNING`].
+pub const MID_INPUT_MIN_ELEMENTS: usize = 1 << 21;
+
+/// The largest input that takes [`MID_INPUT_LOOKBACK_TUNING`].
+pub const MID_INPUT_MAX_ELEMENTS: usize = 1 << 25;
+
 /// The default policy of a look-back scan of `n` elements of
-/// `element_bytes` bytes: [`SMALL_INPUT_LOOKBACK_TUNING`] for at most
-/// [`SMALL_INPUT_MAX_ELEMENTS`] elements scanned in a 4-byte accumulator,
-/// else [`lookback_policy`].
+/// `element_bytes` bytes. Scanned in a 4-byte accumulator (1-, 2- and
+/// 4-byte elements): [`SMALL_INPUT_LOOKBACK_TUNING`] up to
+/// [`SMALL_INPUT_MAX_ELEMENTS`] elements, [`MID_INPUT_LOOKBACK_TUNING`]
+/// past [`MID_INPUT_MIN_ELEMENTS`] up to [`MID_INPUT_MAX_ELEMENTS`], else
+/// [`lookback_policy`]; 8-byte elements always take [`lookback_policy`].
 ///
 /// ```
-/// use scan::policy::{lookback_policy, lookback_policy_for_len, SMALL_INPUT_LOOKBACK_TUNING};
+/// use scan::policy::{
+///     lookback_policy, lookback_policy_for_len, MID_INPUT_LOOKBACK_TUNING,
+///     SMALL_INPUT_LOOKBACK_TUNING,
+/// };
 /// assert_eq!(lookback_policy_for_len(4, 1 << 16), SMALL_INPUT_LOOKBACK_TUNING);
 /// assert_eq!(lookback_policy_for_len(2, 1000), SMALL_INPUT_LOOKBACK_TUNING);
 /// assert_eq!(lookback_policy_for_len(4, (1 << 17) + 1), lookback_policy(4));
+/// assert_eq!(lookback_policy_for_len(4, 1 << 21), lookback_policy(4));
+/// assert_eq!(lookback_policy_for_len(4, (1 << 21) + 1), MID_INPUT_LOOKBACK_TUNING);
+/// assert_eq!(lookback_policy_for_len(1, 1 << 24), MID_INPUT_LOOKBACK_TUNING);
+/// assert_eq!(lookback_policy_for_len(4, 1 << 25), MID_INPUT_LOOKBACK_TUNING);
+/// assert_eq!(lookback_policy_for_len(4, (1 << 25) + 1), lookback_policy(4));
 /// assert_eq!(lookback_policy_for_len(8, 1000), lookback_policy(8));
+/// assert_eq!(lookback_policy_for_len(8, 1 << 24), lookback_policy(8));
 /// ```
 pub fn lookback_policy_for_len(element_bytes: usize, n: usize) -> Policy {
-    if accumulator_bytes(element_bytes) == 4 && n <= SMALL_INPUT_MAX_ELEMENTS {
+    if accumulator_bytes(element_bytes) != 4 {
+        lookback_policy(element_bytes)
+    } else if n <= SMALL_INPUT_MAX_ELEMENTS {
         SMALL_INPUT_LOOKBACK_TUNING
+    } else if n > MID_INPUT_MIN_ELEMENTS && n <= MID_INPUT_MAX_ELEMENTS {
+        MID_INPUT_LOOKBACK_TUNING
     } else {
         lookback_policy(element_bytes)
     }
@@ -524,8 +564,8 @@ fn lookback_kernel<T: Element, O: Operator<T>>(
 }
 
 /// The modules [`scan_lookback_tuned`] can request for `T` and `op`: the table's
-/// tuning, the small inputs' (4-byte accumulators), and the protocol tests'
-/// tiny tiles (none where [`check_element`] refuses the pair).
+/// tuning, the small and mid-size inputs' (4-byte accumulators), and the
+/// protocol tests' tiny tiles (none where [`check_element`] refuses the pair).
 pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     if check_element::<T, O>(op).is_err() {
         return Vec::new();
@@ -536,6 +576,7 @@ pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<Module
     ];
     if accumulator_bytes(T::BYTES) == 4 {
         modules.push(module::<T, O>(op, SMALL_INPUT_LOOKBACK_TUNING));
+        modules.push(module::<T, O>(op, MID_INPUT_LOOKBACK_TUNING));
     }
     modules
 }
@@ -923,7 +964,7 @@ mod tests {
     fn modules_name_their_entries() {
         use gpu_core::Sum;
         let modules = lookback_modules::<f32, _>(&Sum);
-        assert_eq!(modules.len(), 3);
+        assert_eq!(modules.len(), 4);
         assert_eq!(
             modules[0].entries(),
             ["scan_lookback_f32_sum_256x32_ws_p128_ns648_d1245"]
@@ -932,6 +973,10 @@ mod tests {
         assert_eq!(
             modules[2].entries(),
             ["scan_lookback_f32_sum_128x16_ws_p128_ns648_d1245"]
+        );
+        assert_eq!(
+            modules[3].entries(),
+            ["scan_lookback_f32_sum_128x32_ws_p128_ns648_d1245"]
         );
         assert!(modules[0]
             .code()

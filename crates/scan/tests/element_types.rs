@@ -336,7 +336,8 @@ fn the_catalog_holds_the_new_modules() {
 }
 
 /// Every look-back module of the new types (the table's shape, the
-/// blocked-layout protocol shape and the small inputs' shape) compiles
+/// blocked-layout protocol shape, the small and the mid-size inputs'
+/// shapes) compiles
 /// with NVRTC for sm_90, the sums for sm_80 too, and defines its entries.
 #[test]
 fn the_new_lookback_modules_compile_with_nvrtc() {
@@ -354,8 +355,8 @@ fn the_new_lookback_modules_compile_with_nvrtc() {
     add!(f16, [Sum, Max, Min]);
     add!(bf16, [Sum, Max, Min]);
     modules.retain(|m| m.name().starts_with("scan_lookback_"));
-    // The table's shape, the protocol shape, the small inputs' shape.
-    assert_eq!(modules.len(), 3 * (4 * 6 + 2 * 3));
+    // The table's shape, the protocol shape, the small and mid-size inputs'.
+    assert_eq!(modules.len(), 4 * (4 * 6 + 2 * 3));
     compile_for_sm90(&modules);
 }
 

@@ -6,9 +6,11 @@
 //! the headline byte count 2·n·size and as a fraction of the
 //! device-to-device copy ceiling measured in the same process, so the
 //! tuning table in `lookback.rs` can be chosen from one run
-//! (`--nocapture`). It is a single test in its own binary so that nothing
-//! else runs on the GPU while it times; the benchmark proper is the scan
-//! example.
+//! (`--nocapture`). A second test sweeps the mid-size shapes from 2^18 to
+//! 2^27 against a same-size copy (`MID_INPUT_LOOKBACK_TUNING`). Both live
+//! in their own binary so that nothing else runs on the GPU while they
+//! time (run them with `--test-threads=1`); the benchmark proper is the
+//! scan example.
 
 mod lookback_support;
 mod scan_support;
@@ -138,4 +140,108 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
         ),
         ceiling.gbps,
     );
+}
+
+/// Mid-size candidates: the tile shapes a per-size policy picks between
+/// 2^18 and 2^27 elements, where a few waves hold every tile and each
+/// tile's latency, not bandwidth alone, sets the time. (A wider first
+/// sweep, with 256 × 16, 256 × 24, 512 × 8, 512 × 16, 1024 × 8, other
+/// delays and 2-wide windows, is recorded in docs/tuning.md.)
+fn mid_size_candidates() -> Vec<Policy> {
+    use scan::policy::{StatusEncoding::Packed128, TileLayout::WarpStriped};
+    let striped = |block_threads, items| {
+        Policy::shape(block_threads, items)
+            .with_layout(WarpStriped)
+            .with_status(Packed128)
+            .with_delays(1245, 648)
+    };
+    let mut candidates = vec![
+        scan::policy::lookback_policy(4),
+        scan::policy::SMALL_INPUT_LOOKBACK_TUNING,
+        scan::policy::lookback_policy_for_len(4, 1 << 22),
+    ];
+    for (threads, items) in [(128, 24), (128, 32), (192, 32), (384, 24)] {
+        candidates.push(striped(threads, items));
+    }
+    let mut distinct = Vec::new();
+    for candidate in candidates {
+        if !distinct.contains(&candidate) {
+            distinct.push(candidate);
+        }
+    }
+    distinct
+}
+
+/// Each mid-size candidate at 2^18 … 2^27 `i32` elements, checked against
+/// the CPU and timed (median of 101 after 5 warm-ups, output poisoned
+/// before each run) against a device-to-device copy of the same size
+/// measured the same way just before it: the measure for these
+/// sizes is the scan's time over the copy's. Every size is measured in two
+/// rounds, so the spread between runs shows beside the differences.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mid_size_candidates_against_the_same_size_copy() {
+    let gpu = gpu();
+    eprintln!("{}", gpu.info().summary());
+    let candidates = mid_size_candidates();
+    let reps = Repetitions {
+        warmup: 5,
+        timed: 101,
+    };
+    for log2 in 18u32..=27 {
+        let n = 1usize << log2;
+        let host: Vec<i32> = exact_input(n, fresh_seed(&format!("mid {log2}")));
+        let want = scan::cpu::scan(&host, &Sum, ScanKind::Inclusive);
+        let input = DeviceBuffer::from_host(&gpu, &host).expect("upload");
+        let source = DeviceBuffer::from_host(&gpu, &host).expect("copy source");
+        let output = RefCell::new(DeviceBuffer::<i32>::poisoned(&gpu, n).expect("output"));
+        let poison = || {
+            output
+                .borrow_mut()
+                .view_mut()
+                .fill(&gpu, <i32 as gpu_core::DeviceType>::poison())
+        };
+        for round in 1..=2 {
+            let copy = time_device(
+                &gpu,
+                reps,
+                |_| poison(),
+                |_| {
+                    output
+                        .borrow_mut()
+                        .view_mut()
+                        .copy_from(&gpu, &source.view())
+                },
+            )
+            .expect("same-size copy");
+            eprintln!(
+                "mid n=2^{log2} round {round} copy {:.2} us",
+                copy.median_ms * 1e3
+            );
+            for &tuning in &candidates {
+                let scan_once = || {
+                    scan::scan_into(
+                        &gpu,
+                        input.view(),
+                        output.borrow_mut().view_mut(),
+                        &Sum,
+                        ScanKind::Inclusive,
+                        &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
+                    )
+                };
+                poison().expect("poison");
+                scan_once().unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
+                let got = output.borrow().to_host(&gpu).expect("download");
+                assert_same(&got, &want, &format!("2^{log2} {}", tuning.label()));
+                let timing =
+                    time_device(&gpu, reps, |_| poison(), |_| scan_once()).expect("timing");
+                eprintln!(
+                    "mid n=2^{log2} round {round} {:<28} {:.2} us  {:.3}x copy",
+                    tuning.label(),
+                    timing.median_ms * 1e3,
+                    timing.median_ms / copy.median_ms
+                );
+            }
+        }
+    }
 }

@@ -164,6 +164,39 @@ fn inclusive_and_exclusive_shorthands() {
     assert!(empty.is_empty());
 }
 
+/// The default look-back policy changes with the length
+/// (`scan::policy::lookback_policy_for_len`): each band's edges, and a
+/// length past the mid band's start that ends a tile short of full, for a
+/// 4-byte sum, a 1-byte sum (the 4-byte accumulator's vectors) and the
+/// non-commutative affine maps, in every kind and calling mode.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn default_policy_bands_at_their_edges() {
+    use scan::policy::{
+        MID_INPUT_LOOKBACK_TUNING, MID_INPUT_MAX_ELEMENTS, MID_INPUT_MIN_ELEMENTS,
+        SMALL_INPUT_MAX_ELEMENTS,
+    };
+    let mid_tile = MID_INPUT_LOOKBACK_TUNING.tile_items() as usize;
+    let lengths = [
+        SMALL_INPUT_MAX_ELEMENTS,
+        SMALL_INPUT_MAX_ELEMENTS + 1,
+        MID_INPUT_MIN_ELEMENTS,
+        MID_INPUT_MIN_ELEMENTS + 1,
+        MID_INPUT_MIN_ELEMENTS + 37 * mid_tile - 1,
+        MID_INPUT_MAX_ELEMENTS,
+        MID_INPUT_MAX_ELEMENTS + 1,
+    ];
+    let options = ScanOptions::default();
+    for (i, &n) in lengths.iter().enumerate() {
+        let seed = fresh_seed(&format!("bands {n}"));
+        run_length::<i32, _>(&options, &Sum, n, seed);
+        if i % 2 == 1 {
+            run_length::<u8, _>(&options, &Sum, n, seed ^ 1);
+            run_length::<u32, _>(&options, &affine_op(), n, seed ^ 2);
+        }
+    }
+}
+
 /// The inclusive scan from an initial value through every algorithm, for
 /// a 4-byte sum, an 8-byte max, a float sum, the non-commutative affine
 /// maps and a narrow type, at the lengths around each algorithm's tiles, in
