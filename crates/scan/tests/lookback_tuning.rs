@@ -23,6 +23,48 @@ use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
 use scan::policy::{Policy, LOOKBACK_TUNING};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
+/// One inclusive sum of `input` into `output` with `tuning`.
+fn scan_with<T: Element>(
+    gpu: &Gpu,
+    input: &DeviceBuffer<T>,
+    output: &RefCell<DeviceBuffer<T>>,
+    tuning: Policy,
+) -> gpu_core::Result<()>
+where
+    Sum: gpu_core::Operator<T>,
+{
+    scan::scan_into(
+        gpu,
+        input.view(),
+        output.borrow_mut().view_mut(),
+        &Sum,
+        ScanKind::Inclusive,
+        &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
+    )
+}
+
+/// Scans once into the poisoned output with `tuning` (compiling its module
+/// outside any timing) and asserts the exact result.
+fn check_candidate<T: Element>(
+    gpu: &Gpu,
+    input: &DeviceBuffer<T>,
+    output: &RefCell<DeviceBuffer<T>>,
+    want: &[T],
+    tuning: Policy,
+    context: &str,
+) where
+    Sum: gpu_core::Operator<T>,
+{
+    output
+        .borrow_mut()
+        .view_mut()
+        .fill(gpu, T::poison())
+        .expect("poison");
+    scan_with(gpu, input, output, tuning).unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
+    let got = output.borrow().to_host(gpu).expect("download");
+    assert_same(&got, want, &format!("{context} {}", tuning.label()));
+}
+
 fn sweep<T: Element>(gpu: &Gpu, candidates: &[Policy], ceiling_gbps: f64)
 where
     Sum: gpu_core::Operator<T>,
@@ -38,20 +80,8 @@ where
         .map(|(_, t)| *t);
     for &tuning in candidates {
         let poison = || output.borrow_mut().view_mut().fill(gpu, T::poison());
-        let scan_once = || {
-            scan::scan_into(
-                gpu,
-                input.view(),
-                output.borrow_mut().view_mut(),
-                &Sum,
-                ScanKind::Inclusive,
-                &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
-            )
-        };
-        poison().expect("poison");
-        scan_once().unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
-        let got = output.borrow().to_host(gpu).expect("download");
-        assert_same(&got, &want, &format!("{} {}", T::SUFFIX, tuning.label()));
+        let scan_once = || scan_with(gpu, &input, &output, tuning);
+        check_candidate(gpu, &input, &output, &want, tuning, T::SUFFIX);
         // Registers and residency of the compiled kernel (already loaded).
         let (source, entry) = scan::policy::lookback_module::<T, _>(&Sum, tuning);
         let kernel = gpu.kernel(&source, &entry).expect("kernel");
@@ -219,20 +249,8 @@ fn mid_size_candidates_against_the_same_size_copy() {
                 copy.median_ms * 1e3
             );
             for &tuning in &candidates {
-                let scan_once = || {
-                    scan::scan_into(
-                        &gpu,
-                        input.view(),
-                        output.borrow_mut().view_mut(),
-                        &Sum,
-                        ScanKind::Inclusive,
-                        &ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(tuning),
-                    )
-                };
-                poison().expect("poison");
-                scan_once().unwrap_or_else(|e| panic!("{tuning:?}: {e}"));
-                let got = output.borrow().to_host(&gpu).expect("download");
-                assert_same(&got, &want, &format!("2^{log2} {}", tuning.label()));
+                let scan_once = || scan_with(&gpu, &input, &output, tuning);
+                check_candidate(&gpu, &input, &output, &want, tuning, &format!("2^{log2}"));
                 let timing =
                     time_device(&gpu, reps, |_| poison(), |_| scan_once()).expect("timing");
                 eprintln!(
