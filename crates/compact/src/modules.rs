@@ -39,8 +39,11 @@ const FLAGS_4: Policy = per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415));
 /// default before the sweep on the shared single-pass machinery; not swept
 /// for these sizes.
 const NARROW: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
-/// `select_if`'s 4-byte default.
-const SELECT_IF_4: Policy = per_tile(384, 16, TileLayout::WarpStriped, 1, (1125, 415));
+/// `select_if`'s 4-byte default: the flags default's tiles with registers
+/// capped at 32 for 4 resident blocks per SM (uncapped it compiles to more
+/// and keeps 3).
+const SELECT_IF_4: Policy =
+    per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415)).with_min_blocks_per_sm(4);
 /// Every operation's 8-byte default.
 const EVERY_8: Policy = per_tile(256, 16, TileLayout::WarpStriped, 1, (1170, 360));
 
@@ -74,7 +77,8 @@ const fn per_tile(
 pub const TUNING: [(usize, Policy); 4] = [(1, NARROW), (2, NARROW), (4, FLAGS_4), (8, EVERY_8)];
 
 /// The default policy of `select_if` (selection by a predicate, no flags
-/// array: warp-striped 4-byte tiles are faster there, slower by flags), per
+/// array: the flags default's 4-byte tiles with registers capped for one
+/// more resident block, which is faster there and slower by flags), per
 /// element size; a custom predicate is compiled at this policy too.
 /// `partition` keeps [`TUNING`]. Figures in `docs/tuning.md`.
 pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
@@ -83,7 +87,7 @@ pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
 /// persistent schedule lose).
-pub const CANDIDATES_4: [Policy; 15] = {
+pub const CANDIDATES_4: [Policy; 17] = {
     use TileLayout::{Blocked, WarpStriped};
     [
         FLAGS_4,
@@ -103,6 +107,11 @@ pub const CANDIDATES_4: [Policy; 15] = {
         per_tile(256, 16, Blocked, 1, (1125, 415)),
         per_tile(128, 16, WarpStriped, 1, (1125, 415)),
         per_tile(256, 16, WarpStriped, 1, (1125, 415)),
+        // The previous `select_if` default, uncapped (39 registers, 4
+        // blocks of 384 per SM: ncu put it at 75 % occupancy, held by
+        // registers) and capped for 5 blocks.
+        per_tile(384, 16, WarpStriped, 1, (1125, 415)),
+        per_tile(384, 16, WarpStriped, 1, (1125, 415)).with_min_blocks_per_sm(5),
     ]
 };
 
@@ -805,8 +814,9 @@ mod tests {
         }
         assert_eq!(
             select_if_policy::<i32>().name(),
-            "384x16/striped/lb1/tile-per-block/d1125s415"
+            "512x16/blocked/lb1/tile-per-block/r4/d1125s415"
         );
+        assert_eq!(select_if_policy::<i32>().max_registers(), Some(32));
         assert_eq!(select_if_policy::<u64>(), default_policy::<u64>());
         // The built-in select_if of 4-byte types resolves to the candidate's
         // module; a caller's predicate gets a module of its own.

@@ -307,3 +307,56 @@ fn single_pass_mid_sizes_against_the_same_size_copy() {
         );
     }
 }
+
+/// The `select_if` default against its closest rivals at 2^28 (the
+/// register-capped candidates and the flags default), `i32` and `f32`
+/// (x > 0), in three interleaved rounds, so that a drift of the machine
+/// during the run shows as a spread between rounds, not as a difference
+/// between policies.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn select_if_rivals_interleaved_at_2_28() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
+    println!(
+        "copy ceiling {:.0} GB/s (read + write) on {}",
+        ceiling.gbps,
+        gpu.info().summary()
+    );
+    let mut rivals = vec![select_if_policy::<i32>()];
+    for candidate in candidates(4) {
+        let capped = candidate.min_blocks_per_sm() > 0;
+        if (capped || *candidate == default_policy::<i32>()) && !rivals.contains(candidate) {
+            rivals.push(*candidate);
+        }
+    }
+    let seed = fresh_seed();
+    let ints: Vec<i32> = random_vec(N, seed, -1000.0, 1000.0);
+    let floats: Vec<f32> = random_vec(N, seed ^ 0xf32, -1000.0, 1000.0);
+    let int_input = DeviceBuffer::from_host(&gpu, &ints).expect("upload");
+    let float_input = DeviceBuffer::from_host(&gpu, &floats).expect("upload");
+    let int_expected = cpu::select_if(&ints, &Predicate::Gt(0));
+    let float_expected = cpu::select_if(&floats, &Predicate::Gt(0.0f32));
+    drop((ints, floats));
+    let int_case = Case {
+        label: "select_if(x>0)",
+        input: &int_input,
+        flags: None,
+        predicate: Predicate::Gt(0),
+        expected: &int_expected,
+    };
+    let float_case = Case {
+        label: "select_if(x>0)",
+        input: &float_input,
+        flags: None,
+        predicate: Predicate::Gt(0.0f32),
+        expected: &float_expected,
+    };
+    for round in 1..=3 {
+        println!("round {round}");
+        for tuning in &rivals {
+            measure(&gpu, &ceiling, &int_case, tuning, HEADLINE_REPS);
+            measure(&gpu, &ceiling, &float_case, tuning, HEADLINE_REPS);
+        }
+    }
+}

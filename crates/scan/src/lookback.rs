@@ -330,6 +330,10 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
             delayed(384, 32, 1245, 648).with_status(Packed128),
             delayed(512, 16, 1245, 648).with_status(Packed128),
             delayed(512, 24, 1245, 648).with_status(Packed128),
+            // The default with registers capped at 64 (4 blocks per SM).
+            delayed(256, 32, 1245, 648)
+                .with_status(Packed128)
+                .with_min_blocks_per_sm(4),
         ]
     } else {
         vec![
