@@ -20,7 +20,10 @@ mod support;
 use compact::policy::{
     candidates, default_policy, select_if_policy, CompactPolicy, Policy, Schedule,
 };
-use compact::{bytes_moved, cpu, select_flagged_into, select_if_into, CompactOptions, Predicate};
+use compact::{
+    bytes_moved, cpu, partition_bytes_moved, partition_into, select_flagged_into, select_if_into,
+    CompactOptions, Predicate,
+};
 use gpu_core::{DeviceBuffer, Element, Gpu};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
 use parprims_testkit::rng::{random_flags, random_vec};
@@ -310,7 +313,8 @@ fn single_pass_mid_sizes_against_the_same_size_copy() {
 
 /// The `select_if` default against its closest rivals at 2^28 (the
 /// register-capped candidates and the flags default), `i32` and `f32`
-/// (x > 0), in three interleaved rounds, so that a drift of the machine
+/// (x > 0), and `partition(x > 0)` of the `i32` at each of them, in three
+/// interleaved rounds, so that a drift of the machine
 /// during the run shows as a spread between rounds, not as a difference
 /// between policies.
 #[test]
@@ -352,11 +356,78 @@ fn select_if_rivals_interleaved_at_2_28() {
         predicate: Predicate::Gt(0.0f32),
         expected: &float_expected,
     };
+    let partitioned = cpu::partition(&cpu_ints(&gpu, &int_input), &Predicate::Gt(0));
     for round in 1..=3 {
         println!("round {round}");
         for tuning in &rivals {
             measure(&gpu, &ceiling, &int_case, tuning, HEADLINE_REPS);
             measure(&gpu, &ceiling, &float_case, tuning, HEADLINE_REPS);
+            measure_partition(&gpu, &ceiling, &int_input, &partitioned, tuning);
         }
     }
+}
+
+/// The input back on the host (the partition's reference).
+fn cpu_ints(gpu: &Gpu, input: &DeviceBuffer<i32>) -> Vec<i32> {
+    input.to_host(gpu).expect("download")
+}
+
+/// `partition(x > 0)` of `input` with `tuning`: checked against the CPU's
+/// partition (both halves in input order, and the count), then timed; one
+/// line with the fraction of the ceiling at the partition's 3n·s bytes.
+fn measure_partition(
+    gpu: &Gpu,
+    ceiling: &CopyCeiling,
+    input: &DeviceBuffer<i32>,
+    (expected, kept): &(Vec<i32>, usize),
+    tuning: &Policy,
+) {
+    let n = input.len();
+    let ctx = format!("partition(x>0) {}", tuning.name());
+    let buffers = std::cell::RefCell::new((
+        DeviceBuffer::<i32>::poisoned(gpu, n).expect(&ctx),
+        DeviceBuffer::<u64>::poisoned(gpu, 1).expect(&ctx),
+    ));
+    let run = || {
+        let (output, count) = &mut *buffers.borrow_mut();
+        partition_into(
+            gpu,
+            input.view(),
+            &Predicate::Gt(0),
+            output.view_mut(),
+            count.view_mut(),
+            CompactOptions::single_pass(*tuning),
+        )
+    };
+    run().expect(&ctx);
+    {
+        let (output, count) = &*buffers.borrow();
+        assert_eq!(
+            count.to_host(gpu).expect(&ctx)[0] as usize,
+            *kept,
+            "{ctx}: count"
+        );
+        assert!(
+            output.to_host(gpu).expect(&ctx) == *expected,
+            "{ctx}: partition differs"
+        );
+    }
+    let timing = time_device(
+        gpu,
+        HEADLINE_REPS,
+        |_| {
+            let (output, count) = &mut *buffers.borrow_mut();
+            output.view_mut().fill(gpu, i32::MIN)?;
+            count.view_mut().fill(gpu, u64::MAX)
+        },
+        |_| run(),
+    )
+    .expect(&ctx);
+    let gbps = timing.gbps(partition_bytes_moved(n, 4) as f64);
+    println!(
+        "{ctx:<62} {:>8.4} ms  {:>7.1} GB/s  {:.3} of copy ceiling",
+        timing.median_ms,
+        gbps,
+        ceiling.fraction(gbps)
+    );
 }

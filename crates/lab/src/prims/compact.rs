@@ -2,11 +2,13 @@
 //! byte flags), and keep the items a comparison predicate accepts (`x > 0`,
 //! no flags array), with the CPU straight filter, the CPU map/scan/scatter
 //! of the lab, three-pass on the GPU with each scan algorithm, and the
-//! single-pass kernel.
+//! single-pass kernel; and the single-pass partition by the same predicate.
 //!
 //! Bytes moved are the compact crate's declaration
 //! ([`compact::bytes_moved`]): n items read (plus n flag bytes by flags) and
-//! `kept` items written, i.e. 5n + 4·kept and 4n + 4·kept for `i32`.
+//! `kept` items written, i.e. 5n + 4·kept and 4n + 4·kept for `i32`; a
+//! partition counts first, then reads and writes every item
+//! ([`compact::partition_bytes_moved`], 12n for `i32`).
 
 use gpu_core::{DeviceBuffer, Element, ElementType, Gpu, Result};
 use parprims_testkit::bench::Repetitions;
@@ -63,6 +65,9 @@ pub enum Mode {
     Flagged,
     /// `select_if(x > 0)`: a comparison in registers, no flags array.
     IfPositive,
+    /// `partition(x > 0)`: the items the predicate accepts first, then the
+    /// others, both in input order.
+    PartitionPositive,
 }
 
 impl Mode {
@@ -70,6 +75,7 @@ impl Mode {
         match self {
             Mode::Flagged => "select_flagged",
             Mode::IfPositive => "select_if(x>0)",
+            Mode::PartitionPositive => "partition(x>0)",
         }
     }
 }
@@ -103,11 +109,13 @@ pub struct CompactPlan {
 }
 
 impl CompactPlan {
-    /// Every (mode, algorithm) pair, flags first.
+    /// Every (mode, algorithm) pair, flags first, the single-pass
+    /// partition last.
     pub fn all_methods() -> Vec<(Mode, CompactAlgorithm)> {
         let mut all: Vec<(Mode, CompactAlgorithm)> =
             methods().into_iter().map(|a| (Mode::Flagged, a)).collect();
         all.extend(methods().into_iter().map(|a| (Mode::IfPositive, a)));
+        all.push((Mode::PartitionPositive, CompactAlgorithm::SinglePass));
         all
     }
 
@@ -168,17 +176,23 @@ impl CompactPlan {
     }
 }
 
-/// Bytes a select of `n` items keeping `kept` moves.
+/// Bytes a select of `n` items keeping `kept`, or a partition of them,
+/// moves.
 pub fn bytes<T: Element>(mode: Mode, n: usize, kept: usize) -> f64 {
-    compact::bytes_moved(n, kept, T::BYTES, mode == Mode::Flagged) as f64
+    match mode {
+        Mode::PartitionPositive => compact::partition_bytes_moved(n, T::BYTES) as f64,
+        _ => compact::bytes_moved(n, kept, T::BYTES, mode == Mode::Flagged) as f64,
+    }
 }
 
-/// The lab's inputs for one size: values, flags, and both expected outputs.
+/// The lab's inputs for one size: values, flags, and the expected outputs
+/// (the partition's, with its count, only when a plan runs it).
 struct Inputs<T: Element> {
     values: Vec<T>,
     flags: Vec<u8>,
     by_flags: Vec<T>,
     by_predicate: Vec<T>,
+    partitioned: Option<(Vec<T>, usize)>,
 }
 
 fn predicate<T: Element>() -> Predicate<T> {
@@ -189,7 +203,10 @@ struct CompactCase<'a, T: Element> {
     mode: Mode,
     algorithm: CompactAlgorithm,
     predicate: Predicate<T>,
+    /// The expected output: the kept items, or the whole partition.
     expected: &'a [T],
+    /// The expected count of kept items.
+    expected_count: usize,
     n: usize,
     input: &'a DeviceBuffer<T>,
     flags: &'a DeviceBuffer<u8>,
@@ -220,29 +237,44 @@ impl<T: Element> GpuCase for CompactCase<'_, T> {
                 self.count.view_mut(),
                 self.algorithm,
             ),
+            Mode::PartitionPositive => compact::partition_into(
+                gpu,
+                self.input.view(),
+                &self.predicate,
+                self.output.view_mut(),
+                self.count.view_mut(),
+                self.algorithm,
+            ),
         }
     }
     fn check(&mut self, gpu: &Gpu) -> Result<Check> {
         let count = self.count.to_host(gpu)?[0];
-        let counted = compare_count(count as usize, self.expected.len());
+        let counted = compare_count(count as usize, self.expected_count);
         if counted.failed() || count as usize > self.n {
             return Ok(counted);
         }
-        let kept = self.output.slice(..count as usize)?.to_host(gpu)?;
-        Ok(compare(&kept, self.expected, 1))
+        let written = self.output.slice(..self.expected.len())?.to_host(gpu)?;
+        Ok(compare(&written, self.expected, 1))
     }
 }
 
-fn make_inputs<T: Element>(n: usize, seed: u64, stream: u64) -> Result<Inputs<T>> {
+fn make_inputs<T: Element>(
+    n: usize,
+    seed: u64,
+    stream: u64,
+    with_partition: bool,
+) -> Result<Inputs<T>> {
     let values = values::<T>(n, derive_seed(seed, stream));
     let flags = flags(n, derive_seed(seed, stream ^ 0xf1a9), KEEP);
     let by_flags = compact::cpu::select_flagged(&values, &flags)?;
     let by_predicate = compact::cpu::select_if(&values, &predicate::<T>());
+    let partitioned = with_partition.then(|| compact::cpu::partition(&values, &predicate::<T>()));
     Ok(Inputs {
         values,
         flags,
         by_flags,
         by_predicate,
+        partitioned,
     })
 }
 
@@ -322,7 +354,11 @@ fn run_size<T: Element>(
             })
             .collect()
     };
-    let inputs = match make_inputs::<T>(n, lab.seed(), stream) {
+    let with_partition = plan
+        .methods
+        .iter()
+        .any(|(mode, _)| *mode == Mode::PartitionPositive);
+    let inputs = match make_inputs::<T>(n, lab.seed(), stream, with_partition) {
         Ok(inputs) => inputs,
         Err(error) => return fail_all(&error),
     };
@@ -345,16 +381,19 @@ fn run_size<T: Element>(
     for &(mode, algorithm) in &plan.methods {
         let method = method_name(mode, algorithm);
         progress.start(&format!("compact {t} {n}: {method}"));
-        let expected: &[T] = match mode {
-            Mode::Flagged => &inputs.by_flags,
-            Mode::IfPositive => &inputs.by_predicate,
+        let (expected, expected_count): (&[T], usize) = match (mode, &inputs.partitioned) {
+            (Mode::Flagged, _) => (&inputs.by_flags, inputs.by_flags.len()),
+            (Mode::IfPositive, _) | (Mode::PartitionPositive, None) => {
+                (&inputs.by_predicate, inputs.by_predicate.len())
+            }
+            (Mode::PartitionPositive, Some((partitioned, kept))) => (partitioned, *kept),
         };
         let spec = Spec::new(
             "compact",
             method,
             t,
             n.to_string(),
-            bytes::<T>(mode, n, expected.len()),
+            bytes::<T>(mode, n, expected_count),
         );
         let case = DeviceBuffer::<T>::poisoned(gpu, n).and_then(|output| {
             Ok(CompactCase {
@@ -362,6 +401,7 @@ fn run_size<T: Element>(
                 algorithm,
                 predicate: predicate::<T>(),
                 expected,
+                expected_count,
                 n,
                 input: &input,
                 flags: &flags,
@@ -397,7 +437,7 @@ fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
 
 /// The two CPU methods at `n`, timed and checked against each other.
 pub fn cpu_rows(n: usize, seed: u64, reps: Repetitions) -> Vec<Row> {
-    match make_inputs::<i32>(n, seed, 0xc0_0001) {
+    match make_inputs::<i32>(n, seed, 0xc0_0001, false) {
         Ok(inputs) => cpu_method_rows(&inputs, reps),
         Err(error) => {
             vec![Spec::new("compact", "cpu", "i32", n.to_string(), 0.0).failed_row(&error)]
@@ -418,11 +458,22 @@ mod tests {
         let plan =
             CompactPlan::from_selection(&Selection::default(), &BENCH_SIZES, &[ElementType::I32])
                 .unwrap();
-        assert_eq!(plan.methods.len(), 2 * methods().len());
+        assert_eq!(plan.methods.len(), 2 * methods().len() + 1);
         assert_eq!(
             method_name(Mode::Flagged, CompactAlgorithm::SinglePass),
             "select_flagged/SinglePass"
         );
+        let partition = Selection {
+            algos: Some("partition(x>0)/SinglePass".into()),
+            ..Selection::default()
+        };
+        let plan = CompactPlan::from_selection(&partition, &[10], &[ElementType::I32]).unwrap();
+        assert_eq!(
+            plan.methods,
+            vec![(Mode::PartitionPositive, CompactAlgorithm::SinglePass)]
+        );
+        // 12n for i32 whatever the count.
+        assert_eq!(bytes::<i32>(Mode::PartitionPositive, 1000, 10), 12_000.0);
         let short = Selection {
             algos: Some("SinglePass".into()),
             ..Selection::default()
