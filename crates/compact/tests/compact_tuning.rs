@@ -199,16 +199,22 @@ fn sweep_flags_and_predicate<T: Element>(
     sweep(gpu, ceiling, &by_predicate, tunings, reps);
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn single_pass_tuning_sweep_at_2_28() {
-    let gpu = Gpu::new(0).expect("a CUDA GPU");
-    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
+/// The copy ceiling of a 1 GiB copy, printed with the device.
+fn headline_ceiling(gpu: &Gpu) -> CopyCeiling {
+    let ceiling = copy_ceiling(gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
     println!(
         "copy ceiling {:.0} GB/s (read + write) on {}",
         ceiling.gbps,
         gpu.info().summary()
     );
+    ceiling
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_tuning_sweep_at_2_28() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let ceiling = headline_ceiling(&gpu);
     let seed = fresh_seed();
     let flags_host = random_flags(N, seed ^ 0xf1a9, 0.5);
     let flags = DeviceBuffer::from_host(&gpu, &flags_host).expect("flags");
@@ -321,12 +327,7 @@ fn single_pass_mid_sizes_against_the_same_size_copy() {
 #[ignore = "needs a CUDA GPU"]
 fn select_if_rivals_interleaved_at_2_28() {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
-    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
-    println!(
-        "copy ceiling {:.0} GB/s (read + write) on {}",
-        ceiling.gbps,
-        gpu.info().summary()
-    );
+    let ceiling = headline_ceiling(&gpu);
     let mut rivals = vec![select_if_policy::<i32>()];
     for candidate in candidates(4) {
         let capped = candidate.min_blocks_per_sm() > 0;

@@ -199,6 +199,16 @@ fn predicate<T: Element>() -> Predicate<T> {
     Predicate::Gt(T::zero())
 }
 
+/// `select_if_into` and `partition_into`: the same arguments.
+type PredicateEntry<T> = fn(
+    &Gpu,
+    gpu_core::DeviceView<'_, T>,
+    &Predicate<T>,
+    gpu_core::DeviceViewMut<'_, T>,
+    gpu_core::DeviceViewMut<'_, u64>,
+    CompactAlgorithm,
+) -> Result<()>;
+
 struct CompactCase<'a, T: Element> {
     mode: Mode,
     algorithm: CompactAlgorithm,
@@ -229,22 +239,21 @@ impl<T: Element> GpuCase for CompactCase<'_, T> {
                 self.count.view_mut(),
                 self.algorithm,
             ),
-            Mode::IfPositive => compact::select_if_into(
-                gpu,
-                self.input.view(),
-                &self.predicate,
-                self.output.view_mut(),
-                self.count.view_mut(),
-                self.algorithm,
-            ),
-            Mode::PartitionPositive => compact::partition_into(
-                gpu,
-                self.input.view(),
-                &self.predicate,
-                self.output.view_mut(),
-                self.count.view_mut(),
-                self.algorithm,
-            ),
+            Mode::IfPositive | Mode::PartitionPositive => {
+                let entry: PredicateEntry<T> = if self.mode == Mode::IfPositive {
+                    compact::select_if_into
+                } else {
+                    compact::partition_into
+                };
+                entry(
+                    gpu,
+                    self.input.view(),
+                    &self.predicate,
+                    self.output.view_mut(),
+                    self.count.view_mut(),
+                    self.algorithm,
+                )
+            }
         }
     }
     fn check(&mut self, gpu: &Gpu) -> Result<Check> {
