@@ -42,8 +42,7 @@ const NARROW: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
 /// `select_if`'s 4-byte default: the flags default's tiles with registers
 /// capped at 32 for 4 resident blocks per SM (uncapped it compiles to more
 /// and keeps 3).
-const SELECT_IF_4: Policy =
-    per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415)).with_min_blocks_per_sm(4);
+const SELECT_IF_4: Policy = FLAGS_4.with_min_blocks_per_sm(4);
 /// Every operation's 8-byte default.
 const EVERY_8: Policy = per_tile(256, 16, TileLayout::WarpStriped, 1, (1170, 360));
 

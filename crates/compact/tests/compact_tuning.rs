@@ -342,6 +342,7 @@ fn select_if_rivals_interleaved_at_2_28() {
     let float_input = DeviceBuffer::from_host(&gpu, &floats).expect("upload");
     let int_expected = cpu::select_if(&ints, &Predicate::Gt(0));
     let float_expected = cpu::select_if(&floats, &Predicate::Gt(0.0f32));
+    let partitioned = cpu::partition(&ints, &Predicate::Gt(0));
     drop((ints, floats));
     let int_case = Case {
         label: "select_if(x>0)",
@@ -357,7 +358,6 @@ fn select_if_rivals_interleaved_at_2_28() {
         predicate: Predicate::Gt(0.0f32),
         expected: &float_expected,
     };
-    let partitioned = cpu::partition(&cpu_ints(&gpu, &int_input), &Predicate::Gt(0));
     for round in 1..=3 {
         println!("round {round}");
         for tuning in &rivals {
@@ -366,11 +366,6 @@ fn select_if_rivals_interleaved_at_2_28() {
             measure_partition(&gpu, &ceiling, &int_input, &partitioned, tuning);
         }
     }
-}
-
-/// The input back on the host (the partition's reference).
-fn cpu_ints(gpu: &Gpu, input: &DeviceBuffer<i32>) -> Vec<i32> {
-    input.to_host(gpu).expect("download")
 }
 
 /// `partition(x > 0)` of `input` with `tuning`: checked against the CPU's

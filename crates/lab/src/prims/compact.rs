@@ -186,13 +186,14 @@ pub fn bytes<T: Element>(mode: Mode, n: usize, kept: usize) -> f64 {
 }
 
 /// The lab's inputs for one size: values, flags, and the expected outputs
-/// (the partition's, with its count, only when a plan runs it).
+/// (the partition's only when a plan runs it, else empty; its count is
+/// `by_predicate`'s length).
 struct Inputs<T: Element> {
     values: Vec<T>,
     flags: Vec<u8>,
     by_flags: Vec<T>,
     by_predicate: Vec<T>,
-    partitioned: Option<(Vec<T>, usize)>,
+    partitioned: Vec<T>,
 }
 
 fn predicate<T: Element>() -> Predicate<T> {
@@ -277,7 +278,11 @@ fn make_inputs<T: Element>(
     let flags = flags(n, derive_seed(seed, stream ^ 0xf1a9), KEEP);
     let by_flags = compact::cpu::select_flagged(&values, &flags)?;
     let by_predicate = compact::cpu::select_if(&values, &predicate::<T>());
-    let partitioned = with_partition.then(|| compact::cpu::partition(&values, &predicate::<T>()));
+    let partitioned = if with_partition {
+        compact::cpu::partition(&values, &predicate::<T>()).0
+    } else {
+        Vec::new()
+    };
     Ok(Inputs {
         values,
         flags,
@@ -390,12 +395,10 @@ fn run_size<T: Element>(
     for &(mode, algorithm) in &plan.methods {
         let method = method_name(mode, algorithm);
         progress.start(&format!("compact {t} {n}: {method}"));
-        let (expected, expected_count): (&[T], usize) = match (mode, &inputs.partitioned) {
-            (Mode::Flagged, _) => (&inputs.by_flags, inputs.by_flags.len()),
-            (Mode::IfPositive, _) | (Mode::PartitionPositive, None) => {
-                (&inputs.by_predicate, inputs.by_predicate.len())
-            }
-            (Mode::PartitionPositive, Some((partitioned, kept))) => (partitioned, *kept),
+        let (expected, expected_count): (&[T], usize) = match mode {
+            Mode::Flagged => (&inputs.by_flags, inputs.by_flags.len()),
+            Mode::IfPositive => (&inputs.by_predicate, inputs.by_predicate.len()),
+            Mode::PartitionPositive => (&inputs.partitioned, inputs.by_predicate.len()),
         };
         let spec = Spec::new(
             "compact",
