@@ -9,8 +9,8 @@ use gpu_core::Error;
 use proptest::prelude::*;
 use sort::key::{PayloadWidth, SortKey};
 use sort::policy::{
-    sweep_grid, OnesweepPolicy, RankMethod, BLOCK_THREADS_CHOICES, LOOKBACK_COUNT_LIMIT, MAX_ITEMS,
-    PASS_SHARED_BUDGET_BYTES,
+    sweep_grid, OnesweepPolicy, RankMethod, TileCounts, BLOCK_THREADS_CHOICES,
+    LOOKBACK_COUNT_LIMIT, MAX_ITEMS, PASS_SHARED_BUDGET_BYTES,
 };
 
 /// The field an `InvalidArgument` names, or a description of another error.
@@ -66,7 +66,8 @@ fn payloads() -> Vec<Option<PayloadWidth>> {
         .collect()
 }
 
-/// The default of `K` with every payload: the table's shape by ballots with
+/// The default of `K` with every payload: the table's shape by ballots (tile
+/// counts from the ranks for `f32` keys alone, early otherwise) with
 /// the 256 × 16 upsweep, accepted for those widths (`policy_module` runs the
 /// sort's own check, `check_for`), its module the unsuffixed default module
 /// built with that shape, and that module in `kernel_catalog()` with the
@@ -81,6 +82,16 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
             "{case}"
         );
         assert_eq!(p.rank(), RankMethod::Ballots, "{case}");
+        let counts_from_ranks = K::IS_FLOAT && K::BYTES == 4 && payload.is_none();
+        assert_eq!(
+            p.tile_counts(),
+            if counts_from_ranks {
+                TileCounts::FromRanks
+            } else {
+                TileCounts::Early
+            },
+            "{case}"
+        );
         assert_eq!(
             (p.upsweep_threads(), p.upsweep_items()),
             (256, 16),
@@ -90,7 +101,9 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
         let value_bytes = payload.map_or(0, PayloadWidth::bytes);
         assert!(p.check_widths(K::BYTES, value_bytes).is_ok(), "{case}");
         assert_eq!(
-            OnesweepPolicy::new(p.pass_threads(), p.pass_items(), p.rank()).unwrap(),
+            OnesweepPolicy::new(p.pass_threads(), p.pass_items(), p.rank())
+                .unwrap()
+                .with_tile_counts(p.tile_counts()),
             p,
             "{case}"
         );

@@ -10,7 +10,9 @@
 //      portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, counts its keys by digit (shared
-//      atomics) and publishes the 256 counts at once, ranks its keys by
+//      atomics) and publishes the 256 counts at once (or, with
+//      SORT_EARLY_COUNTS 0, takes them from the ranking's warp counters
+//      after it), ranks its keys by
 //      digit in shared memory (sort/warp_rank.cuh: warp-private counters,
 //      peer masks by ballots or match-any, stable; the peer searches of all
 //      rows first, then the counters row by row), looks back over its
@@ -58,6 +60,15 @@
 // serial walk (one predecessor per round trip) 11 % slower.
 #ifndef SORT_LOOKBACK_WINDOW
 #define SORT_LOOKBACK_WINDOW 4
+#endif
+
+// When a tile counts its keys by digit (the host's TileCounts): 1, right
+// after the load with one shared increment per key, published before the
+// ranking so that later tiles looking back find the counts early; 0, after
+// the ranking, as the sum of the warps' counters of each digit (no
+// increments, one digit computation fewer per key, published later).
+#ifndef SORT_EARLY_COUNTS
+#define SORT_EARLY_COUNTS 1
 #endif
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
@@ -204,7 +215,7 @@ struct OnesweepStorage {
     static constexpr int EXCHANGE_BYTES =
         (HAS_VALUES && sizeof(V) > sizeof(K)) ? (int)sizeof(V) : (int)sizeof(K);
     u32 warp_counts[WARPS * SORT_RADIX];  // per warp and digit: count, then the warp's first slot
-    u32 tile_counts[SORT_RADIX];          // the tile's count of each digit
+    u32 tile_counts[SORT_RADIX];          // the tile's count of each digit (early counts)
     u64 scatter_base[SORT_RADIX];         // global position of slot 0 for each digit's keys
     u64 exchange[(TILE * EXCHANGE_BYTES + 7) / 8];  // keys, then values, in sorted slots
     u8 slot_digit[HAS_VALUES ? TILE : 1];           // digit of each slot (for the values)
@@ -268,10 +279,11 @@ __device__ __forceinline__ void sort_onesweep_pass(
         }
     }
 
-    // The tile's count of each digit, published at once (before the
-    // ranking), so that later tiles looking back find it early.
     const u32 d = tid;
     const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
+#if SORT_EARLY_COUNTS
+    // The tile's count of each digit, published at once (before the
+    // ranking), so that later tiles looking back find it early.
     if (full_tile) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
@@ -288,6 +300,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
     if (owns_digit)
         digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE,
                                   s.tile_counts[d]);
+#endif
 
     // Rank within the warp (sort/warp_rank.cuh): first the peers of every
     // row (independent of each other), then the ranks row by row: slot[j]
@@ -324,7 +337,16 @@ __device__ __forceinline__ void sort_onesweep_pass(
     // base, and each warp's first slot of the digit (the tile-local start
     // plus the counts of the warps before). Threads past 255 only add
     // zeros to the block scan, after every digit.
+#if SORT_EARLY_COUNTS
     const u32 total = owns_digit ? s.tile_counts[d] : 0u;
+#else
+    u32 total = 0u;
+    if (owns_digit) {
+#pragma unroll
+        for (int w = 0; w < Storage::WARPS; ++w) total += s.warp_counts[w * SORT_RADIX + d];
+        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
+    }
+#endif
     u32 all;
     u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
     if (d == 0) start = 0u;
