@@ -524,12 +524,16 @@ impl OnesweepPolicy {
     /// A short name: `pass 384x16 match-any, upsweep 256x16`.
     ///
     /// ```
-    /// assert_eq!(sort::policy::OnesweepPolicy::DEFAULT.name(), "256x16 ballots up 256x16");
+    /// use sort::policy::{OnesweepPolicy, TileCounts};
+    /// assert_eq!(OnesweepPolicy::DEFAULT.name(), "256x16 ballots up 256x16");
+    /// let late = OnesweepPolicy::DEFAULT.with_tile_counts(TileCounts::FromRanks);
+    /// assert_eq!(late.name(), "256x16 ballots counts from ranks up 256x16");
     /// ```
     pub fn name(&self) -> String {
+        // Early counts, the default of every shape, go unnamed.
         let counts = match self.counts {
-            TileCounts::Early => "",
-            TileCounts::FromRanks => " counts from ranks",
+            TileCounts::Early => String::new(),
+            TileCounts::FromRanks => format!(" {}", self.counts.name()),
         };
         format!(
             "{}x{} {}{counts} up {}x{}",

@@ -475,40 +475,36 @@ mod tests {
             method_name(Mode::Flagged, CompactAlgorithm::SinglePass),
             "select_flagged/SinglePass"
         );
-        let partition = Selection {
-            algos: Some("partition(x>0)/SinglePass".into()),
-            ..Selection::default()
-        };
-        let plan = CompactPlan::from_selection(&partition, &[10], &[ElementType::I32]).unwrap();
         assert_eq!(
-            plan.methods,
+            plan_for("partition(x>0)/SinglePass").unwrap().methods,
             vec![(Mode::PartitionPositive, CompactAlgorithm::SinglePass)]
         );
         // 12n for i32 whatever the count.
         assert_eq!(bytes::<i32>(Mode::PartitionPositive, 1000, 10), 12_000.0);
-        let short = Selection {
-            algos: Some("SinglePass".into()),
-            ..Selection::default()
-        };
-        let plan = CompactPlan::from_selection(&short, &[10], &[ElementType::I32]).unwrap();
         assert_eq!(
-            plan.methods,
+            plan_for("SinglePass").unwrap().methods,
             vec![
                 (Mode::Flagged, CompactAlgorithm::SinglePass),
                 (Mode::IfPositive, CompactAlgorithm::SinglePass)
             ]
         );
-        let full = Selection {
-            algos: Some("select_flagged/ThreePass/Blelloch".into()),
+        assert_eq!(
+            plan_for("select_flagged/ThreePass/Blelloch")
+                .unwrap()
+                .methods
+                .len(),
+            1
+        );
+        assert!(plan_for("TwoPass").is_err());
+    }
+
+    /// The plan of `algos` for one small `i32` size.
+    fn plan_for(algos: &str) -> Result<CompactPlan> {
+        let selection = Selection {
+            algos: Some(algos.into()),
             ..Selection::default()
         };
-        let plan = CompactPlan::from_selection(&full, &[10], &[ElementType::I32]).unwrap();
-        assert_eq!(plan.methods.len(), 1);
-        let bad = Selection {
-            algos: Some("TwoPass".into()),
-            ..Selection::default()
-        };
-        assert!(CompactPlan::from_selection(&bad, &[10], &[ElementType::I32]).is_err());
+        CompactPlan::from_selection(&selection, &[10], &[ElementType::I32])
     }
 
     #[test]
