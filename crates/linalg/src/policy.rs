@@ -19,8 +19,8 @@
 //! ahead) are here too.
 
 pub use crate::conv::policy::{
-    ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K, STRIP_WIDE_MIN_K,
-    TILED_SPECIALISED_MAX_K,
+    ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
+    STRIP_WIDE_MIN_K, TILED_SPECIALISED_MAX_K,
 };
 pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};
 pub use crate::matvec::tuned::{

@@ -515,7 +515,7 @@ fn large_image_over_2_pow_31_elements() {
     let image_d = Matrix::from_host(gpu, h, w, &image).unwrap();
     let filter_d = Matrix::from_host(gpu, k, k, &filter).unwrap();
     // The strip kernel too (the table uses it for f32 only): 16-byte loads
-    // of rows at 64-bit offsets, one-wave strips of ~1000 rows.
+    // of rows at 64-bit offsets, pieces claimed past 2^31 elements.
     let strip_tuning = ConvPolicy {
         strip: table_policy::<f32>().strip_wide,
         strip_wide: None,

@@ -1,6 +1,7 @@
 //! GPU tests of `TiledHalo`'s strip kernel (`conv::strip`): for strip
 //! tunings of every kind (elements per lane 1, 2, 4; 1 to 4 rows in flight;
 //! staged and direct stores; strips of 1, 2, 3, 5 rows and one-wave strips;
+//! pieces claimed from a counter;
 //! a register cap), every K from 1 to 7, every border, padding and flip,
 //! several block shapes, images narrower and wider than a strip, aligned and
 //! unaligned rows and views, the results equal the block kernel's bit for bit
@@ -15,7 +16,7 @@ mod support;
 use gpu_core::{DeviceBuffer, Gpu};
 use linalg::conv::{conv2d_tuned_with, output_shape};
 use linalg::policy::{
-    conv_module, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
+    conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding};
 use support::{check_conv_against_cpu as check_against_cpu, conv_and_strip_modules, table_policy};
@@ -38,6 +39,15 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
         stores,
         max_registers: regs,
         warps: 0,
+        schedule: StripSchedule::Fixed,
+    }
+}
+
+/// `strip(…)` with warps claiming pieces of `rows` output rows.
+const fn claimed(vec: u32, prefetch: u32, rows: u32, stores: StripStores) -> StripPolicy {
+    StripPolicy {
+        schedule: StripSchedule::Claimed,
+        ..strip(vec, prefetch, rows, stores, 0)
     }
 }
 
@@ -229,6 +239,13 @@ fn strip_candidates_f32() {
     // Vector stores with short strips and 8-byte chunks.
     strips.push(strip(4, 2, 3, Vector, 0));
     strips.push(strip(2, 2, 5, Vector, 0));
+    // Claimed pieces of 1, 3, 7 and 32 rows (more pieces than warps, so
+    // warps claim several).
+    strips.push(claimed(4, 2, 1, Vector));
+    strips.push(claimed(4, 2, 3, Staged));
+    strips.push(claimed(4, 1, 7, Vector));
+    strips.push(claimed(4, 2, 32, Scalar));
+
     // The table's strips (fixed warps per block).
     let table = table_policy::<f32>();
     strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
@@ -247,6 +264,7 @@ fn strip_f64_and_i32() {
         strip(2, 1, 1, Staged, 0),
         strip(2, 2, 3, Vector, 0),
         strip(1, 2, 0, Vector, 0),
+        claimed(2, 2, 5, Vector),
     ];
     strip_against_block_and_cpu::<f64>(seed, &f64_strips, &[0, 1]);
     let i32_strips = [
@@ -255,6 +273,7 @@ fn strip_f64_and_i32() {
         strip(1, 1, 2, Staged, 48),
         strip(4, 2, 0, Vector, 0),
         strip(2, 1, 4, Vector, 0),
+        claimed(4, 1, 2, Staged),
     ];
     strip_against_block_and_cpu::<i32>(seed, &i32_strips, &[0, 3]);
 }
@@ -270,6 +289,7 @@ fn strip_every_k_on_a_larger_image() {
         strip(4, 2, 0, Staged, 0),
         strip(4, 3, 7, Scalar, 0),
         strip(4, 2, 0, Vector, 0),
+        claimed(4, 2, 16, Vector),
     ];
     prewarm::<f32>(&gpu, &strips);
     let (h, w) = (517, 1032);

@@ -81,9 +81,10 @@ fn strip_name(t: &StripPolicy) -> String {
         t.strip_rows.to_string()
     };
     format!(
-        "strip vec{} pre{} rows={rows} {}{}{}",
+        "strip vec{} pre{} rows={rows} {} {}{}{}",
         t.elems_per_lane,
         t.prefetch_rows,
+        t.schedule.name(),
         t.stores.name(),
         if t.max_registers == 0 {
             String::new()

@@ -71,8 +71,9 @@
 // uniform across the warp), so the shuffles always have all 32 lanes.
 #pragma once
 
-#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES)
-#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STORES from the host"
+#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES) || \
+    !defined(CONV_STRIP_CLAIMED)
+#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH, CONV_STRIP_STORES and CONV_STRIP_CLAIMED from the host"
 #endif
 #define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
 
@@ -163,13 +164,14 @@ __device__ __forceinline__ void conv_strip_store_vector(conv_t* __restrict__ out
 // input column of the strip; `col`: this lane's chunk.
 template <int KC, bool EDGE>
 __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
-                                                const conv_t* __restrict__ filt,
+                                                const conv_t (&w)[KC * KC],
                                                 conv_t* __restrict__ out, i64 H, i64 W, i64 OW,
-                                                int pad, int padding, int flip, i64 out_row0,
+                                                int pad, int padding, i64 out_row0,
                                                 i64 in_row0, int in_rows, i64 strip_col, i64 col,
                                                 bool lane_vector) {
     constexpr int VEC = CONV_STRIP_VEC;
     constexpr int D = CONV_STRIP_PREFETCH;
+    typedef typename conv_strip_raw<VEC * (int)sizeof(conv_t)>::type raw_t;
     constexpr int SW = 32 * VEC;                  // input columns a warp reads
     constexpr int NX = (KC - 1 + VEC - 1) / VEC;  // lanes that only supply columns
     constexpr int OUTW = (32 - NX) * VEC;         // output columns per strip
@@ -178,12 +180,6 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
     const int lane = threadIdx.x;
     const i64 out_col = strip_col + pad + (i64)lane * VEC;  // output column of x[0]'s window
     const bool lane_stores = lane < 32 - NX;
-
-    // The filter, rotated when flipping, in registers (every lane reads the
-    // same K² addresses: broadcasts from L1).
-    conv_t w[KC * KC];
-#pragma unroll
-    for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
 
     // D rows in flight: pre[0] is the next row to use.
     conv_t pre[D][VEC];
@@ -227,7 +223,7 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
             }
             if (m + D < in_rows) {
                 conv_strip_load<VEC, EDGE>(img, H, W, in_row0 + m + D, col, padding, lane_vector,
-                                     pre[D - 1]);
+                                           pre[D - 1]);
             }
 
             // The window: x, then the K − 1 columns to its right. Column e
@@ -269,7 +265,6 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                     conv_strip_chunk<VEC> chunk;
 #pragma unroll
                     for (int q = 0; q < VEC; ++q) chunk.e[q] = acc[done][q];
-                    typedef typename conv_strip_raw<VEC * (int)sizeof(conv_t)>::type raw_t;
                     reinterpret_cast<raw_t*>(stage)[lane] = chunk.raw;
                 }
                 __syncwarp();
@@ -297,37 +292,89 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
     }
 }
 
+// One piece: the strip starting at column strip `strip`, output rows
+// out_row0 … out_row0 + strip_rows − 1 (clipped to OH). Uniform across the
+// warp.
 template <int KC>
-__device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
-                                           const conv_t* __restrict__ filt,
-                                           conv_t* __restrict__ out, i64 H, i64 W, i64 OH, i64 OW,
-                                           int pad, int padding, int flip, int strip_rows,
-                                           int aligned, i64 col_base, i64 col_strips) {
+__device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
+                                                 const conv_t (&w)[KC * KC],
+                                                 conv_t* __restrict__ out, i64 H, i64 W, i64 OH,
+                                                 i64 OW, int pad, int padding, int strip_rows,
+                                                 int aligned, i64 col_base, i64 strip,
+                                                 i64 out_row0) {
     constexpr int VEC = CONV_STRIP_VEC;
     constexpr int NX = (KC - 1 + VEC - 1) / VEC;  // lanes that only supply columns
     constexpr int OUTW = (32 - NX) * VEC;         // output columns per strip
 
     const int lane = threadIdx.x;  // blockDim.x == 32
-    const i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
-    const i64 out_row0 = (i64)block_row_2d() * strip_rows;
-    // Whole warps leave (strip and out_row0 are uniform across the warp).
-    if (strip >= col_strips || out_row0 >= OH) return;
-    const int rows = (int)min((i64)strip_rows, OH - out_row0);  // output rows of this strip
+    const int rows = (int)min((i64)strip_rows, OH - out_row0);  // output rows of this piece
     const int in_rows = rows + KC - 1;                           // input rows it walks
     const i64 in_row0 = out_row0 - pad;
 
     const i64 strip_col = col_base + strip * OUTW;  // first input column of the strip
     const i64 col = strip_col + (i64)lane * VEC;     // this lane's chunk
     const bool lane_vector = aligned && col >= 0 && col + VEC <= W;
-    // Interior strips (every row inside the image, every lane's chunk inside
+    // Interior pieces (every row inside the image, every lane's chunk inside
     // and aligned) take the walk without edge logic. Uniform across the warp.
     const bool interior =
         __all_sync(0xffffffffu, lane_vector) && in_row0 >= 0 && in_row0 + in_rows <= H;
     if (interior) {
-        conv_strip_walk<KC, false>(img, filt, out, H, W, OW, pad, padding, flip, out_row0,
-                                   in_row0, in_rows, strip_col, col, lane_vector);
+        conv_strip_walk<KC, false>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
+                                   in_rows, strip_col, col, lane_vector);
     } else {
-        conv_strip_walk<KC, true>(img, filt, out, H, W, OW, pad, padding, flip, out_row0,
-                                  in_row0, in_rows, strip_col, col, lane_vector);
+        conv_strip_walk<KC, true>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
+                                  in_rows, strip_col, col, lane_vector);
     }
+}
+
+// The entry's body. Pieces are `strip_rows` output rows of one strip.
+// CONV_STRIP_CLAIMED 0: warp (blockIdx.x · warps + threadIdx.y) owns strip
+// that, block row r (grid y, spilling into z) owns piece r of it: one piece
+// per warp. CONV_STRIP_CLAIMED 1: the grid is as many warps as fit at once,
+// and each warp claims pieces from the call's counter (single_pass/
+// tile_status.cuh's epoch-tagged ticket state) until none is left: piece t
+// is row band t / col_strips, strip t % col_strips, so the pieces in flight
+// form a band of rows across the whole image (the halo rows a piece shares
+// with the one above it are read at about the same time: L2 hits), and a
+// slow piece (an edge, a busy memory channel) delays only its own warp's
+// next claim.
+template <int KC>
+__device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
+                                           const conv_t* __restrict__ filt,
+                                           conv_t* __restrict__ out, i64 H, i64 W, i64 OH, i64 OW,
+                                           int pad, int padding, int flip, int strip_rows,
+                                           int aligned, i64 col_base, i64 col_strips, u64* state,
+                                           u32 epoch) {
+    lookback_prepare_next_call(state, epoch);
+#if CONV_STRIP_CLAIMED
+    const u64 row_bands = (u64)((OH + strip_rows - 1) / strip_rows);
+    const u64 pieces = row_bands * (u64)col_strips;
+#else
+    const i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+    const i64 out_row0 = (i64)block_row_2d() * strip_rows;
+    // Whole warps leave (strip and out_row0 are uniform across the warp).
+    if (strip >= col_strips || out_row0 >= OH) return;
+#endif
+
+    // The filter, rotated when flipping, in registers once per warp (every
+    // lane reads the same K² addresses: broadcasts from L1).
+    conv_t w[KC * KC];
+#pragma unroll
+    for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
+
+#if CONV_STRIP_CLAIMED
+    for (;;) {
+        u64 t = 0;
+        if (threadIdx.x == 0) t = lookback_next_tile(state, epoch);
+        t = __shfl_sync(0xffffffffu, t, 0);
+        if (t >= pieces) return;  // uniform
+        const u64 band = t / (u64)col_strips;
+        const i64 strip = (i64)(t - band * (u64)col_strips);
+        conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
+                             col_base, strip, (i64)band * strip_rows);
+    }
+#else
+    conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned, col_base,
+                         strip, out_row0);
+#endif
 }

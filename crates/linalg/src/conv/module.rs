@@ -207,18 +207,19 @@ pub(crate) fn strip_entry<T: ConvElement>(k: usize) -> String {
 /// The entry parameters of the strip kernels.
 const STRIP_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
      i64 OH, i64 OW, i32 pad, i32 padding, i32 flip, i32 strip_rows, i32 aligned, \
-     i64 col_base, i64 col_strips";
+     i64 col_base, i64 col_strips, u64* state, u32 epoch";
 
 /// The name of [`strip_module`]'s module: the element type and every
 /// compile-time field, so a name stands for one source.
 pub(crate) fn strip_module_name<T: ConvElement>(tuning: &StripPolicy) -> String {
     format!(
-        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}",
+        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}_c{}",
         T::SUFFIX,
         tuning.elems_per_lane,
         tuning.prefetch_rows,
         tuning.stores.code(),
-        tuning.max_registers
+        tuning.max_registers,
+        tuning.schedule.code()
     )
 }
 
@@ -238,6 +239,8 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
         .define("CONV_STRIP_VEC", tuning.elems_per_lane)
         .define("CONV_STRIP_PREFETCH", tuning.prefetch_rows)
         .define("CONV_STRIP_STORES", tuning.stores.code())
+        .define("CONV_STRIP_CLAIMED", tuning.schedule.code())
+        .source(parprims_kernels::TILE_STATUS)
         .source(parprims_kernels::CONV)
         .source(parprims_kernels::CONV_STRIP);
     if tuning.max_registers != 0 {
@@ -253,7 +256,7 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
             STRIP_PARAMS,
             &format!(
                 "conv_strip<{k}>(img, filt, out, H, W, OH, OW, pad, padding, flip, strip_rows, \
-                 aligned, col_base, col_strips)"
+                 aligned, col_base, col_strips, state, epoch)"
             ),
             bounds,
         );
@@ -315,7 +318,7 @@ fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conv::policy::StripStores;
+    use crate::conv::policy::{StripSchedule, StripStores};
 
     #[test]
     fn entries_are_in_the_module() {
@@ -381,7 +384,7 @@ mod tests {
     fn modules_have_every_k_and_are_named_by_compile_time_tuning() {
         let t = STRIP_CANDIDATES[0];
         let m = strip_module::<f32>(&t);
-        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0");
+        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_c0");
         for k in 1..=STRIP_MAX_K {
             assert!(m.entries().contains(&strip_entry::<f32>(k)));
         }
@@ -392,7 +395,7 @@ mod tests {
             let other = strip_module::<f32>(&StripPolicy { stores, ..t });
             assert_eq!(
                 other.name(),
-                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0")
+                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0_c0")
             );
             assert!(other
                 .code()
@@ -400,6 +403,15 @@ mod tests {
         }
         let other_rows = StripPolicy { strip_rows: 7, ..t };
         assert_eq!(strip_module::<f32>(&other_rows).name(), m.name());
+        // Claimed pieces are a module of their own (the kernel's loop).
+        let claimed = strip_module::<f32>(&StripPolicy {
+            schedule: StripSchedule::Claimed,
+            strip_rows: 8,
+            ..t
+        });
+        assert_eq!(claimed.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_c1");
+        assert!(claimed.code().contains("#define CONV_STRIP_CLAIMED 1"));
+        assert!(m.code().contains("#define CONV_STRIP_CLAIMED 0"));
         let regs = StripPolicy {
             max_registers: 48,
             ..t

@@ -3,12 +3,13 @@
 //! kernel's shape), with their checks and per-type, per-architecture
 //! defaults.
 //!
-//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7:
-//! for K ≤ 3 four elements per lane, two rows in flight, one-wave strips,
-//! vector stores and 4 warps per block; for K 4 … 7 ([`ConvPolicy::strip_wide`])
-//! one row in flight and 8 warps, because K = 5 holds 25 filter taps and 20
-//! accumulators in registers and a second row in flight costs more than it
-//! hides. The block kernel serves K > 7, and `f64` and `i32` (strips not
+//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7,
+//! one policy for every K: four elements per lane, one row in flight,
+//! vector stores, 4 warps per block, and warps that claim pieces of 8
+//! output rows from a counter ([`StripSchedule::Claimed`]) until none is
+//! left, rather than one fixed piece per warp: a call then lasts as long as
+//! the average warp, not the slowest, and the pieces in flight stay in one
+//! band of rows. The block kernel serves K > 7, and `f64` and `i32` (strips not
 //! yet measured for them), and `f16` and `bf16` (the strip kernel computes
 //! in the element type; they accumulate in `f32`, with `i32`'s block policy,
 //! not measured for them); its values come from register budgets (blocks of
@@ -68,6 +69,19 @@ const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
     strip_wide: None,
 };
 
+/// `f32`'s strip policy for every K ≤ 7: warps claim pieces of 8 output
+/// rows, one row in flight, vector stores, 4 warps per block (measured in
+/// docs/tuning.md#conv).
+const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
+    elems_per_lane: 4,
+    prefetch_rows: 1,
+    strip_rows: 8,
+    stores: StripStores::Vector,
+    max_registers: 0,
+    warps: 4,
+    schedule: StripSchedule::Claimed,
+};
+
 /// The default `TiledHalo` policy per element type, by
 /// [`DeviceType::SUFFIX`] (measured in docs/tuning.md#conv; see the module
 /// docs for the reasoning).
@@ -78,22 +92,8 @@ const TABLE: [(&str, ConvPolicy); 5] = [
             rows_per_thread: 8,
             reg_filter_max_k: 5,
             load_batch: 10,
-            strip: Some(StripPolicy {
-                elems_per_lane: 4,
-                prefetch_rows: 2,
-                strip_rows: 0,
-                stores: StripStores::Vector,
-                max_registers: 0,
-                warps: 4,
-            }),
-            strip_wide: Some(StripPolicy {
-                elems_per_lane: 4,
-                prefetch_rows: 1,
-                strip_rows: 0,
-                stores: StripStores::Vector,
-                max_registers: 0,
-                warps: 8,
-            }),
+            strip: Some(CLAIMED_EIGHT_ROWS),
+            strip_wide: Some(CLAIMED_EIGHT_ROWS),
         },
     ),
     ("i32", BLOCK_ONLY_4_BYTE),
@@ -255,6 +255,51 @@ pub struct StripPolicy {
     /// Warps per block, 1 … 32, side by side across the image (0: the
     /// threads of the options' `block`, over 32).
     pub warps: u32,
+    /// How warps get their pieces (`strip_rows` output rows of one strip).
+    pub schedule: StripSchedule,
+}
+
+/// How the strip kernel's warps get their pieces of the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StripSchedule {
+    /// One piece per warp, fixed by its place in the grid
+    /// ([`StripPolicy::strip_rows`] 0: one wave of pieces as long as the
+    /// image allows). The whole call lasts as long as its slowest warp.
+    Fixed,
+    /// A grid of as many warps as fit on the GPU at once, each claiming the
+    /// next piece from the call's counter until none is left; pieces are
+    /// taken in row bands across the whole image. A slow piece delays
+    /// only its own warp's next claim. Needs `strip_rows` ≥ 1.
+    Claimed,
+}
+
+impl StripSchedule {
+    /// The kernel's `CONV_STRIP_CLAIMED` value.
+    ///
+    /// ```
+    /// use linalg::policy::StripSchedule;
+    /// assert_eq!(StripSchedule::Fixed.code(), 0);
+    /// assert_eq!(StripSchedule::Claimed.code(), 1);
+    /// ```
+    pub fn code(self) -> u8 {
+        match self {
+            StripSchedule::Fixed => 0,
+            StripSchedule::Claimed => 1,
+        }
+    }
+
+    /// A short name: "fixed" or "claimed".
+    ///
+    /// ```
+    /// use linalg::policy::StripSchedule;
+    /// assert_eq!(StripSchedule::Claimed.name(), "claimed");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            StripSchedule::Fixed => "fixed",
+            StripSchedule::Claimed => "claimed",
+        }
+    }
 }
 
 /// How the strip kernel stores a finished output row. A lane's VEC outputs
@@ -318,7 +363,7 @@ impl StripStores {
 /// bytes in flight an SM needs to stream at the copy ceiling (≈ 3 TB/s ×
 /// ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes × D = 2 rows per
 /// 8-warp block, several blocks per SM).
-pub const STRIP_CANDIDATES: [StripPolicy; 15] = [
+pub const STRIP_CANDIDATES: [StripPolicy; 19] = [
     strip(4, 2, 0, Staged, 0),
     strip(4, 2, 32, Staged, 0),
     strip(4, 2, 64, Staged, 0),
@@ -334,6 +379,10 @@ pub const STRIP_CANDIDATES: [StripPolicy; 15] = [
     strip(4, 2, 0, Vector, 0),
     strip(4, 1, 0, Vector, 0),
     strip(4, 3, 0, Vector, 0),
+    claimed(4, 1, 8),
+    claimed(4, 2, 8),
+    claimed(4, 1, 16),
+    claimed(4, 2, 16),
 ];
 
 use StripStores::{Scalar, Staged, Vector};
@@ -346,6 +395,15 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
         stores,
         max_registers: regs,
         warps: 0,
+        schedule: StripSchedule::Fixed,
+    }
+}
+
+/// `strip(vec, prefetch, rows, Vector, 0)` with claimed pieces.
+const fn claimed(vec: u32, prefetch: u32, rows: u32) -> StripPolicy {
+    StripPolicy {
+        schedule: StripSchedule::Claimed,
+        ..strip(vec, prefetch, rows, Vector, 0)
     }
 }
 
@@ -390,6 +448,12 @@ impl StripPolicy {
             return Err(Error::invalid(
                 "tuning",
                 format!("prefetch_rows {} must be 1 to 4", self.prefetch_rows),
+            ));
+        }
+        if self.schedule == StripSchedule::Claimed && self.strip_rows == 0 {
+            return Err(Error::invalid(
+                "tuning",
+                "claimed pieces need strip_rows 1 to 4096 (0, one wave, is for fixed pieces)",
             ));
         }
         if self.strip_rows > 4096 {
@@ -529,6 +593,11 @@ mod tests {
                 ..base
             },
             StripPolicy { warps: 33, ..base },
+            StripPolicy {
+                schedule: StripSchedule::Claimed,
+                strip_rows: 0,
+                ..base
+            },
         ] {
             assert!(bad.validate::<f32>().is_err(), "{bad:?}");
         }

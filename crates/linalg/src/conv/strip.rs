@@ -34,11 +34,12 @@
 //! | deterministic | yes |
 
 use gpu_core::launch::grid_2d;
+use gpu_core::single_pass::with_ticket_state;
 use gpu_core::{Error, Gpu, KernelArgs, LaunchConfig, Result};
 
 use super::element::ConvElement;
 use super::module::{self, ConvCall};
-use super::policy::{StripPolicy, StripStores};
+use super::policy::{StripPolicy, StripSchedule, StripStores};
 
 /// Warps per block: [`StripPolicy::warps`], or when that is 0 the threads
 /// of `block = (x, y)` over 32, arranged as warps side by side (each its own
@@ -144,7 +145,31 @@ pub(crate) fn strip_launch_config<T: ConvElement>(
     Ok(config)
 }
 
-/// the image's device address aligned to `VEC · bytes`.
+/// Launch geometry of [`StripSchedule::Claimed`]: block `(32, warps)`, a
+/// one-dimensional grid of as many blocks as fit at once (`capacity`,
+/// resident blocks per SM times SMs), fewer when there are fewer pieces
+/// (`⌈OH / strip_rows⌉ · col_strips`) than warps.
+pub(crate) fn claimed_launch_config<T: ConvElement>(
+    out_shape: (usize, usize),
+    geometry: &StripGeometry,
+    warps: u32,
+    strip_rows: u32,
+    capacity: u64,
+    tuning: &StripPolicy,
+) -> LaunchConfig {
+    let pieces = (out_shape.0 as u64).div_ceil(strip_rows.max(1) as u64) * geometry.col_strips;
+    let blocks = pieces
+        .div_ceil(warps.max(1) as u64)
+        .clamp(1, capacity.max(1));
+    LaunchConfig {
+        grid: (blocks as u32, 1, 1),
+        block: (32, warps, 1),
+        shared_bytes: strip_shared_bytes::<T>(tuning, warps) as u32,
+    }
+}
+
+/// Whether the rows take vector loads: `W` a multiple of VEC and the
+/// image's device address aligned to `VEC · bytes`.
 pub(crate) fn rows_aligned<T: ConvElement>(image_ptr: u64, w: usize, tuning: &StripPolicy) -> bool {
     let vec = tuning.elems_per_lane as usize;
     let bytes = (vec * T::BYTES) as u64;
@@ -172,6 +197,7 @@ pub(crate) fn launch<T: ConvElement>(
     let shared = strip_shared_bytes::<T>(policy, warps);
     let kernel = module::strip_kernel::<T>(gpu, policy, k)?;
     let resident = kernel.resident_blocks_per_sm(warps * 32, shared)?;
+    let capacity = resident as u64 * gpu.info().sm_count as u64;
     let strip_rows = if policy.strip_rows == 0 {
         wave_strip_rows(
             out_shape.0,
@@ -183,36 +209,50 @@ pub(crate) fn launch<T: ConvElement>(
     } else {
         policy.strip_rows
     };
-    let config = strip_launch_config::<T>(out_shape, &geometry, warps, strip_rows, policy)?;
+    let config = match policy.schedule {
+        StripSchedule::Fixed => {
+            strip_launch_config::<T>(out_shape, &geometry, warps, strip_rows, policy)?
+        }
+        StripSchedule::Claimed => {
+            claimed_launch_config::<T>(out_shape, &geometry, warps, strip_rows, capacity, policy)
+        }
+    };
     let filter_data = call.filter.data();
     let mut out_data = call.output.data_mut();
-    let mut args = KernelArgs::new();
-    args.input(&image_data)
-        .input(&filter_data)
-        .output(&mut out_data)
-        .scalar(h as i64)
-        .scalar(w as i64)
-        .scalar(out_shape.0 as i64)
-        .scalar(out_shape.1 as i64)
-        .scalar(pad as i32)
-        .scalar(padding as i32)
-        .scalar(options.flip as i32)
-        .scalar(strip_rows as i32)
-        .scalar(i32::from(aligned))
-        .scalar(geometry.col_base)
-        .scalar(geometry.col_strips as i64);
-    // SAFETY: the arguments match the strip entry's parameter list (three
-    // pointers, four i64, five i32, two i64) in order; the image holds H·W
-    // elements, the filter K·K and the output OH·OW (validated shapes). The
-    // kernel reads the image only at rows and columns mapped into [0, H) ×
-    // [0, W) by conv_map_coord, with vector loads only when `aligned` (W a
-    // multiple of VEC and the base address VEC-element aligned) and the
-    // chunk lies inside its row; it reads filter indices < K² and writes
-    // only (row < OH, 0 ≤ col < OW). Shared memory is the
-    // strip_shared_bytes the kernel's staging slices (32·VEC elements per
-    // warp, `warps` = blockDim.y) need. The output does not overlap the
-    // inputs (checked by the caller) and only this stream writes it.
-    unsafe { gpu.launch(&kernel, config, &args) }
+    with_ticket_state(gpu, 0, |mut state| {
+        let mut args = KernelArgs::new();
+        args.input(&image_data)
+            .input(&filter_data)
+            .output(&mut out_data)
+            .scalar(h as i64)
+            .scalar(w as i64)
+            .scalar(out_shape.0 as i64)
+            .scalar(out_shape.1 as i64)
+            .scalar(pad as i32)
+            .scalar(padding as i32)
+            .scalar(options.flip as i32)
+            .scalar(strip_rows as i32)
+            .scalar(i32::from(aligned))
+            .scalar(geometry.col_base)
+            .scalar(geometry.col_strips as i64)
+            .output(&mut state.words)
+            .scalar(state.epoch);
+        // SAFETY: the arguments match the strip entry's parameter list (three
+        // pointers, four i64, five i32, two i64, the state pointer and a
+        // u32) in order; the image holds H·W elements, the filter K·K and
+        // the output OH·OW (validated shapes). The kernel reads the image
+        // only at rows and columns mapped into [0, H) × [0, W) by
+        // conv_map_coord, with vector loads only when `aligned` (W a
+        // multiple of VEC and the base address VEC-element aligned) and the
+        // chunk lies inside its row; it reads filter indices < K² and writes
+        // only (row < OH, 0 ≤ col < OW). It touches only the state's two
+        // counters (its length), by the epoch protocol of
+        // single_pass/tile_status.cuh. Shared memory is the
+        // strip_shared_bytes the kernel's staging slices (32·VEC elements
+        // per warp, `warps` = blockDim.y) need. The output does not overlap
+        // the inputs (checked by the caller) and only this stream writes it.
+        unsafe { gpu.launch(&kernel, config, &args) }
+    })
 }
 
 #[cfg(test)]
