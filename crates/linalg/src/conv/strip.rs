@@ -11,7 +11,9 @@
 //!
 //! A warp reads `32·VEC` consecutive input columns ([`StripPolicy::elems_per_lane`]
 //! = VEC per lane, one 16-byte vector load for 4-byte types when the rows are
-//! aligned) and owns [`StripPolicy::strip_rows`] output rows. It walks down its
+//! aligned) and owns a piece of [`StripPolicy::strip_rows`] output rows (one
+//! piece fixed by its place in the grid, or pieces claimed one after another
+//! from the call's counter: [`StripPolicy::schedule`]). It walks down its
 //! `S + K − 1` input rows once: each row's horizontal dot products with the K
 //! filter rows go into a ring of K accumulator rows, the K − 1 columns right
 //! of a lane's chunk come from the next lanes by shuffles (so the last
@@ -28,7 +30,7 @@
 //! | work | `K²` multiply-adds per output |
 //! | steps | `(S + K − 1)·K²·VEC` per warp |
 //! | global memory | image read once from DRAM (+ `(K−1)/S` halo rows and `⌈(K−1)/VEC⌉/32` overlap, mostly L2 hits), outputs written once: ≈ `crate::conv_bytes_moved` |
-//! | launches | 1 |
+//! | launches | 1 (claimed pieces: one counter word of the handle's epoch-tagged ticket state, no memset) |
 //! | shared memory | none, or `32·VEC` elements per warp with [`StripStores::Staged`] ([`strip_shared_bytes`]); conflict-free |
 //! | in place | no |
 //! | deterministic | yes |
