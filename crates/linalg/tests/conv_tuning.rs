@@ -1,5 +1,5 @@
 //! Tuning sweep of `TiledHalo` on the headline problem (issue 5): f32,
-//! 8192² image, `Border::Valid`, K = 3 and K = 5. Every variant — the block
+//! 8192² image, `Border::Valid`, K = 3, 5 and 7. Every variant — the block
 //! kernel (the table's tuning) and each strip-kernel candidate
 //! ([`STRIP_CANDIDATES`], plus other block shapes) — is first checked
 //! exactly, bit for bit, against a CPU reference that adds the products in
@@ -178,7 +178,7 @@ fn conv_tiled_halo_sweep_8192() {
             .unwrap_or(0);
     let image = random_vec::<f32>(h * w, seed, -1.0, 1.0);
     let image_d = Matrix::from_host(&gpu, h, w, &image).expect("upload");
-    for k in [3usize, 5] {
+    for k in [3usize, 5, 7] {
         let filter = random_vec::<f32>(k * k, seed ^ k as u64, -1.0, 1.0);
         let filter_d = Matrix::from_host(&gpu, k, k, &filter).expect("upload");
         let (rows, cols) = output_shape(h, w, k, Border::Valid).expect("valid");

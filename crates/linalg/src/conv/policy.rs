@@ -3,13 +3,14 @@
 //! kernel's shape), with their checks and per-type, per-architecture
 //! defaults.
 //!
-//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7,
-//! one policy for every K: four elements per lane, one row in flight,
-//! vector stores, 4 warps per block, and warps that claim pieces of 8
-//! output rows from a counter ([`StripSchedule::Claimed`]) until none is
-//! left, rather than one fixed piece per warp: a call then lasts as long as
-//! the average warp, not the slowest, and the pieces in flight stay in one
-//! band of rows. The block kernel serves K > 7, and `f64` and `i32` (strips not
+//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7:
+//! for K ≤ 5 four elements per lane, one row in flight, vector stores, 4
+//! warps per block, and warps that claim pieces of 8 output rows from a
+//! counter ([`StripSchedule::Claimed`]) until none is left, rather than one
+//! fixed piece per warp: a call then lasts as long as the average warp, not
+//! the slowest, and the pieces in flight stay in one band of rows. For K = 6
+//! and 7 ([`ConvPolicy::strip_wide`]) two elements per lane and pieces of 16
+//! rows, so the 36 or 49 filter taps fit in registers. The block kernel serves K > 7, and `f64` and `i32` (strips not
 //! yet measured for them), and `f16` and `bf16` (the strip kernel computes
 //! in the element type; they accumulate in `f32`, with `i32`'s block policy,
 //! not measured for them); its values come from register budgets (blocks of
@@ -51,8 +52,11 @@ pub struct ConvPolicy {
     pub strip_wide: Option<StripPolicy>,
 }
 
-/// Smallest `K` that [`ConvPolicy::strip_wide`] applies to.
-pub const STRIP_WIDE_MIN_K: usize = 4;
+/// Smallest `K` that [`ConvPolicy::strip_wide`] applies to: from K = 6 the
+/// K² filter taps and K·VEC accumulators of four elements per lane no
+/// longer fit in registers (local-memory spills: 56 bytes at K = 6, 160 at
+/// K = 7, in NVRTC 13.0's sm_90 cubins).
+pub const STRIP_WIDE_MIN_K: usize = 6;
 
 /// Largest `K` with a compile-time-specialised `TiledHalo` kernel (loops
 /// unrolled); larger filters use the run-time-`K` kernel.
@@ -69,9 +73,9 @@ const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
     strip_wide: None,
 };
 
-/// `f32`'s strip policy for every K ≤ 7: warps claim pieces of 8 output
-/// rows, one row in flight, vector stores, 4 warps per block (measured in
-/// docs/tuning.md#conv).
+/// `f32`'s strip policy for K ≤ 5: warps claim pieces of 8 output rows, one
+/// row in flight, four elements per lane (16-byte loads), vector stores, 4
+/// warps per block (measured in docs/tuning.md#conv).
 const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     elems_per_lane: 4,
     prefetch_rows: 1,
@@ -80,6 +84,15 @@ const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     max_registers: 0,
     warps: 4,
     schedule: StripSchedule::Claimed,
+};
+
+/// `f32`'s strip policy for K = 6 and 7: two elements per lane (8-byte
+/// loads; half the accumulators and window registers, so the K² taps fit)
+/// and pieces of 16 rows.
+const CLAIMED_WIDE: StripPolicy = StripPolicy {
+    elems_per_lane: 2,
+    strip_rows: 16,
+    ..CLAIMED_EIGHT_ROWS
 };
 
 /// The default `TiledHalo` policy per element type, by
@@ -93,7 +106,7 @@ const TABLE: [(&str, ConvPolicy); 5] = [
             reg_filter_max_k: 5,
             load_batch: 10,
             strip: Some(CLAIMED_EIGHT_ROWS),
-            strip_wide: Some(CLAIMED_EIGHT_ROWS),
+            strip_wide: Some(CLAIMED_WIDE),
         },
     ),
     ("i32", BLOCK_ONLY_4_BYTE),
@@ -357,13 +370,13 @@ impl StripStores {
 }
 
 /// Strip policies the sweep (`tests/conv_tuning.rs`) compares on `f32`,
-/// 8192², K = 3 and 5 (each also at other warps per block), measured in
+/// 8192², K = 3, 5 and 7 (each also at other warps per block), measured in
 /// docs/tuning.md#conv. They were chosen around the register budget (K·VEC
 /// accumulators + K² filter registers + D·2·VEC loads in flight) and the
 /// bytes in flight an SM needs to stream at the copy ceiling (≈ 3 TB/s ×
 /// ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes × D = 2 rows per
 /// 8-warp block, several blocks per SM).
-pub const STRIP_CANDIDATES: [StripPolicy; 19] = [
+pub const STRIP_CANDIDATES: [StripPolicy; 21] = [
     strip(4, 2, 0, Staged, 0),
     strip(4, 2, 32, Staged, 0),
     strip(4, 2, 64, Staged, 0),
@@ -383,6 +396,8 @@ pub const STRIP_CANDIDATES: [StripPolicy; 19] = [
     claimed(4, 2, 8),
     claimed(4, 1, 16),
     claimed(4, 2, 16),
+    claimed(2, 1, 16),
+    claimed(2, 1, 32),
 ];
 
 use StripStores::{Scalar, Staged, Vector};
@@ -527,8 +542,10 @@ mod tests {
     fn which_kernel_serves_which_k() {
         let base = ConvPolicy::default_for::<f32>((9, 0));
         assert_eq!(base.strip_for(3), base.strip);
-        assert_eq!(base.strip_for(4), base.strip_wide);
+        assert_eq!(base.strip_for(5), base.strip);
+        assert_eq!(base.strip_for(6), base.strip_wide);
         assert_eq!(base.strip_for(7), base.strip_wide);
+        assert_ne!(base.strip, base.strip_wide);
         assert_eq!(base.strip_for(8), None);
         let narrow_only = ConvPolicy {
             strip_wide: None,
