@@ -248,10 +248,20 @@ mod tests {
             }
         }
         // The block kernel, 32×8 threads, K = 3, 4-byte elements:
-        // (8·8 + 2) rows × 34 + 9.
+        // (8·8 + 2) rows × 34 + 9 (i32's table without its strips).
+        let i32_block = ConvPolicy {
+            strip: None,
+            strip_wide: None,
+            ..table_policy::<i32>()
+        };
+        assert_eq!(
+            shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &i32_block),
+            (66 * 34 + 9) * 4
+        );
+        // i32's strips store from registers, like f32's.
         assert_eq!(
             shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &table_policy::<i32>()),
-            (66 * 34 + 9) * 4
+            0
         );
         // The table's f32 strips store from registers (none); a staged
         // strip takes 128 elements per warp; K = 8: the block kernel.

@@ -10,10 +10,15 @@
 //! fixed piece per warp: a call then lasts as long as the average warp, not
 //! the slowest, and the pieces in flight stay in one band of rows. For K = 6
 //! and 7 ([`ConvPolicy::strip_wide`]) two elements per lane and pieces of 16
-//! rows, so the 36 or 49 filter taps fit in registers. The block kernel serves K > 7, and `f64` and `i32` (strips not
-//! yet measured for them), and `f16` and `bf16` (the strip kernel computes
-//! in the element type; they accumulate in `f32`, with `i32`'s block policy,
-//! not measured for them); its values come from register budgets (blocks of
+//! rows, so the 36 or 49 filter taps fit in registers. `i32` takes the same
+//! strip policies (measured: 0.84 / 0.77 / 0.47 of the copy ceiling at K = 3
+//! / 5 / 7 against 0.71 / 0.54 / 0.24 for its block kernel). The block
+//! kernel serves K > 7; `f64` at every K (its block kernel reaches 0.86 at
+//! K = 3 and 0.42 at K = 7, where the strip kernel measured 0.85 and 0.21;
+//! the strip kernel wins only at K = 5, 0.78 against 0.60, and a policy
+//! cannot yet give it K = 4 and 5 alone); and `f16` and `bf16` (the strip
+//! kernel computes in the element type; they accumulate in `f32`, with the
+//! 4-byte block policy, not measured for them). The block kernel's values come from register budgets (blocks of
 //! up to 1024 threads allow 64 registers per thread: `R` accumulators + `K`
 //! row values + `K²` filter registers must fit, checked with
 //! `cuobjdump -res-usage`) and from one batch of loads covering a K ≤ 5 tile
@@ -62,9 +67,10 @@ pub const STRIP_WIDE_MIN_K: usize = 6;
 /// unrolled); larger filters use the run-time-`K` kernel.
 pub const TILED_SPECIALISED_MAX_K: usize = 7;
 
-/// The block kernel's policy of the types without measurements of their own
-/// (`i32`; `f16` and `bf16`, whose tiles hold `f32` accumulators: the same
-/// shared memory and registers as a 4-byte type).
+/// The block kernel's policy of the 4-byte types and of `f16` and `bf16`
+/// (whose tiles hold `f32` accumulators: the same shared memory and
+/// registers as a 4-byte type), not measured for them; `f16` and `bf16`
+/// run the block kernel only.
 const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
     rows_per_thread: 8,
     reg_filter_max_k: 5,
@@ -109,7 +115,14 @@ const TABLE: [(&str, ConvPolicy); 5] = [
             strip_wide: Some(CLAIMED_WIDE),
         },
     ),
-    ("i32", BLOCK_ONLY_4_BYTE),
+    (
+        "i32",
+        ConvPolicy {
+            strip: Some(CLAIMED_EIGHT_ROWS),
+            strip_wide: Some(CLAIMED_WIDE),
+            ..BLOCK_ONLY_4_BYTE
+        },
+    ),
     ("f16", BLOCK_ONLY_4_BYTE),
     ("bf16", BLOCK_ONLY_4_BYTE),
     (

@@ -123,6 +123,23 @@ pub(crate) fn wave_strip_rows(
     (out_rows as u64).div_ceil(row_strips).clamp(1, 4096) as u32
 }
 
+/// Rows per claimed piece: the policy's `rows`, or fewer when the output is
+/// too small to give every warp that fits on the GPU (`warp_capacity`) a
+/// piece: `⌈out_rows · col_strips / warp_capacity⌉`, at least 1. At 8192²
+/// pieces keep their 8 rows; at 1000² (9 strips) they shrink to 3, so
+/// about as many warps walk the image as the GPU holds.
+pub(crate) fn claimed_piece_rows(
+    out_rows: usize,
+    col_strips: u64,
+    warp_capacity: u64,
+    rows: u32,
+) -> u32 {
+    let even = (out_rows as u64)
+        .saturating_mul(col_strips)
+        .div_ceil(warp_capacity.max(1));
+    even.clamp(1, rows.max(1) as u64) as u32
+}
+
 /// Launch geometry: block `(32, warps)`, grid x over groups of `warps`
 /// strips, grid y (spilling into z) over row strips of `strip_rows` outputs
 /// (the resolved value, ≥ 1).
@@ -200,16 +217,21 @@ pub(crate) fn launch<T: ConvElement>(
     let kernel = module::strip_kernel::<T>(gpu, policy, k)?;
     let resident = kernel.resident_blocks_per_sm(warps * 32, shared)?;
     let capacity = resident as u64 * gpu.info().sm_count as u64;
-    let strip_rows = if policy.strip_rows == 0 {
-        wave_strip_rows(
+    let strip_rows = match (policy.schedule, policy.strip_rows) {
+        (StripSchedule::Fixed, 0) => wave_strip_rows(
             out_shape.0,
             geometry.col_strips,
             warps,
             resident,
             gpu.info().sm_count,
-        )
-    } else {
-        policy.strip_rows
+        ),
+        (StripSchedule::Fixed, rows) => rows,
+        (StripSchedule::Claimed, rows) => claimed_piece_rows(
+            out_shape.0,
+            geometry.col_strips,
+            capacity * warps as u64,
+            rows,
+        ),
     };
     let config = match policy.schedule {
         StripSchedule::Fixed => {
@@ -325,6 +347,19 @@ mod tests {
         let fixed = StripPolicy { warps: 32, ..t };
         assert_eq!(strip_warps((8, 8), &fixed).unwrap(), 32);
         assert_eq!(strip_warps((4, 4), &fixed).unwrap(), 32);
+    }
+
+    #[test]
+    fn claimed_pieces_shrink_for_small_outputs() {
+        // 8190 rows × 67 strips on 4224 resident warps: 130 rows each, so
+        // pieces keep the policy's 8 rows.
+        assert_eq!(claimed_piece_rows(8190, 67, 4224, 8), 8);
+        // 998 rows × 9 strips: 2.1 rows per warp, so pieces of 3.
+        assert_eq!(claimed_piece_rows(998, 9, 4224, 8), 3);
+        // Tiny outputs and degenerate capacities: at least one row.
+        assert_eq!(claimed_piece_rows(1, 1, 4224, 8), 1);
+        assert_eq!(claimed_piece_rows(100, 1, 0, 8), 8);
+        assert_eq!(claimed_piece_rows(100, 1, 10, 0), 1);
     }
 
     #[test]
