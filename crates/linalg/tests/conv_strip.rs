@@ -280,6 +280,61 @@ fn strip_f64_and_i32() {
 
 /// Every K the strip kernel handles, on an image of several strips and
 /// many rows, every border: equal to the block kernel bit for bit.
+/// Claimed pieces where they are claimed (a small output runs one fixed
+/// piece per warp instead): a tall image holds well over two pieces of 1
+/// to 3 rows for every warp an H100 holds (4100 rows × 9 strips), every K,
+/// every border, pieces ending at every phase of the accumulator ring,
+/// equal to the block kernel bit for bit; the table's own policies too.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn claimed_pieces_on_a_tall_image() {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let seed = run_seed();
+    let table = table_policy::<f32>();
+    let mut strips = vec![
+        claimed(4, 1, 1, Vector),
+        claimed(4, 2, 2, Staged),
+        claimed(2, 1, 3, Scalar),
+    ];
+    strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
+    prewarm::<f32>(&gpu, &strips);
+    let (h, w) = (4100, 1032);
+    let image = inputs::<f32>(h * w, seed);
+    let block_tuning = ConvPolicy {
+        strip: None,
+        strip_wide: None,
+        ..table
+    };
+    for k in 1..=STRIP_MAX_K {
+        let filter = inputs::<f32>(k * k, seed ^ k as u64);
+        let border = Border::ALL[k % Border::ALL.len()];
+        let options = ConvOptions {
+            border,
+            padding: Padding::ALL[k % 4],
+            flip: k % 2 == 1,
+            ..ConvOptions::default()
+        };
+        for strip_tuning in &strips {
+            let tuning = ConvPolicy {
+                strip: Some(*strip_tuning),
+                strip_wide: None,
+                ..block_tuning
+            };
+            let context = format!("{h}×{w} K={k} {border:?} {strip_tuning:?}");
+            let case = StripCase {
+                image: &image,
+                h,
+                w,
+                filter: &filter,
+                k,
+                offset: 0,
+                options: &options,
+            };
+            case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn strip_every_k_on_a_larger_image() {

@@ -71,9 +71,8 @@
 // uniform across the warp), so the shuffles always have all 32 lanes.
 #pragma once
 
-#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES) || \
-    !defined(CONV_STRIP_CLAIMED)
-#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH, CONV_STRIP_STORES and CONV_STRIP_CLAIMED from the host"
+#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES)
+#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STORES from the host"
 #endif
 #define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
 
@@ -328,33 +327,28 @@ __device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
 }
 
 // The entry's body. Pieces are `strip_rows` output rows of one strip.
-// CONV_STRIP_CLAIMED 0: warp (blockIdx.x · warps + threadIdx.y) owns strip
-// that, block row r (grid y, spilling into z) owns piece r of it: one piece
-// per warp. CONV_STRIP_CLAIMED 1: the grid is as many warps as fit at once,
-// and each warp claims pieces from the call's counter (single_pass/
-// tile_status.cuh's epoch-tagged ticket state) until none is left: piece t
-// is row band t / col_strips, strip t % col_strips, so the pieces in flight
-// form a band of rows across the whole image (the halo rows a piece shares
-// with the one above it are read at about the same time: L2 hits), and a
-// slow piece (an edge, a busy memory channel) delays only its own warp's
-// next claim.
+// claimed 0: warp (blockIdx.x · warps + threadIdx.y) owns strip that, block
+// row r (grid y, spilling into z) owns piece r of it: one piece per warp.
+// claimed 1: the grid is as many warps as fit at once, and each warp claims
+// pieces from the call's counter (single_pass/tile_status.cuh's
+// epoch-tagged ticket state) until none is left: piece t is row band
+// t / col_strips, strip t % col_strips, so the pieces in flight form a band
+// of rows across the whole image (the halo rows a piece shares with the one
+// above it are read at about the same time: L2 hits), and a slow piece (an
+// edge, a busy memory channel) delays only its own warp's next claim.
 template <int KC>
 __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
                                            const conv_t* __restrict__ filt,
                                            conv_t* __restrict__ out, i64 H, i64 W, i64 OH, i64 OW,
                                            int pad, int padding, int flip, int strip_rows,
-                                           int aligned, i64 col_base, i64 col_strips, u64* state,
-                                           u32 epoch) {
+                                           int aligned, i64 col_base, i64 col_strips, int claimed,
+                                           u64* state, u32 epoch) {
     lookback_prepare_next_call(state, epoch);
-#if CONV_STRIP_CLAIMED
-    const u64 row_bands = (u64)((OH + strip_rows - 1) / strip_rows);
-    const u64 pieces = row_bands * (u64)col_strips;
-#else
-    const i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
-    const i64 out_row0 = (i64)block_row_2d() * strip_rows;
+    const u64 pieces = (u64)((OH + strip_rows - 1) / strip_rows) * (u64)col_strips;
+    i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+    i64 out_row0 = (i64)block_row_2d() * strip_rows;
     // Whole warps leave (strip and out_row0 are uniform across the warp).
-    if (strip >= col_strips || out_row0 >= OH) return;
-#endif
+    if (!claimed && (strip >= col_strips || out_row0 >= OH)) return;
 
     // The filter, rotated when flipping, in registers once per warp (every
     // lane reads the same K² addresses: broadcasts from L1).
@@ -362,19 +356,18 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
 #pragma unroll
     for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
 
-#if CONV_STRIP_CLAIMED
     for (;;) {
-        u64 t = 0;
-        if (threadIdx.x == 0) t = lookback_next_tile(state, epoch);
-        t = __shfl_sync(0xffffffffu, t, 0);
-        if (t >= pieces) return;  // uniform
-        const u64 band = t / (u64)col_strips;
-        const i64 strip = (i64)(t - band * (u64)col_strips);
+        if (claimed) {  // uniform
+            u64 t = 0;
+            if (threadIdx.x == 0) t = lookback_next_tile(state, epoch);
+            t = __shfl_sync(0xffffffffu, t, 0);
+            if (t >= pieces) return;
+            const u64 band = t / (u64)col_strips;
+            strip = (i64)(t - band * (u64)col_strips);
+            out_row0 = (i64)band * strip_rows;
+        }
         conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
-                             col_base, strip, (i64)band * strip_rows);
+                             col_base, strip, out_row0);
+        if (!claimed) return;
     }
-#else
-    conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned, col_base,
-                         strip, out_row0);
-#endif
 }

@@ -207,25 +207,24 @@ pub(crate) fn strip_entry<T: ConvElement>(k: usize) -> String {
 /// The entry parameters of the strip kernels.
 const STRIP_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, i64 W, \
      i64 OH, i64 OW, i32 pad, i32 padding, i32 flip, i32 strip_rows, i32 aligned, \
-     i64 col_base, i64 col_strips, u64* state, u32 epoch";
+     i64 col_base, i64 col_strips, i32 claimed, u64* state, u32 epoch";
 
 /// The name of [`strip_module`]'s module: the element type and every
 /// compile-time field, so a name stands for one source.
 pub(crate) fn strip_module_name<T: ConvElement>(tuning: &StripPolicy) -> String {
     format!(
-        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}_c{}",
+        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}",
         T::SUFFIX,
         tuning.elems_per_lane,
         tuning.prefetch_rows,
         tuning.stores.code(),
-        tuning.max_registers,
-        tuning.schedule.code()
+        tuning.max_registers
     )
 }
 
 /// The strip module for `T` and `tuning`: entries for K = 1 … [`STRIP_MAX_K`],
-/// named after the compile-time part of the tuning (`strip_rows` is a
-/// run-time argument).
+/// named after the compile-time part of the tuning (`strip_rows` and the
+/// schedule are run-time arguments).
 pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource {
     let name = strip_module_name::<T>(tuning);
     let mut module = ModuleSource::new(name)
@@ -239,7 +238,6 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
         .define("CONV_STRIP_VEC", tuning.elems_per_lane)
         .define("CONV_STRIP_PREFETCH", tuning.prefetch_rows)
         .define("CONV_STRIP_STORES", tuning.stores.code())
-        .define("CONV_STRIP_CLAIMED", tuning.schedule.code())
         .source(parprims_kernels::TILE_STATUS)
         .source(parprims_kernels::CONV)
         .source(parprims_kernels::CONV_STRIP);
@@ -256,7 +254,7 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
             STRIP_PARAMS,
             &format!(
                 "conv_strip<{k}>(img, filt, out, H, W, OH, OW, pad, padding, flip, strip_rows, \
-                 aligned, col_base, col_strips, state, epoch)"
+                 aligned, col_base, col_strips, claimed, state, epoch)"
             ),
             bounds,
         );
@@ -384,7 +382,7 @@ mod tests {
     fn modules_have_every_k_and_are_named_by_compile_time_tuning() {
         let t = STRIP_CANDIDATES[0];
         let m = strip_module::<f32>(&t);
-        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_c0");
+        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0");
         for k in 1..=STRIP_MAX_K {
             assert!(m.entries().contains(&strip_entry::<f32>(k)));
         }
@@ -395,7 +393,7 @@ mod tests {
             let other = strip_module::<f32>(&StripPolicy { stores, ..t });
             assert_eq!(
                 other.name(),
-                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0_c0")
+                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0")
             );
             assert!(other
                 .code()
@@ -403,15 +401,13 @@ mod tests {
         }
         let other_rows = StripPolicy { strip_rows: 7, ..t };
         assert_eq!(strip_module::<f32>(&other_rows).name(), m.name());
-        // Claimed pieces are a module of their own (the kernel's loop).
-        let claimed = strip_module::<f32>(&StripPolicy {
+        // Fixed and claimed pieces share a module (a kernel argument).
+        let claimed = StripPolicy {
             schedule: StripSchedule::Claimed,
             strip_rows: 8,
             ..t
-        });
-        assert_eq!(claimed.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_c1");
-        assert!(claimed.code().contains("#define CONV_STRIP_CLAIMED 1"));
-        assert!(m.code().contains("#define CONV_STRIP_CLAIMED 0"));
+        };
+        assert_eq!(strip_module::<f32>(&claimed).name(), m.name());
         let regs = StripPolicy {
             max_registers: 48,
             ..t

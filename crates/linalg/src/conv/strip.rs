@@ -123,21 +123,22 @@ pub(crate) fn wave_strip_rows(
     (out_rows as u64).div_ceil(row_strips).clamp(1, 4096) as u32
 }
 
-/// Rows per claimed piece: the policy's `rows`, or fewer when the output is
-/// too small to give every warp that fits on the GPU (`warp_capacity`) a
-/// piece: `⌈out_rows · col_strips / warp_capacity⌉`, at least 1. At 8192²
-/// pieces keep their 8 rows; at 1000² (9 strips) they shrink to 3, so
-/// about as many warps walk the image as the GPU holds.
-pub(crate) fn claimed_piece_rows(
+/// Whether claimed pieces of `rows` rows pay for their claims: when the
+/// output holds at least two pieces for every warp that fits on the GPU
+/// (`warp_capacity`). Smaller outputs run one fixed one-wave piece per
+/// warp ([`StripSchedule::Claimed`]): at 1024² and 2048² (K = 3) each warp
+/// would get one piece or none, and the claims' round trips to L2 cost
+/// more than the balance brings.
+pub(crate) fn claimed_pays(
     out_rows: usize,
     col_strips: u64,
     warp_capacity: u64,
     rows: u32,
-) -> u32 {
-    let even = (out_rows as u64)
-        .saturating_mul(col_strips)
-        .div_ceil(warp_capacity.max(1));
-    even.clamp(1, rows.max(1) as u64) as u32
+) -> bool {
+    let pieces = (out_rows as u64)
+        .div_ceil(rows.max(1) as u64)
+        .saturating_mul(col_strips);
+    pieces >= warp_capacity.saturating_mul(2)
 }
 
 /// Launch geometry: block `(32, warps)`, grid x over groups of `warps`
@@ -217,23 +218,26 @@ pub(crate) fn launch<T: ConvElement>(
     let kernel = module::strip_kernel::<T>(gpu, policy, k)?;
     let resident = kernel.resident_blocks_per_sm(warps * 32, shared)?;
     let capacity = resident as u64 * gpu.info().sm_count as u64;
-    let strip_rows = match (policy.schedule, policy.strip_rows) {
-        (StripSchedule::Fixed, 0) => wave_strip_rows(
-            out_shape.0,
-            geometry.col_strips,
-            warps,
-            resident,
-            gpu.info().sm_count,
+    let warp_capacity = capacity * warps as u64;
+    let (schedule, strip_rows) = match (policy.schedule, policy.strip_rows) {
+        (StripSchedule::Claimed, rows)
+            if claimed_pays(out_shape.0, geometry.col_strips, warp_capacity, rows) =>
+        {
+            (StripSchedule::Claimed, rows)
+        }
+        (StripSchedule::Claimed, _) | (StripSchedule::Fixed, 0) => (
+            StripSchedule::Fixed,
+            wave_strip_rows(
+                out_shape.0,
+                geometry.col_strips,
+                warps,
+                resident,
+                gpu.info().sm_count,
+            ),
         ),
-        (StripSchedule::Fixed, rows) => rows,
-        (StripSchedule::Claimed, rows) => claimed_piece_rows(
-            out_shape.0,
-            geometry.col_strips,
-            capacity * warps as u64,
-            rows,
-        ),
+        (StripSchedule::Fixed, rows) => (StripSchedule::Fixed, rows),
     };
-    let config = match policy.schedule {
+    let config = match schedule {
         StripSchedule::Fixed => {
             strip_launch_config::<T>(out_shape, &geometry, warps, strip_rows, policy)?
         }
@@ -259,11 +263,12 @@ pub(crate) fn launch<T: ConvElement>(
             .scalar(i32::from(aligned))
             .scalar(geometry.col_base)
             .scalar(geometry.col_strips as i64)
+            .scalar(i32::from(schedule == StripSchedule::Claimed))
             .output(&mut state.words)
             .scalar(state.epoch);
         // SAFETY: the arguments match the strip entry's parameter list (three
-        // pointers, four i64, five i32, two i64, the state pointer and a
-        // u32) in order; the image holds H·W elements, the filter K·K and
+        // pointers, four i64, five i32, two i64, an i32, the state pointer
+        // and a u32) in order; the image holds H·W elements, the filter K·K and
         // the output OH·OW (validated shapes). The kernel reads the image
         // only at rows and columns mapped into [0, H) × [0, W) by
         // conv_map_coord, with vector loads only when `aligned` (W a
@@ -350,16 +355,17 @@ mod tests {
     }
 
     #[test]
-    fn claimed_pieces_shrink_for_small_outputs() {
-        // 8190 rows × 67 strips on 4224 resident warps: 130 rows each, so
-        // pieces keep the policy's 8 rows.
-        assert_eq!(claimed_piece_rows(8190, 67, 4224, 8), 8);
-        // 998 rows × 9 strips: 2.1 rows per warp, so pieces of 3.
-        assert_eq!(claimed_piece_rows(998, 9, 4224, 8), 3);
-        // Tiny outputs and degenerate capacities: at least one row.
-        assert_eq!(claimed_piece_rows(1, 1, 4224, 8), 1);
-        assert_eq!(claimed_piece_rows(100, 1, 0, 8), 8);
-        assert_eq!(claimed_piece_rows(100, 1, 10, 0), 1);
+    fn claimed_pieces_only_where_each_warp_gets_two() {
+        // 4224 resident warps (132 SMs × 8 blocks × 4 warps).
+        // 8190 rows × 67 strips: 1024 bands of 8 rows, 68 608 pieces.
+        assert!(claimed_pays(8190, 67, 4224, 8));
+        // 4094 × 34: 17 408 pieces, at least two per warp.
+        assert!(claimed_pays(4094, 34, 4224, 8));
+        // 2046 × 17: 4352 pieces, about one per warp: fixed.
+        assert!(!claimed_pays(2046, 17, 4224, 8));
+        assert!(!claimed_pays(1, 1, 4224, 8));
+        // Degenerate inputs do not panic.
+        assert!(claimed_pays(100, 1, 0, 0));
     }
 
     #[test]
