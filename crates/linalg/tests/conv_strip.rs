@@ -64,7 +64,26 @@ struct StripCase<'a, T> {
     options: &'a ConvOptions,
 }
 
-impl<T: ConvElement> StripCase<'_, T> {
+impl<'a, T: ConvElement> StripCase<'a, T> {
+    /// A case on an `h × w` image at the start of its buffer (aligned rows).
+    fn aligned(
+        image: &'a [T],
+        (h, w): (usize, usize),
+        filter: &'a [T],
+        k: usize,
+        options: &'a ConvOptions,
+    ) -> Self {
+        StripCase {
+            image,
+            h,
+            w,
+            filter,
+            k,
+            offset: 0,
+            options,
+        }
+    }
+
     /// Runs the case with `tuning`, the output inside a poisoned buffer
     /// (nothing around it may be written); returns the output.
     fn run(&self, gpu: &Gpu, tuning: &ConvPolicy, context: &str) -> Vec<T> {
@@ -321,15 +340,7 @@ fn claimed_pieces_on_a_tall_image() {
                 ..block_tuning
             };
             let context = format!("{h}×{w} K={k} {border:?} {strip_tuning:?}");
-            let case = StripCase {
-                image: &image,
-                h,
-                w,
-                filter: &filter,
-                k,
-                offset: 0,
-                options: &options,
-            };
+            let case = StripCase::aligned(&image, (h, w), &filter, k, &options);
             case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
         }
     }
@@ -369,15 +380,7 @@ fn strip_every_k_on_a_larger_image() {
                     ..block_tuning
                 };
                 let context = format!("{h}×{w} K={k} {border:?} {strip_tuning:?}");
-                let case = StripCase {
-                    image: &image,
-                    h,
-                    w,
-                    filter: &filter,
-                    k,
-                    offset: 0,
-                    options: &options,
-                };
+                let case = StripCase::aligned(&image, (h, w), &filter, k, &options);
                 let got = case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
                 if k == 3 || k == 6 {
                     case.check_against_cpu(&got, &context);
