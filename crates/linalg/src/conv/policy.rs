@@ -18,9 +18,10 @@
 //! the strip kernel wins only at K = 5, 0.78 against 0.60, and a policy
 //! cannot yet give it K = 4 and 5 alone); and `f16` and `bf16` (the strip
 //! kernel computes in the element type; they accumulate in `f32`, with the
-//! 4-byte block policy, not measured for them). The block kernel's values come from register budgets (blocks of
-//! up to 1024 threads allow 64 registers per thread: `R` accumulators + `K`
-//! row values + `K²` filter registers must fit, checked with
+//! 4-byte block policy, not measured for them). The block kernel's values
+//! come from register budgets (blocks of up to 1024 threads allow 64
+//! registers per thread: `R` accumulators + `K` row values + `K²` filter
+//! registers must fit, checked with
 //! `cuobjdump -res-usage`) and from one batch of loads covering a K ≤ 5 tile
 //! of the default 32 × 8 block (`load_batch` ≥ tile elements / 256 threads).
 
@@ -79,9 +80,9 @@ const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
     strip_wide: None,
 };
 
-/// `f32`'s strip policy for K ≤ 5: warps claim pieces of 8 output rows, one
-/// row in flight, four elements per lane (16-byte loads), vector stores, 4
-/// warps per block (measured in docs/tuning.md#conv).
+/// `f32`'s and `i32`'s strip policy for K ≤ 5: warps claim pieces of 8
+/// output rows, one row in flight, four elements per lane (16-byte loads),
+/// vector stores, 4 warps per block (measured in docs/tuning.md#conv).
 const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     elems_per_lane: 4,
     prefetch_rows: 1,
@@ -92,9 +93,9 @@ const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     schedule: StripSchedule::Claimed,
 };
 
-/// `f32`'s strip policy for K = 6 and 7: two elements per lane (8-byte
-/// loads; half the accumulators and window registers, so the K² taps fit)
-/// and pieces of 16 rows.
+/// `f32`'s and `i32`'s strip policy for K = 6 and 7: two elements per lane
+/// (8-byte loads; half the accumulators and window registers, so the K²
+/// taps fit) and pieces of 16 rows.
 const CLAIMED_WIDE: StripPolicy = StripPolicy {
     elems_per_lane: 2,
     strip_rows: 16,
