@@ -135,10 +135,15 @@ pub(crate) fn claimed_pays(
     warp_capacity: u64,
     rows: u32,
 ) -> bool {
-    let pieces = (out_rows as u64)
+    claimed_pieces(out_rows, col_strips, rows) >= warp_capacity.saturating_mul(2)
+}
+
+/// Pieces of `rows` output rows (at least 1) in `out_rows` rows of
+/// `col_strips` strips: the kernel's count, band-major.
+fn claimed_pieces(out_rows: usize, col_strips: u64, rows: u32) -> u64 {
+    (out_rows as u64)
         .div_ceil(rows.max(1) as u64)
-        .saturating_mul(col_strips);
-    pieces >= warp_capacity.saturating_mul(2)
+        .saturating_mul(col_strips)
 }
 
 /// Launch geometry: block `(32, warps)`, grid x over groups of `warps`
@@ -177,7 +182,7 @@ pub(crate) fn claimed_launch_config<T: ConvElement>(
     capacity: u64,
     tuning: &StripPolicy,
 ) -> LaunchConfig {
-    let pieces = (out_shape.0 as u64).div_ceil(strip_rows.max(1) as u64) * geometry.col_strips;
+    let pieces = claimed_pieces(out_shape.0, geometry.col_strips, strip_rows);
     let blocks = pieces
         .div_ceil(warps.max(1) as u64)
         .clamp(1, capacity.max(1));
