@@ -9,7 +9,7 @@ use gpu_core::{bf16, f16, Gpu, Kernel, KernelArgs, Module, ModuleSource, Result}
 use super::algorithm::{ConvAlgorithm, ConvOptions};
 use super::element::ConvElement;
 use super::policy::{
-    ConvPolicy, StripPolicy, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
+    ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
 };
 use super::shape::{anchor, kernel_padding, Padding, CONV_MAX_K};
 use crate::matrix::{MatrixView, MatrixViewMut};
@@ -310,13 +310,21 @@ fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
     let table = ConvPolicy::default_for::<T>(TABLE_ARCH);
     for t in table.strip.iter().chain(table.strip_wide.iter()) {
         add(strip_module::<T>(t));
+        if t.stores == StripStores::Vector {
+            // The twin a call runs where no output row takes a vector
+            // store (strip::vector_stores_pay).
+            add(strip_module::<T>(&StripPolicy {
+                stores: StripStores::Scalar,
+                ..*t
+            }));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conv::policy::{StripSchedule, StripStores};
+    use crate::conv::policy::StripSchedule;
 
     #[test]
     fn entries_are_in_the_module() {
@@ -337,6 +345,16 @@ mod tests {
         // Every strip candidate's module is listed (the sweep compiles them).
         for t in STRIP_CANDIDATES {
             let name = strip_module::<f32>(&t).name().to_owned();
+            assert!(names.contains(&name), "{name}");
+        }
+        // So is the scalar-store twin of each table strip policy.
+        let table = ConvPolicy::default_for::<f32>(TABLE_ARCH);
+        for t in table.strip.iter().chain(table.strip_wide.iter()) {
+            let twin = StripPolicy {
+                stores: StripStores::Scalar,
+                ..*t
+            };
+            let name = strip_module::<f32>(&twin).name().to_owned();
             assert!(names.contains(&name), "{name}");
         }
     }

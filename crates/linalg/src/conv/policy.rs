@@ -335,7 +335,10 @@ pub enum StripStores {
     /// columns differ by multiples of VEC), so a warp stores a row with
     /// one instruction, two, or VEC. For `f32`, `Valid`, `W = 8192`, K = 3
     /// (`OW = 8190`) even rows take one 16-byte store, odd rows two 8-byte
-    /// stores.
+    /// stores. A call in which no output row allows an 8-byte store (`f32`
+    /// `Same` at K = 3 on an 8192-wide image: every lane's outputs start one
+    /// element past a 16-byte boundary) runs the policy's `Scalar` twin,
+    /// which stores the same values without the alignment tests.
     Vector,
     /// Through the warp's slice of shared memory (one vector store per
     /// lane), then VEC coalesced rounds of 32 consecutive elements.

@@ -201,6 +201,34 @@ pub(crate) fn rows_aligned<T: ConvElement>(image_ptr: u64, w: usize, tuning: &St
     w.is_multiple_of(vec) && image_ptr.is_multiple_of(bytes)
 }
 
+/// Whether [`StripStores::Vector`] can store some output row with more than
+/// one element per instruction: lane t's outputs start at column
+/// `col_base + pad + t·VEC` of a strip (the same residue mod VEC in every
+/// strip), and the vector path stores 8 or 16 bytes at once only where that
+/// address is 8-byte aligned. Row addresses step by `OW·bytes`, a multiple
+/// of 4, so rows 0 and 1 show every residue mod 8 that any row has. Where
+/// no row qualifies (`f32` `Same` at K = 3: every output row starts one
+/// element past a 16-byte boundary), `Vector` would only add its alignment
+/// tests to `Scalar`'s stores, and the call runs the `Scalar` twin of the
+/// policy instead (same results; measured faster, docs/conv.md).
+pub(crate) fn vector_stores_pay<T: ConvElement>(
+    out_ptr: u64,
+    out_shape: (usize, usize),
+    geometry: &StripGeometry,
+    pad: usize,
+    vec: u32,
+) -> bool {
+    let bytes = T::BYTES as u64;
+    if vec as u64 * bytes < 8 {
+        return false; // no store wider than one element
+    }
+    let first_col = (geometry.col_base + pad as i64).rem_euclid(vec as i64) as u64;
+    (0..out_shape.0.min(2) as u64).any(|row| {
+        let element = row * out_shape.1 as u64 + first_col;
+        out_ptr.wrapping_add(element * bytes).is_multiple_of(8)
+    })
+}
+
 /// `TiledHalo` through the strip kernel with `policy`, for a validated
 /// problem whose output does not overlap its inputs.
 pub(crate) fn launch<T: ConvElement>(
@@ -218,6 +246,19 @@ pub(crate) fn launch<T: ConvElement>(
     let geometry = strip_geometry(out_shape.1, pad, policy.elems_per_lane, k);
     let image_data = call.image.data();
     let aligned = rows_aligned::<T>(image_data.device_ptr(), w, policy);
+    let out_ptr = call.output.data_mut().device_ptr();
+    let scalar_twin;
+    let policy = if policy.stores == StripStores::Vector
+        && !vector_stores_pay::<T>(out_ptr, out_shape, &geometry, pad, policy.elems_per_lane)
+    {
+        scalar_twin = StripPolicy {
+            stores: StripStores::Scalar,
+            ..*policy
+        };
+        &scalar_twin
+    } else {
+        policy
+    };
 
     let shared = strip_shared_bytes::<T>(policy, warps);
     let kernel = module::strip_kernel::<T>(gpu, policy, k)?;
@@ -398,5 +439,44 @@ mod tests {
             ..t
         };
         assert!(rows_aligned::<f32>(0x1004, 8191, &one));
+    }
+
+    #[test]
+    fn vector_stores_only_where_a_row_takes_one() {
+        let base = 0x10_0000u64;
+        let case = |ptr: u64, out: (usize, usize), k: usize, pad: usize, vec: u32| {
+            let geometry = strip_geometry(out.1, pad, vec, k);
+            vector_stores_pay::<f32>(ptr, out, &geometry, pad, vec)
+        };
+        // Valid 8192², K = 3: 8190 columns, rows alternately 16- and
+        // 8-byte aligned at lane 0.
+        assert!(case(base, (8190, 8190), 3, 0, 4));
+        // Same, K = 3: pad 1, strips from column −4, so every row's lane
+        // outputs start at a column ≡ 1 (mod 4) of an 8192-wide row.
+        assert!(!case(base, (8192, 8192), 3, 1, 4));
+        // …but an odd width puts every other row on an 8-byte boundary.
+        assert!(case(base, (8191, 8191), 3, 1, 4));
+        // …and a one-row output has only row 0.
+        assert!(!case(base, (1, 8191), 3, 1, 4));
+        // Same, K = 5 (pad 2): columns ≡ 2 (mod 4): 8-byte stores.
+        assert!(case(base, (8192, 8192), 5, 2, 4));
+        // Full, K = 3 (pad 2), and Same, K = 7 with two per lane (pad 3:
+        // odd columns of an even-width row, 8-byte stores impossible).
+        assert!(case(base, (8194, 8194), 3, 2, 4));
+        assert!(!case(base, (8192, 8192), 7, 3, 2));
+        // An output view starting one element in shifts every row.
+        assert!(!case(base + 4, (8190, 8190), 3, 0, 4));
+        assert!(case(base + 4, (8192, 8192), 3, 1, 4));
+        // One element per lane: nothing wider to store. 8-byte types:
+        // every element is 8-byte aligned.
+        assert!(!case(base, (8190, 8190), 3, 0, 1));
+        let geometry = strip_geometry(8192, 1, 2, 3);
+        assert!(vector_stores_pay::<f64>(
+            base,
+            (8192, 8192),
+            &geometry,
+            1,
+            2
+        ));
     }
 }
