@@ -21,8 +21,8 @@ mod support;
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
 use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES};
-use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix};
-use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
+use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix, MatrixViewMut};
+use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions, Timing};
 use parprims_testkit::rng::random_vec;
 use support::{conv_and_strip_modules, table_policy};
 
@@ -78,6 +78,75 @@ fn prewarm(gpu: &Gpu, modules: &[ModuleSource]) {
     }
 }
 
+/// Device 0 and its copy ceiling (1 GiB device-to-device copy), printed.
+fn gpu_and_ceiling() -> (Gpu, CopyCeiling) {
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
+    println!(
+        "device: {} ({} SMs); copy ceiling {:.1} GB/s (read + write, 1 GiB copy)",
+        gpu.info().name,
+        gpu.info().sm_count,
+        ceiling.gbps
+    );
+    (gpu, ceiling)
+}
+
+/// The table's `f32` policy with the strip kernels off: the block kernel.
+fn block_kernel_only() -> ConvPolicy {
+    ConvPolicy {
+        strip: None,
+        strip_wide: None,
+        ..table_policy::<f32>()
+    }
+}
+
+/// A fresh `SIDE × SIDE` image of values in [−1, 1) (the seed mixes `salt`
+/// with the clock), on the host and on `gpu`, with its seed.
+fn fresh_image(gpu: &Gpu, salt: u64) -> (u64, Vec<f32>, Matrix<f32>) {
+    let seed = salt
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+    let image = random_vec::<f32>(SIDE * SIDE, seed, -1.0, 1.0);
+    let image_d = Matrix::from_host(gpu, SIDE, SIDE, &image).expect("upload");
+    (seed, image, image_d)
+}
+
+/// Panics at the first output whose bits differ from the reference's.
+fn assert_bit_equal(got: &[f32], want: &[f32], cols: usize, what: &str, reference: &str) {
+    if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+        panic!(
+            "{what}: output ({}, {}) is {}, {reference} gives {}",
+            i / cols,
+            i % cols,
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// Times `run` into `out` ([`REPS`], CUDA events), the output poisoned
+/// before each run as `parprims bench` does.
+fn time_into(
+    gpu: &Gpu,
+    out: &mut Matrix<f32>,
+    mut run: impl FnMut(MatrixViewMut<'_, f32>) -> gpu_core::Result<()>,
+) -> gpu_core::Result<Timing> {
+    let out = std::cell::RefCell::new(out);
+    time_device(
+        gpu,
+        REPS,
+        |_| {
+            out.borrow_mut()
+                .view_mut()
+                .data_mut()
+                .fill(gpu, f32::poison())
+        },
+        |_| run(out.borrow_mut().view_mut()),
+    )
+}
+
 fn strip_name(t: &StripPolicy) -> String {
     let rows = if t.strip_rows == 0 {
         "wave".to_owned()
@@ -106,20 +175,9 @@ fn strip_name(t: &StripPolicy) -> String {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn conv_tiled_halo_sweep_8192() {
-    let gpu = Gpu::new(0).expect("a CUDA GPU");
-    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
-    println!(
-        "device: {} ({} SMs); copy ceiling {:.1} GB/s (read + write, 1 GiB copy)",
-        gpu.info().name,
-        gpu.info().sm_count,
-        ceiling.gbps
-    );
+    let (gpu, ceiling) = gpu_and_ceiling();
 
-    let block_tuning = ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table_policy::<f32>()
-    };
+    let block_tuning = block_kernel_only();
     let mut variants: Vec<(String, ConvPolicy, (u32, u32))> = vec![(
         format!("block kernel R={} 32x8", block_tuning.rows_per_thread),
         block_tuning,
@@ -175,13 +233,7 @@ fn conv_tiled_halo_sweep_8192() {
     prewarm(&gpu, &conv_and_strip_modules::<f32>(block_module, strips));
 
     let (h, w) = (SIDE, SIDE);
-    let seed = 0x5eed_c0de_u64
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-    let image = random_vec::<f32>(h * w, seed, -1.0, 1.0);
-    let image_d = Matrix::from_host(&gpu, h, w, &image).expect("upload");
+    let (seed, image, image_d) = fresh_image(&gpu, 0x5eed_c0de_u64);
     for k in [3usize, 5, 7] {
         let filter = random_vec::<f32>(k * k, seed ^ k as u64, -1.0, 1.0);
         let filter_d = Matrix::from_host(&gpu, k, k, &filter).expect("upload");
@@ -218,37 +270,17 @@ fn conv_tiled_halo_sweep_8192() {
             .unwrap_or_else(|e| panic!("K={k} {name}: {e}"));
             let got = out.to_host(&gpu).expect("download");
             let first_ms = compile.elapsed().as_secs_f64() * 1e3;
-            if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
-                panic!(
-                    "K={k} {name}: output ({}, {}) is {}, the CPU gives {}",
-                    i / cols,
-                    i % cols,
-                    got[i],
-                    want[i]
-                );
-            }
-            let out_cell = std::cell::RefCell::new(&mut out);
-            let timing = time_device(
-                &gpu,
-                REPS,
-                |_| {
-                    out_cell
-                        .borrow_mut()
-                        .view_mut()
-                        .data_mut()
-                        .fill(&gpu, f32::poison())
-                },
-                |_| {
-                    conv2d_tuned_with(
-                        &gpu,
-                        image_d.view(),
-                        filter_d.view(),
-                        out_cell.borrow_mut().view_mut(),
-                        &options,
-                        tuning,
-                    )
-                },
-            )
+            assert_bit_equal(&got, &want, cols, &format!("K={k} {name}"), "the CPU");
+            let timing = time_into(&gpu, &mut out, |view| {
+                conv2d_tuned_with(
+                    &gpu,
+                    image_d.view(),
+                    filter_d.view(),
+                    view,
+                    &options,
+                    tuning,
+                )
+            })
             .unwrap_or_else(|e| panic!("K={k} {name}: {e}"));
             let gbps = headline_bytes / (timing.median_ms * 1e-3) / 1e9;
             println!(
@@ -273,27 +305,10 @@ fn conv_tiled_halo_sweep_8192() {
 #[ignore = "needs a CUDA GPU"]
 fn conv_borders_against_valid_8192() {
     use linalg::Padding;
-    let gpu = Gpu::new(0).expect("a CUDA GPU");
-    let ceiling = copy_ceiling(&gpu, 1 << 30, Repetitions::default()).expect("copy ceiling");
-    println!(
-        "device: {} ({} SMs); copy ceiling {:.1} GB/s (read + write, 1 GiB copy)",
-        gpu.info().name,
-        gpu.info().sm_count,
-        ceiling.gbps
-    );
-    let block_only = ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table_policy::<f32>()
-    };
+    let (gpu, ceiling) = gpu_and_ceiling();
+    let block_only = block_kernel_only();
     let (h, w) = (SIDE, SIDE);
-    let seed = 0xb0_4de5_u64
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-    let image = random_vec::<f32>(h * w, seed, -1.0, 1.0);
-    let image_d = Matrix::from_host(&gpu, h, w, &image).expect("upload");
+    let (seed, _, image_d) = fresh_image(&gpu, 0xb0_4de5_u64);
     let mut cases: Vec<(usize, Border, Padding)> = Vec::new();
     for k in [3usize, 5, 7] {
         for border in [Border::Valid, Border::Same, Border::Full] {
@@ -336,36 +351,10 @@ fn conv_borders_against_valid_8192() {
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));
         let got = out.to_host(&gpu).expect("download");
-        if let Some(i) = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
-            panic!(
-                "{name}: output ({}, {}) is {}, the block kernel gives {}",
-                i / cols,
-                i % cols,
-                got[i],
-                want[i]
-            );
-        }
-        let out_cell = std::cell::RefCell::new(&mut out);
-        let timing = time_device(
-            &gpu,
-            REPS,
-            |_| {
-                out_cell
-                    .borrow_mut()
-                    .view_mut()
-                    .data_mut()
-                    .fill(&gpu, f32::poison())
-            },
-            |_| {
-                linalg::conv2d(
-                    &gpu,
-                    image_d.view(),
-                    filter_d.view(),
-                    out_cell.borrow_mut().view_mut(),
-                    &options,
-                )
-            },
-        )
+        assert_bit_equal(&got, &want, cols, &name, "the block kernel");
+        let timing = time_into(&gpu, &mut out, |view| {
+            linalg::conv2d(&gpu, image_d.view(), filter_d.view(), view, &options)
+        })
         .unwrap_or_else(|e| panic!("{name}: {e}"));
         if border == Border::Valid {
             valid_ms[k] = timing.median_ms;
