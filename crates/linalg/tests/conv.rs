@@ -514,8 +514,9 @@ fn large_image_over_2_pow_31_elements() {
     let filter = random_vec::<i32>(k * k, seed ^ 5, -50.0, 50.0);
     let image_d = Matrix::from_host(gpu, h, w, &image).unwrap();
     let filter_d = Matrix::from_host(gpu, k, k, &filter).unwrap();
-    // The strip kernel too (the table uses it for f32 only): 16-byte loads
-    // of rows at 64-bit offsets, pieces claimed past 2^31 elements.
+    // The table's K ≤ 5 strip policy runs the first case; the third runs
+    // its K = 6–7 policy (two elements per lane) at K = 3: rows at 64-bit
+    // offsets, pieces claimed past 2^31 elements.
     let strip_tuning = ConvPolicy {
         strip: table_policy::<f32>().strip_wide,
         strip_wide: None,

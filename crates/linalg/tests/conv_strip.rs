@@ -19,7 +19,10 @@ use linalg::policy::{
     conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding};
-use support::{check_conv_against_cpu as check_against_cpu, conv_and_strip_modules, table_policy};
+use support::{
+    block_kernel_only, check_conv_against_cpu as check_against_cpu, conv_and_strip_modules,
+    table_policy,
+};
 
 fn run_seed() -> u64 {
     support::run_seed("conv_strip")
@@ -193,11 +196,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
 ) {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     prewarm::<T>(&gpu, strips);
-    let block_tuning = ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table_policy::<T>()
-    };
+    let block_tuning = block_kernel_only::<T>();
     let mut case = 0usize;
     for &strip_tuning in strips {
         let tuning = ConvPolicy {
@@ -297,8 +296,6 @@ fn strip_f64_and_i32() {
     strip_against_block_and_cpu::<i32>(seed, &i32_strips, &[0, 3]);
 }
 
-/// Every K the strip kernel handles, on an image of several strips and
-/// many rows, every border: equal to the block kernel bit for bit.
 /// Claimed pieces where they are claimed (a small output runs one fixed
 /// piece per warp instead): a tall image holds well over two pieces of 1
 /// to 3 rows for every warp an H100 holds (4100 rows × 9 strips), every K,
@@ -319,11 +316,7 @@ fn claimed_pieces_on_a_tall_image() {
     prewarm::<f32>(&gpu, &strips);
     let (h, w) = (4100, 1032);
     let image = inputs::<f32>(h * w, seed);
-    let block_tuning = ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table
-    };
+    let block_tuning = block_kernel_only::<f32>();
     for k in 1..=STRIP_MAX_K {
         let filter = inputs::<f32>(k * k, seed ^ k as u64);
         let border = Border::ALL[k % Border::ALL.len()];
@@ -346,6 +339,8 @@ fn claimed_pieces_on_a_tall_image() {
     }
 }
 
+/// Every K the strip kernel handles, on an image of several strips and
+/// many rows, every border: equal to the block kernel bit for bit.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn strip_every_k_on_a_larger_image() {
@@ -360,11 +355,7 @@ fn strip_every_k_on_a_larger_image() {
     prewarm::<f32>(&gpu, &strips);
     let (h, w) = (517, 1032);
     let image = inputs::<f32>(h * w, seed);
-    let block_tuning = ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table_policy::<f32>()
-    };
+    let block_tuning = block_kernel_only::<f32>();
     for k in 1..=STRIP_MAX_K {
         let filter = inputs::<f32>(k * k, seed ^ k as u64);
         for (i, border) in Border::ALL.into_iter().enumerate() {

@@ -24,7 +24,7 @@ use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STR
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix, MatrixViewMut};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions, Timing};
 use parprims_testkit::rng::random_vec;
-use support::{conv_and_strip_modules, table_policy};
+use support::{block_kernel_only, conv_and_strip_modules, table_policy};
 
 const REPS: Repetitions = Repetitions {
     warmup: 3,
@@ -89,15 +89,6 @@ fn gpu_and_ceiling() -> (Gpu, CopyCeiling) {
         ceiling.gbps
     );
     (gpu, ceiling)
-}
-
-/// The table's `f32` policy with the strip kernels off: the block kernel.
-fn block_kernel_only() -> ConvPolicy {
-    ConvPolicy {
-        strip: None,
-        strip_wide: None,
-        ..table_policy::<f32>()
-    }
 }
 
 /// A fresh `SIDE × SIDE` image of values in [−1, 1) (the seed mixes `salt`
@@ -177,7 +168,7 @@ fn strip_name(t: &StripPolicy) -> String {
 fn conv_tiled_halo_sweep_8192() {
     let (gpu, ceiling) = gpu_and_ceiling();
 
-    let block_tuning = block_kernel_only();
+    let block_tuning = block_kernel_only::<f32>();
     let mut variants: Vec<(String, ConvPolicy, (u32, u32))> = vec![(
         format!("block kernel R={} 32x8", block_tuning.rows_per_thread),
         block_tuning,
@@ -306,7 +297,7 @@ fn conv_tiled_halo_sweep_8192() {
 fn conv_borders_against_valid_8192() {
     use linalg::Padding;
     let (gpu, ceiling) = gpu_and_ceiling();
-    let block_only = block_kernel_only();
+    let block_only = block_kernel_only::<f32>();
     let (h, w) = (SIDE, SIDE);
     let (seed, _, image_d) = fresh_image(&gpu, 0xb0_4de5_u64);
     let mut cases: Vec<(usize, Border, Padding)> = Vec::new();

@@ -311,12 +311,7 @@ fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
     for t in table.strip.iter().chain(table.strip_wide.iter()) {
         add(strip_module::<T>(t));
         if t.stores == StripStores::Vector {
-            // The twin a call runs where no output row takes a vector
-            // store (strip::vector_stores_pay).
-            add(strip_module::<T>(&StripPolicy {
-                stores: StripStores::Scalar,
-                ..*t
-            }));
+            add(strip_module::<T>(&t.scalar_twin()));
         }
     }
 }
@@ -350,11 +345,7 @@ mod tests {
         // So is the scalar-store twin of each table strip policy.
         let table = ConvPolicy::default_for::<f32>(TABLE_ARCH);
         for t in table.strip.iter().chain(table.strip_wide.iter()) {
-            let twin = StripPolicy {
-                stores: StripStores::Scalar,
-                ..*t
-            };
-            let name = strip_module::<f32>(&twin).name().to_owned();
+            let name = strip_module::<f32>(&t.scalar_twin()).name().to_owned();
             assert!(names.contains(&name), "{name}");
         }
     }

@@ -430,6 +430,16 @@ const fn claimed(vec: u32, prefetch: u32, rows: u32) -> StripPolicy {
 }
 
 impl StripPolicy {
+    /// The same policy with [`StripStores::Scalar`]: what a call with
+    /// `Vector` stores runs where no output row allows a vector store
+    /// (`strip::vector_stores_pay`).
+    pub(crate) fn scalar_twin(self) -> StripPolicy {
+        StripPolicy {
+            stores: StripStores::Scalar,
+            ..self
+        }
+    }
+
     /// Checks the policy for element type `T`: a type that accumulates in
     /// itself (not `f16` or `bf16`); `elems_per_lane · bytes` 4, 8 or 16;
     /// `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 … 32;

@@ -246,19 +246,20 @@ pub(crate) fn launch<T: ConvElement>(
     let geometry = strip_geometry(out_shape.1, pad, policy.elems_per_lane, k);
     let image_data = call.image.data();
     let aligned = rows_aligned::<T>(image_data.device_ptr(), w, policy);
-    let out_ptr = call.output.data_mut().device_ptr();
-    let scalar_twin;
+    let mut out_data = call.output.data_mut();
     let policy = if policy.stores == StripStores::Vector
-        && !vector_stores_pay::<T>(out_ptr, out_shape, &geometry, pad, policy.elems_per_lane)
-    {
-        scalar_twin = StripPolicy {
-            stores: StripStores::Scalar,
-            ..*policy
-        };
-        &scalar_twin
+        && !vector_stores_pay::<T>(
+            out_data.device_ptr(),
+            out_shape,
+            &geometry,
+            pad,
+            policy.elems_per_lane,
+        ) {
+        policy.scalar_twin()
     } else {
-        policy
+        *policy
     };
+    let policy = &policy;
 
     let shared = strip_shared_bytes::<T>(policy, warps);
     let kernel = module::strip_kernel::<T>(gpu, policy, k)?;
@@ -292,7 +293,6 @@ pub(crate) fn launch<T: ConvElement>(
         }
     };
     let filter_data = call.filter.data();
-    let mut out_data = call.output.data_mut();
     with_ticket_state(gpu, 0, |mut state| {
         let mut args = KernelArgs::new();
         args.input(&image_data)

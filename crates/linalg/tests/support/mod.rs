@@ -95,6 +95,16 @@ pub fn table_policy<T: ConvElement>() -> ConvPolicy {
     ConvPolicy::default_for::<T>((9, 0))
 }
 
+/// [`table_policy`] with the strip kernels off: `TiledHalo`'s block kernel
+/// at every K (the reference the strip kernel must equal bit for bit).
+pub fn block_kernel_only<T: ConvElement>() -> ConvPolicy {
+    ConvPolicy {
+        strip: None,
+        strip_wide: None,
+        ..table_policy::<T>()
+    }
+}
+
 /// Compares a convolution's `got` with the CPU reference: integers exactly;
 /// floats within `2·K²·ε·Σ|x·w|` per output (the FMA chain's error bound,
 /// plus the reference's final rounding), where `Σ|x·w|` is the reference run
