@@ -57,6 +57,7 @@ pub mod modules;
 pub mod onesweep;
 pub mod policy;
 pub mod segmented;
+pub mod split;
 mod top_k;
 
 use std::ops::Range;
@@ -352,6 +353,7 @@ pub fn sort_keys_with_policy<K: SortKey>(
             bits.end,
             plan,
             policy,
+            None,
         )
     };
     // SAFETY: every key of the temporary buffer is written by a pass
@@ -476,6 +478,7 @@ pub fn sort_pairs_with_policy<K: SortKey, V: DeviceType>(
             bits.end,
             plan,
             policy,
+            None,
         )
     };
     // SAFETY (both): every element of the temporary buffers is written by
@@ -623,6 +626,7 @@ pub fn sort_keys_in_place<K: SortKey>(
         bits.end,
         plan,
         &OnesweepPolicy::default_for_len::<K>(None, n),
+        None,
     )?;
     if target == 1 {
         keys.flip();
@@ -694,6 +698,7 @@ pub fn sort_pairs_in_place<K: SortKey, V: DeviceType>(
         bits.end,
         plan,
         &OnesweepPolicy::default_for_len::<K>(Some(width), n),
+        None,
     )?;
     if target == 1 {
         keys.flip();
@@ -808,7 +813,7 @@ fn onesweep_in_place<K: SortKey>(
         };
         let plan = in_place_plan(one_launch, passes, current, alternate);
         let target = onesweep::sort::<K>(
-            nested, n, width, descending, bits.start, bits.end, plan, &policy,
+            nested, n, width, descending, bits.start, bits.end, plan, &policy, None,
         )?;
         if target == 1 {
             modules::copy_slot::<K>(

@@ -154,6 +154,8 @@ pub(crate) enum Entry {
     Upsweep,
     /// One digit pass.
     Pass,
+    /// The last digit pass writing through a split table.
+    SplitPass,
     /// The one-block sort.
     Block,
     /// The one-cluster sort.
@@ -188,6 +190,7 @@ pub(crate) fn entry_name<K: SortKey>(
     match entry {
         Entry::Upsweep => format!("sort_upsweep_{k}_{p}{policy}"),
         Entry::Pass => format!("sort_pass_{k}_{p}{policy}"),
+        Entry::SplitPass => format!("sort_split_pass_{k}_{p}{policy}"),
         Entry::Block => format!("sort_block_{k}_{p}"),
         Entry::Cluster => format!("sort_cluster_{k}_{p}"),
         Entry::Copy => format!("sort_copy_{k}_{p}"),
@@ -219,7 +222,26 @@ fn onesweep_module<K: SortKey>(
     let (pb, pi) = (policy.pass_threads(), policy.pass_items());
     let shared = policy.pass_shared_bytes(K::BYTES, payload.map_or(0, PayloadWidth::bytes));
     let (ub, ui) = (policy.upsweep_threads(), policy.upsweep_items());
-    ModuleSource::new(name)
+    onesweep_sources(ModuleSource::new(name), policy)
+        .entry(
+            e(Entry::Upsweep),
+            "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist, u64* offsets, u32* done_counter",
+            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
+            Some(ub),
+        )
+        .entry_with_min_blocks(
+            e(Entry::Pass),
+            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
+            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
+            pb,
+            policy.pass_min_blocks_per_sm(),
+        )
+}
+
+/// The headers and tuning defines of the upsweep and the digit pass under
+/// `policy`, added to `module`.
+fn onesweep_sources(module: ModuleSource, policy: &OnesweepPolicy) -> ModuleSource {
+    module
         .source(parprims_kernels::WARP)
         .source(parprims_kernels::BLOCK)
         .source(parprims_kernels::TILE_STATUS)
@@ -235,19 +257,65 @@ fn onesweep_module<K: SortKey>(
         )
         .source(parprims_kernels::SORT_WARP_RANK)
         .source(parprims_kernels::SORT_ONESWEEP)
-        .entry(
-            e(Entry::Upsweep),
-            "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist, u64* offsets, u32* done_counter",
-            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
-            Some(ub),
-        )
-        .entry_with_min_blocks(
-            e(Entry::Pass),
-            "const void* keys_in, void* keys_out, const void* values_in, void* values_out, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows",
-            &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}>(reinterpret_cast<const {k}*>(keys_in), reinterpret_cast<{k}*>(keys_out), reinterpret_cast<const {v}*>(values_in), reinterpret_cast<{v}*>(values_out), count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows)"),
-            pb,
-            policy.pass_min_blocks_per_sm(),
-        )
+}
+
+/// The split form of the digit pass of keys `K` with `payload` under
+/// `policy` (the last pass of [`crate::split`]'s sorts, writing through a
+/// split table), in a module of its own: `sort_{key}_{payload}{policy}_split`
+/// (the policy suffix empty for the pair's default), compiled only by sorts
+/// that split their output.
+///
+/// ```
+/// use sort::policy::OnesweepPolicy;
+/// let policy = OnesweepPolicy::default_for::<u32>(None);
+/// let module = sort::modules::split_module::<u32>(None, &policy)?;
+/// assert_eq!(module.name(), "sort_u32_keys_split");
+/// assert_eq!(module.entries().len(), 1);
+/// assert!(module.code().contains(", true>(")); // SPLIT
+/// # Ok::<(), gpu_core::Error>(())
+/// ```
+pub fn split_module<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> Result<ModuleSource> {
+    policy.check_for::<K>(payload)?;
+    Ok(checked_split_module::<K>(payload, policy))
+}
+
+/// [`split_module`] for a policy already checked for `K` and `payload`.
+fn checked_split_module<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> ModuleSource {
+    let k = K::CUDA_TYPE;
+    let (v, has) = match payload {
+        None => ("u8", "false"),
+        Some(width) => (width.cuda_type(), "true"),
+    };
+    let suffix = policy.suffix_for::<K>(payload);
+    let (pb, pi) = (policy.pass_threads(), policy.pass_items());
+    let shared = policy.pass_split_shared_bytes(K::BYTES, payload.map_or(0, PayloadWidth::bytes));
+    let name = format!("{}_split", module_name::<K>(payload, &suffix));
+    onesweep_sources(ModuleSource::new(name), policy).entry_with_min_blocks(
+        entry_name::<K>(Entry::SplitPass, payload, &suffix),
+        "const void* keys_in, const void* values_in, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows, const u64* split",
+        &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}, true>(reinterpret_cast<const {k}*>(keys_in), nullptr, reinterpret_cast<const {v}*>(values_in), nullptr, count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows, reinterpret_cast<const SortSplitTable*>(split))"),
+        pb,
+        policy.pass_min_blocks_per_sm(),
+    )
+}
+
+/// The split digit pass of `K` and `payload` under `policy` (checked by
+/// the caller), compiled and loaded once per context and policy.
+pub(crate) fn split_kernel<K: SortKey>(
+    gpu: &Gpu,
+    payload: Option<PayloadWidth>,
+    policy: &OnesweepPolicy,
+) -> Result<Kernel> {
+    let suffix = policy.suffix_for::<K>(payload);
+    let key = format!("sort/{}_split", module_name::<K>(payload, &suffix));
+    let entry = entry_name::<K>(Entry::SplitPass, payload, &suffix);
+    gpu.stored_kernel(&key, &entry, || checked_split_module::<K>(payload, policy))
 }
 
 /// The module of keys `K` with `payload` under the pair's
@@ -457,13 +525,15 @@ pub(crate) fn policy_kernel<K: SortKey>(
 
 /// Every module of one key type: keys alone and each payload width, each
 /// with the upsweep and pass of small inputs
-/// ([`OnesweepPolicy::SMALL_INPUT`]).
+/// ([`OnesweepPolicy::SMALL_INPUT`]) and the default's split pass
+/// ([`split_module`]).
 fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
     let payloads = std::iter::once(None).chain(PayloadWidth::ALL.into_iter().map(Some));
     let mut modules = Vec::new();
     for payload in payloads {
         modules.push(module::<K>(payload));
         modules.extend(policy_module::<K>(payload, &OnesweepPolicy::SMALL_INPUT).ok());
+        modules.extend(split_module::<K>(payload, &OnesweepPolicy::default_for::<K>(payload)).ok());
     }
     modules
 }

@@ -132,7 +132,9 @@ pub fn pass_geometry(n: u64) -> (u64, u64) {
 
 /// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end)
 /// with `policy` (checked here for `K` and `payload`). Returns the target
-/// holding the result (`plan.final_target`).
+/// holding the result (`plan.final_target`). With `split` (the device
+/// address of a split table, [`crate::split`]; `plan.one_launch` false)
+/// the last pass writes through the table instead of the final target.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<K: SortKey>(
     gpu: &Gpu,
@@ -143,15 +145,23 @@ pub(crate) fn sort<K: SortKey>(
     end_bit: u32,
     plan: Plan,
     policy: &OnesweepPolicy,
+    split: Option<u64>,
 ) -> Result<usize> {
     policy.check_for::<K>(payload)?;
+    debug_assert!(split.is_none() || !plan.one_launch);
     let value_bytes = payload.map_or(0, PayloadWidth::bytes);
     let pass_shared = policy.pass_shared_bytes(K::BYTES, value_bytes);
-    if pass_shared as usize > gpu.info().shared_per_block_optin {
+    let split_shared = policy.pass_split_shared_bytes(K::BYTES, value_bytes);
+    let needed = if split.is_some() {
+        split_shared
+    } else {
+        pass_shared
+    };
+    if needed as usize > gpu.info().shared_per_block_optin {
         return Err(gpu_core::Error::invalid(
             "policy",
             format!(
-                "{}: the digit pass needs {pass_shared} bytes of shared memory per block, this \
+                "{}: the digit pass needs {needed} bytes of shared memory per block, this \
                  GPU allows {}",
                 policy.name(),
                 gpu.info().shared_per_block_optin
@@ -226,6 +236,10 @@ pub(crate) fn sort<K: SortKey>(
     let offsets_u64 = launches * 256;
     let upsweep = policy_kernel::<K>(gpu, Entry::Upsweep, payload, policy)?;
     let pass = policy_kernel::<K>(gpu, Entry::Pass, payload, policy)?;
+    let split_pass = match split {
+        Some(_) => Some(crate::modules::split_kernel::<K>(gpu, payload, policy)?),
+        None => None,
+    };
 
     let temporaries = [8 * offsets_u64, 4 * state_words];
     // SAFETY: each pass's first row of offsets is written by the upsweep
@@ -288,21 +302,33 @@ pub(crate) fn sort<K: SortKey>(
                     // other half, which pass p − 1 used for this portion (the
                     // same tiles: one row per block).
                     let state_offset = 4 * 256 * portion * portion_rows;
+                    let split_here = match (&split_pass, split) {
+                        (Some(kernel), Some(table)) if p + 1 == passes => Some((kernel, table)),
+                        _ => None,
+                    };
                     let config = LaunchConfig {
                         grid: (tiles as u32, 1, 1),
                         block: (policy.pass_threads(), 1, 1),
-                        shared_bytes: pass_shared,
+                        shared_bytes: if split_here.is_some() {
+                            split_shared
+                        } else {
+                            pass_shared
+                        },
                     };
                     let mut args = KernelArgs::new();
-                    args.scalar(source.keys + first * K::BYTES as u64)
-                        .scalar(target.keys)
-                        .scalar(if payload.is_some() {
-                            source.values + first * value_bytes as u64
-                        } else {
-                            0
-                        })
-                        .scalar(target.values)
-                        .scalar(count)
+                    args.scalar(source.keys + first * K::BYTES as u64);
+                    if split_here.is_none() {
+                        args.scalar(target.keys);
+                    }
+                    args.scalar(if payload.is_some() {
+                        source.values + first * value_bytes as u64
+                    } else {
+                        0
+                    });
+                    if split_here.is_none() {
+                        args.scalar(target.values);
+                    }
+                    args.scalar(count)
                         .scalar(shift)
                         .scalar(width)
                         .scalar(u32::from(descending))
@@ -316,6 +342,9 @@ pub(crate) fn sort<K: SortKey>(
                         .scalar(states[(p % 2) as usize] + state_offset)
                         .scalar(states[((p + 1) % 2) as usize] + state_offset)
                         .scalar(tiles);
+                    if let Some((_, table)) = split_here {
+                        args.scalar(table);
+                    }
                     // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
                     // const void* values_in, void* values_out, u64 count, u32
                     // shift, u32 width, u32 descending, const u64* offsets, u64*
@@ -336,8 +365,16 @@ pub(crate) fn sort<K: SortKey>(
                     // threads gets pass_shared bytes of dynamic shared memory:
                     // the policy's size of the kernel's storage, which the
                     // kernel checks at compile time (SHARED_BYTES), within the
-                    // device's opt-in limit (checked above).
-                    unsafe { gpu.launch(&pass, config, &args)? };
+                    // device's opt-in limit (checked above). The split form
+                    // (sort_split_pass_*: the same arguments without keys_out
+                    // and values_out, then const u64* split) writes position
+                    // p to the table's destination holding p instead (the
+                    // caller of crate::split vouches for the table: its
+                    // destinations cover [0, n) and are writable from this
+                    // context), with split_shared bytes (its own storage
+                    // after the pass's, checked likewise).
+                    let kernel = split_here.map_or(&pass, |(kernel, _)| kernel);
+                    unsafe { gpu.launch(kernel, config, &args)? };
                 }
                 source = target;
             }

@@ -446,6 +446,21 @@ impl OnesweepPolicy {
         u32::try_from(bytes).unwrap_or(u32::MAX)
     }
 
+    /// Shared memory of the split form of the digit pass (the last pass of
+    /// [`crate::split`]'s sorts): the pass's own, then per digit a key
+    /// address, a value address (with values) and a slot limit.
+    ///
+    /// ```
+    /// use sort::policy::OnesweepPolicy;
+    /// let policy = OnesweepPolicy::DEFAULT;
+    /// assert_eq!(policy.pass_split_shared_bytes(4, 0), policy.pass_shared_bytes(4, 0) + 256 * 12 + 8);
+    /// ```
+    pub fn pass_split_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        let split = 256 * 8 + if value_bytes > 0 { 256 * 8 } else { 8 } + 256 * 4;
+        self.pass_shared_bytes(key_bytes, value_bytes)
+            .saturating_add(split)
+    }
+
     /// Checks the pass's shared memory for keys of `key_bytes` and values of
     /// `value_bytes` (0 for none) against [`PASS_SHARED_BUDGET_BYTES`]:
     /// `InvalidArgument("pass_items")` when it does not fit.

@@ -90,6 +90,46 @@ fn digit_pass_and_block_sort_keep_everything_in_registers() {
 }
 
 #[test]
+fn the_split_pass_keeps_everything_in_registers() {
+    // The split form of the last pass (sort::split) stores through
+    // per-digit addresses in shared memory: no local memory either.
+    use sort::policy::OnesweepPolicy;
+    use sort::PayloadWidth;
+    let cases = [
+        (
+            sort::modules::split_module::<u32>(None, &OnesweepPolicy::default_for::<u32>(None)),
+            "u32_keys",
+        ),
+        (
+            sort::modules::split_module::<f32>(
+                Some(PayloadWidth::B4),
+                &OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4)),
+            ),
+            "f32_v4",
+        ),
+        (
+            sort::modules::split_module::<u64>(
+                Some(PayloadWidth::B8),
+                &OnesweepPolicy::default_for::<u64>(Some(PayloadWidth::B8)),
+            ),
+            "u64_v8",
+        ),
+    ];
+    for (module, suffix) in cases {
+        let module = module.expect("the default policy fits its own pair");
+        let Some(sass) = parprims_testkit::testing::sm90_sass(&module) else {
+            return;
+        };
+        let entry = format!("sort_split_pass_{suffix}");
+        let local: Vec<&str> = kernel_sass(&sass, &entry)
+            .lines()
+            .filter(|l| l.contains(" STL") || l.contains(" LDL"))
+            .collect();
+        assert!(local.is_empty(), "{entry}: local-memory accesses {local:?}");
+    }
+}
+
+#[test]
 fn the_one_cluster_sort_compiles_for_sm80_without_clusters() {
     // sm_80 has no clusters: the entry compiles without them (and traps;
     // the host launches it only where the loaded kernel is a cluster).

@@ -224,6 +224,61 @@ struct OnesweepStorage {
     u32 tile;
 };
 
+// A split pass's shared memory after the pass's (at the next 8-byte
+// boundary): per digit, the byte address that slot 0 of the digit's keys
+// (values) maps to in the destination holding the digit's first key of
+// the tile, and the slots below which that destination holds them.
+template <bool HAS_VALUES>
+struct OnesweepSplitStorage {
+    u64 keys[SORT_RADIX];
+    u64 values[HAS_VALUES ? SORT_RADIX : 1];
+    u32 limit[SORT_RADIX];
+};
+
+// A split pass's destinations (`sort::split`): the table of u64 words
+// [count, start[8], keys[8], values[8]]. Destination j (j < count ≤
+// SORT_SPLIT_MAX) receives the sorted positions [start[j], start[j + 1])
+// (start[0] = 0, the last to n), position p at element p − start[j] of the
+// buffers at byte addresses keys[j] and values[j], which may be another
+// device's memory (peer access).
+#define SORT_SPLIT_MAX 8
+struct SortSplitTable {
+    u64 count;
+    u64 start[SORT_SPLIT_MAX];
+    u64 keys[SORT_SPLIT_MAX];
+    u64 values[SORT_SPLIT_MAX];
+};
+
+// The destination holding sorted position `position`: the last j with
+// start[j] ≤ position (start[0] = 0).
+__device__ __forceinline__ u32 sort_split_destination(const SortSplitTable* __restrict__ split, u64 position) {
+    const u32 count = (u32)split->count;
+    u32 j = 0u;
+#pragma unroll 1
+    for (u32 t = 1u; t < count; ++t)
+        if (split->start[t] <= position) j = t;
+    return j;
+}
+
+// Stores `item` (a key or a value) of slot i of a digit through the split
+// table: at the digit's precomputed address (slot_bases[digit]) while i is
+// below its limit, else at its sorted position (scatter_bases[digit] + i)
+// in the destination found again (a digit's keys of one tile that cross
+// into the next destination).
+template <typename T>
+__device__ __forceinline__ void sort_split_store(const SortSplitTable* __restrict__ split, const u64* slot_bases,
+                                                 const u32* limits, const u64* scatter_bases, u32 digit, u32 i,
+                                                 T item, bool values) {
+    if (i < limits[digit]) {
+        *reinterpret_cast<T*>(slot_bases[digit] + (u64)i * sizeof(T)) = item;
+    } else {
+        const u64 position = scatter_bases[digit] + i;
+        const u32 j = sort_split_destination(split, position);
+        const u64 base = values ? split->values[j] : split->keys[j];
+        *reinterpret_cast<T*>(base + (position - split->start[j]) * sizeof(T)) = item;
+    }
+}
+
 // One digit pass over one portion of `count` keys (keys_in, values_in
 // point at the portion's first key; keys_out, values_out at the whole
 // output). digit_offsets: this pass's and portion's 256 first positions;
@@ -235,20 +290,26 @@ struct OnesweepStorage {
 // tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK ≥ 256 threads (thread
 // d < 256 owns digit d in the look-back), SHARED_BYTES ≥ sizeof(Storage)
 // of dynamic shared memory.
-template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS, int SHARED_BYTES>
+// SPLIT: the sort's last pass writing through a split table (`split`;
+// keys_out and values_out unused) instead of keys_out and values_out.
+template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS, int SHARED_BYTES, bool SPLIT = false>
 __device__ __forceinline__ void sort_onesweep_pass(
     const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ values_in,
     V* __restrict__ values_out, u64 count, u32 shift, u32 width, u32 descending,
     const u64* __restrict__ digit_offsets, u64* __restrict__ next_portion_offsets,
-    u32* tile_counter, u32* state, u32* next_state, u64 state_rows) {
+    u32* tile_counter, u32* state, u32* next_state, u64 state_rows,
+    const SortSplitTable* __restrict__ split = nullptr) {
     static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0, "whole warps, a thread per digit");
     typedef OnesweepStorage<K, V, HAS_VALUES, BLOCK, ITEMS> Storage;
-    static_assert(sizeof(Storage) <= SHARED_BYTES,
+    typedef OnesweepSplitStorage<HAS_VALUES> SplitStorage;
+    constexpr int STORAGE_WORDS = (int)((sizeof(Storage) + 7) / 8);
+    static_assert(8 * STORAGE_WORDS + (SPLIT ? (int)sizeof(SplitStorage) : 0) <= SHARED_BYTES,
                   "the host's pass_shared_bytes must cover the storage");
     constexpr int WARP_ITEMS = 32 * ITEMS;
     constexpr int TILE = Storage::TILE;
     extern __shared__ u64 onesweep_shared[];
     Storage& s = *reinterpret_cast<Storage*>(onesweep_shared);
+    SplitStorage& sp = *reinterpret_cast<SplitStorage*>(onesweep_shared + STORAGE_WORDS);
     const u32 tid = threadIdx.x;
     const u32 lane = tid & 31u;
     const u32 warp = tid >> 5;
@@ -366,6 +427,20 @@ __device__ __forceinline__ void sort_onesweep_pass(
         }
         const u64 first_position = digit_offsets[d];
         s.scatter_base[d] = first_position + (u64)before - (u64)start;
+        if constexpr (SPLIT) {
+            // The destination of the digit's first key of the tile; slot i
+            // of the digit goes there while its position is below the next
+            // destination's start (modular address arithmetic: slot_base
+            // may lie below the buffer, slot i ≥ start does not).
+            const u64 first = first_position + (u64)before;
+            const u32 j = sort_split_destination(split, first);
+            const u64 next = j + 1u < (u32)split->count ? split->start[j + 1u] : ~0ull;
+            const u64 slots = next - s.scatter_base[d];
+            sp.limit[d] = slots > 0xffffffffull ? 0xffffffffu : (u32)slots;
+            const u64 shifted = s.scatter_base[d] - split->start[j];
+            sp.keys[d] = split->keys[j] + shifted * sizeof(K);
+            if constexpr (HAS_VALUES) sp.values[d] = split->values[j] + shifted * sizeof(V);
+        }
         // The last tile's inclusive count (before + total) is the portion's
         // count of digit d: the next portion's keys of digit d follow them.
         if (next_portion_offsets != nullptr && tile == num_tiles - 1)
@@ -393,7 +468,11 @@ __device__ __forceinline__ void sort_onesweep_pass(
             const K k = exchange_keys[i];
             const u32 digit = digit_of.of(k);
             if (HAS_VALUES) s.slot_digit[HAS_VALUES ? i : 0] = (u8)digit;
-            keys_out[s.scatter_base[digit] + i] = k;
+            if constexpr (SPLIT) {
+                sort_split_store<K>(split, sp.keys, sp.limit, s.scatter_base, digit, i, k, false);
+            } else {
+                keys_out[s.scatter_base[digit] + i] = k;
+            }
         }
     }
     if (HAS_VALUES) {
@@ -415,8 +494,13 @@ __device__ __forceinline__ void sort_onesweep_pass(
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = tid + (u32)j * BLOCK;
             if (full_tile || i < tile_count) {
-                values_out[s.scatter_base[s.slot_digit[HAS_VALUES ? i : 0]] + i] =
-                    exchange_values[i];
+                const u32 digit = s.slot_digit[HAS_VALUES ? i : 0];
+                if constexpr (SPLIT) {
+                    sort_split_store<V>(split, sp.values, sp.limit, s.scatter_base, digit, i,
+                                        exchange_values[i], true);
+                } else {
+                    values_out[s.scatter_base[digit] + i] = exchange_values[i];
+                }
             }
         }
     }
