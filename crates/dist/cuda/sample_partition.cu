@@ -8,6 +8,8 @@
 //                      counts[b·tiles + t] (bucket-major, so that one exclusive
 //                      scan of the counts gives every tile's first output slot
 //                      for every bucket).
+//   splitter_counts    every rank's count of keys before each splitter (the
+//                      peer-scatter sort's cuts), one read of the keys.
 //   bucket_starts      thread b < buckets − 1: starts[b] = offsets[(b + 1)·tiles],
 //                      where bucket b + 1 begins in the partitioned shard.
 //   partition_scatter  block t: the keys (and values) of tile t written to
@@ -180,6 +182,43 @@ __device__ __forceinline__ void partition_counts(const K* __restrict__ keys, u64
             total += hist[w][b];
         }
         counts[(u64)b * tiles + tile] = (u64)total;
+    }
+}
+
+// splitter_counts: below[t] += the keys of this rank before splitter t, for
+// t < splitters ≤ SPLIT_MAX_SPLITTERS (zeroed by the host): the position of
+// splitter t in this rank's sorted shard, i.e. where bucket t + 1 starts
+// there. Grid-stride over the keys (one read of them), a count per
+// splitter in registers, summed by warp shuffles and added by each warp's
+// lane 0 (u64 atomics).
+#define SPLIT_MAX_SPLITTERS 7
+template <class K>
+__device__ __forceinline__ void splitter_counts(const K* __restrict__ keys, u64 n,
+                                                const u64* __restrict__ work, u32 splitters,
+                                                u32 descending, u32 begin, u32 end,
+                                                u64* __restrict__ below) {
+    __shared__ PartitionSplitters s;
+    load_splitters(s, work, splitters);
+    __syncthreads();
+    u32 count[SPLIT_MAX_SPLITTERS];
+#pragma unroll
+    for (u32 t = 0; t < SPLIT_MAX_SPLITTERS; ++t) count[t] = 0u;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const bool desc = descending != 0u;
+#pragma unroll 4
+    for (u64 i = global_thread_index(); i < n; i += stride) {
+        const u32 bucket = bucket_of<K>(keys[i], i, s, splitters, desc, begin, end);
+#pragma unroll
+        for (u32 t = 0; t < SPLIT_MAX_SPLITTERS; ++t) count[t] += bucket <= t ? 1u : 0u;
+    }
+#pragma unroll
+    for (u32 t = 0; t < SPLIT_MAX_SPLITTERS; ++t) {
+        if (t < splitters) {
+            u32 sum = count[t];
+#pragma unroll
+            for (u32 offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+            if ((threadIdx.x & 31u) == 0u && sum != 0u) atomicAdd((unsigned long long*)&below[t], (unsigned long long)sum);
+        }
     }
 }
 

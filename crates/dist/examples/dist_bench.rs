@@ -419,7 +419,26 @@ fn group_sort(
         method: SampleSortMethod::PartitionFirst,
         ..SampleSortPolicy::default()
     };
+    let peer_scatter = SampleSortPolicy {
+        method: SampleSortMethod::PeerScatter,
+        ..SampleSortPolicy::default()
+    };
+    let peer_note = if group.peers_reach_all()? {
+        ""
+    } else {
+        ", no peer access: sort first"
+    };
     let mut rows = vec![
+        (
+            format!("peer scatter (buckets{peer_note})"),
+            SortPlacement::Buckets,
+            peer_scatter,
+        ),
+        (
+            format!("peer scatter (even{peer_note})"),
+            SortPlacement::Even,
+            peer_scatter,
+        ),
         (
             "partition first (buckets)".to_string(),
             SortPlacement::Buckets,

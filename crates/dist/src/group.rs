@@ -53,6 +53,9 @@ impl LocalRank {
 pub struct Group {
     pub(crate) ranks: Vec<LocalRank>,
     world: usize,
+    /// Whether every local rank's kernels can write every other local
+    /// rank's memory, asked (and enabled) once: [`Group::peers_reach_all`].
+    peers: std::sync::OnceLock<bool>,
 }
 
 impl std::fmt::Debug for Group {
@@ -162,6 +165,7 @@ impl Group {
             .map(|(rank, (gpu, comm))| LocalRank::new(rank, gpu, comm))
             .collect::<Result<Vec<_>>>()?;
         Ok(Group {
+            peers: std::sync::OnceLock::new(),
             world: ranks.len(),
             ranks,
         })
@@ -211,6 +215,7 @@ impl Group {
         let gpu = Gpu::new(device)?;
         let comm = Communicator::init_rank(&gpu, id, rank, world)?;
         Ok(Group {
+            peers: std::sync::OnceLock::new(),
             ranks: vec![LocalRank::new(rank, gpu, comm)?],
             world,
         })
@@ -235,6 +240,32 @@ impl Group {
     /// [`Sharded::gather_to_host`](crate::Sharded::gather_to_host) can see the whole array).
     pub fn is_whole(&self) -> bool {
         self.ranks.len() == self.world
+    }
+
+    /// Whether the group is whole ([`is_whole`](Self::is_whole)) and the
+    /// kernels of every rank can read and write every other rank's device
+    /// memory, its memory pool included: peer access is enabled between
+    /// every pair the first time this is asked ([`Gpu::enable_peer_access`])
+    /// and the answer kept. A group of one rank reaches all.
+    ///
+    /// ```no_run
+    /// let group = dist::Group::all()?;
+    /// println!("peer access between all: {}", group.peers_reach_all()?);
+    /// # Ok::<(), dist::Error>(())
+    /// ```
+    pub fn peers_reach_all(&self) -> Result<bool> {
+        if let Some(&reach) = self.peers.get() {
+            return Ok(reach);
+        }
+        let mut reach = self.is_whole();
+        for a in &self.ranks {
+            for b in &self.ranks {
+                if reach && a.rank != b.rank {
+                    reach = a.gpu.enable_peer_access(&b.gpu)?;
+                }
+            }
+        }
+        Ok(*self.peers.get_or_init(|| reach))
     }
 
     /// The `Gpu` (context + stream) of the `i`-th local rank, for the

@@ -44,7 +44,7 @@ use sort::{Order, SortKey, SortOptions};
 
 /// Every method and run order of the sample sort; merged runs in one
 /// chunk, the default chunks and an odd count, at every size.
-const POLICIES: [SampleSortPolicy; 5] = [
+const POLICIES: [SampleSortPolicy; 6] = [
     SampleSortPolicy {
         method: SampleSortMethod::SortFirst,
         run_order: RunOrder::Resort,
@@ -71,6 +71,12 @@ const POLICIES: [SampleSortPolicy; 5] = [
     },
     SampleSortPolicy {
         method: SampleSortMethod::PartitionFirst,
+        run_order: RunOrder::Merge,
+        chunks: 1,
+        chunked_from: 0,
+    },
+    SampleSortPolicy {
+        method: SampleSortMethod::PeerScatter,
         run_order: RunOrder::Merge,
         chunks: 1,
         chunked_from: 0,

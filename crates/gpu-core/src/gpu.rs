@@ -449,6 +449,51 @@ impl Gpu {
         &self.stream
     }
 
+    /// Lets kernels enqueued through this handle read and write `owner`'s
+    /// device memory: its buffers, parprims' pool included, addressed by
+    /// their device pointers (peer access over NVLink or PCIe). Returns
+    /// whether they now can: `false`, with nothing changed, where the two
+    /// devices cannot reach each other; `true` at once for one device.
+    /// Idempotent. Work that touches `owner`'s memory from here must still
+    /// be ordered with `owner`'s stream by events.
+    ///
+    /// ```no_run
+    /// use gpu_core::Gpu;
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let (a, b) = (Gpu::new(0)?, Gpu::new(1)?);
+    /// if a.enable_peer_access(&b)? {
+    ///     // kernels on `a` may now write buffers of `b`
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn enable_peer_access(&self, owner: &Gpu) -> Result<bool> {
+        let (me, other) = (&self.shared.ctx, &owner.shared.ctx);
+        if me.cu_device() == other.cu_device() {
+            return Ok(true);
+        }
+        let mut can = 0;
+        // SAFETY: `can` is a valid out-pointer; both devices are open.
+        unsafe {
+            cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, me.cu_device(), other.cu_device())
+        }
+        .result()?;
+        if can == 0 {
+            return Ok(false);
+        }
+        me.bind_to_thread()?;
+        // SAFETY: this context is bound and `other` is a live context of
+        // another device that this one can reach.
+        match unsafe { cudarc::driver::sys::cuCtxEnablePeerAccess(other.cu_ctx(), 0) } {
+            cudarc::driver::sys::CUresult::CUDA_SUCCESS
+            | cudarc::driver::sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+            error => return Err(cudarc::driver::DriverError(error).into()),
+        }
+        if let Some(pool) = &owner.shared.pool {
+            pool.grant_access(me.ordinal())?;
+        }
+        Ok(true)
+    }
+
     /// (free, total) device memory in bytes, now.
     ///
     /// ```no_run

@@ -150,6 +150,22 @@ impl DevicePool {
         }
     }
 
+    /// Lets kernels on device `ordinal` read and write every allocation of
+    /// this pool, present and future (`cuMemPoolSetAccess`; peer access
+    /// between the contexts does not cover pool memory).
+    pub(crate) fn grant_access(&self, ordinal: usize) -> Result<()> {
+        // SAFETY: an all-zero CUmemAccessDesc is valid; the fields below
+        // name a device and read-write access.
+        let mut desc: driver_sys::CUmemAccessDesc = unsafe { std::mem::zeroed() };
+        desc.location.type_ = driver_sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        desc.location.id = ordinal as i32;
+        desc.flags = driver_sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        self.ctx.bind_to_thread()?;
+        // SAFETY: the pool is live; `desc` is one valid access descriptor.
+        unsafe { driver_sys::cuMemPoolSetAccess(self.pool, &desc, 1) }.result()?;
+        Ok(())
+    }
+
     /// Gives every byte the pool holds but no live buffer uses back to the
     /// driver (frees still pending on a stream are not counted: synchronise
     /// first to include them).

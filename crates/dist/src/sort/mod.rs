@@ -99,6 +99,7 @@ use gpu_core::launch::grid_1d;
 use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Gpu, Kernel, KernelArgs, ModuleSource};
 
 pub mod partition_first;
+pub mod peer_scatter;
 
 use crate::layout::{rebalance_plan, Move};
 use crate::moves::{run_moves, run_moves_on, LocalPieces};
@@ -171,6 +172,13 @@ pub enum SampleSortMethod {
     /// sorted and merged with it. Worlds up to [`partition_first::MAX_WORLD`]
     /// ranks; larger ones run [`SortFirst`](SampleSortMethod::SortFirst).
     PartitionFirst,
+    /// [`peer_scatter`]: every rank's local sort writes each bucket from
+    /// its last digit pass straight into the memory of the rank that keeps
+    /// it (peer access), then every rank merges the runs it holds. Whole
+    /// groups of at most [`peer_scatter::MAX_WORLD`] ranks with peer access
+    /// between all ([`Group::peers_reach_all`]); elsewhere
+    /// [`SortFirst`](SampleSortMethod::SortFirst) runs (in one chunk).
+    PeerScatter,
 }
 
 /// The sample sort's tuning: which method, how the sort-first method
@@ -228,17 +236,25 @@ impl Default for SampleSortPolicy {
 impl SampleSortPolicy {
     /// The method that runs for a world of `world` ranks: `method`, except
     /// that [`SampleSortMethod::PartitionFirst`] takes at most
-    /// [`partition_first::MAX_WORLD`] ranks.
+    /// [`partition_first::MAX_WORLD`] ranks and
+    /// [`SampleSortMethod::PeerScatter`] at most [`peer_scatter::MAX_WORLD`]
+    /// (and, at run time, a group whose ranks reach each other's memory).
     ///
     /// ```
     /// use dist::sort::{SampleSortMethod, SampleSortPolicy};
     /// let partition = SampleSortPolicy { method: SampleSortMethod::PartitionFirst, ..Default::default() };
     /// assert_eq!(partition.method_for(2), SampleSortMethod::PartitionFirst);
     /// assert_eq!(partition.method_for(64), SampleSortMethod::SortFirst);
+    /// let peer = SampleSortPolicy { method: SampleSortMethod::PeerScatter, ..Default::default() };
+    /// assert_eq!(peer.method_for(8), SampleSortMethod::PeerScatter);
+    /// assert_eq!(peer.method_for(9), SampleSortMethod::SortFirst);
     /// ```
     pub fn method_for(&self, world: usize) -> SampleSortMethod {
         match self.method {
             SampleSortMethod::PartitionFirst if world > partition_first::MAX_WORLD => {
+                SampleSortMethod::SortFirst
+            }
+            SampleSortMethod::PeerScatter if world > peer_scatter::MAX_WORLD => {
                 SampleSortMethod::SortFirst
             }
             method => method,
@@ -893,19 +909,21 @@ fn merge_entry<K: SortKey>(value_bytes: usize) -> String {
 /// (`dist_take_samples_{K}`, `dist_splitter_bounds_{K}`), the
 /// partition-first steps (`dist_gather_samples_{K}`,
 /// `dist_partition_counts_{K}`, `dist_bucket_starts_{K}`,
-/// `dist_partition_scatter_{K}_v{1,2,4,8}`) and the merge of both
+/// `dist_partition_scatter_{K}_v{1,2,4,8}`), the peer-scatter step
+/// (`dist_splitter_counts_{K}`) and the merge of all three
 /// (`dist_merge_splits_{K}`, `dist_merge_runs_{K}_v{1,2,4,8}`); values of 1 to 8 bytes are moved as
 /// raw bits, and keys alone use the 1-byte entry with null value pointers.
 ///
 /// ```
 /// let module = dist::sort::sample_sort_module::<f32>();
 /// let entries = module.entries();
-/// assert_eq!(entries[..6], ["dist_take_samples_f32", "dist_splitter_bounds_f32",
+/// assert_eq!(entries[..7], ["dist_take_samples_f32", "dist_splitter_bounds_f32",
 ///                           "dist_gather_samples_f32", "dist_partition_counts_f32",
-///                           "dist_bucket_starts_f32", "dist_merge_splits_f32"]);
-/// assert_eq!(entries[6..10], ["dist_partition_scatter_f32_v1", "dist_partition_scatter_f32_v2",
+///                           "dist_splitter_counts_f32", "dist_bucket_starts_f32",
+///                           "dist_merge_splits_f32"]);
+/// assert_eq!(entries[7..11], ["dist_partition_scatter_f32_v1", "dist_partition_scatter_f32_v2",
 ///                             "dist_partition_scatter_f32_v4", "dist_partition_scatter_f32_v8"]);
-/// assert_eq!(entries[10..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
+/// assert_eq!(entries[11..], ["dist_merge_runs_f32_v1", "dist_merge_runs_f32_v2",
 ///                           "dist_merge_runs_f32_v4", "dist_merge_runs_f32_v8"]);
 /// ```
 pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
@@ -954,6 +972,17 @@ pub fn sample_sort_module<K: SortKey>() -> ModuleSource {
                  tiles)"
             ),
             Some(partition_first::PART_THREADS),
+        )
+        .entry(
+            format!("dist_splitter_counts_{s}"),
+            &format!(
+                "const {k}* keys, u64 n, const u64* work, u32 splitters, u32 descending, \
+                 u32 begin, u32 end, u64* below"
+            ),
+            &format!(
+                "splitter_counts<{k}>(keys, n, work, splitters, descending, begin, end, below)"
+            ),
+            Some(BLOCK_THREADS),
         )
         .entry(
             format!("dist_bucket_starts_{s}"),
@@ -1337,8 +1366,14 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     policy: &SampleSortPolicy,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
-    if policy.method_for(world) == SampleSortMethod::PartitionFirst {
-        return partition_first::sort(group, keys, values, options, placement);
+    match policy.method_for(world) {
+        SampleSortMethod::PartitionFirst => {
+            return partition_first::sort(group, keys, values, options, placement);
+        }
+        SampleSortMethod::PeerScatter if group.peers_reach_all()? => {
+            return peer_scatter::sort(group, keys, values, options, placement);
+        }
+        _ => {}
     }
     let bits = options.bit_range::<K>()?;
     let descending = options.order.is_descending();

@@ -362,7 +362,7 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
 /// Step 1: samples at the jittered positions, all-gathered with the shard
 /// lengths and read back; returns the splitters every process picks and
 /// every rank's shard length.
-fn sampled_splitters<K: SortKey>(
+pub(super) fn sampled_splitters<K: SortKey>(
     group: &Group,
     keys: &Sharded<K>,
     descending: bool,
