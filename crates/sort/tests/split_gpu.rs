@@ -82,7 +82,7 @@ fn check_parts<T: DeviceType + PartialEq>(
         diff(
             &format!("{what}, guards of {j}"),
             &guards,
-            &vec![poison; 2 * GUARD],
+            &[poison; 2 * GUARD],
         )?;
     }
     Ok(())

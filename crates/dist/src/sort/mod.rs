@@ -762,7 +762,9 @@ pub fn model_pairs<K: SortKey, V: Copy>(
 }
 
 /// [`model_pairs`] under `policy`: [`SampleSortMethod::PartitionFirst`]
-/// runs [`partition_first::model_pairs`]; with
+/// and [`SampleSortMethod::PeerScatter`] (whose buckets are partition
+/// first's: the model of a group whose ranks reach each other's memory)
+/// run [`partition_first::model_pairs`]; with
 /// [`SampleSortMethod::SortFirst`] and [`RunOrder::Merge`], steps 4 and 5
 /// run chunk by chunk ([`SampleSortPolicy::chunks_for`], [`chunk_plans`])
 /// and each chunk's runs are merged in the device path's rounds
@@ -788,7 +790,13 @@ pub fn model_pairs_with<K: SortKey, V: Copy>(
 ) -> Result<(Vec<Vec<K>>, Vec<Vec<V>>)> {
     let world = check_model_shards(keys, values)?;
     let bits = options.bit_range::<K>()?;
-    if policy.method_for(world) == SampleSortMethod::PartitionFirst {
+    // Peer scatter cuts the same buckets as partition first (the same
+    // samples, splitters and tuple order); only the order of its steps
+    // differs.
+    if matches!(
+        policy.method_for(world),
+        SampleSortMethod::PartitionFirst | SampleSortMethod::PeerScatter
+    ) {
         return partition_first::model_pairs(keys, values, options);
     }
     let descending = options.order.is_descending();
