@@ -1,13 +1,15 @@
 //! The sample sorts' host models (`dist::sort::model`, `model_pairs`,
 //! `model_pairs_with` and `partition_first::model_pairs`: the device
 //! paths' sample positions, splitters, buckets and exchange plans, with
-//! CPU local sorts) of both methods against the single-GPU sort's CPU
+//! CPU local sorts) of every method against the single-GPU sort's CPU
 //! reference of the concatenated shards, for worlds of 1 to 8 ranks and
-//! skewed inputs; and the host steps' argument checks. No GPU.
+//! skewed inputs; peer scatter's split destinations against the exchange
+//! plan; and the host steps' argument checks. No GPU.
 
 use std::ops::Range;
 
 use dist::sort::partition_first::{self, bucket_of, bucket_work, jittered_sample_positions};
+use dist::sort::peer_scatter;
 use dist::sort::{
     bucket_bounds, choose_splitters, choose_splitters_at, chunk_plans, exchange_plan, merge_round,
     model, model_pairs, model_pairs_with, run_lengths, sample_positions, samples_per_rank,
@@ -553,6 +555,59 @@ proptest! {
         }
         prop_assert!(read.iter().flatten().all(|&c| c == 1), "every key sent once");
         prop_assert!(written.iter().flatten().all(|&c| c == 1), "every slot written once");
+    }
+}
+
+proptest! {
+    #[test]
+    fn peer_scatter_destinations_deliver_every_key_once(
+        lengths in proptest::collection::vec(0usize..300, 2..=8),
+        seeds in proptest::collection::vec(any::<u64>(), 64),
+        with_values in any::<bool>(),
+    ) {
+        // Bucket bounds of every rank (non-decreasing, within its shard),
+        // the exchange plan, then each rank's split destinations with
+        // receive buffers at made-up addresses: every destination is a
+        // valid split table, each sorted position of each rank lands in
+        // exactly one receive slot, and every receive slot is written once
+        // (values alongside, at their own width).
+        let world = lengths.len();
+        let bounds: Vec<Vec<usize>> = lengths
+            .iter()
+            .enumerate()
+            .map(|(r, &len)| {
+                let mut b: Vec<usize> = (0..world - 1)
+                    .map(|t| (seeds[(r * 8 + t) % seeds.len()] % (len as u64 + 1)) as usize)
+                    .collect();
+                b.sort_unstable();
+                b
+            })
+            .collect();
+        let (plan, new_lengths) = exchange_plan(&lengths, &bounds).expect("bounds are a layout");
+        let base = |t: usize| ((t as u64) + 1) << 40;
+        let value_base = |t: usize| ((t as u64) + 9) << 40;
+        let (key_bytes, value_bytes) = (4usize, if with_values { 8usize } else { 0 });
+        let mut written: Vec<Vec<u32>> = new_lengths.iter().map(|&l| vec![0; l]).collect();
+        for rank in 0..world {
+            let d = peer_scatter::destinations(
+                &plan, rank, world, &bounds[rank], base, value_base, key_bytes, value_bytes,
+            );
+            prop_assert_eq!(d.len(), world);
+            prop_assert!(sort::split::validate_destinations(lengths[rank], &d, with_values).is_ok());
+            for p in 0..lengths[rank] {
+                let j = sort::split::destination_of(&d, p);
+                prop_assert!(d[j].keys != 0, "position {} of rank {} has no address", p, rank);
+                let t = (d[j].keys >> 40) as usize - 1;
+                let slot = ((d[j].keys - base(t)) as usize) / key_bytes + (p - d[j].start);
+                prop_assert!(slot < new_lengths[t]);
+                written[t][slot] += 1;
+                if with_values {
+                    let value_slot = ((d[j].values - value_base(t)) as usize) / value_bytes + (p - d[j].start);
+                    prop_assert_eq!(value_slot, slot);
+                }
+            }
+        }
+        prop_assert!(written.iter().flatten().all(|&c| c == 1), "every receive slot written once");
     }
 }
 
