@@ -21,6 +21,12 @@
 //      global offset per digit, and scatters keys (then values) through
 //      shared memory so that the global writes of each digit run are
 //      contiguous. One read and one write of the keys (and values) per pass.
+//   4. The split form of the pass (SPLIT, the last pass of sort::split's
+//      sorts): the same pass, storing each key (value) through a table of
+//      up to SORT_SPLIT_MAX destinations, one range of sorted positions
+//      each (another GPU's memory allowed); thread d finds the destination
+//      of its digit's first key of the tile once and keeps the address in
+//      shared memory after the pass's storage.
 //
 // The tuning (block threads and items per thread of the upsweep and the
 // pass, the peer-mask method) comes from the host's OnesweepPolicy as
