@@ -18,7 +18,7 @@
 //!    rank's sorted shard, where the next bucket starts. One all-gather of
 //!    the counts, read back (host synchronisation 2): every process knows
 //!    every bucket's size and the exchange plan
-//!    ([`exchange_plan`](super::exchange_plan)), and each rank allocates
+//!    ([`exchange_plan`]), and each rank allocates
 //!    what it receives (the runs in rank order, as sort first's exchange
 //!    places them).
 //! 3. Every rank sorts its shard with `sort::split` (`sort_keys_split` /
