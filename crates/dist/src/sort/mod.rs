@@ -117,6 +117,12 @@ pub const SAMPLE_PARTITION_CU: &str = include_str!("../../cuda/sample_partition.
 /// `OVERSAMPLING · world` samples of its sorted shard.
 pub const OVERSAMPLING: usize = 64;
 
+/// The room the receive buffers of sort first are reserved with, past the
+/// mean local shard, as a divisor of it ([`reserve_capacity`]): 1/16, four
+/// times the Σ m_r/s = n/([`OVERSAMPLING`]·world) by which regular
+/// sampling lets a bucket exceed n/world.
+pub const RESERVE_SLACK_DIVISOR: usize = 16;
+
 /// Threads per block of the kernels.
 const BLOCK_THREADS: u32 = 256;
 /// Outputs per thread of the merge kernel (a block of 256 threads merges
@@ -1357,11 +1363,104 @@ fn moved<T: DeviceType>(
     let local: Vec<usize> = group.ranks.iter().map(|r| new_lengths[r.rank]).collect();
     // SAFETY: the plan covers every element of every target shard
     // (`exchange_plan` and `rebalance_plan`, tested on the host).
-    let mut target = unsafe { Sharded::<T>::uninit(group, &local)? };
+    let target = unsafe { Sharded::<T>::uninit(group, &local)? };
+    moved_into(group, source, plan, target)
+}
+
+/// Moves `source` by `plan` into `target`, whose shards the plan covers
+/// (`exchange_plan` and `rebalance_plan`, tested on the host).
+fn moved_into<T: DeviceType>(
+    group: &Group,
+    source: &Sharded<T>,
+    plan: &[Move],
+    mut target: Sharded<T>,
+) -> Result<Sharded<T>> {
     let mut views = target.views_mut();
     run_moves(group, &source.views(), plan, &mut views)?;
     drop(views);
     Ok(target)
+}
+
+/// The length of the receive buffers sort first reserves on a rank
+/// before the bucket sizes are known: the mean local shard `mean` and
+/// 1/[`RESERVE_SLACK_DIVISOR`] of it more, plus 1024.
+///
+/// ```
+/// assert_eq!(dist::sort::reserve_capacity(1 << 20), (1 << 20) + (1 << 16) + 1024);
+/// ```
+pub fn reserve_capacity(mean: usize) -> usize {
+    mean.saturating_add(mean / RESERVE_SLACK_DIVISOR)
+        .saturating_add(1024)
+}
+
+/// Uninitialised buffers of [`reserve_capacity`] of the mean local shard
+/// of `keys` on every local rank, for keys (and values when
+/// `with_values`): receive buffers allocated while the local sorts run,
+/// so that the host does not allocate them, with the GPUs idle, after
+/// the bucket sizes are read back. (A stream-ordered allocation of
+/// several GiB can hold the host for 5 to 13 ms even when the pool holds
+/// enough free memory.) [`fitted`] then cuts them to the buckets.
+///
+/// # Safety
+/// As `Sharded::uninit`: the caller writes every element before reading it.
+unsafe fn reserved_shards<K: SortKey, V: DeviceType>(
+    group: &Group,
+    keys: &Sharded<K>,
+    with_values: bool,
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    let mean = keys.local_len() / group.local_count().max(1);
+    let lens = vec![reserve_capacity(mean); group.local_count()];
+    // SAFETY: passed on to the caller.
+    unsafe { uninit_shards::<K, V>(group, &lens, with_values) }
+}
+
+/// `reserved`'s buffers as shards of the local lengths `lens`: a rank's
+/// buffer is kept where it holds its shard and replaced by a new one
+/// where it does not (freed stream-ordered).
+///
+/// # Safety
+/// As `Sharded::uninit`: the caller writes every element before reading it.
+unsafe fn fitted<T: DeviceType>(
+    group: &Group,
+    reserved: Sharded<T>,
+    lens: &[usize],
+) -> Result<Sharded<T>> {
+    Error::check_len("lens", group.local_count(), lens.len())?;
+    let mut buffers = Vec::with_capacity(lens.len());
+    for ((buffer, rank), &len) in reserved
+        .into_buffers()
+        .into_iter()
+        .zip(&group.ranks)
+        .zip(lens)
+    {
+        if buffer.len() >= len {
+            buffers.push(buffer);
+        } else {
+            drop(buffer);
+            // SAFETY: passed on to the caller.
+            buffers.push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, len)? });
+        }
+    }
+    Ok(Sharded::from_parts(buffers, lens.to_vec()))
+}
+
+/// [`fitted`] for keys and optional values.
+///
+/// # Safety
+/// As `Sharded::uninit`: the caller writes every element before reading it.
+#[allow(clippy::type_complexity)]
+unsafe fn fitted_pairs<K: SortKey, V: DeviceType>(
+    group: &Group,
+    reserved: (Sharded<K>, Option<Sharded<V>>),
+    lens: &[usize],
+) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
+    // SAFETY (both): passed on to the caller.
+    let keys = unsafe { fitted(group, reserved.0, lens)? };
+    let values = match reserved.1 {
+        Some(values) => Some(unsafe { fitted(group, values, lens)? }),
+        None => None,
+    };
+    Ok((keys, values))
 }
 
 /// Steps 1 to 5 (see the module), arguments already checked.
@@ -1393,6 +1492,16 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     if world == 1 {
         return Ok((sorted_keys, sorted_values));
     }
+    // The receive buffers (and, for merged runs, the merge's second
+    // buffer), reserved while the local sorts run.
+    // SAFETY (both): `fitted_pairs` cuts them to the buckets below; the
+    // exchange writes every element of the received shards, every merge
+    // round each element of the other buffer's range before reading it.
+    let received_reserve = unsafe { reserved_shards::<K, V>(group, keys, values.is_some())? };
+    let other_reserve = match policy.run_order {
+        RunOrder::Merge => Some(unsafe { reserved_shards::<K, V>(group, keys, values.is_some())? }),
+        RunOrder::Resort => None,
+    };
 
     // (2) samples and shard lengths, all-gathered, read back once.
     let count = samples_per_rank(world);
@@ -1454,14 +1563,23 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     // (4) and (5): the buckets to their ranks, then their runs sorted
     // again, or each chunk's runs merged as soon as it has arrived.
     let (plans, bucket_lengths) = chunk_plans(&lengths, &bounds, chunks)?;
+    let local: Vec<usize> = group.ranks.iter().map(|r| bucket_lengths[r.rank]).collect();
+    // SAFETY (all three): as where they were reserved.
+    let received = unsafe { fitted_pairs(group, received_reserve, &local)? };
+    let other = match other_reserve {
+        Some(reserve) => Some(unsafe { fitted_pairs(group, reserve, &local)? }),
+        None => None,
+    };
+    let merge_buffer =
+        || other.ok_or_else(|| Error::invalid("run order", "merged runs without a second buffer"));
     let (out_keys, out_values) = if chunks == 1 {
         // One chunk: one exchange on the main streams, then the runs
         // sorted again or merged.
         let plan = &plans[0].moves;
-        let received_keys = moved(group, &sorted_keys, plan, &bucket_lengths)?;
-        let received_values = match &sorted_values {
-            Some(v) => Some(moved(group, v, plan, &bucket_lengths)?),
-            None => None,
+        let received_keys = moved_into(group, &sorted_keys, plan, received.0)?;
+        let received_values = match (&sorted_values, received.1) {
+            (Some(v), Some(target)) => Some(moved_into(group, v, plan, target)?),
+            _ => None,
         };
         drop((sorted_keys, sorted_values));
         match policy.run_order {
@@ -1477,11 +1595,11 @@ fn sample_sort<K: SortKey, V: DeviceType>(
                 drop((received_keys, received_values));
                 sorted
             }
-            RunOrder::Merge => merge_received(
+            RunOrder::Merge => merge_rounds_on_ranks(
                 group,
-                received_keys,
-                received_values,
-                plan,
+                (received_keys, received_values),
+                merge_buffer()?,
+                |rank| run_lengths(plan, world, rank),
                 descending,
                 &bits,
             )?,
@@ -1490,8 +1608,8 @@ fn sample_sort<K: SortKey, V: DeviceType>(
         exchanged_and_merged(
             group,
             (sorted_keys, sorted_values),
+            (received, merge_buffer()?),
             &plans,
-            &bucket_lengths,
             descending,
             &bits,
         )?
@@ -1505,25 +1623,28 @@ fn sample_sort<K: SortKey, V: DeviceType>(
 /// arrived, the chunk's runs merged in [`merge_round`] rounds between
 /// two buffers, while the next chunk travels. Every chunk has `world`
 /// runs (some empty), so every chunk's result lands in the same buffer.
+///
+/// `buffers` are the receive buffer and the merge's second buffer, with
+/// the buckets' local lengths: the chunk plans write every element of
+/// the received shards (tested on the host), and every merge round writes
+/// each element of a chunk's range of the buffer it writes before that
+/// range is read.
 #[allow(clippy::type_complexity)]
 fn exchanged_and_merged<K: SortKey, V: DeviceType>(
     group: &Group,
     sorted: (Sharded<K>, Option<Sharded<V>>),
+    buffers: (
+        (Sharded<K>, Option<Sharded<V>>),
+        (Sharded<K>, Option<Sharded<V>>),
+    ),
     plans: &[ChunkPlan],
-    new_lengths: &[usize],
     descending: bool,
     bits: &std::ops::Range<u32>,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
     let (sorted_keys, sorted_values) = sorted;
-    let local: Vec<usize> = group.ranks.iter().map(|r| new_lengths[r.rank]).collect();
-    // SAFETY (both): the chunk plans write every element of `received`
-    // (tested on the host); every merge round writes each element of a
-    // chunk's range of the buffer it writes before that range is read.
-    let (received_keys, received_values) =
-        unsafe { uninit_shards::<K, V>(group, &local, sorted_values.is_some())? };
-    let (other_keys, other_values) =
-        unsafe { uninit_shards::<K, V>(group, &local, sorted_values.is_some())? };
+    let ((received_keys, received_values), (other_keys, other_values)) = buffers;
+    let local = received_keys.lens().to_vec();
     let mut received = split_pairs(received_keys, received_values);
     let mut other = split_pairs(other_keys, other_values);
     // The side streams wait for the local sorts.
@@ -1850,4 +1971,42 @@ fn merge_step<K: SortKey, V: DeviceType>(
     // below a + b only.
     unsafe { gpu.launch(&kernel, config, &args)? };
     Ok(())
+}
+
+#[cfg(test)]
+mod reserve_tests {
+    use super::*;
+
+    #[test]
+    fn the_reserve_has_room_past_regular_sampling() {
+        // A bucket of even shards exceeds n/world by at most a few times
+        // n/(OVERSAMPLING·world); the reserve keeps four times that.
+        for mean in [0usize, 1, 1000, 1 << 20, 1 << 30] {
+            let room = reserve_capacity(mean) - mean;
+            assert!(room >= 4 * mean / OVERSAMPLING);
+            assert!(room >= 1024);
+        }
+        assert_eq!(reserve_capacity(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn fitted_keeps_a_buffer_that_holds_the_shard_and_replaces_one_that_does_not() {
+        let group = Group::new(&[0]).unwrap();
+        let gpu = group.gpu(0).unwrap();
+        // SAFETY: nothing is read.
+        let reserved = unsafe { Sharded::<u32>::uninit(&group, &[100]).unwrap() };
+        let kept_ptr = reserved.views()[0].device_ptr();
+        // SAFETY: nothing is read.
+        let kept = unsafe { fitted(&group, reserved, &[60]).unwrap() };
+        assert_eq!(kept.lens(), [60]);
+        assert_eq!(kept.views()[0].len(), 60);
+        assert_eq!(kept.views()[0].device_ptr(), kept_ptr);
+        // SAFETY: nothing is read before the copy writes every element.
+        let mut grown = unsafe { fitted(&group, kept, &[150]).unwrap() };
+        assert_eq!(grown.lens(), [150]);
+        let data: Vec<u32> = (0..150).collect();
+        grown.views_mut()[0].copy_from_host(gpu, &data).unwrap();
+        assert_eq!(grown.gather_to_host(&group).unwrap(), data);
+    }
 }

@@ -76,10 +76,10 @@ use scan::{ScanKind, ScanOptions};
 use std::ops::Range;
 
 use super::{
-    check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, gathered_bounds,
-    gathered_samples, join, local_sorts, merge_rounds_on_ranks, merged_on_host, placed,
-    run_lengths, sample_sort_kernel, sort_piece, uninit_shards, SortPlacement, Splitter,
-    BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
+    check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, fitted_pairs,
+    gathered_bounds, gathered_samples, join, local_sorts, merge_rounds_on_ranks, merged_on_host,
+    placed, reserved_shards, run_lengths, sample_sort_kernel, sort_piece, uninit_shards,
+    SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -344,17 +344,25 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     let (splitters, lengths) = sampled_splitters(group, keys, descending, &bits)?;
     let (partitioned_keys, partitioned_values, starts) =
         partition(group, keys, values, &splitters, descending, &bits)?;
+    // The receive and output buffers, reserved while the partition runs.
+    // SAFETY (both): `exchange_and_sort` cuts them to the buckets and
+    // writes every element before reading it.
+    let reserved = unsafe {
+        (
+            reserved_shards::<K, V>(group, keys, values.is_some())?,
+            reserved_shards::<K, V>(group, keys, values.is_some())?,
+        )
+    };
     let bound_count = world - 1;
     let bounds = gathered_bounds(group, &starts, bound_count)?;
     let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;
     let sorted = exchange_and_sort(
         group,
         (partitioned_keys, partitioned_values),
+        reserved,
         &plan,
         &bucket_lengths,
         options,
-        descending,
-        &bits,
     )?;
     placed(group, sorted, &bucket_lengths, placement)
 }
@@ -528,23 +536,25 @@ fn partition<K: SortKey, V: DeviceType>(
 fn exchange_and_sort<K: SortKey, V: DeviceType>(
     group: &Group,
     partitioned: (Sharded<K>, Option<Sharded<V>>),
+    reserved: (
+        (Sharded<K>, Option<Sharded<V>>),
+        (Sharded<K>, Option<Sharded<V>>),
+    ),
     plan: &[Move],
     bucket_lengths: &[usize],
     options: &SortOptions,
-    descending: bool,
-    bits: &std::ops::Range<u32>,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
+    let descending = options.order.is_descending();
+    let bits = options.bit_range::<K>()?;
     let (part_keys, part_values) = partitioned;
     let local: Vec<usize> = group.ranks.iter().map(|r| bucket_lengths[r.rank]).collect();
     // SAFETY (both): the exchange writes every received run of `recv`
     // but the rank's own; the sorts of step 4 write every element of
     // `out`; the merge rounds write each element of the buffer they write
     // before it is read.
-    let (mut recv_keys, mut recv_values) =
-        unsafe { uninit_shards::<K, V>(group, &local, part_values.is_some())? };
-    let (mut out_keys, mut out_values) =
-        unsafe { uninit_shards::<K, V>(group, &local, part_values.is_some())? };
+    let (mut recv_keys, mut recv_values) = unsafe { fitted_pairs(group, reserved.0, &local)? };
+    let (mut out_keys, mut out_values) = unsafe { fitted_pairs(group, reserved.1, &local)? };
 
     // (3) the side streams wait for the partition, then exchange.
     for rank in &group.ranks {
@@ -614,7 +624,7 @@ fn exchange_and_sort<K: SortKey, V: DeviceType>(
         (recv_keys, recv_values),
         |rank| received_blocks(&run_lengths(plan, world, rank), rank),
         descending,
-        bits,
+        &bits,
     )
 }
 
