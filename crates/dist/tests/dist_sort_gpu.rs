@@ -530,9 +530,10 @@ fn one_gpu_sample_sort_kernels_match_their_host_twins() {
 
 /// The partition-first kernels alone (`gather_samples`,
 /// `partition_counts`, the scan of the counts, `bucket_starts`,
-/// `partition_scatter`) on rank 1 of a pretend world, against the stable
-/// partition by the host twin `bucket_of`, with positions as values or
-/// without values.
+/// `partition_scatter`) and peer scatter's `splitter_counts` (up to 7
+/// splitters) on rank 1 of a pretend world, against the stable partition
+/// by the host twin `bucket_of`, with positions as values or without
+/// values.
 /// `present` splitters drawn from the samples, then `missing` absent ones.
 fn check_partition_kernels<K: SortKey>(
     gpu: &Gpu,
@@ -615,8 +616,39 @@ fn check_partition_kernels<K: SortKey>(
     if n == 0 {
         return;
     }
-    let tiles = n.div_ceil(PART_TILE);
     let work = DeviceBuffer::from_host(gpu, &work_words).unwrap();
+
+    // splitter_counts (peer scatter's cuts, at most 7 splitters): the keys
+    // before each splitter, which are where the buckets after it start.
+    // Three blocks, so the grid-stride walk takes several steps.
+    if world - 1 <= 7 {
+        let mut below = DeviceBuffer::<u64>::zeros(gpu, world - 1).unwrap();
+        let kernel = gpu
+            .kernel(&module, &format!("dist_splitter_counts_{}", K::SUFFIX))
+            .unwrap();
+        let (mut config, _) = grid_1d(n as u64, 256, 1, 0).unwrap();
+        config.grid.0 = config.grid.0.min(3);
+        let mut args = KernelArgs::new();
+        args.input(&input.view())
+            .scalar(n as u64)
+            .input(&work.view())
+            .scalar((world - 1) as u32)
+            .scalar(u32::from(descending))
+            .scalar(bits.start)
+            .scalar(bits.end)
+            .output(&mut below.view_mut());
+        // SAFETY: splitter_counts(const K*, u64 n, const u64* work, u32
+        // splitters, u32 descending, u32 begin, u32 end, u64* below):
+        // matches; work holds 2·splitters words, below splitters zeros.
+        unsafe { gpu.launch(&kernel, config, &args).unwrap() };
+        assert_eq!(
+            below.to_host(gpu).unwrap(),
+            expected_starts,
+            "{what}: splitter counts"
+        );
+    }
+
+    let tiles = n.div_ceil(PART_TILE);
     let mut counts = DeviceBuffer::<u64>::zeros(gpu, world * tiles).unwrap();
     let mut offsets = DeviceBuffer::<u64>::zeros(gpu, world * tiles).unwrap();
     let mut starts = DeviceBuffer::<u64>::zeros(gpu, world - 1).unwrap();

@@ -1473,6 +1473,11 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     policy: &SampleSortPolicy,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
+    if world == 1 {
+        // Every method is the local sort alone.
+        let value_views = values.map(|v| v.views());
+        return local_sorts(group, &keys.views(), value_views.as_deref(), options);
+    }
     match policy.method_for(world) {
         SampleSortMethod::PartitionFirst => {
             return partition_first::sort(group, keys, values, options, placement);
@@ -1489,9 +1494,6 @@ fn sample_sort<K: SortKey, V: DeviceType>(
     // (1) local sorts.
     let (sorted_keys, sorted_values) =
         local_sorts(group, &keys.views(), value_views.as_deref(), options)?;
-    if world == 1 {
-        return Ok((sorted_keys, sorted_values));
-    }
     // The receive buffers (and, for merged runs, the merge's second
     // buffer), reserved while the local sorts run.
     // SAFETY (both): `fitted_pairs` cuts them to the buckets below; the
@@ -1749,12 +1751,25 @@ fn joined_pairs<K: SortKey, V: DeviceType>(
 }
 
 /// Makes `waiter`'s stream wait for the work queued so far on `other`'s
-/// (same device).
+/// (an event; the streams may be on different devices of this process).
 pub(super) fn join(waiter: &Gpu, other: &Gpu) -> Result<()> {
     waiter
         .cudarc_stream()
         .join(other.cudarc_stream())
         .map_err(gpu_core::Error::from)?;
+    Ok(())
+}
+
+/// Makes every stream of `gpus` wait for the work queued so far on every
+/// other one.
+pub(super) fn join_all(gpus: &[&Gpu]) -> Result<()> {
+    for waiter in gpus {
+        for other in gpus {
+            if !std::ptr::eq(*waiter, *other) {
+                join(waiter, other)?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -77,9 +77,9 @@ use std::ops::Range;
 
 use super::{
     check_model_shards, choose_splitters_at, exchange_plan, exchanged_on_host, fitted_pairs,
-    gathered_bounds, gathered_samples, join, local_sorts, merge_rounds_on_ranks, merged_on_host,
-    placed, reserved_shards, run_lengths, sample_sort_kernel, sort_piece, uninit_shards,
-    SortPlacement, Splitter, BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
+    gathered_bounds, gathered_samples, join, merge_rounds_on_ranks, merged_on_host, placed,
+    reserved_shards, run_lengths, sample_sort_kernel, sort_piece, uninit_shards, SortPlacement,
+    Splitter, BLOCK_THREADS, SEARCH_LOWER, SEARCH_UPPER,
 };
 use crate::layout::Move;
 use crate::moves::{run_moves_on, LocalPieces};
@@ -329,10 +329,6 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     placement: SortPlacement,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
-    if world == 1 {
-        let value_views = values.map(|v| v.views());
-        return local_sorts(group, &keys.views(), value_views.as_deref(), options);
-    }
     if world > MAX_WORLD {
         return Err(Error::invalid(
             "group",

@@ -65,7 +65,7 @@ use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
 
 use super::partition_first::{bucket_work, sampled_splitters};
 use super::{
-    exchange_plan, gathered_bounds, join, local_sorts, merge_received, placed, sample_sort_kernel,
+    exchange_plan, gathered_bounds, join_all, merge_received, placed, sample_sort_kernel,
     uninit_shards, SortPlacement, BLOCK_THREADS,
 };
 use crate::layout::Move;
@@ -132,10 +132,6 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     placement: SortPlacement,
 ) -> Result<(Sharded<K>, Option<Sharded<V>>)> {
     let world = group.world();
-    if world == 1 {
-        let value_views = values.map(|v| v.views());
-        return local_sorts(group, &keys.views(), value_views.as_deref(), options);
-    }
     let bits = options.bit_range::<K>()?;
     let descending = options.order.is_descending();
 
@@ -214,13 +210,7 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
         tables.push(SplitTable::new(&rank.gpu, shard.len(), &own)?);
     }
     let gpus: Vec<&Gpu> = group.ranks.iter().map(|r| &r.gpu).collect();
-    for waiter in &gpus {
-        for other in &gpus {
-            if !std::ptr::eq(*waiter, *other) {
-                join(waiter, other)?;
-            }
-        }
-    }
+    join_all(&gpus)?;
 
     // (3) the split sorts.
     let value_views = values.map(|v| v.views());
@@ -249,13 +239,7 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     drop(tables); // stream-ordered frees, after the sorts
 
     // (4) each rank waits for every sort, then merges its runs.
-    for waiter in &gpus {
-        for other in &gpus {
-            if !std::ptr::eq(*waiter, *other) {
-                join(waiter, other)?;
-            }
-        }
-    }
+    join_all(&gpus)?;
     let merged = merge_received(
         group,
         received_keys,
