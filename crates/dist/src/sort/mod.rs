@@ -53,6 +53,10 @@
 //!    part of its chunk j, one NCCL group per chunk on each rank's side
 //!    stream (the device's highest priority), and step 5 merges chunk j on
 //!    the main stream as soon as it has arrived, while chunk j + 1 travels.
+//!    The receive buffer (and, for merged runs, the merge's second buffer)
+//!    is reserved right after step 1 is enqueued, while the GPUs sort, at
+//!    [`reserve_capacity`] of the mean local shard, and cut to the bucket
+//!    once its size is known; a bucket that does not fit gets a new buffer.
 //! 5. Every rank orders its `world` received runs ([`SampleSortPolicy`]):
 //!    [`RunOrder::Merge`] (the default) merges them pairwise in
 //!    ⌈log2 world⌉ rounds ([`merge_round`]) with the `merge_runs` kernel
