@@ -18,9 +18,10 @@
 //!    rank's sorted shard, where the next bucket starts. One all-gather of
 //!    the counts, read back (host synchronisation 2): every process knows
 //!    every bucket's size and the exchange plan
-//!    ([`exchange_plan`]), and each rank allocates
-//!    what it receives (the runs in rank order, as sort first's exchange
-//!    places them).
+//!    ([`exchange_plan`]). Each rank's receive buffer (the runs in rank
+//!    order, as sort first's exchange places them) is reserved while the
+//!    count kernels run ([`reserve_capacity`](super::reserve_capacity))
+//!    and cut to its bucket here.
 //! 3. Every rank sorts its shard with `sort::split` (`sort_keys_split` /
 //!    `sort_pairs_split`): its last digit pass writes sorted position p of
 //!    bucket t to rank t's receive buffer, at the bucket's place there,
@@ -65,8 +66,8 @@ use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
 
 use super::partition_first::{bucket_work, sampled_splitters};
 use super::{
-    exchange_plan, gathered_bounds, join_all, merge_received, placed, sample_sort_kernel,
-    uninit_shards, SortPlacement, BLOCK_THREADS,
+    exchange_plan, fitted_pairs, gathered_bounds, join_all, merge_received, placed,
+    reserved_shards, sample_sort_kernel, SortPlacement, BLOCK_THREADS,
 };
 use crate::layout::Move;
 use crate::{Group, Result, Sharded};
@@ -170,6 +171,10 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
         }
         counts.push(below);
     }
+    // The receive buffers, reserved while the count kernels run.
+    // SAFETY: cut to the buckets below, where the split sorts write every
+    // element.
+    let reserved = unsafe { reserved_shards::<K, V>(group, keys, values.is_some())? };
     let bounds = gathered_bounds(group, &counts, splitter_count)?;
     drop(counts);
     let (plan, bucket_lengths) = exchange_plan(&lengths, &bounds)?;
@@ -180,7 +185,7 @@ pub(super) fn sort<K: SortKey, V: DeviceType>(
     // SAFETY: the split sorts write every element (the plan's moves tile
     // each receive buffer).
     let (mut received_keys, mut received_values) =
-        unsafe { uninit_shards::<K, V>(group, &bucket_lengths, values.is_some())? };
+        unsafe { fitted_pairs(group, reserved, &bucket_lengths)? };
     let key_addresses: Vec<u64> = received_keys
         .views_mut()
         .iter_mut()
