@@ -528,6 +528,27 @@ fn one_gpu_sample_sort_kernels_match_their_host_twins() {
     }
 }
 
+/// The arguments `splitter_counts` and `partition_counts` begin with:
+/// (const K* keys, u64 n, const u64* work, u32 splitters, u32 descending,
+/// u32 begin, u32 end).
+fn splitter_kernel_args<K: SortKey>(
+    keys: &DeviceBuffer<K>,
+    work: &DeviceBuffer<u64>,
+    splitters: usize,
+    descending: bool,
+    bits: &std::ops::Range<u32>,
+) -> KernelArgs {
+    let mut args = KernelArgs::new();
+    args.input(&keys.view())
+        .scalar(keys.len() as u64)
+        .input(&work.view())
+        .scalar(splitters as u32)
+        .scalar(u32::from(descending))
+        .scalar(bits.start)
+        .scalar(bits.end);
+    args
+}
+
 /// The partition-first kernels alone (`gather_samples`,
 /// `partition_counts`, the scan of the counts, `bucket_starts`,
 /// `partition_scatter`) and peer scatter's `splitter_counts` (up to 7
@@ -628,15 +649,8 @@ fn check_partition_kernels<K: SortKey>(
             .unwrap();
         let (mut config, _) = grid_1d(n as u64, 256, 1, 0).unwrap();
         config.grid.0 = config.grid.0.min(3);
-        let mut args = KernelArgs::new();
-        args.input(&input.view())
-            .scalar(n as u64)
-            .input(&work.view())
-            .scalar((world - 1) as u32)
-            .scalar(u32::from(descending))
-            .scalar(bits.start)
-            .scalar(bits.end)
-            .output(&mut below.view_mut());
+        let mut args = splitter_kernel_args(&input, &work, world - 1, descending, &bits);
+        args.output(&mut below.view_mut());
         // SAFETY: splitter_counts(const K*, u64 n, const u64* work, u32
         // splitters, u32 descending, u32 begin, u32 end, u64* below):
         // matches; work holds 2·splitters words, below splitters zeros.
@@ -656,16 +670,8 @@ fn check_partition_kernels<K: SortKey>(
     let kernel = gpu
         .kernel(&module, &format!("dist_partition_counts_{}", K::SUFFIX))
         .unwrap();
-    let mut args = KernelArgs::new();
-    args.input(&input.view())
-        .scalar(n as u64)
-        .input(&work.view())
-        .scalar((world - 1) as u32)
-        .scalar(u32::from(descending))
-        .scalar(bits.start)
-        .scalar(bits.end)
-        .output(&mut counts.view_mut())
-        .scalar(tiles as u64);
+    let mut args = splitter_kernel_args(&input, &work, world - 1, descending, &bits);
+    args.output(&mut counts.view_mut()).scalar(tiles as u64);
     // SAFETY: partition_counts(const K*, u64 n, const u64* work, u32
     // splitters, u32 descending, u32 begin, u32 end, u64* counts, u64
     // tiles): matches; one block per tile, counts world·tiles cells.
