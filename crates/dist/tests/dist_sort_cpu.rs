@@ -12,9 +12,9 @@ use dist::sort::partition_first::{self, bucket_of, bucket_work, jittered_sample_
 use dist::sort::peer_scatter;
 use dist::sort::{
     bucket_bounds, choose_splitters, choose_splitters_at, chunk_plans, exchange_plan, merge_round,
-    model, model_pairs, model_pairs_with, run_lengths, sample_positions, samples_per_rank,
-    search_work, validate, MergeStep, RunOrder, SampleSortMethod, SampleSortPolicy, Splitter,
-    SEARCH_LOWER, SEARCH_UPPER,
+    model, model_pairs, model_pairs_with, reserve_capacity, run_lengths, sample_positions,
+    samples_per_rank, search_work, validate, MergeStep, RunOrder, SampleSortMethod,
+    SampleSortPolicy, Splitter, SEARCH_LOWER, SEARCH_UPPER,
 };
 use proptest::prelude::*;
 use sort::{Order, SortKey, SortOptions};
@@ -488,6 +488,67 @@ fn partition_first_buckets_are_near_even() {
                 now <= 0.05,
                 "{what}, {world} ranks: the largest bucket is {now:+.3} over n/world"
             );
+        }
+    }
+}
+
+/// The receive buffers every method reserves before the buckets are
+/// known hold every bucket of even shards: sort first's by the regular
+/// sampling bound (for every shard length, up to 256 ranks) and on the
+/// host model's buckets, partition first's and peer scatter's (one
+/// sampling) on the model's buckets of four kinds of keys.
+#[test]
+fn buckets_of_even_shards_fit_the_reserve() {
+    for world in [2usize, 3, 4, 8, 64, 256] {
+        let s = samples_per_rank(world);
+        for m in [0usize, 1, 100, 4097, 1 << 20, 1 << 30, (1 << 31) + 12345] {
+            let slack = world * m.div_ceil(s);
+            assert!(
+                m + 3 * slack + world <= reserve_capacity(m),
+                "{world} ranks of {m} keys: the bound {} passes the reserve {}",
+                m + 3 * slack + world,
+                reserve_capacity(m)
+            );
+        }
+    }
+    let n = 1usize << 18;
+    let kinds: [(&str, Vec<u32>); 4] = [
+        (
+            "Weyl sequence",
+            (0..n as u64)
+                .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32)
+                .collect(),
+        ),
+        ("sorted", (0..n as u32).collect()),
+        ("reversed", (0..n as u32).rev().collect()),
+        (
+            "four distinct keys",
+            (0..n as u32).map(|i| (i * 7) % 4).collect(),
+        ),
+    ];
+    let policy = |method| SampleSortPolicy {
+        method,
+        ..Default::default()
+    };
+    for world in [2usize, 4, 8] {
+        let m = n / world;
+        for (what, keys) in &kinds {
+            let shards: Vec<Vec<u32>> = keys.chunks(m).map(<[u32]>::to_vec).collect();
+            let units: Vec<Vec<()>> = shards.iter().map(|k| vec![(); k.len()]).collect();
+            for method in [
+                SampleSortMethod::SortFirst,
+                SampleSortMethod::PartitionFirst,
+            ] {
+                let (buckets, _) =
+                    model_pairs_with(&shards, &units, &Order::Ascending.into(), &policy(method))
+                        .expect("the model runs");
+                let largest = buckets.iter().map(Vec::len).max().unwrap_or(0);
+                assert!(
+                    largest <= reserve_capacity(m),
+                    "{what}, {world} ranks, {method:?}: a bucket of {largest} passes the reserve {}",
+                    reserve_capacity(m)
+                );
+            }
         }
     }
 }
