@@ -46,10 +46,10 @@
 //! local sort of it (its last pass writing over the links as fast as they
 //! take the data), and one merge round on two GPUs: against sort first,
 //! the exchange after the sort is gone. Measured on two H100s at 2^31
-//! `u32` keys: 36.4 ms, 1.30× one GPU, about even with sort first; the
+//! `u32` keys: 35.9–36.4 ms, 1.30× one GPU, even with sort first; the
 //! links add 4.3 ms to the last pass, and sampling, counts, merge and
-//! what is not yet traced another 9 ms (`docs/multi-gpu.md`, "Peer
-//! scatter on two H100s").
+//! what is not yet traced another 9 ms (`docs/multi-gpu.md`, "Sort on
+//! two H100s: the three methods side by side").
 //!
 //! **Work** O(n/world · passes) per rank plus O(log world) comparisons per
 //! key in step 2; **steps**: a sample kernel, a count kernel, one local sort
