@@ -321,26 +321,41 @@ impl Group {
         parts: &[DeviceBuffer<T>],
         per_rank: usize,
     ) -> Result<Vec<DeviceBuffer<T>>> {
+        let mains: Vec<&Gpu> = self.ranks.iter().map(|rank| &rank.gpu).collect();
+        self.all_gather_on(&mains, parts, per_rank)
+    }
+
+    /// [`Group::all_gather`] on other streams of the ranks' devices
+    /// (`streams[i]` on local rank `i`'s device, such as its side stream):
+    /// the gathered buffers are allocated and the NCCL calls queued there.
+    pub(crate) fn all_gather_on<T: DeviceType>(
+        &self,
+        streams: &[&Gpu],
+        parts: &[DeviceBuffer<T>],
+        per_rank: usize,
+    ) -> Result<Vec<DeviceBuffer<T>>> {
+        Error::check_len("all-gather streams", self.local_count(), streams.len())?;
         Error::check_len("all-gather parts", self.local_count(), parts.len())?;
         for part in parts {
             Error::check_len("all-gather part", per_rank, part.len())?;
         }
         let mut gathered = Vec::with_capacity(self.local_count());
-        for rank in &self.ranks {
+        for stream in streams {
             // SAFETY: the all-gather below writes every rank's part before
             // any read (stream-ordered).
-            gathered
-                .push(unsafe { DeviceBuffer::<T>::uninit(&rank.gpu, self.world() * per_rank)? });
+            gathered.push(unsafe { DeviceBuffer::<T>::uninit(stream, self.world() * per_rank)? });
         }
         grouped(|| {
-            for ((rank, part), all) in self.ranks.iter().zip(parts).zip(&mut gathered) {
+            for (((rank, stream), part), all) in
+                self.ranks.iter().zip(streams).zip(parts).zip(&mut gathered)
+            {
                 // SAFETY: `part` holds per_rank T's and `all` world ·
                 // per_rank on this rank's device; both are borrowed or owned
                 // past this call and freed stream-ordered, after the
                 // all-gather has run.
                 unsafe {
                     rank.comm.all_gather_bytes(
-                        &rank.gpu,
+                        stream,
                         part.view().device_ptr(),
                         all.view_mut().device_ptr(),
                         per_rank * T::BYTES,

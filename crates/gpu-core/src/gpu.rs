@@ -817,11 +817,7 @@ impl Gpu {
     ) -> Result<()> {
         self.opt_in_dynamic_shared(kernel, config.shared_bytes)?;
         self.bind()?;
-        let mut params: Vec<*mut c_void> = args
-            .slots
-            .iter()
-            .map(|slot| slot.as_ptr() as *mut c_void)
-            .collect();
+        let mut params = args.param_pointers();
         driver_result::launch_kernel(
             kernel.function.cu_function(),
             config.grid,
@@ -1216,10 +1212,16 @@ fn remembered<S: PartialEq + Copy>(
 /// Kernel arguments, packed in order.
 ///
 /// Device pointers come from views ([`crate::DeviceView::device_ptr`]);
-/// scalars are any `Pod` value of at most 16 bytes.
+/// scalars are any `Pod` value of at most 16 bytes, and [`KernelArgs::by_value`]
+/// passes a larger `Pod` struct (a table of addresses, say) by value.
 #[derive(Clone, Debug, Default)]
 pub struct KernelArgs {
+    /// 16-byte slots: one per argument, or several consecutive ones for an
+    /// argument of more than 16 bytes.
     slots: Vec<[u64; 2]>,
+    /// Where each argument of more than 16 bytes lies: (its first slot,
+    /// its slot count). Empty for the usual argument lists.
+    wide: Vec<(usize, usize)>,
 }
 
 impl KernelArgs {
@@ -1290,6 +1292,54 @@ impl KernelArgs {
         self
     }
 
+    /// A `Pod` argument of any size passed by value: the kernel declares it
+    /// as a struct parameter of the same layout (`const __grid_constant__
+    /// Table table`, so that taking its address reads parameter space
+    /// directly). CUDA allows 4 KiB of parameters in all (32 764 bytes from
+    /// CUDA 12.1 on Volta and later).
+    ///
+    /// ```
+    /// let mut args = gpu_core::KernelArgs::new();
+    /// args.scalar(7u64).by_value([1u64; 25]).scalar(2u32); // a pointer, a 200-byte table, a count
+    /// assert_eq!(args.len(), 3);
+    /// ```
+    pub fn by_value<S: bytemuck::Pod>(&mut self, value: S) -> &mut Self {
+        let bytes = bytemuck::bytes_of(&value);
+        if bytes.len() <= 16 {
+            return self.scalar(value);
+        }
+        let count = bytes.len().div_ceil(16);
+        let first = self.slots.len();
+        self.wide.push((first, count));
+        self.slots.resize(first + count, [0u64; 2]);
+        bytemuck::cast_slice_mut::<[u64; 2], u8>(&mut self.slots[first..])[..bytes.len()]
+            .copy_from_slice(bytes);
+        self
+    }
+
+    /// Pointers to each argument's bytes, in order (what `cuLaunchKernel`
+    /// takes).
+    fn param_pointers(&self) -> Vec<*mut c_void> {
+        let pointer = |slot: usize| self.slots[slot].as_ptr() as *mut c_void;
+        if self.wide.is_empty() {
+            return (0..self.slots.len()).map(pointer).collect();
+        }
+        let mut params = Vec::with_capacity(self.len());
+        let mut slot = 0;
+        let mut wide = self.wide.iter().peekable();
+        while slot < self.slots.len() {
+            params.push(pointer(slot));
+            slot += match wide.peek() {
+                Some(&&(first, count)) if first == slot => {
+                    wide.next();
+                    count
+                }
+                _ => 1,
+            };
+        }
+        params
+    }
+
     /// How many arguments have been pushed.
     ///
     /// ```
@@ -1299,7 +1349,7 @@ impl KernelArgs {
     /// assert_eq!(args.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() - self.wide.iter().map(|&(_, count)| count - 1).sum::<usize>()
     }
 
     /// Whether no argument has been pushed.
@@ -1364,5 +1414,28 @@ mod tests {
         assert_eq!(args.slots[0][0], 7);
         assert_eq!(args.slots[1][0] as u32, u32::MAX);
         assert_eq!(f64::from_bits(args.slots[2][0]), 1.5);
+    }
+
+    #[test]
+    fn wide_arguments_take_consecutive_slots_and_one_pointer() {
+        let mut args = KernelArgs::new();
+        let table: [u64; 25] = std::array::from_fn(|i| i as u64 + 100);
+        args.scalar(7u64)
+            .by_value(table)
+            .scalar(9u32)
+            .by_value([5u64; 2]);
+        assert_eq!(args.len(), 4);
+        // 1 + 13 + 1 + 1 slots; the 16-byte pair is an ordinary scalar.
+        assert_eq!(args.slots.len(), 16);
+        let params = args.param_pointers();
+        assert_eq!(params.len(), 4);
+        // SAFETY: each pointer points into `args.slots`, alive and unchanged.
+        unsafe {
+            assert_eq!(*(params[0] as *const u64), 7);
+            let read: &[u64; 25] = &*(params[1] as *const [u64; 25]);
+            assert_eq!(read, &table);
+            assert_eq!(*(params[2] as *const u32), 9);
+            assert_eq!(*(params[3] as *const [u64; 2]), [5, 5]);
+        }
     }
 }

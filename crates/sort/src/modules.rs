@@ -298,8 +298,8 @@ fn checked_split_module<K: SortKey>(
     let name = format!("{}_split", module_name::<K>(payload, &suffix));
     onesweep_sources(ModuleSource::new(name), policy).entry_with_min_blocks(
         entry_name::<K>(Entry::SplitPass, payload, &suffix),
-        "const void* keys_in, const void* values_in, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows, const u64* split",
-        &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}, true>(reinterpret_cast<const {k}*>(keys_in), nullptr, reinterpret_cast<const {v}*>(values_in), nullptr, count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows, reinterpret_cast<const SortSplitTable*>(split))"),
+        "const void* keys_in, const void* values_in, u64 count, u32 shift, u32 width, u32 descending, const u64* digit_offsets, u64* next_portion_offsets, u32* tile_counter, u32* state, u32* next_state, u64 state_rows, const __grid_constant__ SortSplitTable split",
+        &format!("sort_onesweep_pass<{k}, {v}, {has}, {pb}, {pi}, {shared}, true>(reinterpret_cast<const {k}*>(keys_in), nullptr, reinterpret_cast<const {v}*>(values_in), nullptr, count, shift, width, descending, digit_offsets, next_portion_offsets, tile_counter, state, next_state, state_rows, &split)"),
         pb,
         policy.pass_min_blocks_per_sm(),
     )

@@ -130,11 +130,21 @@ pub fn pass_geometry(n: u64) -> (u64, u64) {
     OnesweepPolicy::DEFAULT.pass_geometry(n)
 }
 
+/// The words of a split table ([`crate::split`]), the split pass's
+/// by-value `SortSplitTable` parameter.
+pub(crate) type SplitWords = [u64; crate::split::TABLE_WORDS];
+
+/// Asked once for the split table, right before the last pass is enqueued
+/// (the earlier passes are queued by then).
+pub(crate) type SplitSource<'f> = &'f mut dyn FnMut() -> Result<SplitWords>;
+
 /// Sorts per `plan` (arguments already validated; n ≥ 1, begin < end)
 /// with `policy` (checked here for `K` and `payload`). Returns the target
-/// holding the result (`plan.final_target`). With `split` (the device
-/// address of a split table, [`crate::split`]; `plan.one_launch` false)
-/// the last pass writes through the table instead of the final target.
+/// holding the result (`plan.final_target`). With `split` (`plan.one_launch`
+/// false) the last pass writes through the split table ([`crate::split`])
+/// that `split` returns instead of the final target; `split` is called
+/// exactly once, after every earlier pass is enqueued and before the last
+/// one is, unless an error comes first.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<K: SortKey>(
     gpu: &Gpu,
@@ -145,7 +155,7 @@ pub(crate) fn sort<K: SortKey>(
     end_bit: u32,
     plan: Plan,
     policy: &OnesweepPolicy,
-    split: Option<u64>,
+    mut split: Option<SplitSource<'_>>,
 ) -> Result<usize> {
     policy.check_for::<K>(payload)?;
     debug_assert!(split.is_none() || !plan.one_launch);
@@ -240,6 +250,7 @@ pub(crate) fn sort<K: SortKey>(
         Some(_) => Some(crate::modules::split_kernel::<K>(gpu, payload, policy)?),
         None => None,
     };
+    let mut split_words: Option<SplitWords> = None;
 
     let temporaries = [8 * offsets_u64, 4 * state_words];
     // SAFETY: each pass's first row of offsets is written by the upsweep
@@ -292,6 +303,11 @@ pub(crate) fn sort<K: SortKey>(
                 // Pass p writes the target that leaves the last pass on
                 // final_target.
                 let target = plan.targets[(plan.final_target + (passes - 1 - p) as usize) % 2];
+                if p + 1 == passes {
+                    if let Some(source) = split.as_mut() {
+                        split_words = Some(source()?);
+                    }
+                }
                 for portion in 0..portions {
                     let first = portion * portion_keys;
                     let count = (n64 - first).min(portion_keys);
@@ -302,7 +318,7 @@ pub(crate) fn sort<K: SortKey>(
                     // other half, which pass p − 1 used for this portion (the
                     // same tiles: one row per block).
                     let state_offset = 4 * 256 * portion * portion_rows;
-                    let split_here = match (&split_pass, split) {
+                    let split_here = match (&split_pass, &split_words) {
                         (Some(kernel), Some(table)) if p + 1 == passes => Some((kernel, table)),
                         _ => None,
                     };
@@ -343,7 +359,7 @@ pub(crate) fn sort<K: SortKey>(
                         .scalar(states[((p + 1) % 2) as usize] + state_offset)
                         .scalar(tiles);
                     if let Some((_, table)) = split_here {
-                        args.scalar(table);
+                        args.by_value(*table);
                     }
                     // SAFETY: sort_pass_*(const void* keys_in, void* keys_out,
                     // const void* values_in, void* values_out, u64 count, u32
@@ -367,7 +383,7 @@ pub(crate) fn sort<K: SortKey>(
                     // kernel checks at compile time (SHARED_BYTES), within the
                     // device's opt-in limit (checked above). The split form
                     // (sort_split_pass_*: the same arguments without keys_out
-                    // and values_out, then const u64* split) writes position
+                    // and values_out, then the SortSplitTable by value) writes position
                     // p to the table's destination holding p instead (the
                     // caller of crate::split vouches for the table: its
                     // destinations cover [0, n) and are writable from this

@@ -23,8 +23,14 @@
 //!   length take the digit passes (never the one-launch sorts); the
 //!   temporary storage is two key (and value) buffers of n from the
 //!   handle's scratch arena (one for a sort of two passes, none for one).
+//!   The table travels to the last pass as a kernel parameter: nothing is
+//!   copied to the device and nothing waits for the stream.
+//! - **Destinations known late**: [`sort_keys_split_deferred`] and
+//!   [`sort_pairs_split_deferred`] ask for the table only once every pass
+//!   but the last is enqueued, so a caller can learn where the buckets go
+//!   (read back counts, reserve buffers) while the GPU sorts.
 
-use gpu_core::{DeviceBuffer, DeviceType, DeviceView, Error, Gpu, Result};
+use gpu_core::{DeviceType, DeviceView, Error, Gpu, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::onesweep::{self, Plan, Slot};
@@ -34,10 +40,10 @@ use crate::{modules, SortOptions};
 /// The most destinations a [`SplitTable`] holds (`SORT_SPLIT_MAX`).
 pub const MAX_DESTINATIONS: usize = 8;
 
-/// Words of the device table: count, then the starts, key addresses and
-/// value addresses of [`MAX_DESTINATIONS`] destinations
+/// Words of the split pass's by-value table: count, then the starts, key
+/// addresses and value addresses of [`MAX_DESTINATIONS`] destinations
 /// (`SortSplitTable`).
-const TABLE_WORDS: usize = 1 + 3 * MAX_DESTINATIONS;
+pub(crate) const TABLE_WORDS: usize = 1 + 3 * MAX_DESTINATIONS;
 
 /// Where one range of sorted positions goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,19 +137,18 @@ pub fn destination_of(destinations: &[SplitDestination], position: usize) -> usi
     j
 }
 
-/// Validated destinations of a sort of `n` keys, copied to the device once
-/// (the table the split pass reads).
-#[derive(Debug)]
+/// Validated destinations of a sort of `n` keys: the table the split pass
+/// takes by value (a host value; making one touches no device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitTable {
-    table: DeviceBuffer<u64>,
+    words: [u64; TABLE_WORDS],
     n: usize,
     values: bool,
 }
 
 impl SplitTable {
     /// Checks `destinations` ([`validate_destinations`], with values when
-    /// any destination has a value address) and copies them to `gpu`'s
-    /// device. Synchronises the stream (the copy from the host).
+    /// any destination has a value address) for a sort of `n` keys.
     ///
     /// ```no_run
     /// use gpu_core::{DeviceBuffer, Gpu};
@@ -155,14 +160,14 @@ impl SplitTable {
     /// let high = DeviceBuffer::<u32>::zeros(&gpu, 2)?;
     /// let to = |start, buffer: &DeviceBuffer<u32>| SplitDestination {
     ///     start, keys: buffer.view().device_ptr(), values: 0 };
-    /// let table = SplitTable::new(&gpu, 4, &[to(0, &low), to(2, &high)])?;
+    /// let table = SplitTable::new(4, &[to(0, &low), to(2, &high)])?;
     /// // SAFETY: both destinations are this device's, hold 2 keys each and
     /// // are used by nothing else until the sort is done.
     /// unsafe { sort::split::sort_keys_split(&gpu, keys.view(), &table, sort::Order::Ascending)? };
     /// assert_eq!((low.to_host(&gpu)?, high.to_host(&gpu)?), (vec![1, 2], vec![4, 5]));
     /// # Ok(()) }
     /// ```
-    pub fn new(gpu: &Gpu, n: usize, destinations: &[SplitDestination]) -> Result<Self> {
+    pub fn new(n: usize, destinations: &[SplitDestination]) -> Result<Self> {
         let values = destinations.iter().any(|d| d.values != 0);
         validate_destinations(n, destinations, values)?;
         let mut words = [0u64; TABLE_WORDS];
@@ -172,8 +177,7 @@ impl SplitTable {
             words[1 + MAX_DESTINATIONS + j] = destination.keys;
             words[1 + 2 * MAX_DESTINATIONS + j] = destination.values;
         }
-        let table = DeviceBuffer::from_host(gpu, &words)?;
-        Ok(Self { table, n, values })
+        Ok(Self { words, n, values })
     }
 
     /// The number of keys the table splits.
@@ -184,6 +188,24 @@ impl SplitTable {
     /// Whether it splits no keys.
     pub fn is_empty(&self) -> bool {
         self.n == 0
+    }
+
+    /// Whether the table has value addresses (the pair sorts need them).
+    pub fn has_values(&self) -> bool {
+        self.values
+    }
+
+    /// Errors unless the table splits `n` keys and, for a pair sort
+    /// (`pairs`), has value addresses.
+    fn check_for(&self, n: usize, pairs: bool) -> Result<()> {
+        Error::check_len("split table", n, self.n)?;
+        if pairs && !self.values && self.n > 0 {
+            return Err(Error::invalid(
+                "table",
+                "a pair sort needs value addresses in its split table",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -205,15 +227,9 @@ pub unsafe fn sort_keys_split<K: SortKey>(
     table: &SplitTable,
     options: impl Into<SortOptions>,
 ) -> Result<()> {
-    let options = options.into();
-    let bits = options.bit_range::<K>()?;
-    Error::check_len("split table", keys_in.len(), table.n)?;
-    let source = Slot {
-        keys: keys_in.device_ptr(),
-        values: 0,
-    };
+    table.check_for(keys_in.len(), false)?;
     // SAFETY: the caller's contract for the destinations.
-    unsafe { split_sort::<K>(gpu, source, None, table, &options, bits) }
+    unsafe { sort_keys_split_deferred(gpu, keys_in, options, || Ok(*table)) }
 }
 
 /// [`crate::sort_pairs`] of `keys_in` and `values_in` with the sorted
@@ -232,40 +248,125 @@ pub unsafe fn sort_pairs_split<K: SortKey, V: DeviceType>(
     table: &SplitTable,
     options: impl Into<SortOptions>,
 ) -> Result<()> {
+    table.check_for(keys_in.len(), true)?;
+    // SAFETY: the caller's contract for the destinations.
+    unsafe { sort_pairs_split_deferred(gpu, keys_in, values_in, options, || Ok(*table)) }
+}
+
+/// [`sort_keys_split`] with the table asked for late: `table` is called
+/// exactly once, after every digit pass but the last is enqueued on
+/// `gpu`'s stream and before the last one is (for n = 0, before
+/// returning), so the GPU sorts while the caller finds out where the
+/// buckets go. Errors before any device work: a bad bit range; an error
+/// from `table`, or a table for another length, is returned with only the
+/// earlier passes enqueued, which write nothing but the call's own
+/// temporaries.
+///
+/// ```no_run
+/// use gpu_core::{DeviceBuffer, Gpu};
+/// use sort::split::{sort_keys_split_deferred, SplitDestination, SplitTable};
+/// # fn main() -> gpu_core::Result<()> {
+/// let gpu = Gpu::new(0)?;
+/// let keys = DeviceBuffer::from_host(&gpu, &[5u32, 1, 4, 2])?;
+/// let mut out = None;
+/// // SAFETY: the destination is this device's, holds the 4 keys and is
+/// // used by nothing else until the sort is done.
+/// unsafe {
+///     sort_keys_split_deferred(&gpu, keys.view(), sort::Order::Descending, || {
+///         // Runs while the earlier passes are queued: allocate the output now.
+///         let buffer = DeviceBuffer::<u32>::zeros(&gpu, 4)?;
+///         let to = SplitDestination { start: 0, keys: buffer.view().device_ptr(), values: 0 };
+///         let table = SplitTable::new(4, &[to]);
+///         out = Some(buffer);
+///         table
+///     })?
+/// };
+/// assert_eq!(out.map(|b| b.to_host(&gpu)).transpose()?, Some(vec![5, 4, 2, 1]));
+/// # Ok(()) }
+/// ```
+///
+/// # Safety
+/// As [`sort_keys_split`], for the destinations of the table `table`
+/// returns.
+pub unsafe fn sort_keys_split_deferred<K: SortKey>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    options: impl Into<SortOptions>,
+    table: impl FnOnce() -> Result<SplitTable>,
+) -> Result<()> {
+    let options = options.into();
+    let bits = options.bit_range::<K>()?;
+    let source = Slot {
+        keys: keys_in.device_ptr(),
+        values: 0,
+    };
+    // SAFETY: the caller's contract for the destinations.
+    unsafe { split_sort::<K>(gpu, keys_in.len(), source, None, table, &options, bits) }
+}
+
+/// [`sort_pairs_split`] with the table asked for late, as
+/// [`sort_keys_split_deferred`]. Errors before any device work: lengths
+/// that differ, values of a width the sort does not move, a bad bit
+/// range; a table for another length or without value addresses is
+/// returned as an error with only the earlier passes enqueued.
+///
+/// # Safety
+/// As [`sort_pairs_split`], for the destinations of the table `table`
+/// returns.
+pub unsafe fn sort_pairs_split_deferred<K: SortKey, V: DeviceType>(
+    gpu: &Gpu,
+    keys_in: DeviceView<'_, K>,
+    values_in: DeviceView<'_, V>,
+    options: impl Into<SortOptions>,
+    table: impl FnOnce() -> Result<SplitTable>,
+) -> Result<()> {
     let options = options.into();
     let bits = options.bit_range::<K>()?;
     let width = PayloadWidth::of_bytes(V::BYTES)?;
     Error::check_len("values_in", keys_in.len(), values_in.len())?;
-    Error::check_len("split table", keys_in.len(), table.n)?;
-    if !table.values && table.n > 0 {
-        return Err(Error::invalid(
-            "table",
-            "a pair sort needs value addresses in its split table",
-        ));
-    }
     let source = Slot {
         keys: keys_in.device_ptr(),
         values: values_in.device_ptr(),
     };
     // SAFETY: the caller's contract for the destinations.
-    unsafe { split_sort::<K>(gpu, source, Some(width), table, &options, bits) }
+    unsafe {
+        split_sort::<K>(
+            gpu,
+            keys_in.len(),
+            source,
+            Some(width),
+            table,
+            &options,
+            bits,
+        )
+    }
 }
 
-/// The split sort of n = `table.n` keys at `source` (arguments checked).
+/// The split sort of the n keys at `source` (arguments checked), through
+/// the table `table` returns (called once, before the last pass).
 ///
 /// # Safety
 /// [`sort_keys_split`]'s contract.
 unsafe fn split_sort<K: SortKey>(
     gpu: &Gpu,
+    n: usize,
     source: Slot,
     payload: Option<PayloadWidth>,
-    table: &SplitTable,
+    table: impl FnOnce() -> Result<SplitTable>,
     options: &SortOptions,
     bits: std::ops::Range<u32>,
 ) -> Result<()> {
-    let n = table.n;
+    let mut table = Some(table);
+    let mut words = || {
+        let make = table.take().ok_or_else(|| {
+            Error::invalid("table", "the split table was asked for twice in one sort")
+        })?;
+        let table = make()?;
+        table.check_for(n, payload.is_some())?;
+        Ok(table.words)
+    };
     if n == 0 {
-        return Ok(());
+        return words().map(|_| ());
     }
     let policy = OnesweepPolicy::default_for::<K>(payload);
     let passes = modules::digit_passes(bits.start, bits.end);
@@ -281,7 +382,6 @@ unsafe fn split_sort<K: SortKey>(
         if first { value_bytes } else { 0 },
         if second { value_bytes } else { 0 },
     ];
-    let table_address = table.table.view().device_ptr();
     let run = |[keys_a, keys_b, values_a, values_b]: [u64; 4], nested: &Gpu| {
         let plan = Plan {
             source,
@@ -307,7 +407,7 @@ unsafe fn split_sort<K: SortKey>(
             bits.end,
             plan,
             &policy,
-            Some(table_address),
+            Some(&mut words),
         )
     };
     // SAFETY: every element of the temporaries is written by a pass before

@@ -11,7 +11,9 @@
 
 use gpu_core::{DeviceBuffer, DeviceType, Gpu};
 use parprims_testkit::rng::SplitMix64;
-use sort::split::{sort_keys_split, sort_pairs_split, SplitDestination, SplitTable};
+use sort::split::{
+    sort_keys_split, sort_keys_split_deferred, sort_pairs_split, SplitDestination, SplitTable,
+};
 use sort::{cpu, Order, SortKey, SortOptions};
 
 mod sort_support;
@@ -94,6 +96,7 @@ fn check_keys<K: SortKey + PartialEq>(
     options: SortOptions,
     starts: &[usize],
     poison: K,
+    deferred: bool,
 ) -> Result<(), String> {
     let n = keys.len();
     let bits = options.bit_range::<K>().unwrap();
@@ -109,15 +112,30 @@ fn check_keys<K: SortKey + PartialEq>(
             values: 0,
         })
         .collect();
-    let table = SplitTable::new(gpu, n, &destinations).map_err(|e| e.to_string())?;
+    let table = SplitTable::new(n, &destinations).map_err(|e| e.to_string())?;
+    let mut asked = 0;
     // SAFETY: each destination is this device's, holds its range between
     // guards, and nothing else uses it until the reads below (stream order).
-    unsafe { sort_keys_split(gpu, input.view(), &table, options.clone()) }
-        .map_err(|e| e.to_string())?;
+    if deferred {
+        unsafe {
+            sort_keys_split_deferred(gpu, input.view(), options.clone(), || {
+                asked += 1;
+                Ok(table)
+            })
+        }
+    } else {
+        asked = 1;
+        unsafe { sort_keys_split(gpu, input.view(), &table, options.clone()) }
+    }
+    .map_err(|e| e.to_string())?;
     let what = format!(
-        "split keys {} n = {n} {options:?} cuts {starts:?}",
-        K::SUFFIX
+        "split keys {} n = {n} {options:?} cuts {starts:?}{}",
+        K::SUFFIX,
+        if deferred { " deferred" } else { "" }
     );
+    if asked != 1 {
+        return Err(format!("{what}: the table was asked for {asked} times"));
+    }
     check_parts(gpu, &what, &buffers, starts, &want, poison)?;
     diff("input", &input.to_host(gpu).unwrap(), keys)
 }
@@ -146,7 +164,7 @@ fn check_pairs<K: SortKey + PartialEq>(
             values: inner(&value_buffers[j]),
         })
         .collect();
-    let table = SplitTable::new(gpu, n, &destinations).map_err(|e| e.to_string())?;
+    let table = SplitTable::new(n, &destinations).map_err(|e| e.to_string())?;
     // SAFETY: as in check_keys, for the value buffers too.
     unsafe { sort_pairs_split(gpu, k.view(), v.view(), &table, options.clone()) }
         .map_err(|e| e.to_string())?;
@@ -198,8 +216,18 @@ fn split_sorts_match_the_cpu_sort_range_by_range() {
                     SortOptions::from(Order::Ascending).with_bits(0..8),
                     SortOptions::from(Order::Descending).with_bits(4..20),
                 ] {
-                    if let Err(e) = check_keys(&gpu, &keys, options.clone(), &starts, 0xdead_beef) {
-                        failures.push(e);
+                    for deferred in [false, true] {
+                        let checked = check_keys(
+                            &gpu,
+                            &keys,
+                            options.clone(),
+                            &starts,
+                            0xdead_beef,
+                            deferred,
+                        );
+                        if let Err(e) = checked {
+                            failures.push(e);
+                        }
                     }
                     if let Err(e) = check_pairs(&gpu, &keys, options, &starts, 0xdead_beef) {
                         failures.push(e);
@@ -221,7 +249,15 @@ fn split_sorts_of_wide_and_float_keys() {
     let keys: Vec<u64> = (0..n)
         .map(|_| rng.next_u64() >> (rng.next_u64() % 40))
         .collect();
-    check_keys(&gpu, &keys, Order::Ascending.into(), &starts, u64::MAX).unwrap();
+    check_keys(
+        &gpu,
+        &keys,
+        Order::Ascending.into(),
+        &starts,
+        u64::MAX,
+        true,
+    )
+    .unwrap();
     check_pairs(&gpu, &keys, Order::Descending.into(), &starts, u64::MAX).unwrap();
     let floats: Vec<f32> = (0..n)
         .map(|i| match i % 97 {
@@ -234,10 +270,43 @@ fn split_sorts_of_wide_and_float_keys() {
         .collect();
     // Poison with a value whose bits no key has (a distinct NaN payload).
     let poison = f32::from_bits(0x7fc0_dead);
-    check_keys(&gpu, &floats, Order::Ascending.into(), &starts, poison).unwrap();
+    check_keys(
+        &gpu,
+        &floats,
+        Order::Ascending.into(),
+        &starts,
+        poison,
+        false,
+    )
+    .unwrap();
     check_pairs(&gpu, &floats, Order::Descending.into(), &starts, poison).unwrap();
     let signed: Vec<i16> = (0..n).map(|_| rng.next_u64() as i16).collect();
-    check_keys(&gpu, &signed, Order::Ascending.into(), &starts, 0x5a5a).unwrap();
+    check_keys(
+        &gpu,
+        &signed,
+        Order::Ascending.into(),
+        &starts,
+        0x5a5a,
+        true,
+    )
+    .unwrap();
+}
+
+#[test]
+fn bad_split_tables_are_refused_on_the_host() {
+    let to = |start| SplitDestination {
+        start,
+        keys: 0x1000,
+        values: 0,
+    };
+    assert!(SplitTable::new(3, &[]).is_err());
+    assert!(SplitTable::new(3, &[to(1)]).is_err());
+    assert!(SplitTable::new(3, &[to(0), to(4)]).is_err());
+    assert!(SplitTable::new(3, &[to(0); 9]).is_err());
+    let table = SplitTable::new(3, &[to(0), to(2)]).unwrap();
+    assert_eq!((table.len(), table.has_values()), (3, false));
+    let empty = SplitTable::new(0, &[to(0)]).unwrap();
+    assert!(empty.is_empty());
 }
 
 #[test]
@@ -251,19 +320,29 @@ fn bad_split_tables_are_refused() {
         keys: out.view().device_ptr(),
         values: 0,
     };
-    assert!(SplitTable::new(&gpu, 3, &[]).is_err());
-    assert!(SplitTable::new(&gpu, 3, &[to(1)]).is_err());
-    assert!(SplitTable::new(&gpu, 3, &[to(0), to(4)]).is_err());
-    assert!(SplitTable::new(&gpu, 3, &[to(0); 9]).is_err());
     // A table for another length, and a keys-only table for pairs.
-    let table = SplitTable::new(&gpu, 2, &[to(0)]).unwrap();
+    let table = SplitTable::new(2, &[to(0)]).unwrap();
     // SAFETY: refused before any device work.
     assert!(unsafe { sort_keys_split(&gpu, keys.view(), &table, Order::Ascending) }.is_err());
-    let table = SplitTable::new(&gpu, 3, &[to(0)]).unwrap();
+    let table = SplitTable::new(3, &[to(0)]).unwrap();
     let values = DeviceBuffer::from_host(&gpu, &[0u32, 1, 2]).unwrap();
     // SAFETY: refused before any device work.
     let pairs =
         unsafe { sort_pairs_split(&gpu, keys.view(), values.view(), &table, Order::Ascending) };
     assert!(pairs.is_err());
+    // A deferred table for another length, and one that fails: refused
+    // before the last pass, the only one that writes the destinations.
+    let short = SplitTable::new(2, &[to(0)]).unwrap();
+    // SAFETY: the table is refused before the pass that writes through it.
+    let late =
+        unsafe { sort_keys_split_deferred(&gpu, keys.view(), Order::Ascending, || Ok(short)) };
+    assert!(late.is_err());
+    // SAFETY: as above.
+    let failed = unsafe {
+        sort_keys_split_deferred(&gpu, keys.view(), Order::Ascending, || {
+            Err(gpu_core::Error::invalid("table", "not known"))
+        })
+    };
+    assert!(failed.is_err());
     assert_eq!(out.to_host(&gpu).unwrap(), vec![0, 0, 0], "nothing written");
 }

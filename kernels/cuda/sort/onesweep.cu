@@ -24,9 +24,11 @@
 //   4. The split form of the pass (SPLIT, the last pass of sort::split's
 //      sorts): the same pass, storing each key (value) through a table of
 //      up to SORT_SPLIT_MAX destinations, one range of sorted positions
-//      each (another GPU's memory allowed); thread d finds the destination
-//      of its digit's first key of the tile once and keeps the address in
-//      shared memory after the pass's storage.
+//      each (another GPU's memory allowed), passed by value as a kernel
+//      parameter (so the host fills it when it enqueues the pass, with no
+//      copy to the device); thread d finds the destination of its digit's
+//      first key of the tile once and keeps the address in shared memory
+//      after the pass's storage.
 //
 // The tuning (block threads and items per thread of the upsweep and the
 // pass, the peer-mask method) comes from the host's OnesweepPolicy as
@@ -241,8 +243,9 @@ struct OnesweepSplitStorage {
     u32 limit[SORT_RADIX];
 };
 
-// A split pass's destinations (`sort::split`): the table of u64 words
-// [count, start[8], keys[8], values[8]]. Destination j (j < count ≤
+// A split pass's destinations (`sort::split`), a kernel parameter passed
+// by value (`const __grid_constant__`, read in parameter space): the u64
+// words [count, start[8], keys[8], values[8]]. Destination j (j < count ≤
 // SORT_SPLIT_MAX) receives the sorted positions [start[j], start[j + 1])
 // (start[0] = 0, the last to n), position p at element p − start[j] of the
 // buffers at byte addresses keys[j] and values[j], which may be another
