@@ -492,11 +492,11 @@ fn partition_first_buckets_are_near_even() {
     }
 }
 
-/// The receive buffers every method reserves before the buckets are
-/// known hold every bucket of even shards: sort first's by the regular
-/// sampling bound (for every shard length, up to 256 ranks) and on the
-/// host model's buckets, partition first's and peer scatter's (one
-/// sampling) on the model's buckets of four kinds of keys.
+/// The receive buffers sort first and partition first reserve before the
+/// buckets are known hold every bucket of even shards: sort first's by
+/// the regular sampling bound (for every shard length, up to 256 ranks)
+/// and on the host model's buckets, partition first's (whose sampling
+/// peer scatter shares) on the model's buckets of four kinds of keys.
 #[test]
 fn buckets_of_even_shards_fit_the_reserve() {
     for world in [2usize, 3, 4, 8, 64, 256] {

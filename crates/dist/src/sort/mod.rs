@@ -125,8 +125,9 @@ pub const OVERSAMPLING: usize = 64;
 /// mean local shard, as a divisor of it ([`reserve_capacity`]): 1/16, four
 /// times the Σ m_r/s = n/([`OVERSAMPLING`]·world) by which regular
 /// sampling (sort first) lets a bucket exceed n/world; partition first's
-/// and peer scatter's jittered samples keep their buckets of even shards
-/// within 5 % of it (tested on the host).
+/// jittered samples keep its buckets of even shards within 5 % of it
+/// (tested on the host). Peer scatter allocates its receive buffers once
+/// the buckets are known, while the GPUs sort, and reserves nothing.
 pub const RESERVE_SLACK_DIVISOR: usize = 16;
 
 /// Threads per block of the kernels.
@@ -1387,8 +1388,8 @@ fn moved_into<T: DeviceType>(
     Ok(target)
 }
 
-/// The length of the receive buffers every sample sort reserves on a
-/// rank before the bucket sizes are known: the mean local shard `mean`
+/// The length of the receive buffers sort first and partition first
+/// reserve on a rank before the bucket sizes are known: the mean local shard `mean`
 /// and 1/[`RESERVE_SLACK_DIVISOR`] of it more, plus 1024.
 ///
 /// ```

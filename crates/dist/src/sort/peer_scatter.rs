@@ -54,7 +54,10 @@
 //! `u32` keys: 35.9–36.4 ms, 1.30× one GPU, even with sort first; the
 //! links add 4.3 ms to the last pass, and sampling, counts, merge and
 //! what is not yet traced another 9 ms (`docs/multi-gpu.md`, "Sort on
-//! two H100s: the three methods side by side").
+//! two H100s: the three methods side by side"). Counting and planning
+//! beside the sort (steps 2 and 3) measured even with counting, reading
+//! back and planning before it (35.36 against 35.44 ms on two H200s): the
+//! host's waiting before the sort is not where that time goes.
 //!
 //! **Work** O(n/world · passes) per rank plus O(log world) comparisons per
 //! key in step 2; **steps**: a sample kernel, a count kernel, one local sort
