@@ -130,9 +130,16 @@ pub fn pass_geometry(n: u64) -> (u64, u64) {
     OnesweepPolicy::DEFAULT.pass_geometry(n)
 }
 
-/// The words of a split table ([`crate::split`]), the split pass's
-/// by-value `SortSplitTable` parameter.
-pub(crate) type SplitWords = [u64; crate::split::TABLE_WORDS];
+/// The most destinations the split pass's table holds (`SORT_SPLIT_MAX`).
+pub(crate) const SPLIT_MAX_DESTINATIONS: usize = 8;
+
+/// Words of the split pass's by-value `SortSplitTable` parameter: count,
+/// then the starts, key addresses and value addresses of
+/// [`SPLIT_MAX_DESTINATIONS`] destinations.
+pub(crate) const SPLIT_TABLE_WORDS: usize = 1 + 3 * SPLIT_MAX_DESTINATIONS;
+
+/// The words of a split table ([`crate::split`]).
+pub(crate) type SplitWords = [u64; SPLIT_TABLE_WORDS];
 
 /// Asked once for the split table, right before the last pass is enqueued
 /// (the earlier passes are queued by then).

@@ -38,12 +38,10 @@ use crate::policy::OnesweepPolicy;
 use crate::{modules, SortOptions};
 
 /// The most destinations a [`SplitTable`] holds (`SORT_SPLIT_MAX`).
-pub const MAX_DESTINATIONS: usize = 8;
+pub const MAX_DESTINATIONS: usize = onesweep::SPLIT_MAX_DESTINATIONS;
 
-/// Words of the split pass's by-value table: count, then the starts, key
-/// addresses and value addresses of [`MAX_DESTINATIONS`] destinations
-/// (`SortSplitTable`).
-pub(crate) const TABLE_WORDS: usize = 1 + 3 * MAX_DESTINATIONS;
+/// Words of the split pass's by-value table (`SortSplitTable`).
+const TABLE_WORDS: usize = onesweep::SPLIT_TABLE_WORDS;
 
 /// Where one range of sorted positions goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
