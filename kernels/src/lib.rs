@@ -16,8 +16,8 @@
 //! |---|---|---|
 //! | `common.cuh` | integer names, the 16-bit floats (`f16`, `bf16`) and their conversions, accumulator types (`acc_t`), 64-bit indices, wrapping arithmetic, `sum_op` | [`COMMON`] |
 //! | `warp/` | warp shuffle scans | [`WARP`] |
-//! | `block/` | block scan, striped↔blocked exchange, block reduce, thread block clusters | [`BLOCK`], [`BLOCK_REDUCE`], [`CLUSTER`] |
-//! | `single_pass/` | the tile state (status encodings), the decoupled look-back and the one-cluster prefix, written once for every single-pass primitive | [`TILE_STATUS`], [`SINGLE_PASS_LOOKBACK`], [`SINGLE_PASS_CLUSTER_PREFIX`] ([`SINGLE_PASS`] lists the six headers in order) |
+//! | `block/` | block scan, striped↔blocked exchange, block reduce | [`BLOCK`], [`BLOCK_REDUCE`] |
+//! | `single_pass/` | the tile state (status encodings) and the decoupled look-back, written once for every single-pass primitive | [`TILE_STATUS`], [`SINGLE_PASS_LOOKBACK`] ([`SINGLE_PASS`] lists the four headers in order) |
 //! | `scan/` | the scan algorithms | `SCAN_*` |
 //! | `compact/` | stream compaction | `COMPACT*` |
 //! | `linalg/` | matvec, transpose, convolution | `MATVEC_*`, `TRANSPOSE_*`, `CONV*` |
@@ -38,9 +38,6 @@ pub const WARP: &str = include_str!("../cuda/warp/warp_scan.cuh");
 /// Block-wide building blocks: block scan, striped/blocked exchange, seeded
 /// thread scans (needs WARP).
 pub const BLOCK: &str = include_str!("../cuda/block/block_scan.cuh");
-/// Thread block clusters (sm_90 and newer): rank, the cluster barrier and
-/// its halves, reads of another block's shared memory (needs COMMON only).
-pub const CLUSTER: &str = include_str!("../cuda/block/cluster.cuh");
 /// Block-wide reduction for commutative operators (needs WARP).
 pub const BLOCK_REDUCE: &str = include_str!("../cuda/block/block_reduce.cuh");
 /// The merge-path partition of a segmented sequence (segment ends merged
@@ -63,20 +60,9 @@ pub const SINGLE_PASS_DIGIT_LOOKBACK: &str = include_str!("../cuda/single_pass/d
 /// struct, its shuffles and its 128-bit tile status (after [`SINGLE_PASS`];
 /// the segmented scan's and the keyed runs' 8-byte values).
 pub const SINGLE_PASS_HEADED_VALUE: &str = include_str!("../cuda/single_pass/headed_value.cuh");
-/// The one-cluster tile prefix: a grid of one cluster folds its blocks'
-/// aggregates through distributed shared memory instead of looking back
-/// (needs WARP and CLUSTER).
-pub const SINGLE_PASS_CLUSTER_PREFIX: &str = include_str!("../cuda/single_pass/cluster_prefix.cuh");
-/// The headers a single-pass module prepends, in order: warp, block,
-/// cluster, tile state, look-back, one-cluster prefix.
-pub const SINGLE_PASS: [&str; 6] = [
-    WARP,
-    BLOCK,
-    CLUSTER,
-    TILE_STATUS,
-    SINGLE_PASS_LOOKBACK,
-    SINGLE_PASS_CLUSTER_PREFIX,
-];
+/// The headers a single-pass module prepends, in order: warp, block, tile
+/// state, look-back.
+pub const SINGLE_PASS: [&str; 4] = [WARP, BLOCK, TILE_STATUS, SINGLE_PASS_LOOKBACK];
 
 /// Scan: pieces shared by the recursive multi-block scans (shared-memory
 /// tile, per-element output rule, the uniform-add kernel).
@@ -207,10 +193,8 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("block/block_scan.cuh", BLOCK),
         ("block/block_reduce.cuh", BLOCK_REDUCE),
         ("block/merge_path.cuh", MERGE_PATH),
-        ("block/cluster.cuh", CLUSTER),
         ("single_pass/tile_status.cuh", TILE_STATUS),
         ("single_pass/lookback.cuh", SINGLE_PASS_LOOKBACK),
-        ("single_pass/cluster_prefix.cuh", SINGLE_PASS_CLUSTER_PREFIX),
         ("single_pass/digit_lookback.cuh", SINGLE_PASS_DIGIT_LOOKBACK),
         ("single_pass/headed_value.cuh", SINGLE_PASS_HEADED_VALUE),
         ("scan/lookback.cu", SCAN_LOOKBACK),

@@ -240,8 +240,7 @@ pub trait CompactPolicy {
     /// shape for elements of `element_bytes` bytes (the static_asserts of
     /// compact/compact.cuh, checked on the host): at most 32 items (the keep
     /// mask is a u32), whole 16-byte flag vectors when blocked, at most 8
-    /// item vectors when striped, no cache hints, tiles from the counter,
-    /// the staging within 48 KiB.
+    /// item vectors when striped, no cache hints, the staging within 48 KiB.
     ///
     /// ```
     /// use compact::policy::{CompactPolicy, Policy, TileLayout};
@@ -269,12 +268,6 @@ impl CompactPolicy for Policy {
         // The tile state carries kept counts, not items: 1- and 2-byte
         // items are checked as the 4-byte shape they share.
         self.validate(element_bytes.max(4))?;
-        if matches!(self.schedule(), Schedule::OneCluster | Schedule::BlockOrder) {
-            return Err(Error::invalid(
-                "schedule",
-                "compaction runs one tile per block from the tile counter, or persistent blocks",
-            ));
-        }
         let vector_items = 16 / element_bytes.clamp(1, 16) as u32;
         let items = self.items_per_thread();
         let items_ok = match self.layout() {
@@ -335,8 +328,6 @@ fn spell(policy: &Policy, spelling: Spelling) -> String {
     let (schedule_name, schedule_tag) = match policy.schedule() {
         Schedule::TilePerBlock => ("tile-per-block", "t"),
         Schedule::Persistent => ("persistent", "p"),
-        Schedule::OneCluster => ("one-cluster", "c"),
-        Schedule::BlockOrder => ("block-order", "o"),
     };
     let shape = format!("{}x{}", policy.block_threads(), policy.items_per_thread());
     let width = format!("lb{}", policy.lookback_width());

@@ -34,7 +34,7 @@
 
 use gpu_core::launch::{grid_1d, LaunchConfig};
 use gpu_core::single_pass::{tile_state_words, with_tile_state};
-use gpu_core::{DeviceViewMut, Element, Error, Gpu, KernelArgs, Result};
+use gpu_core::{DeviceViewMut, Element, Gpu, KernelArgs, Result};
 
 use crate::count::count_into;
 use crate::modules::{
@@ -105,13 +105,6 @@ pub(crate) fn run<T: Element>(
                 block: (tuning.block_threads(), 1, 1),
                 shared_bytes: 0,
             }
-        }
-        // Refused by validate_compact before anything was enqueued.
-        Schedule::OneCluster | Schedule::BlockOrder => {
-            return Err(Error::invalid(
-                "schedule",
-                "compaction draws its tiles from the counter",
-            ))
         }
     };
     if partition {

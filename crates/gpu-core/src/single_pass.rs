@@ -221,34 +221,13 @@ pub enum TileLayout {
 /// How tiles map to blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Schedule {
-    /// One block per tile, a grid of as many blocks as tiles, each tile's
-    /// index drawn from the tile counter (tiles start in the order they
-    /// are drawn, so a look-back only ever waits on running blocks).
+    /// One block per tile, a grid of as many blocks as tiles.
     TilePerBlock,
-    /// One block per tile, the tile's index the block's own: no round trip
-    /// to the tile counter before a tile's loads. A look-back then relies
-    /// on blocks starting in index order, as CUB's does; a primitive takes
-    /// it only for grids whose every block can be resident at once (small
-    /// inputs), so no block waits on one that has no room to start.
-    BlockOrder,
     /// About as many blocks as are resident at once, each looping over
     /// tiles taken from the counter, the next tile's loads issued before
     /// this tile's look-back.
     Persistent,
-    /// One thread block cluster of [`ONE_CLUSTER_MAX_BLOCKS`] blocks (sm_90
-    /// and newer), one tile per block, for inputs of at most that many
-    /// tiles: each block folds the aggregates of the blocks before it from
-    /// their shared memory after one cluster barrier
-    /// (`kernels/cuda/single_pass/cluster_prefix.cuh`): no tile counter, no
-    /// tile status, no look-back. For small inputs, where the look-back's
-    /// round trips through L2 are most of a call.
-    OneCluster,
 }
-
-/// Blocks of a [`Schedule::OneCluster`] grid: the largest cluster an H100
-/// runs (a non-portable size; the host asks the driver whether the kernel
-/// fits before choosing it).
-pub const ONE_CLUSTER_MAX_BLOCKS: u32 = 16;
 
 /// The shape and variant of one single-pass kernel: every field is a
 /// template argument or compile option, so every policy is a kernel of its
@@ -620,7 +599,7 @@ impl Policy {
 
     /// A short, unique identifier of every field, for module keys and entry
     /// names: `256x16` for [`Policy::shape`], then `_ws` (warp-striped),
-    /// `_w{width}`, `_p128`, `_ordered`, `_persistent` or `_cluster`, `_r{blocks}`, `_ns{spin}`,
+    /// `_w{width}`, `_p128`, `_persistent`, `_r{blocks}`, `_ns{spin}`,
     /// `_d{start}`, `_cs` (streaming) for the fields that differ from it.
     ///
     /// ```
@@ -656,11 +635,8 @@ impl Policy {
         if self.status == StatusEncoding::Packed128 {
             suffix.push_str("_p128");
         }
-        match self.schedule {
-            Schedule::TilePerBlock => {}
-            Schedule::BlockOrder => suffix.push_str("_ordered"),
-            Schedule::Persistent => suffix.push_str("_persistent"),
-            Schedule::OneCluster => suffix.push_str("_cluster"),
+        if self.schedule == Schedule::Persistent {
+            suffix.push_str("_persistent");
         }
         if self.min_blocks_per_sm != 0 {
             suffix.push_str(&format!("_r{}", self.min_blocks_per_sm));
@@ -747,12 +723,6 @@ mod tests {
             .with_delays(3, 2)
             .with_streaming(true);
         assert_eq!(all.tag(), "256x16_ws_w4_p128_persistent_r8_ns2_d3_cs");
-        let cluster = Policy::shape(256, 16)
-            .with_layout(TileLayout::WarpStriped)
-            .with_schedule(Schedule::OneCluster);
-        assert_eq!(cluster.tag(), "256x16_ws_cluster");
-        let ordered = Policy::shape(128, 16).with_schedule(Schedule::BlockOrder);
-        assert_eq!(ordered.label(), "128x16 ordered");
     }
 
     /// A look-back of u64 sums over one-warp tiles, written directly on the

@@ -509,10 +509,9 @@ fn dispatch<T: Element, O: Operator<T>>(
             kind,
         ),
         ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
-            let policy = match options.policy {
-                Some(policy) => policy,
-                None => lookback::default_lookback_policy::<T, O>(gpu, op, output.len())?,
-            };
+            let policy = options
+                .policy
+                .unwrap_or_else(|| lookback::lookback_policy_for_len(T::BYTES, output.len()));
             lookback::scan_lookback_tuned(gpu, input, output, op, kind, policy)
         }
         ScanAlgorithm::ReduceThenScan => {

@@ -74,7 +74,7 @@ use gpu_core::{
 
 use crate::kind::ScanKind;
 
-use gpu_core::single_pass::{tile_state_words, with_tile_state, Schedule, ONE_CLUSTER_MAX_BLOCKS};
+use gpu_core::single_pass::{tile_state_words, with_tile_state, Schedule};
 pub use gpu_core::single_pass::{Policy, StatusEncoding, TileLayout};
 
 /// Static shared memory a kernel may use without opting in.
@@ -128,23 +128,11 @@ impl LookbackPolicy for Policy {
 
     fn validate_lookback(&self, element_bytes: usize) -> Result<()> {
         self.validate(element_bytes)?;
-        match self.schedule() {
-            Schedule::TilePerBlock => {}
-            Schedule::BlockOrder => {
-                if self.layout() != TileLayout::WarpStriped {
-                    return Err(Error::invalid(
-                        "layout",
-                        "the block-order scan is written for the warp-striped layout",
-                    ));
-                }
-            }
-            Schedule::OneCluster => check_one_cluster(self)?,
-            Schedule::Persistent => {
-                return Err(Error::invalid(
-                    "schedule",
-                    "the look-back scan runs one tile per block (or one cluster)",
-                ))
-            }
+        if self.schedule() != Schedule::TilePerBlock {
+            return Err(Error::invalid(
+                "schedule",
+                "the look-back scan runs one tile per block",
+            ));
         }
         if self.streaming() && self.layout() != TileLayout::WarpStriped {
             return Err(Error::invalid(
@@ -165,31 +153,6 @@ impl LookbackPolicy for Policy {
         }
         Ok(())
     }
-}
-
-/// What [`Schedule::OneCluster`] needs of a policy: the warp-striped
-/// layout, and none of the look-back's own fields (window width, status
-/// encoding, delays) away from their plain values, which it would ignore.
-fn check_one_cluster(policy: &Policy) -> Result<()> {
-    if policy.layout() != TileLayout::WarpStriped {
-        return Err(Error::invalid(
-            "layout",
-            "the one-cluster scan is written for the warp-striped layout",
-        ));
-    }
-    if policy.lookback_width() != 1
-        || policy.status() != StatusEncoding::Split
-        || policy.spin_ns() != 0
-        || policy.start_delay_ns() != 0
-        || policy.min_blocks_per_sm() != 0
-    {
-        return Err(Error::invalid(
-            "schedule",
-            "the one-cluster scan has no look-back: leave its window, status encoding, \
-             delays and register limit at their plain values",
-        ));
-    }
-    Ok(())
 }
 
 /// The look-back scan's default policy per element size: (element bytes,
@@ -252,21 +215,6 @@ pub const MID_INPUT_MIN_ELEMENTS: usize = 1 << 21;
 /// The largest input that takes [`MID_INPUT_LOOKBACK_TUNING`].
 pub const MID_INPUT_MAX_ELEMENTS: usize = 1 << 25;
 
-/// The scan of inputs of at most [`ONE_CLUSTER_MAX_ELEMENTS`] on sm_90 and
-/// newer ([`Schedule::OneCluster`]): one cluster of
-/// [`ONE_CLUSTER_MAX_BLOCKS`] blocks of 256 × 16 items, each block's prefix
-/// folded from the aggregates of the blocks before it through distributed
-/// shared memory (no tile counter, no look-back through L2). Every element
-/// size; [`default_lookback_policy`] picks it where the device runs the
-/// cluster.
-pub const ONE_CLUSTER_TUNING: Policy = Policy::shape(256, 16)
-    .with_layout(TileLayout::WarpStriped)
-    .with_schedule(Schedule::OneCluster);
-
-/// The largest input [`ONE_CLUSTER_TUNING`] scans: one tile per block of
-/// the cluster.
-pub const ONE_CLUSTER_MAX_ELEMENTS: usize = ONE_CLUSTER_MAX_BLOCKS as usize * 256 * 16;
-
 /// The default policy of a look-back scan of `n` elements of
 /// `element_bytes` bytes. Scanned in a 4-byte accumulator (1-, 2- and
 /// 4-byte elements): [`SMALL_INPUT_LOOKBACK_TUNING`] up to
@@ -300,36 +248,6 @@ pub fn lookback_policy_for_len(element_bytes: usize, n: usize) -> Policy {
     } else {
         lookback_policy(element_bytes)
     }
-}
-
-/// The default policy of a look-back scan of `n` elements of `T` with `op`
-/// on `gpu`: [`ONE_CLUSTER_TUNING`] for `n` ≤ [`ONE_CLUSTER_MAX_ELEMENTS`]
-/// where [`one_cluster_runs`], else [`lookback_policy_for_len`].
-pub(crate) fn default_lookback_policy<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    op: &O,
-    n: usize,
-) -> Result<Policy> {
-    if n <= ONE_CLUSTER_MAX_ELEMENTS && one_cluster_runs::<T, O>(gpu, op)? {
-        Ok(ONE_CLUSTER_TUNING)
-    } else {
-        Ok(lookback_policy_for_len(T::BYTES, n))
-    }
-}
-
-/// Whether [`ONE_CLUSTER_TUNING`]'s kernel for `T` and `op` runs on `gpu`:
-/// sm_90 or newer, the loaded entry compiled as a cluster (not JIT-compiled
-/// from PTX for an older target), and a cluster of
-/// [`ONE_CLUSTER_MAX_BLOCKS`] blocks fits the device (the driver is asked
-/// once per kernel; a device shared with other work may not fit it).
-/// `Ok(false)` where [`check_element`] refuses the pair.
-pub fn one_cluster_runs<T: Element, O: Operator<T>>(gpu: &Gpu, op: &O) -> Result<bool> {
-    if gpu.info().compute_capability.0 < 9 || check_element::<T, O>(op).is_err() {
-        return Ok(false);
-    }
-    let kernel = lookback_kernel::<T, O>(gpu, op, ONE_CLUSTER_TUNING)?;
-    Ok(kernel.cluster_blocks()? == ONE_CLUSTER_MAX_BLOCKS
-        && gpu.resident_clusters(&kernel, ONE_CLUSTER_TUNING.block_threads(), 0)? > 0)
 }
 
 /// The variants the tuning sweep (`tests/lookback_tuning.rs`) measures for
@@ -571,24 +489,6 @@ fn entry_name<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> String {
 fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
     let t = T::CUDA_TYPE;
     let entry = entry_name::<T, O>(op, tuning);
-    let params = format!(
-        "const {t}* in, {t}* out, u64* state, u32 epoch, u64 n, u64 num_tiles, \
-         u32 kind, {t} initial, u32 vector_ok"
-    );
-    if tuning.schedule() == Schedule::OneCluster {
-        return headers::<T, O>(op, &entry).entry_with_cluster(
-            entry,
-            &params,
-            &format!(
-                "scan_one_cluster_striped<{t}, op_t, {b}, {i}>(in, out, state, epoch, n, \
-                 num_tiles, kind, initial, vector_ok)",
-                b = tuning.block_threads(),
-                i = tuning.items_per_thread(),
-            ),
-            tuning.block_threads(),
-            ONE_CLUSTER_MAX_BLOCKS,
-        );
-    }
     let (function, stream) = match tuning.layout() {
         TileLayout::Blocked => ("scan_lookback_tile", String::new()),
         TileLayout::WarpStriped => (
@@ -600,48 +500,41 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
         StatusEncoding::Split => 0,
         StatusEncoding::Packed128 => 1,
     };
-    let source = headers::<T, O>(op, &entry).entry(
-        entry,
-        &params,
-        &format!(
-            "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}{order}>(in, \
-             out, state, epoch, n, num_tiles, kind, initial, vector_ok)",
-            b = tuning.block_threads(),
-            i = tuning.items_per_thread(),
-            w = tuning.lookback_width(),
-            ns = tuning.spin_ns(),
-            start = tuning.start_delay_ns(),
-            // BLOCK_ORDER, the striped kernel's last parameter.
-            order = if tuning.schedule() == Schedule::BlockOrder {
-                ", true"
-            } else {
-                ""
-            },
-        ),
-        // __launch_bounds__ would override --maxrregcount, so a
-        // register-limited variant goes without it.
-        match tuning.max_registers() {
-            Some(_) => None,
-            None => Some(tuning.block_threads()),
-        },
-    );
-    match tuning.max_registers() {
-        Some(registers) => source.option(format!("--maxrregcount={registers}")),
-        None => source,
-    }
-}
-
-/// A module named `name` holding the single-pass headers (warp, block,
-/// cluster, tile state, look-back, one-cluster prefix), the scan's kernels
-/// and `op`'s functor, before any entry.
-fn headers<T: Element, O: Operator<T>>(op: &O, name: &str) -> ModuleSource {
-    parprims_kernels::SINGLE_PASS
+    // The single-pass headers (warp, block, tile state, look-back), then
+    // the scan's kernels.
+    let source = parprims_kernels::SINGLE_PASS
         .iter()
-        .fold(ModuleSource::new(name), |module, header| {
+        .fold(ModuleSource::new(entry.clone()), |module, header| {
             module.source(header)
         })
         .source(parprims_kernels::SCAN_LOOKBACK)
         .source(&scan_operator::<T, O>(op))
+        .entry(
+            entry,
+            &format!(
+                "const {t}* in, {t}* out, u64* state, u32 epoch, u64 n, u64 num_tiles, \
+                 u32 kind, {t} initial, u32 vector_ok"
+            ),
+            &format!(
+                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
+                 state, epoch, n, num_tiles, kind, initial, vector_ok)",
+                b = tuning.block_threads(),
+                i = tuning.items_per_thread(),
+                w = tuning.lookback_width(),
+                ns = tuning.spin_ns(),
+                start = tuning.start_delay_ns(),
+            ),
+            // __launch_bounds__ would override --maxrregcount, so a
+            // register-limited variant goes without it.
+            match tuning.max_registers() {
+                Some(_) => None,
+                None => Some(tuning.block_threads()),
+            },
+        );
+    match tuning.max_registers() {
+        Some(registers) => source.option(format!("--maxrregcount={registers}")),
+        None => source,
+    }
 }
 
 /// The module and entry name of one tuning, for tests that inspect the
@@ -675,7 +568,7 @@ fn lookback_kernel<T: Element, O: Operator<T>>(
 }
 
 /// The modules [`scan_lookback_tuned`] can request for `T` and `op`: the table's
-/// tuning, the one-cluster scan, the small and mid-size inputs' (4-byte accumulators), and the
+/// tuning, the small and mid-size inputs' (4-byte accumulators), and the
 /// protocol tests' tiny tiles (none where [`check_element`] refuses the pair).
 pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     if check_element::<T, O>(op).is_err() {
@@ -685,7 +578,6 @@ pub(crate) fn lookback_modules<T: Element, O: Operator<T>>(op: &O) -> Vec<Module
         module::<T, O>(op, lookback_policy(T::BYTES)),
         module::<T, O>(op, PROTOCOL_TEST_TUNING),
     ];
-    modules.push(module::<T, O>(op, ONE_CLUSTER_TUNING));
     if accumulator_bytes(T::BYTES) == 4 {
         modules.push(module::<T, O>(op, SMALL_INPUT_LOOKBACK_TUNING));
         modules.push(module::<T, O>(op, MID_INPUT_LOOKBACK_TUNING));
@@ -707,46 +599,6 @@ pub(crate) fn vector_ok(in_ptr: u64, out_ptr: u64, tuning: Policy, element_bytes
     in_ptr.is_multiple_of(16)
         && out_ptr.is_multiple_of(16)
         && (tuning.tile_items() * element_bytes as u64).is_multiple_of(16)
-}
-
-/// Whether a [`Schedule::OneCluster`] policy can scan `n` elements of `T`
-/// on `gpu`: at most one tile per cluster block, and [`one_cluster_runs`].
-/// A typed error otherwise, before anything is enqueued.
-fn check_one_cluster_launch<T: Element, O: Operator<T>>(
-    gpu: &Gpu,
-    op: &O,
-    tuning: Policy,
-    n: u64,
-) -> Result<()> {
-    let most = ONE_CLUSTER_MAX_BLOCKS as u64 * tuning.tile_items();
-    if n > most {
-        return Err(Error::invalid(
-            "n",
-            format!(
-                "{n} elements: a one-cluster scan of {} tiles takes at most {most}",
-                tuning.label()
-            ),
-        ));
-    }
-    // Only the table's one-cluster shape is asked of the driver by
-    // one_cluster_runs; another shape is checked on its own kernel.
-    let runs = if tuning == ONE_CLUSTER_TUNING {
-        one_cluster_runs::<T, O>(gpu, op)?
-    } else {
-        let kernel = lookback_kernel::<T, O>(gpu, op, tuning)?;
-        gpu.info().compute_capability.0 >= 9
-            && kernel.cluster_blocks()? == ONE_CLUSTER_MAX_BLOCKS
-            && gpu.resident_clusters(&kernel, tuning.block_threads(), 0)? > 0
-    };
-    if !runs {
-        return Err(Error::Unsupported(format!(
-            "a cluster of {ONE_CLUSTER_MAX_BLOCKS} blocks of {} threads on {} \
-             (thread block clusters need sm_90 or newer and room for the cluster)",
-            tuning.block_threads(),
-            gpu.info().name
-        )));
-    }
-    Ok(())
 }
 
 /// Scans `input` into `output` (same length) in one pass with `tuning`
@@ -776,32 +628,8 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     }
     // One block per tile; the grid spills into y past 2^31 − 1 tiles, and
     // the kernel takes its tile index from the counter, not from blockIdx.
-    let (mut config, num_tiles) = grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
+    let (config, num_tiles) = grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
     let kernel = lookback_kernel::<T, O>(gpu, op, tuning)?;
-    match tuning.schedule() {
-        // One cluster, one tile per block: blocks past the input's tiles
-        // hold nothing and take part in the cluster barriers.
-        Schedule::OneCluster => {
-            check_one_cluster_launch::<T, O>(gpu, op, tuning, n)?;
-            config.grid = (ONE_CLUSTER_MAX_BLOCKS, 1, 1);
-        }
-        // Tiles by block index: only where every block fits at once.
-        Schedule::BlockOrder => {
-            let resident = kernel.resident_blocks_per_sm(tuning.block_threads(), 0)? as u64
-                * gpu.info().sm_count as u64;
-            if num_tiles > resident {
-                return Err(Error::invalid(
-                    "n",
-                    format!(
-                        "{n} elements make {num_tiles} tiles of {}, more than the {resident} \
-                         blocks resident at once that a block-order scan needs",
-                        tuning.label()
-                    ),
-                ));
-            }
-        }
-        Schedule::TilePerBlock | Schedule::Persistent => {}
-    }
 
     let out_ptr = output.device_ptr();
     let in_ptr = input.map_or(out_ptr, |view| view.device_ptr());
@@ -855,54 +683,6 @@ mod tests {
         assert_eq!(lookback_policy(8).tile_items() * 8, 24 * 1024);
         PROTOCOL_TEST_TUNING.validate_lookback(4).unwrap();
         PROTOCOL_TEST_TUNING.validate_lookback(8).unwrap();
-    }
-
-    #[test]
-    fn one_cluster_policies_are_checked() {
-        assert_eq!(ONE_CLUSTER_MAX_ELEMENTS, 1 << 16);
-        assert_eq!(
-            ONE_CLUSTER_TUNING.tile_items() * ONE_CLUSTER_MAX_BLOCKS as u64,
-            ONE_CLUSTER_MAX_ELEMENTS as u64
-        );
-        for bytes in [4usize, 8] {
-            ONE_CLUSTER_TUNING.validate_lookback(bytes).unwrap();
-        }
-        // Blocked tiles, and the look-back's own fields, are refused.
-        let blocked = ONE_CLUSTER_TUNING.with_layout(TileLayout::Blocked);
-        assert!(blocked.validate_lookback(4).is_err());
-        for odd in [
-            ONE_CLUSTER_TUNING.with_lookback_width(4),
-            ONE_CLUSTER_TUNING.with_status(StatusEncoding::Packed128),
-            ONE_CLUSTER_TUNING.with_delays(100, 50),
-            ONE_CLUSTER_TUNING.with_min_blocks_per_sm(4),
-        ] {
-            assert!(odd.validate_lookback(4).is_err(), "{odd:?}");
-        }
-        // The one-cluster entry and the look-back entry of one shape differ.
-        let plain = ONE_CLUSTER_TUNING.with_schedule(Schedule::TilePerBlock);
-        assert_ne!(
-            entry_name::<i32, _>(&gpu_core::Sum, ONE_CLUSTER_TUNING),
-            entry_name::<i32, _>(&gpu_core::Sum, plain)
-        );
-        let (source, entry) = lookback_module::<i32, _>(&gpu_core::Sum, ONE_CLUSTER_TUNING);
-        assert!(source.code().contains("__cluster_dims__(16, 1, 1)"));
-        assert!(source.code().contains("scan_one_cluster_striped<"));
-        assert!(source.entries().contains(&entry));
-    }
-
-    #[test]
-    fn block_order_is_a_striped_entry_of_its_own() {
-        let ordered = SMALL_INPUT_LOOKBACK_TUNING.with_schedule(Schedule::BlockOrder);
-        ordered.validate_lookback(4).unwrap();
-        assert!(ordered
-            .with_layout(TileLayout::Blocked)
-            .validate_lookback(4)
-            .is_err());
-        let (source, entry) = lookback_module::<i32, _>(&gpu_core::Sum, ordered);
-        assert!(entry.contains("_ordered"));
-        assert!(source
-            .code()
-            .contains("scan_lookback_tile_striped<i32, op_t, 128, 16, 1, 1, 648, 0, 1245, true>"));
     }
 
     #[test]
@@ -1188,7 +968,7 @@ mod tests {
     fn modules_name_their_entries() {
         use gpu_core::Sum;
         let modules = lookback_modules::<f32, _>(&Sum);
-        assert_eq!(modules.len(), 5);
+        assert_eq!(modules.len(), 4);
         assert_eq!(
             modules[0].entries(),
             ["scan_lookback_f32_sum_256x32_ws_p128_ns648_d1245"]
@@ -1196,14 +976,10 @@ mod tests {
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert_eq!(
             modules[2].entries(),
-            ["scan_lookback_f32_sum_256x16_ws_cluster"]
-        );
-        assert_eq!(
-            modules[3].entries(),
             ["scan_lookback_f32_sum_128x16_ws_p128_ns648_d1245"]
         );
         assert_eq!(
-            modules[4].entries(),
+            modules[3].entries(),
             ["scan_lookback_f32_sum_128x32_ws_p128_ns648_d1245"]
         );
         assert!(modules[0]
@@ -1212,12 +988,8 @@ mod tests {
         let modules = lookback_modules::<u64, _>(&Sum);
         assert_eq!(
             modules.len(),
-            3,
-            "the one-cluster module but no small-input one for 8-byte elements"
-        );
-        assert_eq!(
-            modules[2].entries(),
-            ["scan_lookback_u64_sum_256x16_ws_cluster"]
+            2,
+            "no small-input module for 8-byte elements"
         );
         assert_eq!(
             modules[0].entries(),

@@ -11,20 +11,18 @@
 //! | algorithm | policy | default |
 //! |---|---|---|
 //! | `HillisSteeleGlobal`, `HillisSteele`, `Blelloch`, `BlellochPadded` | block threads | [`DEFAULT_BLOCK_THREADS`] |
-//! | `DecoupledLookback` (= `Auto`) | [`Policy`], every field ([`LookbackPolicy::validate_lookback`]) | [`ONE_CLUSTER_TUNING`] up to [`ONE_CLUSTER_MAX_ELEMENTS`] where [`one_cluster_runs`] (sm_90 and newer); else [`LOOKBACK_TUNING`] by element size, [`SMALL_INPUT_LOOKBACK_TUNING`] up to [`SMALL_INPUT_MAX_ELEMENTS`] and [`MID_INPUT_LOOKBACK_TUNING`] from [`MID_INPUT_MIN_ELEMENTS`] to [`MID_INPUT_MAX_ELEMENTS`] in a 4-byte accumulator ([`lookback_policy_for_len`]) |
+//! | `DecoupledLookback` (= `Auto`) | [`Policy`], every field ([`LookbackPolicy::validate_lookback`]) | [`LOOKBACK_TUNING`] by element size; [`SMALL_INPUT_LOOKBACK_TUNING`] up to [`SMALL_INPUT_MAX_ELEMENTS`] and [`MID_INPUT_LOOKBACK_TUNING`] from [`MID_INPUT_MIN_ELEMENTS`] to [`MID_INPUT_MAX_ELEMENTS`] in a 4-byte accumulator ([`lookback_policy_for_len`]) |
 //! | `ReduceThenScan` | [`Policy`], the tile shape only ([`Policy::shape`]) | [`reduce_then_scan_policy`] |
 //!
 //! The measurements behind each default are in `docs/tuning.md`.
 
 pub use crate::lookback::{
     lookback_candidates, lookback_module, lookback_policy, lookback_policy_for_len,
-    one_cluster_runs, protocol_test_variants, LookbackPolicy, LOOKBACK_TUNING,
-    MID_INPUT_LOOKBACK_TUNING, MID_INPUT_MAX_ELEMENTS, MID_INPUT_MIN_ELEMENTS,
-    ONE_CLUSTER_MAX_ELEMENTS, ONE_CLUSTER_TUNING, PROTOCOL_TEST_TUNING,
+    protocol_test_variants, LookbackPolicy, LOOKBACK_TUNING, MID_INPUT_LOOKBACK_TUNING,
+    MID_INPUT_MAX_ELEMENTS, MID_INPUT_MIN_ELEMENTS, PROTOCOL_TEST_TUNING,
     SMALL_INPUT_LOOKBACK_TUNING, SMALL_INPUT_MAX_ELEMENTS,
 };
 pub use crate::reduce_then_scan::reduce_then_scan_policy;
-pub use gpu_core::single_pass::ONE_CLUSTER_MAX_BLOCKS;
 pub use gpu_core::single_pass::{Policy, Schedule, StatusEncoding, TileLayout};
 
 /// Block size of the teaching variants when [`crate::ScanOptions::block_threads`]

@@ -7,9 +7,7 @@
 //! device-to-device copy ceiling measured in the same process, so the
 //! tuning table in `lookback.rs` can be chosen from one run
 //! (`--nocapture`). A second test sweeps the mid-size shapes from 2^18 to
-//! 2^27 against a same-size copy (`MID_INPUT_LOOKBACK_TUNING`), a third the
-//! small inputs from 2^10 to 2^17 (`ONE_CLUSTER_TUNING`,
-//! `SMALL_INPUT_LOOKBACK_TUNING`). All three live
+//! 2^27 against a same-size copy (`MID_INPUT_LOOKBACK_TUNING`). Both live
 //! in their own binary so that nothing else runs on the GPU while they
 //! time (run them with `--test-threads=1`); the benchmark proper is the
 //! scan example.
@@ -22,7 +20,7 @@ use std::cell::RefCell;
 use gpu_core::{DeviceBuffer, Element, Gpu, Sum};
 use lookback_support::*;
 use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
-use scan::policy::{Policy, Schedule, LOOKBACK_TUNING};
+use scan::policy::{Policy, LOOKBACK_TUNING};
 use scan::{ScanAlgorithm, ScanKind, ScanOptions};
 
 /// One inclusive sum of `input` into `output` with `tuning`.
@@ -216,87 +214,47 @@ fn mid_size_candidates_against_the_same_size_copy() {
     let gpu = gpu();
     eprintln!("{}", gpu.info().summary());
     let candidates = mid_size_candidates();
-    sweep_against_copy::<i32>(&gpu, "mid", 18..=27, |_| candidates.clone());
-}
-
-/// Small inputs, 2^10 … 2^17 `i32` and `u64` elements, against the same-size
-/// copy as above: the one-cluster scan (where it takes the size), the
-/// small-input look-back tiles (4-byte elements) and the table's tiles.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn small_size_candidates_against_the_same_size_copy() {
-    use scan::policy::{
-        lookback_policy, ONE_CLUSTER_MAX_ELEMENTS, ONE_CLUSTER_TUNING, SMALL_INPUT_LOOKBACK_TUNING,
-    };
-    let gpu = gpu();
-    eprintln!("{}", gpu.info().summary());
-    fn candidates(n: usize, element_bytes: usize) -> Vec<Policy> {
-        let mut all = Vec::new();
-        if n <= ONE_CLUSTER_MAX_ELEMENTS {
-            all.push(ONE_CLUSTER_TUNING);
-        }
-        if element_bytes == 4 {
-            all.push(SMALL_INPUT_LOOKBACK_TUNING);
-            all.push(SMALL_INPUT_LOOKBACK_TUNING.with_schedule(Schedule::BlockOrder));
-        }
-        all.push(lookback_policy(element_bytes));
-        all.push(lookback_policy(element_bytes).with_schedule(Schedule::BlockOrder));
-        all
-    }
-    let log2s = [10u32, 12, 14, 15, 16, 17];
-    sweep_against_copy::<i32>(&gpu, "small", log2s, |n| candidates(n, 4));
-    sweep_against_copy::<u64>(&gpu, "small", log2s, |n| candidates(n, 8));
-}
-
-/// For each size 2^log2: a same-size device-to-device copy, then each of
-/// `candidates(n)` checked against the CPU and timed (median of 101 after 5
-/// warm-ups, output poisoned before each run), printed as µs and as a
-/// multiple of the copy; two rounds per size.
-fn sweep_against_copy<T: Element>(
-    gpu: &Gpu,
-    label: &str,
-    log2s: impl IntoIterator<Item = u32>,
-    candidates: impl Fn(usize) -> Vec<Policy>,
-) where
-    Sum: gpu_core::Operator<T>,
-{
     let reps = Repetitions {
         warmup: 5,
         timed: 101,
     };
-    for log2 in log2s {
+    for log2 in 18u32..=27 {
         let n = 1usize << log2;
-        let host: Vec<T> = exact_input(n, fresh_seed(&format!("{label} {log2} {}", T::SUFFIX)));
+        let host: Vec<i32> = exact_input(n, fresh_seed(&format!("mid {log2}")));
         let want = scan::cpu::scan(&host, &Sum, ScanKind::Inclusive);
-        let input = DeviceBuffer::from_host(gpu, &host).expect("upload");
-        let source = DeviceBuffer::from_host(gpu, &host).expect("copy source");
-        let output = RefCell::new(DeviceBuffer::<T>::poisoned(gpu, n).expect("output"));
-        let poison = || output.borrow_mut().view_mut().fill(gpu, T::poison());
+        let input = DeviceBuffer::from_host(&gpu, &host).expect("upload");
+        let source = DeviceBuffer::from_host(&gpu, &host).expect("copy source");
+        let output = RefCell::new(DeviceBuffer::<i32>::poisoned(&gpu, n).expect("output"));
+        let poison = || {
+            output
+                .borrow_mut()
+                .view_mut()
+                .fill(&gpu, <i32 as gpu_core::DeviceType>::poison())
+        };
         for round in 1..=2 {
             let copy = time_device(
-                gpu,
+                &gpu,
                 reps,
                 |_| poison(),
                 |_| {
                     output
                         .borrow_mut()
                         .view_mut()
-                        .copy_from(gpu, &source.view())
+                        .copy_from(&gpu, &source.view())
                 },
             )
             .expect("same-size copy");
             eprintln!(
-                "{label} {} n=2^{log2} round {round} copy {:.2} us",
-                T::SUFFIX,
+                "mid n=2^{log2} round {round} copy {:.2} us",
                 copy.median_ms * 1e3
             );
-            for tuning in candidates(n) {
-                let scan_once = || scan_with(gpu, &input, &output, tuning);
-                check_candidate(gpu, &input, &output, &want, tuning, &format!("2^{log2}"));
-                let timing = time_device(gpu, reps, |_| poison(), |_| scan_once()).expect("timing");
+            for &tuning in &candidates {
+                let scan_once = || scan_with(&gpu, &input, &output, tuning);
+                check_candidate(&gpu, &input, &output, &want, tuning, &format!("2^{log2}"));
+                let timing =
+                    time_device(&gpu, reps, |_| poison(), |_| scan_once()).expect("timing");
                 eprintln!(
-                    "{label} {} n=2^{log2} round {round} {:<28} {:.2} us  {:.3}x copy",
-                    T::SUFFIX,
+                    "mid n=2^{log2} round {round} {:<28} {:.2} us  {:.3}x copy",
                     tuning.label(),
                     timing.median_ms * 1e3,
                     timing.median_ms / copy.median_ms

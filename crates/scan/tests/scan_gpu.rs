@@ -165,8 +165,7 @@ fn inclusive_and_exclusive_shorthands() {
 }
 
 /// The default look-back policy changes with the length
-/// (the one-cluster scan on sm_90, then
-/// `scan::policy::lookback_policy_for_len`): each band's edges, and a
+/// (`scan::policy::lookback_policy_for_len`): each band's edges, and a
 /// length past the mid band's start that ends a tile short of full, for a
 /// 4-byte sum, a 1-byte sum (the 4-byte accumulator's vectors) and the
 /// non-commutative affine maps, in every kind and calling mode.
@@ -179,8 +178,6 @@ fn default_policy_bands_at_their_edges() {
     };
     let mid_tile = MID_INPUT_LOOKBACK_TUNING.tile_items() as usize;
     let lengths = [
-        scan::policy::ONE_CLUSTER_MAX_ELEMENTS,
-        scan::policy::ONE_CLUSTER_MAX_ELEMENTS + 1,
         SMALL_INPUT_MAX_ELEMENTS,
         SMALL_INPUT_MAX_ELEMENTS + 1,
         MID_INPUT_MIN_ELEMENTS,
@@ -198,58 +195,6 @@ fn default_policy_bands_at_their_edges() {
             run_length::<u32, _>(&options, &affine_op(), n, seed ^ 2);
         }
     }
-}
-
-/// The one-cluster scan (`scan::policy::ONE_CLUSTER_TUNING`, the default
-/// on sm_90 up to `ONE_CLUSTER_MAX_ELEMENTS`) asked for by policy: with 1 to
-/// 16 of its blocks holding items and around each tile's edges, for a
-/// 4-byte sum, an 8-byte max, a float sum, the non-commutative affine maps
-/// and a narrow type, in every kind and calling mode; then one element past
-/// the cluster, refused with a typed error and nothing written.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn one_cluster_scan_at_its_tile_edges() {
-    use scan::policy::{one_cluster_runs, ONE_CLUSTER_MAX_ELEMENTS, ONE_CLUSTER_TUNING};
-    let gpu = gpu();
-    assert!(
-        one_cluster_runs::<i32, _>(gpu, &Sum).unwrap() || gpu.info().compute_capability.0 < 9,
-        "an sm_90 device runs the one-cluster scan"
-    );
-    if gpu.info().compute_capability.0 < 9 {
-        eprintln!("one-cluster scan: needs sm_90 or newer, not run on this device");
-        return;
-    }
-    let tile = ONE_CLUSTER_TUNING.tile_items() as usize;
-    let options =
-        ScanOptions::new(ScanAlgorithm::DecoupledLookback).with_policy(ONE_CLUSTER_TUNING);
-    let mut lengths = vec![1usize, 31, 33, tile - 1, tile, tile + 1, 2 * tile + 7];
-    lengths.extend([7 * tile + 513, 15 * tile, 15 * tile + 1]);
-    lengths.extend([ONE_CLUSTER_MAX_ELEMENTS - 1, ONE_CLUSTER_MAX_ELEMENTS]);
-    let seed = fresh_seed("one cluster");
-    for &n in &lengths {
-        run_length::<i32, _>(&options, &Sum, n, seed ^ n as u64);
-        run_length::<u64, _>(&options, &Max, n, seed ^ 1 ^ n as u64);
-        run_length::<f32, _>(&options, &Sum, n, seed ^ 2 ^ n as u64);
-        run_length::<u32, _>(&options, &affine_op(), n, seed ^ 3 ^ n as u64);
-        run_length::<u8, _>(&options, &Sum, n, seed ^ 4 ^ n as u64);
-    }
-    let n = ONE_CLUSTER_MAX_ELEMENTS + 1;
-    let input = DeviceBuffer::from_host(gpu, &vec![1i32; n]).unwrap();
-    let mut output = DeviceBuffer::<i32>::poisoned(gpu, n).unwrap();
-    let refused = scan::scan_into(
-        gpu,
-        input.view(),
-        output.view_mut(),
-        &Sum,
-        ScanKind::Inclusive,
-        &options,
-    );
-    assert!(
-        matches!(refused, Err(gpu_core::Error::InvalidArgument { .. })),
-        "{refused:?}"
-    );
-    let poison = <i32 as gpu_core::DeviceType>::poison();
-    assert!(output.to_host(gpu).unwrap().iter().all(|&x| x == poison));
 }
 
 /// The inclusive scan from an initial value through every algorithm, for

@@ -341,7 +341,6 @@ pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
     let (ct, cs) = (CLUSTER_SORT_THREADS, CLUSTER_SORT_STORAGE_BYTES);
     let policy = OnesweepPolicy::default_for::<K>(payload);
     let mut module = onesweep_module::<K>(payload, &policy, module_name::<K>(payload, ""))
-        .source(parprims_kernels::CLUSTER)
         .source(parprims_kernels::SORT_BLOCK)
         .entry(
             e(Entry::Block),

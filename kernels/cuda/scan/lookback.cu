@@ -201,19 +201,14 @@ __device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
 
 // One tile of the striped scan, `tile` uniform in the block. Two barriers
 // (A: warp totals, B: tile prefix); `warp_totals` (WARPS elements) and
-// `tile_prefix_slot` are the caller's shared memory. ONE_CLUSTER: the
-// tile is the block's rank in a one-cluster grid and its prefix comes from
-// one_cluster_prefix (single_pass/cluster_prefix.cuh, whose block barrier
-// is B; `cluster_slot` is its shared aggregate), not from the look-back;
-// a rank past the input's tiles holds no items and joins the barriers.
+// `tile_prefix_slot` are the caller's shared memory.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH, int STATUS8,
-          int SPIN_NS, int STREAM, int START_NS, bool ONE_CLUSTER = false>
+          int SPIN_NS, int STREAM, int START_NS>
 __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                              u64 num_tiles, u32 kind, T initial,
                                              u32 vector_ok, u64 tile,
                                              typename Op::value_type* warp_totals,
-                                             typename Op::value_type* tile_prefix_slot,
-                                             typename Op::value_type* cluster_slot = nullptr) {
+                                             typename Op::value_type* tile_prefix_slot) {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS >= 32 && BLOCK_THREADS <= 1024,
                   "BLOCK_THREADS must be a multiple of 32 from 32 to 1024");
     constexpr int WARPS = BLOCK_THREADS / 32;
@@ -227,7 +222,7 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     const A initial_acc = widen<A>(initial);
 
     const u64 tile_base = tile * (u64)TILE;
-    const u64 remaining = tile_base < n ? n - tile_base : 0ull;
+    const u64 remaining = n - tile_base;
     const u32 valid = remaining < (u64)TILE ? (u32)remaining : TILE;
     const int lane = warp_lane();
     const int warp = (int)(threadIdx.x >> 5);
@@ -311,32 +306,24 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     const A aggregate = running;
 
     // 4. Warp 0 publishes and looks back; the other warps wait at the
-    //    barrier with their items already scanned. One cluster: every
-    //    thread takes part in one_cluster_prefix, which ends with B.
-    A tile_prefix = initial_acc;
-    if constexpr (ONE_CLUSTER) {
-        const A before = one_cluster_prefix<A, Op>(aggregate, (u32)tile, cluster_slot, tile_prefix_slot);
-        if (tile > 0) tile_prefix = kind != 0u ? Op::combine(initial_acc, before) : before;
-    } else {
-        if (warp == 0) {
-            Status status(lookback_status_region(state), num_tiles, epoch);
-            const bool leader = lane == 0;
-            A found = initial_acc;
-            if (tile == 0) {
-                if (leader)
-                    status.publish(0, TILE_PREFIX,
-                                   kind != 0u ? Op::combine(initial_acc, aggregate) : aggregate);
-            } else {
-                if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
-                found = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
-                    status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
-                if (leader) status.publish(tile, TILE_PREFIX, Op::combine(found, aggregate));
-            }
-            if (leader) *tile_prefix_slot = found;
+    //    barrier with their items already scanned.
+    if (warp == 0) {
+        Status status(lookback_status_region(state), num_tiles, epoch);
+        const bool leader = lane == 0;
+        A tile_prefix = initial_acc;
+        if (tile == 0) {
+            if (leader)
+                status.publish(0, TILE_PREFIX,
+                               kind != 0u ? Op::combine(initial_acc, aggregate) : aggregate);
+        } else {
+            if (leader) status.publish(tile, TILE_AGGREGATE, aggregate);
+            tile_prefix = warp_lookback<A, Op, Status, WIDTH, SPIN_NS, START_NS>(
+                status, tile, num_tiles >= LOOKBACK_DELAY_MIN_TILES);
+            if (leader) status.publish(tile, TILE_PREFIX, Op::combine(tile_prefix, aggregate));
         }
-        __syncthreads();  // B
-        tile_prefix = *tile_prefix_slot;
+        if (leader) *tile_prefix_slot = tile_prefix;
     }
+    __syncthreads();  // B
 
     // 5. prefix = tile prefix ⊕ warp prefix (either may be absent: tile 0 of
     //    an unseeded inclusive scan has no tile prefix, warp 0 no warp
@@ -346,7 +333,8 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     const bool has_tile_prefix = tile > 0 || kind != 0u;
     const bool has_warp_prefix = warp > 0;
     A prefix = warp_prefix;
-    if (has_tile_prefix) prefix = has_warp_prefix ? Op::combine(tile_prefix, warp_prefix) : tile_prefix;
+    if (has_tile_prefix)
+        prefix = has_warp_prefix ? Op::combine(*tile_prefix_slot, warp_prefix) : *tile_prefix_slot;
     if (has_tile_prefix || has_warp_prefix) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) items[j] = Op::combine(prefix, items[j]);
@@ -372,11 +360,9 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     }
 }
 
-// One block per tile: the tile index from the counter (or, BLOCK_ORDER,
-// the block's own index: the host launches that only for grids whose
-// every block is resident at once), then the tile.
+// One block per tile: the tile index from the counter, then the tile.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0, int STREAM = 0, int START_NS = 0, bool BLOCK_ORDER = false>
+          int SPIN_NS = 0, int STREAM = 0, int START_NS = 0>
 __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                            u64 num_tiles, u32 kind,
                                                            T initial, u32 vector_ok) {
@@ -389,39 +375,9 @@ __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, 
     // Surplus blocks of a grid that spilled into y take no tile.
     if (linear_block_index() >= num_tiles) return;
 
-    u64 tile;
-    if constexpr (BLOCK_ORDER) {
-        tile = linear_block_index();
-    } else {
-        if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
-        __syncthreads();
-        tile = tile_slot;
-    }
+    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
+    __syncthreads();
     striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM, START_NS>(
-        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, tile, warp_totals,
+        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, tile_slot, warp_totals,
         &tile_prefix_slot);
-}
-
-// The whole input in one cluster of ONE_CLUSTER_MAX_BLOCKS blocks (sm_90
-// and newer; the entry is compiled with __cluster_dims__ and launched as a
-// grid of exactly one cluster, n ≤ ONE_CLUSTER_MAX_BLOCKS · TILE): block r
-// scans tile r, its prefix folded from the aggregates of blocks 0 … r − 1
-// through distributed shared memory. The tile state is not read; block 0
-// still zeroes the next call's tile counter, so the calls around this one
-// keep their epoch protocol.
-template <typename T, typename Op, int BLOCK_THREADS, int ITEMS>
-__device__ __forceinline__ void scan_one_cluster_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
-                                                         u64 num_tiles, u32 kind, T initial,
-                                                         u32 vector_ok) {
-    typedef typename Op::value_type A;
-    __shared__ A warp_totals[BLOCK_THREADS / 32];
-    __shared__ A tile_prefix_slot;
-    __shared__ A cluster_slot;
-
-    lookback_prepare_next_call(state, epoch);
-    striped_tile<T, Op, BLOCK_THREADS, ITEMS, 1, 0, 0, 0, 0, true>(
-        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, (u64)cluster_block_rank(), warp_totals,
-        &tile_prefix_slot, &cluster_slot);
-    // No block leaves while another may still read its cluster_slot.
-    cluster_wait();
 }

@@ -34,11 +34,53 @@
 // ClusterSortStorage (at most STORAGE_BYTES), then a staging area and two
 // receiving areas of BLOCK·ITEMS keys and values each.
 //
-// Needs COMMON, WARP, BLOCK, CLUSTER (block/cluster.cuh), SORT_RADIX_KEY,
-// SORT_WARP_RANK, SORT_ONESWEEP (sort_digit_of).
+// Needs COMMON, WARP, BLOCK, SORT_RADIX_KEY, SORT_WARP_RANK, SORT_ONESWEEP
+// (sort_digit_of).
 
-// The cluster sort's mbarrier and asynchronous-store primitives (sm_90 and
-// newer; they trap elsewhere, where the host never launches a cluster).
+// Cluster primitives (sm_90 and newer; they trap elsewhere, where the host
+// never launches a cluster).
+__device__ __forceinline__ u32 cluster_block_rank() {
+#if __CUDA_ARCH__ >= 900
+    u32 rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+#else
+    __trap();
+    return 0u;
+#endif
+}
+
+// Every thread of every block of the cluster arrives; shared-memory writes
+// before it (local or remote) are visible to every block after it.
+__device__ __forceinline__ void cluster_barrier() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile(
+        "barrier.cluster.arrive.release.aligned;\n\t"
+        "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __trap();
+#endif
+}
+
+// The shared-window address of a pointer into this block's shared memory.
+__device__ __forceinline__ u32 shared_address(const void* p) {
+    u64 a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (u32)a;
+}
+
+// The shared::cluster address of `local` (in this block's shared memory)
+// in cluster block `rank`'s shared memory.
+__device__ __forceinline__ u32 cluster_address(const void* local, u32 rank) {
+#if __CUDA_ARCH__ >= 900
+    u32 remote;
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
+    return remote;
+#else
+    __trap();
+    return 0u;
+#endif
+}
 
 // Initialises the mbarrier at `bar` for one arrival a phase, visible to
 // the whole cluster after the next cluster barrier.
