@@ -1330,8 +1330,19 @@ fn gathered_bounds(
     count: usize,
 ) -> Result<Vec<Vec<usize>>> {
     let all = group.all_gather(bounds, count)?;
-    Ok(all[0]
-        .to_host(&group.ranks[0].gpu)?
+    bounds_on_host(&all[0], &group.ranks[0].gpu, count)
+}
+
+/// Gathered bounds, `count` per rank in rank order, read back through `gpu`
+/// (a stream of the rank that holds `gathered`; a host synchronisation with
+/// it) and split per rank. `count` ≥ 1.
+fn bounds_on_host(
+    gathered: &DeviceBuffer<u64>,
+    gpu: &Gpu,
+    count: usize,
+) -> Result<Vec<Vec<usize>>> {
+    Ok(gathered
+        .to_host(gpu)?
         .chunks(count)
         .map(|c| c.iter().map(|&b| b as usize).collect())
         .collect())

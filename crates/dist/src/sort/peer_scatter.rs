@@ -74,8 +74,8 @@ use gpu_core::{DeviceBuffer, DeviceType, Gpu, KernelArgs};
 
 use super::partition_first::{bucket_work, sampled_splitters};
 use super::{
-    exchange_plan, join, join_all, merge_received, placed, sample_sort_kernel, uninit_shards,
-    SortPlacement, Splitter, BLOCK_THREADS,
+    bounds_on_host, exchange_plan, join, join_all, merge_received, placed, sample_sort_kernel,
+    uninit_shards, SortPlacement, Splitter, BLOCK_THREADS,
 };
 use crate::layout::Move;
 use crate::{Group, Result, Sharded};
@@ -282,11 +282,7 @@ impl<K: SortKey, V: DeviceType> LateTables<'_, K, V> {
     fn prepare(&mut self) -> Result<()> {
         let group = self.group;
         let world = group.world();
-        let bounds: Vec<Vec<usize>> = self.gathered[0]
-            .to_host(&group.ranks[0].side)?
-            .chunks(world - 1)
-            .map(|c| c.iter().map(|&b| b as usize).collect())
-            .collect();
+        let bounds = bounds_on_host(&self.gathered[0], &group.ranks[0].side, world - 1)?;
         let (plan, bucket_lengths) = exchange_plan(self.lengths, &bounds)?;
         // SAFETY: the split sorts write every element (the plan's moves
         // tile each receive buffer).
