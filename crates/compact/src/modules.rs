@@ -400,9 +400,13 @@ pub const COUNT_BLOCK_THREADS: u32 = 256;
 /// Items per thread of the count kernel.
 pub const COUNT_ITEMS_PER_THREAD: u32 = 16;
 
-/// Threads per block of the three-pass map and scatter kernels (one item per
-/// thread): not swept.
+/// Threads per block of the three-pass map and scatter kernels: not swept.
 pub const THREE_PASS_BLOCK_THREADS: u32 = 256;
+
+/// Consecutive items per thread of the three-pass map and scatter kernels:
+/// one 16-byte access per array for 4-byte items and marks
+/// (`THREE_PASS_ITEMS` in `kernels/cuda/compact/three_pass.cu`).
+pub const THREE_PASS_ITEMS: u32 = 4;
 
 /// Which predicate a module compiles in.
 #[derive(Clone, Copy, Debug)]
@@ -639,6 +643,7 @@ pub(crate) fn module<T: Element>(predicate: PredicateSource<'_, T>) -> ModuleSou
         .source(&support)
         .source(parprims_kernels::COMPACT_SINGLE_PASS)
         .source(parprims_kernels::COMPACT_COUNT)
+        .define("THREE_PASS_ITEMS", THREE_PASS_ITEMS)
         .source(parprims_kernels::COMPACT_THREE_PASS);
     let pred = format!("{pred_type}(code, a, b)");
     let pred_params = format!("u32 code, {t} a, {t} b");

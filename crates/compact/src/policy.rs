@@ -13,13 +13,13 @@
 //! | defaults by element size | [`TUNING`] (select by flags, partition), [`SELECT_IF_TUNING`] (select by predicate), [`default_policy`], [`select_if_policy`] |
 //! | what the sweep (`tests/compact_tuning.rs`) compares | [`CANDIDATES_4`], [`CANDIDATES_8`], [`candidates`] |
 //! | which policies a call accepts (catalogued modules only) | [`validate_tuning`] |
-//! | the fixed shapes of the count and three-pass kernels | [`COUNT_BLOCK_THREADS`], [`COUNT_ITEMS_PER_THREAD`], [`THREE_PASS_BLOCK_THREADS`] |
+//! | the fixed shapes of the count and three-pass kernels | [`COUNT_BLOCK_THREADS`], [`COUNT_ITEMS_PER_THREAD`], [`THREE_PASS_BLOCK_THREADS`], [`THREE_PASS_ITEMS`] |
 //!
 //! The measurements behind each default are in `docs/tuning.md`.
 
 pub use crate::modules::{
     candidates, default_policy, default_policy_for, policy, select_if_policy, select_if_policy_for,
     validate_tuning, CompactPolicy, CANDIDATES_4, CANDIDATES_8, COUNT_BLOCK_THREADS,
-    COUNT_ITEMS_PER_THREAD, SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, TUNING,
+    COUNT_ITEMS_PER_THREAD, SELECT_IF_TUNING, THREE_PASS_BLOCK_THREADS, THREE_PASS_ITEMS, TUNING,
 };
 pub use gpu_core::single_pass::{Policy, Schedule, StatusEncoding, TileLayout};

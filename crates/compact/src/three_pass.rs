@@ -1,6 +1,7 @@
 //! `ThreePass`: the lab's compaction — map, exclusive scan, scatter.
 //!
-//! 1. map: `marks[i] = 1` if item i is kept, else 0 (one thread per item);
+//! 1. map: `marks[i] = 1` if item i is kept, else 0 (four consecutive items
+//!    per thread, one vector access per array where aligned);
 //! 2. scan: `positions` = exclusive prefix sum of `marks`, by the chosen scan
 //!    algorithm through the scan crate's public API;
 //! 3. scatter: kept `in[i]` goes to `out[positions[i]]`; for a partition the
@@ -18,7 +19,7 @@
 //! | work | O(n) + the scan's |
 //! | steps | 1 + the scan's + 1 |
 //! | bytes (c = 4 or 8) | map n (flags) or n·s read, n·c written; scan ≈ its own (2n·c for look-back); scatter n·s + 2n·c read, k·s written (partition n·s) |
-//! | launches | map + scan's + scatter |
+//! | launches | map + scan's + scatter (4 items per thread, [`THREE_PASS_ITEMS`](crate::policy::THREE_PASS_ITEMS)) |
 //! | temporary memory | 2n·c bytes (marks, positions) |
 //! | shared memory | none in map/scatter; the scan's own |
 //! | in place | no |
@@ -31,7 +32,9 @@ use gpu_core::{DeviceBuffer, Element, Gpu, KernelArgs, Result};
 
 use crate::scan_bridge::{exclusive_sum, ScanAlgorithm};
 
-use crate::modules::{default_policy, entry, module, module_key, THREE_PASS_BLOCK_THREADS};
+use crate::modules::{
+    default_policy, entry, module, module_key, THREE_PASS_BLOCK_THREADS, THREE_PASS_ITEMS,
+};
 use crate::{Compaction, Selection};
 
 /// Whether the marks and positions are `u64` for `n` items.
@@ -113,9 +116,9 @@ fn run_with<T: Element, C: Element>(
     let mut marks = unsafe { DeviceBuffer::<C>::uninit(gpu, n)? };
     let mut positions = unsafe { DeviceBuffer::<C>::uninit(gpu, n)? };
 
-    // One item per thread; a grid past 2^31 − 1 blocks spills into y and the
-    // kernels flatten it with global_thread_index().
-    let (config, _blocks) = grid_1d(n as u64, THREE_PASS_BLOCK_THREADS, 1, 0)?;
+    // Four consecutive items per thread; a grid past 2^31 − 1 blocks spills
+    // into y and the kernels flatten it with global_thread_index().
+    let (config, _blocks) = grid_1d(n as u64, THREE_PASS_BLOCK_THREADS, THREE_PASS_ITEMS, 0)?;
 
     let mut map_args = KernelArgs::new();
     match &selection {
