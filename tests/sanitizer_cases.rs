@@ -322,9 +322,10 @@ fn scan_every_kind_and_placement(gpu: &Gpu, runner: ScanRunner, n: usize) {
 }
 
 /// The teaching variants (Hillis–Steele global and per block, Blelloch,
-/// Blelloch padded): at block 32 (tile 64) with 64² + 65 elements, three
+/// Blelloch padded): at block 32 (tiles of 32 elements for Hillis–Steele
+/// global, 128 for the others) with 128² + 129 elements, at least three
 /// recursion levels and a partial tile at each, every kind and placement
-/// for i32 / u64 / f32; at the default block (512, tile 1024) with 70,001
+/// for i32 / u64 / f32; at the default block (256, tile 1024) with 70,001
 /// elements (two levels, a partial tile), one case per type.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -332,7 +333,7 @@ fn sanitizer_scan_teaching_variants() {
     let gpu = gpu();
     for algorithm in ScanAlgorithm::TEACHING {
         let small_block = ScanRunner::Options(ScanOptions::new(algorithm).with_block_threads(32));
-        scan_every_kind_and_placement(gpu, small_block, 64 * 64 + 65);
+        scan_every_kind_and_placement(gpu, small_block, 128 * 128 + 129);
 
         let default_block = ScanRunner::Options(ScanOptions::new(algorithm));
         let n = 70_001;

@@ -2,7 +2,8 @@
 //! bank-conflict padding, under the recursive multi-block driver.
 //!
 //! The same up-sweep / down-sweep as [`crate::ScanAlgorithm::Blelloch`]
-//! (tile T = 2B elements for B threads, a power of two), but shared index i
+//! (tile T = 4B elements for B threads, a power of two, over a tree of 2B
+//! leaves in shared memory), but shared index i
 //! lives at `i + (i >> LOG_NUM_BANKS)` (GPU Gems 3 §39.2.3,
 //! CONFLICT_FREE_OFFSET): one padding slot after every 32 elements, so
 //! accesses at stride 32, 64, … no longer fall into one bank. For 4-byte
@@ -10,46 +11,60 @@
 //! 8-byte types (two banks per element) it halves them.
 //!
 //! - work: ≈ 2n combines; steps: 2·log2 T levels per tile, behind
-//!   2·max(log2 B − 6, 0) + 2 block barriers (the leaf level runs in
-//!   registers, the levels with at most 32 active threads in warp 0 behind
-//!   warp barriers; see [`crate::ScanAlgorithm::Blelloch`]);
+//!   2·max(log2 B − 6, 0) + 2 block barriers (the levels inside a thread's
+//!   elements and the pair's level run in registers, the levels with at most
+//!   32 active threads in warp 0 behind warp barriers; see
+//!   [`crate::ScanAlgorithm::Blelloch`]);
 //! - global bytes moved: ≈ 4n·sizeof(T) plus the higher levels, see
 //!   [`crate::bytes_moved`];
 //! - launches: 2·levels − 1;
-//! - shared memory per block: T + ⌊(T − 1)/32⌋ accumulators (the element
+//! - shared memory per block: 2B + ⌊(2B − 1)/32⌋ accumulators (the element
 //!   type, or 4 bytes for the 1- and 2-byte types);
 //! - in place: yes; deterministic: yes.
 //!
-//! Kernel: `kernels/cuda/scan_blelloch.cu` (template parameter PADDED = true).
+//! Kernel: `kernels/cuda/scan/blelloch.cu` (template parameter PADDED = true).
 
 use gpu_core::{Element, ModuleSource, Operator};
 
-use crate::blelloch::{blelloch_entry, blelloch_module, blelloch_tile_items};
-use crate::policy::LOG_NUM_BANKS;
+use crate::blelloch::{
+    blelloch_entry, blelloch_family, blelloch_leaves, blelloch_module, blelloch_tile_items,
+};
+use crate::policy::{BLELLOCH_ITEMS_PER_THREAD, LOG_NUM_BANKS};
 use crate::recursive::{BlockScan, Stage};
 
 /// The padded Blelloch block scan, for the recursive driver.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct BlellochPadded;
+pub(crate) struct BlellochPadded {
+    /// Elements per thread: an even power of two, 2 … 16.
+    pub(crate) items_per_thread: u32,
+}
 
-/// Shared slots a padded tile of `tile_items` needs: the padded index of the
-/// last element, plus one.
-pub(crate) fn padded_slots(tile_items: u64) -> u64 {
-    let last = tile_items - 1;
+impl BlellochPadded {
+    /// The policy's shape ([`BLELLOCH_ITEMS_PER_THREAD`]).
+    pub(crate) const DEFAULT: BlellochPadded = BlellochPadded {
+        items_per_thread: BLELLOCH_ITEMS_PER_THREAD,
+    };
+}
+
+/// Shared slots a padded tree of `leaves` needs: the padded index of the
+/// last leaf, plus one.
+pub(crate) fn padded_slots(leaves: u64) -> u64 {
+    let last = leaves - 1;
     last + (last >> LOG_NUM_BANKS) + 1
 }
 
 impl BlockScan for BlellochPadded {
     fn tile_items(&self, block_threads: u32) -> u64 {
-        blelloch_tile_items(block_threads)
+        blelloch_tile_items(block_threads, self.items_per_thread)
     }
 
     fn shared_bytes(&self, block_threads: u32, value_bytes: u64) -> u64 {
-        padded_slots(self.tile_items(block_threads)) * value_bytes
+        padded_slots(blelloch_leaves(block_threads)) * value_bytes
     }
 
     fn module<T: Element, O: Operator<T>>(&self, op: &O) -> ModuleSource {
-        blelloch_module::<T, O>("blelloch_padded", true, op)
+        let family = blelloch_family("blelloch_padded", self.items_per_thread);
+        blelloch_module::<T, O>(&family, true, self.items_per_thread, op)
     }
 
     fn loops_over_tiles(&self) -> bool {
@@ -57,7 +72,8 @@ impl BlockScan for BlellochPadded {
     }
 
     fn entry<T: Element, O: Operator<T>>(&self, op: &O, stage: Stage) -> String {
-        blelloch_entry::<T, O>("blelloch_padded", op, stage)
+        let family = blelloch_family("blelloch_padded", self.items_per_thread);
+        blelloch_entry::<T, O>(&family, op, stage)
     }
 }
 
@@ -71,7 +87,10 @@ mod tests {
         assert_eq!(padded_slots(64), 64 + 1);
         assert_eq!(padded_slots(1024), 1024 + 31);
         assert_eq!(padded_slots(2048), 2048 + 63);
-        assert_eq!(BlellochPadded.shared_bytes(512, 8), (1024 + 31) * 8);
+        assert_eq!(
+            BlellochPadded::DEFAULT.shared_bytes(512, 8),
+            (1024 + 31) * 8
+        );
         // Conflict-free mapping: slots are distinct and increasing.
         let slots: Vec<u64> = (0..2048u64).map(|i| i + (i >> LOG_NUM_BANKS)).collect();
         assert!(slots.windows(2).all(|w| w[0] < w[1]));
@@ -122,7 +141,7 @@ mod tests {
     }
 
     /// Shared-memory wavefronts one block of `threads` spends on a tile of
-    /// 4-byte elements, following scan_blelloch.cu access by access: thread
+    /// 4-byte elements, following scan/blelloch.cu access by access: thread
     /// t's leaf pair (2t, 2t+1) is combined in registers and stored to slot
     /// 2t+1, the tree's other levels run in shared memory, and each thread
     /// reads slot 2t+1 back at the end.
@@ -177,11 +196,11 @@ mod tests {
 
     #[test]
     fn module_names_differ_from_plain_blelloch() {
-        let m = BlellochPadded.module::<u32, _>(&Sum);
+        let m = BlellochPadded::DEFAULT.module::<u32, _>(&Sum);
         assert_eq!(m.name(), "scan_blelloch_padded_u32_sum");
         assert_eq!(m.entries(), ["blelloch_padded_block_u32_sum"]);
         assert!(m.code().contains("blelloch_block<u32, u32, op_t, true>"));
-        let m = BlellochPadded.module::<gpu_core::bf16, _>(&Sum);
+        let m = BlellochPadded::DEFAULT.module::<gpu_core::bf16, _>(&Sum);
         assert_eq!(m.entries()[1], "blelloch_padded_block_bf16_sum_to_acc");
         assert!(m.code().contains("blelloch_block<f32, f32, op_t, true>"));
     }

@@ -539,7 +539,8 @@ mod tests {
         };
         // The detector itself: the Blelloch block scan, which works in shared
         // memory between barriers, must be flagged.
-        let blelloch = crate::blelloch::blelloch_module::<u64, _>("blelloch", false, &Sum);
+        use crate::recursive::BlockScan;
+        let blelloch = crate::blelloch::Blelloch::DEFAULT.module::<u64, _>(&Sum);
         let Some(sass) = sm90_sass(&blelloch) else {
             return; // NVRTC or nvdisasm missing (a panic in CI)
         };

@@ -12,7 +12,7 @@
 //! |---|---|---|---|---|---|
 //! | `HillisSteeleGlobal` | one launch per step, ping-pong buffers | n log n | ≈ 3n log n | ⌈log2 n⌉ | yes |
 //! | `HillisSteele` | double buffer in shared memory + recursive driver | n log T | ≈ 4n | 2·levels − 1 | yes |
-//! | `Blelloch` | up-sweep / down-sweep, 2 per thread + recursive driver | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
+//! | `Blelloch` | up-sweep / down-sweep, 4 per thread + recursive driver | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
 //! | `BlellochPadded` | the same, shared memory padded against bank conflicts | ≈ 2n | ≈ 4n | 2·levels − 1 | yes |
 //! | `DecoupledLookback` (= `Auto`) | single pass, decoupled look-back | ≈ 2n | ≈ 2n | 1 | **no** |
 //! | `ReduceThenScan` | tile totals, their scan, seeded tile scans | ≈ 3n | ≈ 3n | 3 (n ≤ T²) | yes |
@@ -312,12 +312,12 @@ fn bytes_moved_seeded(
         ScanAlgorithm::Blelloch => recursive::bytes_moved(
             n,
             element_bytes,
-            blelloch::Blelloch.tile_items(block_threads),
+            blelloch::Blelloch::DEFAULT.tile_items(block_threads),
         ),
         ScanAlgorithm::BlellochPadded => recursive::bytes_moved(
             n,
             element_bytes,
-            blelloch_padded::BlellochPadded.tile_items(block_threads),
+            blelloch_padded::BlellochPadded::DEFAULT.tile_items(block_threads),
         ),
         ScanAlgorithm::DecoupledLookback | ScanAlgorithm::Auto => {
             lookback::lookback_bytes_moved(n, element_bytes)
@@ -492,7 +492,7 @@ fn dispatch<T: Element, O: Operator<T>>(
         ),
         ScanAlgorithm::Blelloch => recursive::scan_recursive(
             gpu,
-            &blelloch::Blelloch,
+            &blelloch::Blelloch::DEFAULT,
             block_threads,
             input,
             output,
@@ -501,7 +501,7 @@ fn dispatch<T: Element, O: Operator<T>>(
         ),
         ScanAlgorithm::BlellochPadded => recursive::scan_recursive(
             gpu,
-            &blelloch_padded::BlellochPadded,
+            &blelloch_padded::BlellochPadded::DEFAULT,
             block_threads,
             input,
             output,
@@ -589,8 +589,8 @@ pub fn modules_for<T: Element, O: Operator<T>>(op: &O) -> Vec<ModuleSource> {
     let mut modules = vec![
         hillis_steele_global::module::<T, O>(op),
         hillis_steele::HillisSteele.module::<T, O>(op),
-        blelloch::Blelloch.module::<T, O>(op),
-        blelloch_padded::BlellochPadded.module::<T, O>(op),
+        blelloch::Blelloch::DEFAULT.module::<T, O>(op),
+        blelloch_padded::BlellochPadded::DEFAULT.module::<T, O>(op),
         recursive::uniform_add_module::<T, O>(op),
     ];
     modules.extend(lookback::lookback_modules::<T, O>(op));

@@ -44,9 +44,16 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// take 64 KiB: the launch opts in past the 48 KiB default.
 pub const HILLIS_STEELE_ITEMS_PER_THREAD: u32 = 4;
 
-/// Elements per thread of the Blelloch block scans: fixed at two by the
-/// algorithm (each thread owns one leaf pair of the tree).
-pub const BLELLOCH_ITEMS_PER_THREAD: u32 = 2;
+/// Elements per thread of the Blelloch block scans (an even power of two;
+/// the tile is this many times the block). Each thread folds each half of
+/// its elements to one leaf in registers, so the tree in shared memory has
+/// two leaves per thread whatever this is; two (every element a leaf) is the
+/// lab's form. Four halve the shared-memory traffic, bank conflicts and
+/// barriers per element, which bound these scans (docs/scan.md, "What
+/// limits them", and `docs/tuning.md`).
+pub const BLELLOCH_ITEMS_PER_THREAD: u32 = 4;
+const _: () =
+    assert!(BLELLOCH_ITEMS_PER_THREAD >= 2 && BLELLOCH_ITEMS_PER_THREAD.is_power_of_two());
 
 /// Threads per block of the uniform-add pass (capped at the tile size;
 /// raised for tiles past UNIFORM_ADD_THREADS · UNIFORM_ADD_MAX_ITEMS).

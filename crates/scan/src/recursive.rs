@@ -567,7 +567,7 @@ mod tests {
         for threads in [32u32, 64, 96, 128, 160, 256, 480, 512, 992, 1024] {
             for tile in [
                 crate::hillis_steele::HillisSteele.tile_items(threads),
-                crate::blelloch::Blelloch.tile_items(threads),
+                crate::blelloch::Blelloch::DEFAULT.tile_items(threads),
             ] {
                 let add = uniform_add_threads(tile).unwrap() as u64;
                 assert!(add * UNIFORM_ADD_MAX_ITEMS as u64 >= tile, "tile {tile}");

@@ -1,31 +1,39 @@
 // scan/blelloch.cu — work-efficient block scan (Blelloch 1990): an up-sweep
-// (reduce) and a down-sweep over a balanced binary tree in shared memory, two
-// elements per thread; the recursive driver (scan/recursive.cuh,
+// (reduce) and a down-sweep over a balanced binary tree, BLELLOCH_ITEMS
+// elements per thread (a define, an even power of two: 4 by default, see
+// crates/scan/src/policy.rs); the recursive driver (scan/recursive.cuh,
 // crates/scan/src/recursive.rs) turns it into a scan of any length.
 //
 // One block of B threads (B a power of two, 32 … 1024) scans a tile of
-// T = 2B elements; thread t owns the tree's leaf pair, positions 2t and 2t+1.
-//   up-sweep:   for d = B, B/2, …, 1 (stride s = B / d): the first d
-//               threads combine s[left] into s[right] of one tree node:
-//               s[s·(2t+2) − 1] = s[s·(2t+1) − 1] ⊕ s[s·(2t+2) − 1];
+// T = BLELLOCH_ITEMS·B elements; thread t owns the BLELLOCH_ITEMS consecutive
+// positions from BLELLOCH_ITEMS·t. The tree over the tile is the textbook's:
+//   up-sweep:   level by level, each node's right slot becomes
+//               left ⊕ right (s[s·(2t+2) − 1] = s[s·(2t+1) − 1] ⊕ s[s·(2t+2) − 1]
+//               at stride s);
 //   the root (the tile's total) is saved, then replaced by the identity;
-//   down-sweep: for d = 1, 2, …, B: each node passes its prefix to its left
-//               child and prefix ⊕ (left subtree) to its right child.
+//   down-sweep: each node passes its prefix to its left child and
+//               prefix ⊕ (left subtree) to its right child.
 // The result is the tile's exclusive scan; the inclusive one is exclusive ⊕
 // the element's own input.
 //
-// The leaf level (d = B, stride 1) of both sweeps is the thread's own pair,
-// so it runs in registers: the up-sweep stores x[2t] ⊕ x[2t+1] into slot
-// 2t+1, and the down-sweep's last level reads back slot 2t+1 (the prefix of
-// the pair) and finishes the pair itself. Every other level reads and writes
-// odd slots only, so the even slots are never stored. The levels in between
-// are the textbook's, in shared memory:
+// The levels of both sweeps that stay inside one thread's elements run in
+// registers. Up: each half of the thread's elements folds to one value, so
+// the tree in shared memory has 2B leaves, two per thread (the leaf pair of
+// the lab's kernel, where each element was a leaf), and its first level
+// (the pair, d = B, stride 1) runs in registers too: thread t stores
+// leaf0 ⊕ leaf1 into slot 2t+1. Down: the last shared level reads back slot
+// 2t+1 (the pair's prefix), and the thread finishes its elements itself.
+// Every other level reads and writes odd slots only, so the even slots are
+// never stored. The levels in between are the textbook's, in shared memory:
 //   - while more than 32 threads work (d ≥ 64), a block barrier orders each
 //     level after the one before;
 //   - the levels with d ≤ 32 run inside warp 0 on what warp 0 wrote (the
 //     first of them, d = 32, reads what d = 64 wrote in warps 0 and 1, and
 //     is entered after a block barrier): a warp barrier orders them, and the
 //     other warps skip them, going straight to the next block barrier.
+// Four elements per thread halve the shared-memory traffic per element of
+// two (the lab's form): the shared tree, its bank conflicts and its barriers
+// cost the same per tile, and the tile is twice as long.
 //
 // PADDED = true is BlellochPadded: shared index i is stored at
 // i + (i >> LOG_NUM_BANKS) (CONFLICT_FREE_OFFSET). Without it the tree's
@@ -33,26 +41,26 @@
 // warp touch words 2s apart, a min(2s, 32)-way conflict. One padding word per
 // 32 spreads them over different banks.
 //
-//   work O(T) combines per tile of T = 2B elements (≈ 2T), O(n) overall;
+//   work O(T) combines per tile (≈ 2T), O(n) overall;
 //   steps 2·log2(T) levels per tile, behind 2·max(log2 B − 6, 0) + 2 block
-//     barriers (the others are the leaf level in registers and the warp-0
-//     levels behind warp barriers): 8 for B = 512, against 2·log2 T = 20
-//     with a block barrier at every level;
+//     barriers (the others are the levels in registers and the warp-0
+//     levels behind warp barriers): 8 for B = 512;
 //   bytes moved: n elements read, n written, one total per tile written
 //     (the uniform add then reads and writes n again: ≈ 4n in all);
-//   shared memory per block: T·sizeof(A) (+ T/32 when padded), A the
-//     accumulator (the element itself for 4- and 8-byte types, 4 bytes for 1 and 2);
-//   in place: yes (thread t reads positions 2t and 2t+1 of its tile before
-//     it writes them, no other thread touches them, and each tile belongs to
+//   shared memory per block: 2B accumulators (+ 2B/32 when padded), A the
+//     accumulator (the element itself for 4- and 8-byte types, 4 bytes for
+//     1 and 2);
+//   in place: yes (a thread reads its own positions of its tile before it
+//     writes them, no other thread touches them, and each tile belongs to
 //     one block);
-//   deterministic: yes (a fixed combination tree).
+//   deterministic: yes (a fixed combination order).
 //
 // Grid: persistent, with the pipelined tile loop of scan/recursive.cuh (each
-// block loads its next tile's pair into registers before scanning the
-// current one). Loads and stores: one two-element vector access per thread
-// (coalesced: a warp covers 64 consecutive elements) when the array is
-// aligned to two elements; element by element otherwise (a sub-view at an
-// odd offset).
+// block loads its next tile's elements into registers before scanning the
+// current one). Loads and stores: vector accesses of up to 16 bytes per
+// thread (coalesced: a warp covers 32·BLELLOCH_ITEMS consecutive elements)
+// when the array is aligned to them; element by element otherwise (a
+// sub-view at an odd offset).
 
 template <bool PADDED>
 __device__ __forceinline__ u32 blelloch_slot(u32 i) {
@@ -81,8 +89,9 @@ __device__ __forceinline__ void blelloch_down(T* s, u32 t, u32 stride) {
     s[right] = Op::combine(prefix, left_total);
 }
 
-// Scans one tile whose pair (x0, x1) = (x[2t], x[2t+1]) thread t holds;
-// returns the pair's exclusive prefix within the tile (identity for t = 0).
+// Scans one tile whose leaf pair (x0, x1) thread t holds (the totals of
+// the two halves of its elements); returns the pair's exclusive prefix
+// within the tile (identity for t = 0).
 // The tile's total goes to totals[tile] when totals is not null.
 template <typename T, typename Op, bool PADDED>
 __device__ __forceinline__ T blelloch_tile_prefix(T* s, T x0, T x1, T* totals, u64 tile) {
@@ -134,85 +143,124 @@ __device__ __forceinline__ T blelloch_tile_prefix(T* s, T x0, T x1, T* totals, u
     return s[pair_slot];
 }
 
-// Two consecutive elements, as one aligned vector access.
+// A run of BLELLOCH_CHUNK consecutive elements, one aligned vector access
+// of at most 16 bytes: a thread's BLELLOCH_ITEMS elements are read and
+// written as BLELLOCH_ITEMS / chunk such accesses.
 template <typename T>
-struct alignas(2 * sizeof(T)) element_pair {
-    T first;
-    T second;
+struct blelloch_chunk_of {
+    static constexpr u32 per_vector = 16 / sizeof(T);
+    static constexpr u32 items = BLELLOCH_ITEMS < per_vector ? BLELLOCH_ITEMS : per_vector;
+    struct alignas(items * sizeof(T)) type {
+        T v[items];
+    };
 };
 
 template <typename T>
-__device__ __forceinline__ bool pair_aligned(const T* p) {
-    return (reinterpret_cast<unsigned long long>(p) % (2 * sizeof(T))) == 0;
+__device__ __forceinline__ bool chunk_aligned(const T* p) {
+    return (reinterpret_cast<unsigned long long>(p) % sizeof(typename blelloch_chunk_of<T>::type)) ==
+           0;
 }
 
-// Elements i and i+1 of `in` widened to the accumulator (identity past n);
-// one vector load when the array is pair-aligned (i is always even) and
-// both are in range.
+// Elements i … i + BLELLOCH_ITEMS − 1 of `in` widened to the accumulator
+// (identity past n); vector loads when the array is chunk-aligned (i is a
+// multiple of BLELLOCH_ITEMS) and all of them are in range.
 template <typename T, typename Op>
-__device__ __forceinline__ void load_pair(const T* in, u64 i, u64 n, bool aligned,
-                                          typename Op::value_type& x0,
-                                          typename Op::value_type& x1) {
+__device__ __forceinline__ void load_items(const T* in, u64 i, u64 n, bool aligned,
+                                           typename Op::value_type (&x)[BLELLOCH_ITEMS]) {
     typedef typename Op::value_type A;
-    if (aligned && i + 1 < n) {
-        const element_pair<T> p = *reinterpret_cast<const element_pair<T>*>(in + i);
-        x0 = widen<A>(p.first);
-        x1 = widen<A>(p.second);
+    typedef blelloch_chunk_of<T> chunk;
+    if (aligned && i + BLELLOCH_ITEMS <= n) {
+        const typename chunk::type* p = reinterpret_cast<const typename chunk::type*>(in + i);
+#pragma unroll
+        for (u32 c = 0; c < BLELLOCH_ITEMS / chunk::items; ++c) {
+            const typename chunk::type v = p[c];
+#pragma unroll
+            for (u32 k = 0; k < chunk::items; ++k) x[c * chunk::items + k] = widen<A>(v.v[k]);
+        }
     } else {
-        x0 = load_or_identity<T, Op>(in, i, n);
-        x1 = load_or_identity<T, Op>(in, i + 1, n);
+#pragma unroll
+        for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) x[k] = load_or_identity<T, Op>(in, i + k, n);
     }
 }
 
 template <typename T>
-__device__ __forceinline__ void store_pair(T* out, u64 i, u64 n, bool aligned, T y0, T y1) {
-    if (aligned && i + 1 < n) {
-        element_pair<T> p;
-        p.first = y0;
-        p.second = y1;
-        *reinterpret_cast<element_pair<T>*>(out + i) = p;
+__device__ __forceinline__ void store_items(T* out, u64 i, u64 n, bool aligned,
+                                            const T (&y)[BLELLOCH_ITEMS]) {
+    typedef blelloch_chunk_of<T> chunk;
+    if (aligned && i + BLELLOCH_ITEMS <= n) {
+        typename chunk::type* p = reinterpret_cast<typename chunk::type*>(out + i);
+#pragma unroll
+        for (u32 c = 0; c < BLELLOCH_ITEMS / chunk::items; ++c) {
+            typename chunk::type v;
+#pragma unroll
+            for (u32 k = 0; k < chunk::items; ++k) v.v[k] = y[c * chunk::items + k];
+            p[c] = v;
+        }
     } else {
-        if (i < n) out[i] = y0;
-        if (i + 1 < n) out[i + 1] = y1;
+#pragma unroll
+        for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) {
+            if (i + k < n) out[i + k] = y[k];
+        }
     }
+}
+
+// The combination of x[from … from + count − 1], in index order.
+template <typename A, typename Op>
+__device__ __forceinline__ A blelloch_fold(const A (&x)[BLELLOCH_ITEMS], u32 from, u32 count) {
+    A total = x[from];
+#pragma unroll
+    for (u32 k = 1; k < count; ++k) total = Op::combine(total, x[from + k]);
+    return total;
 }
 
 // L, S: the loaded and stored types; the tree, the shared tile and the
 // totals are in A = Op::value_type (scan/recursive.cuh has the rule), so
-// shared memory holds T (+ T/32 padded) accumulators.
+// shared memory holds 2B (+ 2B/32 padded) accumulators.
 template <typename L, typename S, typename Op, bool PADDED, typename E>
 __device__ __forceinline__ void blelloch_block(const L* in, S* out, typename Op::value_type* totals,
                                                u64 n, u32 exclusive, u32 has_seed, E seed) {
     typedef typename Op::value_type A;
-    const u32 tile_items = 2 * blockDim.x;
+    constexpr u32 HALF = BLELLOCH_ITEMS / 2;  // elements under one leaf of the tree
+    const u32 tile_items = BLELLOCH_ITEMS * blockDim.x;
     const u64 tiles = (n + tile_items - 1) / tile_items;
     u64 tile = blockIdx.x;
     if (tile >= tiles) return;  // more blocks than tiles: the whole block exits
     A* s = scan_shared_tile<A>();
-    const u32 first = 2 * threadIdx.x;  // the pair's position in its tile
-    const bool in_aligned = pair_aligned(in);
-    const bool out_aligned = pair_aligned(out);
+    const u32 first = BLELLOCH_ITEMS * threadIdx.x;  // the thread's first position in its tile
+    const bool in_aligned = chunk_aligned(in);
+    const bool out_aligned = chunk_aligned(out);
     const A seed_acc = widen<A>(seed);
 
-    A next0, next1;
-    load_pair<L, Op>(in, tile * tile_items + first, n, in_aligned, next0, next1);
+    A next[BLELLOCH_ITEMS];
+    load_items<L, Op>(in, tile * tile_items + first, n, in_aligned, next);
     for (; tile < tiles; tile += gridDim.x) {
-        const A x0 = next0;
-        const A x1 = next1;
+        A x[BLELLOCH_ITEMS];
+#pragma unroll
+        for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) x[k] = next[k];
         const u64 following = tile + gridDim.x;
         if (following < tiles) {
-            load_pair<L, Op>(in, following * tile_items + first, n, in_aligned, next0, next1);
+            load_items<L, Op>(in, following * tile_items + first, n, in_aligned, next);
         }
-        const A prefix = blelloch_tile_prefix<A, Op, PADDED>(s, x0, x1, totals, tile);
-        // Leaf level of the down-sweep, in registers: position 2t's
-        // exclusive prefix is the pair's, 2t+1's is that ⊕ x0.
-        const A incl0 = Op::combine(prefix, x0);
-        const A incl1 = Op::combine(incl0, x1);
+        // Up-sweep levels below the leaves, in registers: each half of the
+        // thread's elements folds to one leaf.
+        const A leaf0 = blelloch_fold<A, Op>(x, 0, HALF);
+        const A leaf1 = blelloch_fold<A, Op>(x, HALF, HALF);
+        const A prefix = blelloch_tile_prefix<A, Op, PADDED>(s, leaf0, leaf1, totals, tile);
+        // Down-sweep in registers: the leaf level (the second leaf's prefix
+        // is prefix ⊕ leaf0), then each half's elements in order.
         const bool first_tile = tile == 0;
-        const A y0 = scan_tile_output<A, Op>(prefix, incl0, first_tile, first, exclusive, has_seed,
-                                             seed_acc);
-        const A y1 = scan_tile_output<A, Op>(incl0, incl1, first_tile, first + 1, exclusive,
-                                             has_seed, seed_acc);
-        store_pair<S>(out, tile * tile_items + first, n, out_aligned, narrow<S>(y0), narrow<S>(y1));
+        S y[BLELLOCH_ITEMS];
+#pragma unroll
+        for (u32 h = 0; h < 2; ++h) {
+            A running = h == 0 ? prefix : Op::combine(prefix, leaf0);
+#pragma unroll
+            for (u32 k = h * HALF; k < (h + 1) * HALF; ++k) {
+                const A inclusive = Op::combine(running, x[k]);
+                y[k] = narrow<S>(scan_tile_output<A, Op>(running, inclusive, first_tile, first + k,
+                                                         exclusive, has_seed, seed_acc));
+                running = inclusive;
+            }
+        }
+        store_items<S>(out, tile * tile_items + first, n, out_aligned, y);
     }
 }

@@ -64,7 +64,7 @@ __device__ __forceinline__ typename Op::value_type load_or_identity(const T* in,
     return (i < n) ? widen<A>(in[i]) : Op::identity();
 }
 
-// Pipelined tile loop (the Blelloch block scans, scan_blelloch.cu). A block
+// Pipelined tile loop (the Blelloch block scans, scan/blelloch.cu). A block
 // that scans one tile and exits has loads in flight only while it waits for
 // them; during its barrier-bound tree in shared memory it keeps none. So the
 // block-scan grid is persistent: G = min(tiles, resident blocks per SM × SMs)
