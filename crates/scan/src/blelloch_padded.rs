@@ -140,11 +140,12 @@ mod tests {
             .sum()
     }
 
-    /// Shared-memory wavefronts one block of `threads` spends on a tile of
-    /// 4-byte elements, following scan/blelloch.cu access by access: thread
-    /// t's leaf pair (2t, 2t+1) is combined in registers and stored to slot
-    /// 2t+1, the tree's other levels run in shared memory, and each thread
-    /// reads slot 2t+1 back at the end.
+    /// Shared-memory wavefronts one block of `threads` spends on the tree of
+    /// a tile of 4-byte elements (2·threads leaves, whatever the elements per
+    /// thread), following scan/blelloch.cu access by access: thread t's leaf
+    /// pair (2t, 2t+1) is combined in registers and stored to slot 2t+1, the
+    /// tree's other levels run in shared memory, and each thread reads slot
+    /// 2t+1 back at the end.
     fn block_wavefronts(threads: u64, padded: bool) -> u64 {
         let slot = |i: u64| if padded { i + (i >> LOG_NUM_BANKS) } else { i };
         let pair = |t: u64| slot(2 * t + 1);
@@ -175,12 +176,12 @@ mod tests {
 
     #[test]
     fn padding_cuts_shared_memory_wavefronts() {
-        // 512 threads, a 1024-element tile: ≈ 1.15 wavefronts per element
-        // unpadded, ≈ 0.17 padded. ncu on the H100 (2^26 `i32`,
-        // docs/scan.md) counted 78,329,165 and 12,083,351 shared
-        // wavefronts over 65,536 tiles: 1195 and 184 per tile, within 2 %
-        // and 7 % of the model (which leaves out thread 0's read and reset
-        // of the root).
+        // 512 threads, a tree of 1024 leaves over a 2048-element tile (four
+        // elements per thread): ≈ 0.57 wavefronts per element unpadded,
+        // ≈ 0.084 padded. ncu on the H100 (2^26 `i32`, docs/scan.md)
+        // counted 39,520,956 and 6,166,007 shared wavefronts over 32,768
+        // tiles: 1206 and 188 per tile, within 3 % and 10 % of the model
+        // (which leaves out thread 0's read and reset of the root).
         assert_eq!(block_wavefronts(512, false), MODEL_UNPADDED);
         assert_eq!(block_wavefronts(512, true), MODEL_PADDED);
         for threads in [32, 64, 128, 256, 1024] {
