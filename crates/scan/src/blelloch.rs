@@ -197,6 +197,26 @@ mod tests {
         use parprims_testkit::bench::{copy_ceiling, time_device, Repetitions};
         use parprims_testkit::rng::random_vec;
 
+        /// One inclusive sum of `input` into `output` by `scan`.
+        fn scan_into_with<S: BlockScan>(
+            gpu: &Gpu,
+            scan: &S,
+            block_threads: u32,
+            input: &DeviceBuffer<i32>,
+            output: &mut DeviceBuffer<i32>,
+        ) -> gpu_core::Result<()> {
+            let (input, output) = (Some(input.view()), output.view_mut());
+            scan_recursive(
+                gpu,
+                scan,
+                block_threads,
+                input,
+                output,
+                &Sum,
+                ScanKind::Inclusive,
+            )
+        }
+
         let gpu = Gpu::new(0).expect("a CUDA GPU");
         let reps = Repetitions {
             warmup: 3,
@@ -218,29 +238,12 @@ mod tests {
             for padded in [false, true] {
                 for items_per_thread in [2u32, 4, 8, 16] {
                     let mut run = || {
-                        let (input, output) = (Some(input.view()), output.view_mut());
                         if padded {
                             let scan = BlellochPadded { items_per_thread };
-                            scan_recursive(
-                                &gpu,
-                                &scan,
-                                block_threads,
-                                input,
-                                output,
-                                &Sum,
-                                ScanKind::Inclusive,
-                            )
+                            scan_into_with(&gpu, &scan, block_threads, &input, &mut output)
                         } else {
                             let scan = Blelloch { items_per_thread };
-                            scan_recursive(
-                                &gpu,
-                                &scan,
-                                block_threads,
-                                input,
-                                output,
-                                &Sum,
-                                ScanKind::Inclusive,
-                            )
+                            scan_into_with(&gpu, &scan, block_threads, &input, &mut output)
                         }
                     };
                     run().expect("scan");
