@@ -141,55 +141,6 @@ __device__ __forceinline__ bf16 narrow<bf16, f32>(f32 v) {
     return f32_to_bf16(v);
 }
 
-// N consecutive elements i … i + N − 1 of an array, read or written as
-// vector accesses of at most 16 bytes when all N lie inside the array (n
-// elements) at an address aligned to one access, element by element
-// otherwise (a sub-view at an odd offset, a partial run at the end).
-// Elements at or past n are not touched: a load leaves their registers as
-// they were. N·sizeof(T) is a power of two.
-template <typename T, u32 N>
-struct element_run {
-    static constexpr u32 per_access = N * sizeof(T) <= 16 ? N : 16 / (u32)sizeof(T);
-    static_assert(N % per_access == 0, "element_run: N must be a multiple of one access");
-    struct alignas(per_access * sizeof(T)) access {
-        T v[per_access];
-    };
-    static __device__ __forceinline__ bool vectorised(const T* p, u64 i, u64 n) {
-        return i + N <= n && reinterpret_cast<unsigned long long>(p + i) % sizeof(access) == 0;
-    }
-    static __device__ __forceinline__ void load(const T* __restrict__ p, u64 i, u64 n, T (&x)[N]) {
-        if (vectorised(p, i, n)) {
-            const access* a = reinterpret_cast<const access*>(p + i);
-#pragma unroll
-            for (u32 c = 0; c < N / per_access; ++c) {
-                const access v = a[c];
-#pragma unroll
-                for (u32 k = 0; k < per_access; ++k) x[c * per_access + k] = v.v[k];
-            }
-        } else {
-#pragma unroll
-            for (u32 k = 0; k < N; ++k)
-                if (i + k < n) x[k] = p[i + k];
-        }
-    }
-    static __device__ __forceinline__ void store(T* __restrict__ p, u64 i, u64 n, const T (&x)[N]) {
-        if (vectorised(p, i, n)) {
-            access* a = reinterpret_cast<access*>(p + i);
-#pragma unroll
-            for (u32 c = 0; c < N / per_access; ++c) {
-                access v;
-#pragma unroll
-                for (u32 k = 0; k < per_access; ++k) v.v[k] = x[c * per_access + k];
-                a[c] = v;
-            }
-        } else {
-#pragma unroll
-            for (u32 k = 0; k < N; ++k)
-                if (i + k < n) p[i + k] = x[k];
-        }
-    }
-};
-
 // Max and min as the CPU reference defines them: `a > b ? a : b` (no NaN
 // special-casing, so GPU and CPU agree bit for bit on any input).
 template <typename T> __device__ __forceinline__ T max_of(T a, T b) { return a > b ? a : b; }

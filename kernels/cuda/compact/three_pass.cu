@@ -11,10 +11,10 @@
 //   u64 beyond, where a u32 prefix would wrap.
 //
 // Each thread takes THREE_PASS_ITEMS (4) items. The map's are consecutive,
-// i = 4·thread … 4·thread + 3: vector accesses per array (4 flag bytes,
-// 16 bytes of u32 marks or 4-byte items; element_run in common.cuh) where
-// the four lie inside the array at an address aligned to them, else
-// element by element (a sub-view at an odd offset, the last partial run). The scatter's are
+// i = 4·thread … 4·thread + 3: one vector access per array (4 flag bytes,
+// 16 bytes of u32 marks or 4-byte items) where the four lie inside the
+// array at an address aligned to them, else element by element (a
+// sub-view at an odd offset, the last partial quad). The scatter's are
 // warp-striped (below), so that its scattered writes stay as coalesced as
 // with one item per thread. Either way a thread has four items' loads in
 // flight at once, and a quarter of the threads' fixed work (index, bounds,
@@ -32,20 +32,61 @@
 #error "three_pass.cu needs THREE_PASS_ITEMS from the host (crates/compact/src/modules.rs)"
 #endif
 
-// The map's run of four consecutive elements (common.cuh).
+// Four consecutive elements, as one aligned access.
 template <typename T>
-using compact_run = element_run<T, THREE_PASS_ITEMS>;
+struct alignas(THREE_PASS_ITEMS * sizeof(T)) compact_quad {
+    T v[THREE_PASS_ITEMS];
+};
+
+// Whether elements i … i + 3 of `p` (n elements) lie inside it at an
+// address aligned to the four: one compact_quad access.
+template <typename T>
+__device__ __forceinline__ bool compact_quad_ok(const T* p, u64 i, u64 n) {
+    return i + THREE_PASS_ITEMS <= n &&
+           reinterpret_cast<unsigned long long>(p + i) % (THREE_PASS_ITEMS * sizeof(T)) == 0;
+}
+
+// Elements i … i + 3 of `p` into x (those at or past n are left as they are).
+template <typename T>
+__device__ __forceinline__ void compact_quad_load(const T* __restrict__ p, u64 i, u64 n,
+                                                  T (&x)[THREE_PASS_ITEMS]) {
+    if (compact_quad_ok(p, i, n)) {
+        const compact_quad<T> q = *reinterpret_cast<const compact_quad<T>*>(p + i);
+#pragma unroll
+        for (int k = 0; k < THREE_PASS_ITEMS; ++k) x[k] = q.v[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < THREE_PASS_ITEMS; ++k)
+            if (i + k < n) x[k] = p[i + k];
+    }
+}
+
+// x into elements i … i + 3 of `p` (those below n).
+template <typename T>
+__device__ __forceinline__ void compact_quad_store(T* __restrict__ p, u64 i, u64 n,
+                                                   const T (&x)[THREE_PASS_ITEMS]) {
+    if (compact_quad_ok(p, i, n)) {
+        compact_quad<T> q;
+#pragma unroll
+        for (int k = 0; k < THREE_PASS_ITEMS; ++k) q.v[k] = x[k];
+        *reinterpret_cast<compact_quad<T>*>(p + i) = q;
+    } else {
+#pragma unroll
+        for (int k = 0; k < THREE_PASS_ITEMS; ++k)
+            if (i + k < n) p[i + k] = x[k];
+    }
+}
 
 template <typename C>
 __device__ __forceinline__ void compact_map_flags(const u8* __restrict__ flags, C* __restrict__ marks, u64 n) {
     const u64 i = global_thread_index() * THREE_PASS_ITEMS;
     if (i >= n) return;
     u8 f[THREE_PASS_ITEMS] = {};
-    compact_run<u8>::load(flags, i, n, f);
+    compact_quad_load(flags, i, n, f);
     C m[THREE_PASS_ITEMS];
 #pragma unroll
     for (int k = 0; k < THREE_PASS_ITEMS; ++k) m[k] = f[k] != 0 ? (C)1 : (C)0;
-    compact_run<C>::store(marks, i, n, m);
+    compact_quad_store(marks, i, n, m);
 }
 
 template <typename T, typename C, typename Pred>
@@ -53,11 +94,11 @@ __device__ __forceinline__ void compact_map_if(const T* __restrict__ in, Pred pr
     const u64 i = global_thread_index() * THREE_PASS_ITEMS;
     if (i >= n) return;
     T x[THREE_PASS_ITEMS];
-    compact_run<T>::load(in, i, n, x);
+    compact_quad_load(in, i, n, x);
     C m[THREE_PASS_ITEMS];
 #pragma unroll
     for (int k = 0; k < THREE_PASS_ITEMS; ++k) m[k] = i + k < n && pred(x[k]) ? (C)1 : (C)0;
-    compact_run<C>::store(marks, i, n, m);
+    compact_quad_store(marks, i, n, m);
 }
 
 template <typename T, typename C, bool PARTITION>

@@ -143,17 +143,65 @@ __device__ __forceinline__ T blelloch_tile_prefix(T* s, T x0, T x1, T* totals, u
     return s[pair_slot];
 }
 
-// Elements i … i + BLELLOCH_ITEMS − 1 of `in` widened to the accumulator,
-// the identity past n; vector accesses where element_run (common.cuh)
-// can use them.
+// A run of BLELLOCH_CHUNK consecutive elements, one aligned vector access
+// of at most 16 bytes: a thread's BLELLOCH_ITEMS elements are read and
+// written as BLELLOCH_ITEMS / chunk such accesses.
+template <typename T>
+struct blelloch_chunk_of {
+    static constexpr u32 per_vector = 16 / sizeof(T);
+    static constexpr u32 items = BLELLOCH_ITEMS < per_vector ? BLELLOCH_ITEMS : per_vector;
+    struct alignas(items * sizeof(T)) type {
+        T v[items];
+    };
+};
+
+template <typename T>
+__device__ __forceinline__ bool chunk_aligned(const T* p) {
+    return (reinterpret_cast<unsigned long long>(p) % sizeof(typename blelloch_chunk_of<T>::type)) ==
+           0;
+}
+
+// Elements i … i + BLELLOCH_ITEMS − 1 of `in` widened to the accumulator
+// (identity past n); vector loads when the array is chunk-aligned (i is a
+// multiple of BLELLOCH_ITEMS) and all of them are in range.
 template <typename T, typename Op>
-__device__ __forceinline__ void load_items(const T* in, u64 i, u64 n,
+__device__ __forceinline__ void load_items(const T* in, u64 i, u64 n, bool aligned,
                                            typename Op::value_type (&x)[BLELLOCH_ITEMS]) {
     typedef typename Op::value_type A;
-    T raw[BLELLOCH_ITEMS];
-    element_run<T, BLELLOCH_ITEMS>::load(in, i, n, raw);
+    typedef blelloch_chunk_of<T> chunk;
+    if (aligned && i + BLELLOCH_ITEMS <= n) {
+        const typename chunk::type* p = reinterpret_cast<const typename chunk::type*>(in + i);
 #pragma unroll
-    for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) x[k] = i + k < n ? widen<A>(raw[k]) : Op::identity();
+        for (u32 c = 0; c < BLELLOCH_ITEMS / chunk::items; ++c) {
+            const typename chunk::type v = p[c];
+#pragma unroll
+            for (u32 k = 0; k < chunk::items; ++k) x[c * chunk::items + k] = widen<A>(v.v[k]);
+        }
+    } else {
+#pragma unroll
+        for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) x[k] = load_or_identity<T, Op>(in, i + k, n);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void store_items(T* out, u64 i, u64 n, bool aligned,
+                                            const T (&y)[BLELLOCH_ITEMS]) {
+    typedef blelloch_chunk_of<T> chunk;
+    if (aligned && i + BLELLOCH_ITEMS <= n) {
+        typename chunk::type* p = reinterpret_cast<typename chunk::type*>(out + i);
+#pragma unroll
+        for (u32 c = 0; c < BLELLOCH_ITEMS / chunk::items; ++c) {
+            typename chunk::type v;
+#pragma unroll
+            for (u32 k = 0; k < chunk::items; ++k) v.v[k] = y[c * chunk::items + k];
+            p[c] = v;
+        }
+    } else {
+#pragma unroll
+        for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) {
+            if (i + k < n) out[i + k] = y[k];
+        }
+    }
 }
 
 // The combination of x[from … from + count − 1], in index order.
@@ -179,17 +227,19 @@ __device__ __forceinline__ void blelloch_block(const L* in, S* out, typename Op:
     if (tile >= tiles) return;  // more blocks than tiles: the whole block exits
     A* s = scan_shared_tile<A>();
     const u32 first = BLELLOCH_ITEMS * threadIdx.x;  // the thread's first position in its tile
+    const bool in_aligned = chunk_aligned(in);
+    const bool out_aligned = chunk_aligned(out);
     const A seed_acc = widen<A>(seed);
 
     A next[BLELLOCH_ITEMS];
-    load_items<L, Op>(in, tile * tile_items + first, n, next);
+    load_items<L, Op>(in, tile * tile_items + first, n, in_aligned, next);
     for (; tile < tiles; tile += gridDim.x) {
         A x[BLELLOCH_ITEMS];
 #pragma unroll
         for (u32 k = 0; k < BLELLOCH_ITEMS; ++k) x[k] = next[k];
         const u64 following = tile + gridDim.x;
         if (following < tiles) {
-            load_items<L, Op>(in, following * tile_items + first, n, next);
+            load_items<L, Op>(in, following * tile_items + first, n, in_aligned, next);
         }
         // Up-sweep levels below the leaves, in registers: each half of the
         // thread's elements folds to one leaf.
@@ -211,6 +261,6 @@ __device__ __forceinline__ void blelloch_block(const L* in, S* out, typename Op:
                 running = inclusive;
             }
         }
-        element_run<S, BLELLOCH_ITEMS>::store(out, tile * tile_items + first, n, y);
+        store_items<S>(out, tile * tile_items + first, n, out_aligned, y);
     }
 }
