@@ -20,7 +20,9 @@ mod support;
 
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
-use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES};
+use linalg::policy::{
+    conv_module_with, ConvPolicy, StripPolicy, StripStores, StripTaps, STRIP_CANDIDATES,
+};
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix, MatrixViewMut};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions, Timing};
 use parprims_testkit::rng::random_vec;
@@ -145,11 +147,17 @@ fn strip_name(t: &StripPolicy) -> String {
         t.strip_rows.to_string()
     };
     format!(
-        "strip vec{} pre{} rows={rows} {} {}{}{}",
+        "strip vec{} pre{} rows={rows} {} {}{}{}{}{}",
         t.elems_per_lane,
         t.prefetch_rows,
         t.schedule.name(),
         t.stores.name(),
+        if t.taps == StripTaps::Shared {
+            " smemtaps"
+        } else {
+            ""
+        },
+        if t.trim_halo { " trim" } else { "" },
         if t.max_registers == 0 {
             String::new()
         } else {

@@ -71,8 +71,9 @@
 // uniform across the warp), so the shuffles always have all 32 lanes.
 #pragma once
 
-#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES)
-#error "conv_strip.cu needs CONV_STRIP_VEC, CONV_STRIP_PREFETCH and CONV_STRIP_STORES from the host"
+#if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES) || \
+    !defined(CONV_STRIP_TAPS) || !defined(CONV_STRIP_TRIM)
+#error "conv_strip.cu needs CONV_STRIP_VEC, _PREFETCH, _STORES, _TAPS and _TRIM from the host"
 #endif
 #define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
 
@@ -158,12 +159,55 @@ __device__ __forceinline__ void conv_strip_store_vector(conv_t* __restrict__ out
     }
 }
 
+// The filter taps (rotated when flipping), read one filter row at a time.
+// CONV_STRIP_TAPS 0: all K² in registers, loaded once per warp (every lane
+// reads the same addresses: broadcasts from L1). CONV_STRIP_TAPS 1: in the
+// block's shared memory, each filter row padded to whole 16-byte chunks, and
+// read back (broadcast, conflict-free) by 16-byte loads each time a row of
+// products needs it: K·VEC accumulators plus a row's taps live in registers
+// instead of K·VEC + K², which is what lets K = 6 and 7 take four elements
+// per lane within 64 registers. The loads are `volatile` so the compiler
+// keeps them at their use instead of hoisting all K² out of the walk.
+template <int KC> struct conv_strip_taps {
+    static constexpr int CHUNK = 16 / (int)sizeof(conv_t);            // taps per 16 bytes
+    static constexpr int ROW = (KC + CHUNK - 1) / CHUNK * CHUNK;      // padded filter row
+#if CONV_STRIP_TAPS
+    const conv_t* shared;  // KC rows of ROW taps
+#else
+    conv_t w[KC * KC];
+#endif
+
+    // Row u's taps into r[0 … KC − 1] (r[KC …] unspecified).
+    __device__ __forceinline__ void row(int u, conv_t (&r)[ROW]) const {
+#if CONV_STRIP_TAPS
+#pragma unroll
+        for (int c = 0; c < ROW / CHUNK; ++c) {
+            union {
+                uint4 raw;
+                conv_t e[CHUNK];
+            } chunk;
+            const unsigned addr =
+                (unsigned)__cvta_generic_to_shared(shared + u * ROW + c * CHUNK);
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(chunk.raw.x), "=r"(chunk.raw.y), "=r"(chunk.raw.z),
+                           "=r"(chunk.raw.w)
+                         : "r"(addr));
+#pragma unroll
+            for (int q = 0; q < CHUNK; ++q) r[c * CHUNK + q] = chunk.e[q];
+        }
+#else
+#pragma unroll
+        for (int v = 0; v < ROW; ++v) r[v] = v < KC ? w[u * KC + v] : (conv_t)0;
+#endif
+    }
+};
+
 // One warp's walk down its strip (see the file header). `in_row0`: the
 // first input row, `in_rows` = output rows + K − 1; `strip_col`: the first
 // input column of the strip; `col`: this lane's chunk.
 template <int KC, bool EDGE>
 __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
-                                                const conv_t (&w)[KC * KC],
+                                                const conv_strip_taps<KC>& taps,
                                                 conv_t* __restrict__ out, i64 H, i64 W, i64 OW,
                                                 int pad, int padding, i64 out_row0,
                                                 i64 in_row0, int in_rows, i64 strip_col, i64 col,
@@ -177,6 +221,7 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
     constexpr int WIN = VEC + KC - 1;             // columns a lane's outputs read
 
     const int lane = threadIdx.x;
+    const int out_rows = in_rows - (KC - 1);                // output rows of the piece
     const i64 out_col = strip_col + pad + (i64)lane * VEC;  // output column of x[0]'s window
     const bool lane_stores = lane < 32 - NX;
 
@@ -239,15 +284,24 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
             }
 
             // Row m meets filter row u in output row m − u (ring slot
-            // (phase − u) mod K).
+            // (phase − u) mod K). With CONV_STRIP_TRIM, output rows outside
+            // the piece (m − u < 0 in the first K − 1 steps, m − u ≥ rows in
+            // the last K − 1) get no products: they are never stored, and at
+            // K = 7 with pieces of 16 rows they are 27 % of the walk's
+            // multiply-adds.
 #pragma unroll
             for (int u = 0; u < KC; ++u) {
+#if CONV_STRIP_TRIM
+                if (m - u < 0 || m - u >= out_rows) continue;  // uniform
+#endif
                 const int slot = (phase - u + KC) % KC;
+                conv_t w[conv_strip_taps<KC>::ROW];
+                taps.row(u, w);
 #pragma unroll
                 for (int v = 0; v < KC; ++v) {
 #pragma unroll
                     for (int q = 0; q < VEC; ++q)
-                        acc[slot][q] = conv_mul_add(acc[slot][q], win[q + v], w[u * KC + v]);
+                        acc[slot][q] = conv_mul_add(acc[slot][q], win[q + v], w[v]);
                 }
             }
 
@@ -296,7 +350,7 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
 // warp.
 template <int KC>
 __device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
-                                                 const conv_t (&w)[KC * KC],
+                                                 const conv_strip_taps<KC>& taps,
                                                  conv_t* __restrict__ out, i64 H, i64 W, i64 OH,
                                                  i64 OW, int pad, int padding, int strip_rows,
                                                  int aligned, i64 col_base, i64 strip,
@@ -318,10 +372,10 @@ __device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
     const bool interior =
         __all_sync(0xffffffffu, lane_vector) && in_row0 >= 0 && in_row0 + in_rows <= H;
     if (interior) {
-        conv_strip_walk<KC, false>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
+        conv_strip_walk<KC, false>(img, taps, out, H, W, OW, pad, padding, out_row0, in_row0,
                                    in_rows, strip_col, col, lane_vector);
     } else {
-        conv_strip_walk<KC, true>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
+        conv_strip_walk<KC, true>(img, taps, out, H, W, OW, pad, padding, out_row0, in_row0,
                                   in_rows, strip_col, col, lane_vector);
     }
 }
@@ -343,6 +397,18 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
                                            int pad, int padding, int flip, int strip_rows,
                                            int aligned, i64 col_base, i64 col_strips, int claimed,
                                            u64* state, u32 epoch) {
+#if CONV_STRIP_TAPS
+    // Every thread of the block arrives here (warps leave only below).
+    typedef conv_strip_taps<KC> taps_t;
+    __shared__ __align__(16) conv_t taps_shared[KC * taps_t::ROW];
+    for (int t = threadIdx.y * blockDim.x + threadIdx.x; t < KC * taps_t::ROW;
+         t += blockDim.x * blockDim.y) {
+        const int u = t / taps_t::ROW, v = t % taps_t::ROW;
+        taps_shared[t] = v < KC ? filt[conv_filter_index(u, v, KC, flip)] : (conv_t)0;
+    }
+    __syncthreads();
+    const taps_t taps = {taps_shared};
+#endif
     lookback_prepare_next_call(state, epoch);
     const u64 pieces = (u64)((OH + strip_rows - 1) / strip_rows) * (u64)col_strips;
     i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
@@ -350,11 +416,13 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
     // Whole warps leave (strip and out_row0 are uniform across the warp).
     if (!claimed && (strip >= col_strips || out_row0 >= OH)) return;
 
-    // The filter, rotated when flipping, in registers once per warp (every
-    // lane reads the same K² addresses: broadcasts from L1).
-    conv_t w[KC * KC];
+#if !CONV_STRIP_TAPS
+    // The filter, rotated when flipping, in registers once per warp.
+    conv_strip_taps<KC> taps;
 #pragma unroll
-    for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
+    for (int t = 0; t < KC * KC; ++t)
+        taps.w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
+#endif
 
     for (;;) {
         if (claimed) {  // uniform
@@ -366,7 +434,7 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
             strip = (i64)(t - band * (u64)col_strips);
             out_row0 = (i64)band * strip_rows;
         }
-        conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
+        conv_strip_piece<KC>(img, taps, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
                              col_base, strip, out_row0);
         if (!claimed) return;
     }

@@ -91,6 +91,8 @@ const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     max_registers: 0,
     warps: 4,
     schedule: StripSchedule::Claimed,
+    taps: StripTaps::Registers,
+    trim_halo: false,
 };
 
 /// `f32`'s and `i32`'s strip policy for K = 6 and 7: two elements per lane
@@ -276,14 +278,65 @@ pub struct StripPolicy {
     pub strip_rows: u32,
     /// How a lane's VEC finished outputs reach global memory.
     pub stores: StripStores,
-    /// NVRTC `--maxrregcount`, 24 … 64, for more resident warps (0:
-    /// `__launch_bounds__(1024)` instead, which caps registers at 64).
+    /// NVRTC `--maxrregcount`, 24 … 255 (0: `__launch_bounds__(1024)`
+    /// instead, which caps registers at 64): below 64 for more resident
+    /// warps, above it for fewer warps that need no local memory (then
+    /// `warps` must be set and the block must fit the register file).
     pub max_registers: u32,
     /// Warps per block, 1 … 32, side by side across the image (0: the
     /// threads of the options' `block`, over 32).
     pub warps: u32,
     /// How warps get their pieces (`strip_rows` output rows of one strip).
     pub schedule: StripSchedule,
+    /// Where the K² filter taps live while a warp walks its strip.
+    pub taps: StripTaps,
+    /// `true`: each piece's first and last `K − 1` input rows add products
+    /// only to the piece's own output rows (uniform tests per filter row);
+    /// `false`: every input row meets all K filter rows and the sums of rows
+    /// outside the piece are discarded, a fraction `(K − 1)/strip_rows` more
+    /// multiply-adds.
+    pub trim_halo: bool,
+}
+
+/// Where the strip kernel keeps the filter taps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StripTaps {
+    /// All K² taps in registers, loaded once per warp: no loads in the walk,
+    /// K² registers (49 at K = 7, beside K·VEC accumulators).
+    Registers,
+    /// In the block's shared memory (one copy, each filter row padded to
+    /// 16-byte chunks), read back with broadcast 16-byte loads for each row
+    /// of products: a filter row's registers instead of K².
+    Shared,
+}
+
+impl StripTaps {
+    /// The kernel's `CONV_STRIP_TAPS` value.
+    ///
+    /// ```
+    /// use linalg::policy::StripTaps;
+    /// assert_eq!(StripTaps::Registers.code(), 0);
+    /// assert_eq!(StripTaps::Shared.code(), 1);
+    /// ```
+    pub fn code(self) -> u8 {
+        match self {
+            StripTaps::Registers => 0,
+            StripTaps::Shared => 1,
+        }
+    }
+
+    /// A short name: "regtaps" or "smemtaps".
+    ///
+    /// ```
+    /// use linalg::policy::StripTaps;
+    /// assert_eq!(StripTaps::Shared.name(), "smemtaps");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            StripTaps::Registers => "regtaps",
+            StripTaps::Shared => "smemtaps",
+        }
+    }
 }
 
 /// How the strip kernel's warps get their pieces of the output.
@@ -383,7 +436,7 @@ impl StripStores {
 /// bytes in flight an SM needs to stream at the copy ceiling (≈ 3 TB/s ×
 /// ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes × D = 2 rows per
 /// 8-warp block, several blocks per SM).
-pub const STRIP_CANDIDATES: [StripPolicy; 21] = [
+pub const STRIP_CANDIDATES: [StripPolicy; 34] = [
     strip(4, 2, 0, Staged, 0),
     strip(4, 2, 32, Staged, 0),
     strip(4, 2, 64, Staged, 0),
@@ -405,7 +458,44 @@ pub const STRIP_CANDIDATES: [StripPolicy; 21] = [
     claimed(4, 2, 16),
     claimed(2, 1, 16),
     claimed(2, 1, 32),
+    trimmed(claimed(4, 1, 8)),
+    trimmed(claimed(4, 1, 16)),
+    trimmed(claimed(2, 1, 16)),
+    trimmed(claimed(2, 1, 32)),
+    shared_taps(claimed(4, 1, 8)),
+    shared_taps(trimmed(claimed(4, 1, 8))),
+    shared_taps(trimmed(claimed(4, 1, 16))),
+    shared_taps(trimmed(claimed(4, 1, 32))),
+    shared_taps(trimmed(claimed(2, 1, 16))),
+    registers(trimmed(claimed(4, 1, 16)), 96),
+    registers(trimmed(claimed(4, 1, 32)), 96),
+    registers(shared_taps(trimmed(claimed(4, 1, 16))), 80),
+    registers(shared_taps(trimmed(claimed(4, 1, 32))), 80),
 ];
+
+const fn trimmed(policy: StripPolicy) -> StripPolicy {
+    StripPolicy {
+        trim_halo: true,
+        ..policy
+    }
+}
+
+const fn shared_taps(policy: StripPolicy) -> StripPolicy {
+    StripPolicy {
+        taps: StripTaps::Shared,
+        ..policy
+    }
+}
+
+/// `policy` with a register cap above the 64 of 1024-thread blocks: fewer
+/// resident warps, no spills (its 4-warp blocks fit the register file).
+const fn registers(policy: StripPolicy, max_registers: u32) -> StripPolicy {
+    StripPolicy {
+        max_registers,
+        warps: 4,
+        ..policy
+    }
+}
 
 use StripStores::{Scalar, Staged, Vector};
 
@@ -418,6 +508,8 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
         max_registers: regs,
         warps: 0,
         schedule: StripSchedule::Fixed,
+        taps: StripTaps::Registers,
+        trim_halo: false,
     }
 }
 
@@ -443,7 +535,8 @@ impl StripPolicy {
     /// Checks the policy for element type `T`: a type that accumulates in
     /// itself (not `f16` or `bf16`); `elems_per_lane · bytes` 4, 8 or 16;
     /// `prefetch_rows` 1 … 4; `strip_rows` 0 … 4096; `warps` 0 … 32;
-    /// `max_registers` 0 or 24 … 64. Each refusal is
+    /// `max_registers` 0 or 24 … 255, above 64 only with `warps` set and
+    /// `warps · 32 · max_registers` ≤ 65,536. Each refusal is
     /// [`Error::InvalidArgument`].
     ///
     /// ```
@@ -503,10 +596,25 @@ impl StripPolicy {
                 format!("warps {} must be 0 (from the block) or 1 to 32", self.warps),
             ));
         }
-        if self.max_registers != 0 && !(24..=64).contains(&self.max_registers) {
+        if self.max_registers != 0 && !(24..=255).contains(&self.max_registers) {
             return Err(Error::invalid(
                 "tuning",
-                format!("max_registers {} must be 0 or 24 to 64", self.max_registers),
+                format!(
+                    "max_registers {} must be 0 or 24 to 255",
+                    self.max_registers
+                ),
+            ));
+        }
+        if self.max_registers > 64
+            && (self.warps == 0 || self.warps * 32 * self.max_registers > 65_536)
+        {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "max_registers {} above 64 needs warps set (not 0) and a block that fits \
+                     the 65,536-register file: {} warps × 32 × {} registers",
+                    self.max_registers, self.warps, self.max_registers
+                ),
             ));
         }
         Ok(())
@@ -624,6 +732,16 @@ mod tests {
             },
             StripPolicy {
                 max_registers: 65,
+                ..base
+            },
+            StripPolicy {
+                max_registers: 256,
+                warps: 4,
+                ..base
+            },
+            StripPolicy {
+                max_registers: 128,
+                warps: 32,
                 ..base
             },
             StripPolicy { warps: 33, ..base },
