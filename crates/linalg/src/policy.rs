@@ -19,7 +19,7 @@
 //! ahead) are here too.
 
 pub use crate::conv::policy::{
-    ConvPolicy, StripPolicy, StripSchedule, StripStores, StripTaps, STRIP_CANDIDATES, STRIP_MAX_K,
+    ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
     STRIP_WIDE_MIN_K, TILED_SPECIALISED_MAX_K,
 };
 pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};

@@ -16,8 +16,7 @@ mod support;
 use gpu_core::{DeviceBuffer, Gpu};
 use linalg::conv::{conv2d_tuned_with, output_shape};
 use linalg::policy::{
-    conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, StripTaps, STRIP_CANDIDATES,
-    STRIP_MAX_K,
+    conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
 use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding};
 use support::{
@@ -44,7 +43,6 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
         max_registers: regs,
         warps: 0,
         schedule: StripSchedule::Fixed,
-        taps: StripTaps::Registers,
         trim_halo: false,
     }
 }
@@ -61,14 +59,6 @@ const fn claimed(vec: u32, prefetch: u32, rows: u32, stores: StripStores) -> Str
 const fn trimmed(policy: StripPolicy) -> StripPolicy {
     StripPolicy {
         trim_halo: true,
-        ..policy
-    }
-}
-
-/// `policy` with the filter taps in shared memory.
-const fn shared_taps(policy: StripPolicy) -> StripPolicy {
-    StripPolicy {
-        taps: StripTaps::Shared,
         ..policy
     }
 }
@@ -282,12 +272,12 @@ fn strip_candidates_f32() {
     strips.push(claimed(4, 2, 3, Staged));
     strips.push(claimed(4, 1, 7, Vector));
     strips.push(claimed(4, 2, 32, Scalar));
-    // Trimmed halo rows and shared taps on pieces of 1 to 3 rows (the
-    // first and last K − 1 rows overlap), every way of storing.
+    // Trimmed halo rows on pieces of 1 to 3 rows (the first and last K − 1
+    // rows overlap), every way of storing.
     strips.push(trimmed(claimed(4, 1, 1, Vector)));
     strips.push(trimmed(strip(4, 2, 2, Scalar, 0)));
-    strips.push(shared_taps(trimmed(claimed(2, 2, 3, Staged))));
-    strips.push(shared_taps(strip(4, 3, 2, Scalar, 0)));
+    strips.push(trimmed(claimed(2, 2, 3, Staged)));
+    strips.push(trimmed(strip(4, 3, 2, Scalar, 0)));
 
     // The table's strips (fixed warps per block).
     let table = table_policy::<f32>();
@@ -308,8 +298,8 @@ fn strip_f64_and_i32() {
         strip(2, 2, 3, Vector, 0),
         strip(1, 2, 0, Vector, 0),
         claimed(2, 2, 5, Vector),
-        shared_taps(trimmed(claimed(2, 1, 3, Vector))),
-        shared_taps(strip(1, 2, 0, Vector, 0)),
+        trimmed(claimed(2, 1, 3, Vector)),
+        trimmed(strip(1, 2, 0, Vector, 0)),
     ];
     strip_against_block_and_cpu::<f64>(seed, &f64_strips, &[0, 1]);
     let i32_strips = [
@@ -319,7 +309,7 @@ fn strip_f64_and_i32() {
         strip(4, 2, 0, Vector, 0),
         strip(2, 1, 4, Vector, 0),
         claimed(4, 1, 2, Staged),
-        shared_taps(trimmed(strip(4, 2, 3, Staged, 0))),
+        trimmed(strip(4, 2, 3, Staged, 0)),
     ];
     strip_against_block_and_cpu::<i32>(seed, &i32_strips, &[0, 3]);
 }
@@ -339,7 +329,7 @@ fn claimed_pieces_on_a_tall_image() {
         claimed(4, 1, 1, Vector),
         claimed(4, 2, 2, Staged),
         claimed(2, 1, 3, Scalar),
-        shared_taps(trimmed(claimed(4, 1, 2, Vector))),
+        trimmed(claimed(4, 1, 2, Vector)),
     ];
     strips.extend(table.strip.iter().chain(table.strip_wide.iter()));
     prewarm::<f32>(&gpu, &strips);

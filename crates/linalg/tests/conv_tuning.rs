@@ -15,14 +15,18 @@
 //! Run on the GPU machine with
 //! `cargo test --release -p parprims-linalg --test conv_tuning -- --include-ignored --nocapture`
 //! (one of the two: append its name).
+//!
+//! The sweep takes three optional environment variables, for profiling a
+//! few variants: `CONV_SWEEP_K` (filter sides, `3,7`), `CONV_SWEEP_MATCH`
+//! (variants whose name contains one of the `|`-separated strings) and
+//! `CONV_SWEEP_CHECK_ONLY=1` (one checked run per variant, none timed: one
+//! launch each, for `ncu`).
 
 mod support;
 
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
-use linalg::policy::{
-    conv_module_with, ConvPolicy, StripPolicy, StripStores, StripTaps, STRIP_CANDIDATES,
-};
+use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES};
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix, MatrixViewMut};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions, Timing};
 use parprims_testkit::rng::random_vec;
@@ -147,16 +151,11 @@ fn strip_name(t: &StripPolicy) -> String {
         t.strip_rows.to_string()
     };
     format!(
-        "strip vec{} pre{} rows={rows} {} {}{}{}{}{}",
+        "strip vec{} pre{} rows={rows} {} {}{}{}{}",
         t.elems_per_lane,
         t.prefetch_rows,
         t.schedule.name(),
         t.stores.name(),
-        if t.taps == StripTaps::Shared {
-            " smemtaps"
-        } else {
-            ""
-        },
         if t.trim_halo { " trim" } else { "" },
         if t.max_registers == 0 {
             String::new()
@@ -225,6 +224,17 @@ fn conv_tiled_halo_sweep_8192() {
         variants.push((strip_name(&t), tuning, (32, 8)));
     }
 
+    if let Ok(wanted) = std::env::var("CONV_SWEEP_MATCH") {
+        variants.retain(|(name, _, _)| wanted.split('|').any(|w| name.contains(w)));
+    }
+    let check_only = std::env::var("CONV_SWEEP_CHECK_ONLY").is_ok_and(|v| v == "1");
+    let sides: Vec<usize> = std::env::var("CONV_SWEEP_K")
+        .map(|v| {
+            v.split(',')
+                .map(|k| k.trim().parse().expect("CONV_SWEEP_K: filter sides, 3,5,7"))
+                .collect()
+        })
+        .unwrap_or_else(|_| vec![3, 5, 7]);
     let strips = variants
         .iter()
         .flat_map(|(_, tuning, _)| tuning.strip.iter().chain(tuning.strip_wide.iter()));
@@ -233,7 +243,7 @@ fn conv_tiled_halo_sweep_8192() {
 
     let (h, w) = (SIDE, SIDE);
     let (seed, image, image_d) = fresh_image(&gpu, 0x5eed_c0de_u64);
-    for k in [3usize, 5, 7] {
+    for k in sides {
         let filter = random_vec::<f32>(k * k, seed ^ k as u64, -1.0, 1.0);
         let filter_d = Matrix::from_host(&gpu, k, k, &filter).expect("upload");
         let (rows, cols) = output_shape(h, w, k, Border::Valid).expect("valid");
@@ -270,6 +280,10 @@ fn conv_tiled_halo_sweep_8192() {
             let got = out.to_host(&gpu).expect("download");
             let first_ms = compile.elapsed().as_secs_f64() * 1e3;
             assert_bit_equal(&got, &want, cols, &format!("K={k} {name}"), "the CPU");
+            if check_only {
+                println!("K={k} {name:<44} exact ✓ (not timed)");
+                continue;
+            }
             let timing = time_into(&gpu, &mut out, |view| {
                 conv2d_tuned_with(
                     &gpu,

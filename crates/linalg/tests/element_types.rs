@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use gpu_core::kernel::{compile_cubin, cubin_defines};
 use gpu_core::{bf16, f16, DeviceBuffer, DeviceType, Element, Error, Gpu};
 use linalg::conv::{output_shape, Border, ConvAlgorithm, ConvElement, ConvOptions, Padding};
-use linalg::policy::{ConvPolicy, StripPolicy, StripSchedule, StripStores, StripTaps};
+use linalg::policy::{ConvPolicy, StripPolicy, StripSchedule, StripStores};
 use linalg::{
     check_transpose_shapes, conv2d_new, conv_cpu, cpu, matvec_new, transpose_new, validate_conv,
     Matrix, MatvecAlgorithm, MatvecElement, Transpose, TransposeAlgorithm,
@@ -192,7 +192,6 @@ fn a_strip_policy_is_refused_for_16_bit_floats() {
         max_registers: 0,
         warps: 0,
         schedule: StripSchedule::Fixed,
-        taps: StripTaps::Registers,
         trim_halo: false,
     };
     let with_strip = ConvOptions {

@@ -34,11 +34,18 @@
 // time by unrolling the walk by K). So each image row is loaded once per
 // strip (plus K − 1 halo rows per strip and the overlap chunks), and nothing
 // goes through shared memory except, optionally, the outputs (below).
+// CONV_STRIP_TRIM 1: the first K − 1 and last K − 1 input rows of a piece
+// skip the filter rows whose output row lies outside the piece (uniform
+// tests), so the walk does S·K²·VEC multiply-adds instead of
+// (S + K − 1)·K²·VEC; 0: every row meets every filter row and the sums of
+// rows outside the piece are discarded unstored.
 // CONV_STRIP_PREFETCH (D) rows are loaded ahead of the one being used, so
 // each lane keeps D vector loads in flight. A warp whose whole strip lies
 // inside the image with aligned chunks takes the interior walk (plain vector
-// loads, no edge logic); others take the edge walk, whose out-of-image and
-// unaligned samples go through the out-of-line conv_strip_fetch.
+// loads through a pointer stepped down one row at a time, no edge logic);
+// others take the edge walk, whose out-of-image and unaligned samples go
+// through the out-of-line conv_strip_fetch. Lanes whose outputs lie inside
+// the row store through a pointer stepped the same way.
 //
 // Stores (CONV_STRIP_STORES). Lane t's VEC outputs are consecutive, but
 // output rows are generally not vector-aligned (Valid: OW = W − K + 1).
@@ -56,7 +63,7 @@
 // Work: K² multiply-adds per output (plus those of the NX supplying lanes
 // and of the ≤ VEC − 1 surplus outputs at a strip's left edge and the last
 // strip's right edge, which are not stored: a fraction ≈ NX/32 more).
-// Steps: (S + K − 1)·K²·VEC per warp. Global memory: reads
+// Steps: (S + K − 1)·K²·VEC per warp (S·K²·VEC trimmed). Global memory: reads
 // (S + K − 1)/S · 32/(32 − NX) · H·W image samples (the overlap chunks are
 // read by two warps of one block at about the same time: L1/L2 hits; the
 // K − 1 halo rows per strip may come from DRAM again), writes each output
@@ -72,8 +79,8 @@
 #pragma once
 
 #if !defined(CONV_STRIP_VEC) || !defined(CONV_STRIP_PREFETCH) || !defined(CONV_STRIP_STORES) || \
-    !defined(CONV_STRIP_TAPS) || !defined(CONV_STRIP_TRIM)
-#error "conv_strip.cu needs CONV_STRIP_VEC, _PREFETCH, _STORES, _TAPS and _TRIM from the host"
+    !defined(CONV_STRIP_TRIM)
+#error "conv_strip.cu needs CONV_STRIP_VEC, _PREFETCH, _STORES and _TRIM from the host"
 #endif
 #define CONV_STRIP_STAGE (CONV_STRIP_STORES == 2)
 
@@ -123,35 +130,42 @@ __device__ __forceinline__ void conv_strip_load(const conv_t* __restrict__ img, 
     }
 }
 
-// Stores lane's VEC outputs y at out_row[out_col … out_col + VEC − 1]
-// (those inside 0 … OW − 1) with the widest stores their address allows
+// Stores lane's VEC outputs y at dst[0 … VEC − 1], all inside the output row
+// (the caller checked), with the widest stores dst's alignment allows
 // (CONV_STRIP_STORES 1, see the file header).
 template <int VEC>
-__device__ __forceinline__ void conv_strip_store_vector(conv_t* __restrict__ out_row, i64 out_col,
-                                                        i64 OW, const conv_t (&y)[VEC]) {
+__device__ __forceinline__ void conv_strip_store_whole(conv_t* __restrict__ dst,
+                                                       const conv_t (&y)[VEC]) {
     constexpr int BYTES = VEC * (int)sizeof(conv_t);
     union {
         typename conv_strip_raw<BYTES>::type whole;
         uint2 half[BYTES >= 16 ? 2 : 1];
         conv_t e[VEC];
     } chunk;
-    if (out_col >= 0 && out_col + VEC <= OW) {
-        conv_t* dst = out_row + out_col;
-        const size_t addr = reinterpret_cast<size_t>(dst);
-        if (BYTES > (int)sizeof(conv_t) && addr % BYTES == 0) {
+    const unsigned addr = (unsigned)reinterpret_cast<size_t>(dst);  // the low bits suffice
+    if (BYTES > (int)sizeof(conv_t) && addr % BYTES == 0) {
 #pragma unroll
-            for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
-            *reinterpret_cast<typename conv_strip_raw<BYTES>::type*>(dst) = chunk.whole;
-            return;
-        }
-        if (BYTES == 16 && addr % 8 == 0) {
-#pragma unroll
-            for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
-            reinterpret_cast<uint2*>(dst)[0] = chunk.half[0];
-            reinterpret_cast<uint2*>(dst)[BYTES >= 16 ? 1 : 0] = chunk.half[BYTES >= 16 ? 1 : 0];
-            return;
-        }
+        for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
+        *reinterpret_cast<typename conv_strip_raw<BYTES>::type*>(dst) = chunk.whole;
+        return;
     }
+    if (BYTES == 16 && addr % 8 == 0) {
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) chunk.e[q] = y[q];
+        reinterpret_cast<uint2*>(dst)[0] = chunk.half[0];
+        reinterpret_cast<uint2*>(dst)[BYTES >= 16 ? 1 : 0] = chunk.half[BYTES >= 16 ? 1 : 0];
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) dst[q] = y[q];
+}
+
+// Stores those of lane's VEC outputs y at out_row[out_col … out_col + VEC − 1]
+// that lie inside 0 … OW − 1, one element at a time (a lane whose outputs
+// cross the row's ends).
+template <int VEC>
+__device__ __forceinline__ void conv_strip_store_clipped(conv_t* __restrict__ out_row, i64 out_col,
+                                                         i64 OW, const conv_t (&y)[VEC]) {
 #pragma unroll
     for (int q = 0; q < VEC; ++q) {
         const i64 j = out_col + q;
@@ -159,55 +173,12 @@ __device__ __forceinline__ void conv_strip_store_vector(conv_t* __restrict__ out
     }
 }
 
-// The filter taps (rotated when flipping), read one filter row at a time.
-// CONV_STRIP_TAPS 0: all K² in registers, loaded once per warp (every lane
-// reads the same addresses: broadcasts from L1). CONV_STRIP_TAPS 1: in the
-// block's shared memory, each filter row padded to whole 16-byte chunks, and
-// read back (broadcast, conflict-free) by 16-byte loads each time a row of
-// products needs it: K·VEC accumulators plus a row's taps live in registers
-// instead of K·VEC + K², which is what lets K = 6 and 7 take four elements
-// per lane within 64 registers. The loads are `volatile` so the compiler
-// keeps them at their use instead of hoisting all K² out of the walk.
-template <int KC> struct conv_strip_taps {
-    static constexpr int CHUNK = 16 / (int)sizeof(conv_t);            // taps per 16 bytes
-    static constexpr int ROW = (KC + CHUNK - 1) / CHUNK * CHUNK;      // padded filter row
-#if CONV_STRIP_TAPS
-    const conv_t* shared;  // KC rows of ROW taps
-#else
-    conv_t w[KC * KC];
-#endif
-
-    // Row u's taps into r[0 … KC − 1] (r[KC …] unspecified).
-    __device__ __forceinline__ void row(int u, conv_t (&r)[ROW]) const {
-#if CONV_STRIP_TAPS
-#pragma unroll
-        for (int c = 0; c < ROW / CHUNK; ++c) {
-            union {
-                uint4 raw;
-                conv_t e[CHUNK];
-            } chunk;
-            const unsigned addr =
-                (unsigned)__cvta_generic_to_shared(shared + u * ROW + c * CHUNK);
-            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(chunk.raw.x), "=r"(chunk.raw.y), "=r"(chunk.raw.z),
-                           "=r"(chunk.raw.w)
-                         : "r"(addr));
-#pragma unroll
-            for (int q = 0; q < CHUNK; ++q) r[c * CHUNK + q] = chunk.e[q];
-        }
-#else
-#pragma unroll
-        for (int v = 0; v < ROW; ++v) r[v] = v < KC ? w[u * KC + v] : (conv_t)0;
-#endif
-    }
-};
-
 // One warp's walk down its strip (see the file header). `in_row0`: the
 // first input row, `in_rows` = output rows + K − 1; `strip_col`: the first
 // input column of the strip; `col`: this lane's chunk.
 template <int KC, bool EDGE>
 __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
-                                                const conv_strip_taps<KC>& taps,
+                                                const conv_t (&w)[KC * KC],
                                                 conv_t* __restrict__ out, i64 H, i64 W, i64 OW,
                                                 int pad, int padding, i64 out_row0,
                                                 i64 in_row0, int in_rows, i64 strip_col, i64 col,
@@ -224,6 +195,18 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
     const int out_rows = in_rows - (KC - 1);                // output rows of the piece
     const i64 out_col = strip_col + pad + (i64)lane * VEC;  // output column of x[0]'s window
     const bool lane_stores = lane < 32 - NX;
+#if !CONV_STRIP_STAGE
+    // A lane whose VEC outputs all lie inside the row stores them without
+    // per-element tests, through a pointer stepped down one output row per
+    // stored row (no 64-bit row products in the walk); lanes at the row's
+    // ends clip element by element (a lane outside the row never
+    // dereferences its pointer).
+    const bool lane_whole = lane_stores && out_col >= 0 && out_col + VEC <= OW;
+    conv_t* out_next = out + (out_row0 * OW + out_col);
+#endif
+    // Interior walks load through a pointer stepped down one input row per
+    // row (edge walks map each row and column, conv_strip_load).
+    const conv_t* in_next = EDGE ? img : img + (in_row0 + D) * W + col;
 
     // D rows in flight: pre[0] is the next row to use.
     conv_t pre[D][VEC];
@@ -266,8 +249,16 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                 for (int q = 0; q < VEC; ++q) pre[p][q] = pre[p + 1][q];
             }
             if (m + D < in_rows) {
-                conv_strip_load<VEC, EDGE>(img, H, W, in_row0 + m + D, col, padding, lane_vector,
-                                           pre[D - 1]);
+                if (EDGE) {
+                    conv_strip_load<VEC, true>(img, H, W, in_row0 + m + D, col, padding,
+                                               lane_vector, pre[D - 1]);
+                } else {
+                    conv_strip_chunk<VEC> chunk;
+                    chunk.raw = *reinterpret_cast<const raw_t*>(in_next);
+                    in_next += W;
+#pragma unroll
+                    for (int q = 0; q < VEC; ++q) pre[D - 1][q] = chunk.e[q];
+                }
             }
 
             // The window: x, then the K − 1 columns to its right. Column e
@@ -295,13 +286,11 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                 if (m - u < 0 || m - u >= out_rows) continue;  // uniform
 #endif
                 const int slot = (phase - u + KC) % KC;
-                conv_t w[conv_strip_taps<KC>::ROW];
-                taps.row(u, w);
 #pragma unroll
                 for (int v = 0; v < KC; ++v) {
 #pragma unroll
                     for (int q = 0; q < VEC; ++q)
-                        acc[slot][q] = conv_mul_add(acc[slot][q], win[q + v], w[v]);
+                        acc[slot][q] = conv_mul_add(acc[slot][q], win[q + v], w[u * KC + v]);
                 }
             }
 
@@ -311,8 +300,8 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
             const int o = m - (KC - 1);
             const int done = (phase + 1) % KC;  // compile-time once unrolled
             if (o >= 0) {  // uniform
-                conv_t* out_row = out + (out_row0 + o) * OW;
 #if CONV_STRIP_STAGE
+                conv_t* out_row = out + (out_row0 + o) * OW;
                 __syncwarp();  // the previous row's read-back is finished
                 {
                     conv_strip_chunk<VEC> chunk;
@@ -327,16 +316,20 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                     const i64 j = strip_col + pad + idx;
                     if (idx < OUTW && j >= 0 && j < OW) out_row[j] = stage[idx];
                 }
-#elif CONV_STRIP_STORES == 1
-                if (lane_stores) conv_strip_store_vector<VEC>(out_row, out_col, OW, acc[done]);
 #else
-                if (lane_stores) {
+                if (lane_whole) {
+                    conv_t* dst = out_next;
+#if CONV_STRIP_STORES == 1
+                    conv_strip_store_whole<VEC>(dst, acc[done]);
+#else
 #pragma unroll
-                    for (int q = 0; q < VEC; ++q) {
-                        const i64 j = out_col + q;
-                        if (j >= 0 && j < OW) out_row[j] = acc[done][q];
-                    }
+                    for (int q = 0; q < VEC; ++q) dst[q] = acc[done][q];
+#endif
+                } else if (lane_stores) {
+                    conv_strip_store_clipped<VEC>(out + (out_row0 + o) * OW, out_col, OW,
+                                                  acc[done]);
                 }
+                out_next += OW;
 #endif
             }
 #pragma unroll
@@ -350,7 +343,7 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
 // warp.
 template <int KC>
 __device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
-                                                 const conv_strip_taps<KC>& taps,
+                                                 const conv_t (&w)[KC * KC],
                                                  conv_t* __restrict__ out, i64 H, i64 W, i64 OH,
                                                  i64 OW, int pad, int padding, int strip_rows,
                                                  int aligned, i64 col_base, i64 strip,
@@ -372,10 +365,10 @@ __device__ __forceinline__ void conv_strip_piece(const conv_t* __restrict__ img,
     const bool interior =
         __all_sync(0xffffffffu, lane_vector) && in_row0 >= 0 && in_row0 + in_rows <= H;
     if (interior) {
-        conv_strip_walk<KC, false>(img, taps, out, H, W, OW, pad, padding, out_row0, in_row0,
+        conv_strip_walk<KC, false>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
                                    in_rows, strip_col, col, lane_vector);
     } else {
-        conv_strip_walk<KC, true>(img, taps, out, H, W, OW, pad, padding, out_row0, in_row0,
+        conv_strip_walk<KC, true>(img, w, out, H, W, OW, pad, padding, out_row0, in_row0,
                                   in_rows, strip_col, col, lane_vector);
     }
 }
@@ -397,18 +390,6 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
                                            int pad, int padding, int flip, int strip_rows,
                                            int aligned, i64 col_base, i64 col_strips, int claimed,
                                            u64* state, u32 epoch) {
-#if CONV_STRIP_TAPS
-    // Every thread of the block arrives here (warps leave only below).
-    typedef conv_strip_taps<KC> taps_t;
-    __shared__ __align__(16) conv_t taps_shared[KC * taps_t::ROW];
-    for (int t = threadIdx.y * blockDim.x + threadIdx.x; t < KC * taps_t::ROW;
-         t += blockDim.x * blockDim.y) {
-        const int u = t / taps_t::ROW, v = t % taps_t::ROW;
-        taps_shared[t] = v < KC ? filt[conv_filter_index(u, v, KC, flip)] : (conv_t)0;
-    }
-    __syncthreads();
-    const taps_t taps = {taps_shared};
-#endif
     lookback_prepare_next_call(state, epoch);
     const u64 pieces = (u64)((OH + strip_rows - 1) / strip_rows) * (u64)col_strips;
     i64 strip = (i64)blockIdx.x * blockDim.y + threadIdx.y;
@@ -416,13 +397,11 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
     // Whole warps leave (strip and out_row0 are uniform across the warp).
     if (!claimed && (strip >= col_strips || out_row0 >= OH)) return;
 
-#if !CONV_STRIP_TAPS
-    // The filter, rotated when flipping, in registers once per warp.
-    conv_strip_taps<KC> taps;
+    // The filter, rotated when flipping, in registers once per warp (every
+    // lane reads the same K² addresses: broadcasts from L1).
+    conv_t w[KC * KC];
 #pragma unroll
-    for (int t = 0; t < KC * KC; ++t)
-        taps.w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
-#endif
+    for (int t = 0; t < KC * KC; ++t) w[t] = filt[conv_filter_index(t / KC, t % KC, KC, flip)];
 
     for (;;) {
         if (claimed) {  // uniform
@@ -434,7 +413,7 @@ __device__ __forceinline__ void conv_strip(const conv_t* __restrict__ img,
             strip = (i64)(t - band * (u64)col_strips);
             out_row0 = (i64)band * strip_rows;
         }
-        conv_strip_piece<KC>(img, taps, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
+        conv_strip_piece<KC>(img, w, out, H, W, OH, OW, pad, padding, strip_rows, aligned,
                              col_base, strip, out_row0);
         if (!claimed) return;
     }

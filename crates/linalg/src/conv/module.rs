@@ -213,13 +213,12 @@ const STRIP_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, 
 /// compile-time field, so a name stands for one source.
 pub(crate) fn strip_module_name<T: ConvElement>(tuning: &StripPolicy) -> String {
     format!(
-        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}_t{}_h{}",
+        "linalg_conv_strip_{}_v{}_p{}_s{}_r{}_h{}",
         T::SUFFIX,
         tuning.elems_per_lane,
         tuning.prefetch_rows,
         tuning.stores.code(),
         tuning.max_registers,
-        tuning.taps.code(),
         u8::from(tuning.trim_halo)
     )
 }
@@ -240,7 +239,6 @@ pub(crate) fn strip_module<T: ConvElement>(tuning: &StripPolicy) -> ModuleSource
         .define("CONV_STRIP_VEC", tuning.elems_per_lane)
         .define("CONV_STRIP_PREFETCH", tuning.prefetch_rows)
         .define("CONV_STRIP_STORES", tuning.stores.code())
-        .define("CONV_STRIP_TAPS", tuning.taps.code())
         .define("CONV_STRIP_TRIM", u8::from(tuning.trim_halo))
         .source(parprims_kernels::TILE_STATUS)
         .source(parprims_kernels::CONV)
@@ -323,7 +321,7 @@ fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conv::policy::{StripSchedule, StripTaps};
+    use crate::conv::policy::StripSchedule;
 
     #[test]
     fn entries_are_in_the_module() {
@@ -395,7 +393,7 @@ mod tests {
     fn modules_have_every_k_and_are_named_by_compile_time_tuning() {
         let t = STRIP_CANDIDATES[0];
         let m = strip_module::<f32>(&t);
-        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_t0_h0");
+        assert_eq!(m.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_h0");
         for k in 1..=STRIP_MAX_K {
             assert!(m.entries().contains(&strip_entry::<f32>(k)));
         }
@@ -406,7 +404,7 @@ mod tests {
             let other = strip_module::<f32>(&StripPolicy { stores, ..t });
             assert_eq!(
                 other.name(),
-                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0_t0_h0")
+                format!("linalg_conv_strip_f32_v4_p2_s{code}_r0_h0")
             );
             assert!(other
                 .code()
@@ -428,14 +426,13 @@ mod tests {
         assert!(strip_module::<f32>(&regs)
             .options()
             .contains(&"--maxrregcount=48".to_owned()));
-        // Shared taps and trimmed halo rows are modules of their own.
-        let shared = strip_module::<f32>(&StripPolicy {
-            taps: StripTaps::Shared,
+        // Trimmed halo rows are a module of their own.
+        let trimmed = strip_module::<f32>(&StripPolicy {
             trim_halo: true,
             ..t
         });
-        assert_eq!(shared.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_t1_h1");
-        assert!(shared.code().contains("#define CONV_STRIP_TAPS 1"));
-        assert!(shared.code().contains("#define CONV_STRIP_TRIM 1"));
+        assert_eq!(trimmed.name(), "linalg_conv_strip_f32_v4_p2_s2_r0_h1");
+        assert!(trimmed.code().contains("#define CONV_STRIP_TRIM 1"));
+        assert!(m.code().contains("#define CONV_STRIP_TRIM 0"));
     }
 }

@@ -10,7 +10,11 @@
 //! fixed piece per warp: a call then lasts as long as the average warp, not
 //! the slowest, and the pieces in flight stay in one band of rows. For K = 6
 //! and 7 ([`ConvPolicy::strip_wide`]) two elements per lane and pieces of 16
-//! rows, so the 36 or 49 filter taps fit in registers. `i32` takes the same
+//! rows (half the accumulators and window registers beside the 36 or 49
+//! filter taps). Both trim the halo rows' products
+//! ([`StripPolicy::trim_halo`]): at K = 7 the walk is bound by instruction
+//! issue, and a piece of 16 rows would otherwise spend 27 % of its
+//! multiply-adds on sums it discards. `i32` takes the same
 //! strip policies (measured: 0.84 / 0.77 / 0.47 of the copy ceiling at K = 3
 //! / 5 / 7 against 0.71 / 0.54 / 0.24 for its block kernel). The block
 //! kernel serves K > 7; `f64` at every K (its block kernel reaches 0.86 at
@@ -82,7 +86,8 @@ const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
 
 /// `f32`'s and `i32`'s strip policy for K ≤ 5: warps claim pieces of 8
 /// output rows, one row in flight, four elements per lane (16-byte loads),
-/// vector stores, 4 warps per block (measured in docs/tuning.md#conv).
+/// vector stores, 4 warps per block, halo products trimmed (measured in
+/// docs/tuning.md#conv).
 const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     elems_per_lane: 4,
     prefetch_rows: 1,
@@ -91,13 +96,12 @@ const CLAIMED_EIGHT_ROWS: StripPolicy = StripPolicy {
     max_registers: 0,
     warps: 4,
     schedule: StripSchedule::Claimed,
-    taps: StripTaps::Registers,
-    trim_halo: false,
+    trim_halo: true,
 };
 
 /// `f32`'s and `i32`'s strip policy for K = 6 and 7: two elements per lane
-/// (8-byte loads; half the accumulators and window registers, so the K²
-/// taps fit) and pieces of 16 rows.
+/// (8-byte loads; half the accumulators and window registers beside the K²
+/// taps) and pieces of 16 rows, halo products trimmed.
 const CLAIMED_WIDE: StripPolicy = StripPolicy {
     elems_per_lane: 2,
     strip_rows: 16,
@@ -288,55 +292,12 @@ pub struct StripPolicy {
     pub warps: u32,
     /// How warps get their pieces (`strip_rows` output rows of one strip).
     pub schedule: StripSchedule,
-    /// Where the K² filter taps live while a warp walks its strip.
-    pub taps: StripTaps,
     /// `true`: each piece's first and last `K − 1` input rows add products
     /// only to the piece's own output rows (uniform tests per filter row);
     /// `false`: every input row meets all K filter rows and the sums of rows
     /// outside the piece are discarded, a fraction `(K − 1)/strip_rows` more
     /// multiply-adds.
     pub trim_halo: bool,
-}
-
-/// Where the strip kernel keeps the filter taps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StripTaps {
-    /// All K² taps in registers, loaded once per warp: no loads in the walk,
-    /// K² registers (49 at K = 7, beside K·VEC accumulators).
-    Registers,
-    /// In the block's shared memory (one copy, each filter row padded to
-    /// 16-byte chunks), read back with broadcast 16-byte loads for each row
-    /// of products: a filter row's registers instead of K².
-    Shared,
-}
-
-impl StripTaps {
-    /// The kernel's `CONV_STRIP_TAPS` value.
-    ///
-    /// ```
-    /// use linalg::policy::StripTaps;
-    /// assert_eq!(StripTaps::Registers.code(), 0);
-    /// assert_eq!(StripTaps::Shared.code(), 1);
-    /// ```
-    pub fn code(self) -> u8 {
-        match self {
-            StripTaps::Registers => 0,
-            StripTaps::Shared => 1,
-        }
-    }
-
-    /// A short name: "regtaps" or "smemtaps".
-    ///
-    /// ```
-    /// use linalg::policy::StripTaps;
-    /// assert_eq!(StripTaps::Shared.name(), "smemtaps");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            StripTaps::Registers => "regtaps",
-            StripTaps::Shared => "smemtaps",
-        }
-    }
 }
 
 /// How the strip kernel's warps get their pieces of the output.
@@ -436,7 +397,7 @@ impl StripStores {
 /// bytes in flight an SM needs to stream at the copy ceiling (≈ 3 TB/s ×
 /// ~1 µs / 132 SMs ≈ 23 KB: 8 warps × 16 B × 32 lanes × D = 2 rows per
 /// 8-warp block, several blocks per SM).
-pub const STRIP_CANDIDATES: [StripPolicy; 34] = [
+pub const STRIP_CANDIDATES: [StripPolicy; 27] = [
     strip(4, 2, 0, Staged, 0),
     strip(4, 2, 32, Staged, 0),
     strip(4, 2, 64, Staged, 0),
@@ -462,27 +423,13 @@ pub const STRIP_CANDIDATES: [StripPolicy; 34] = [
     trimmed(claimed(4, 1, 16)),
     trimmed(claimed(2, 1, 16)),
     trimmed(claimed(2, 1, 32)),
-    shared_taps(claimed(4, 1, 8)),
-    shared_taps(trimmed(claimed(4, 1, 8))),
-    shared_taps(trimmed(claimed(4, 1, 16))),
-    shared_taps(trimmed(claimed(4, 1, 32))),
-    shared_taps(trimmed(claimed(2, 1, 16))),
     registers(trimmed(claimed(4, 1, 16)), 96),
     registers(trimmed(claimed(4, 1, 32)), 96),
-    registers(shared_taps(trimmed(claimed(4, 1, 16))), 80),
-    registers(shared_taps(trimmed(claimed(4, 1, 32))), 80),
 ];
 
 const fn trimmed(policy: StripPolicy) -> StripPolicy {
     StripPolicy {
         trim_halo: true,
-        ..policy
-    }
-}
-
-const fn shared_taps(policy: StripPolicy) -> StripPolicy {
-    StripPolicy {
-        taps: StripTaps::Shared,
         ..policy
     }
 }
@@ -508,7 +455,6 @@ const fn strip(vec: u32, prefetch: u32, rows: u32, stores: StripStores, regs: u3
         max_registers: regs,
         warps: 0,
         schedule: StripSchedule::Fixed,
-        taps: StripTaps::Registers,
         trim_halo: false,
     }
 }
