@@ -3054,8 +3054,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="ROWSxCOLS for transpose and matvec (default 16384x16384)")
     parser.add_argument("--conv-dims", type=typed(parse_dims), default=[(8192, 8192)],
                         help="HxW images for conv (default 8192x8192)")
-    parser.add_argument("--kernels", type=typed(parse_counts), default=[3, 5],
-                        help="conv filter sides K (default 3,5)")
+    parser.add_argument("--kernels", type=typed(parse_counts), default=[3, 5, 7],
+                        help="conv filter sides K (default 3,5,7)")
     parser.add_argument("--reps", type=int, default=20, help="timed runs (default 20)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
     parser.add_argument("--ceiling-mib", type=int, default=1024,

@@ -35,8 +35,8 @@ bench_entry_points!(|selection| ConvPlan::from_selection(selection, &BENCH_DIMS)
 /// Element types conv2d takes.
 pub const TYPES: [ElementType; 3] = [ElementType::F32, ElementType::I32, ElementType::F64];
 
-/// Filter sides the runs use: the K = 3 and K = 5.
-pub const FILTERS: [usize; 2] = [3, 5];
+/// Filter sides the runs use: K = 3, 5 and 7 (the strip kernel's widest).
+pub const FILTERS: [usize; 3] = [3, 5, 7];
 
 /// The lab's block sizes (threads per block, x × y).
 pub const LAB_BLOCKS: [(u32, u32); 3] = [(8, 8), (16, 16), (32, 32)];
@@ -294,7 +294,7 @@ fn tour(lab: &Lab, progress: &Progress) -> Vec<Row> {
     run(lab, &plan, progress)
 }
 
-/// The CPU reference at `h × w` for K = 3 and 5, timed; checked at sampled
+/// The CPU reference at `h × w` for each of [`FILTERS`], timed; checked at sampled
 /// outputs against a direct sum written here.
 pub fn cpu_rows(h: usize, w: usize, seed: u64, reps: Repetitions) -> Vec<Row> {
     let image = values::<f32>(h * w, derive_seed(seed, 0xc0_4001));
@@ -366,7 +366,7 @@ mod tests {
     fn plans_and_names() {
         let plan = ConvPlan::from_selection(&Selection::default(), &BENCH_DIMS).unwrap();
         assert_eq!(plan.methods.len(), 4);
-        assert_eq!(plan.filters, vec![3, 5]);
+        assert_eq!(plan.filters, vec![3, 5, 7]);
         assert_eq!(
             method_name(ConvAlgorithm::TiledHalo, linalg::conv::DEFAULT_BLOCK),
             "TiledHalo"
