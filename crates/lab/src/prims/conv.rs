@@ -149,7 +149,17 @@ impl ConvPlan {
             copies: false,
         };
         for &(h, w) in &plan.dims {
-            for &k in &plan.filters {
+            // An image smaller than every filter is refused with the
+            // smallest filter's error; otherwise the filters that do not
+            // fit it (K = 7 on a 5 × 5 image) are left out for it.
+            let smallest = plan.filters.iter().copied().min().unwrap_or(1);
+            let fitting: Vec<usize> = plan.filters_for(h, w).collect();
+            let checked = if fitting.is_empty() {
+                vec![smallest]
+            } else {
+                fitting
+            };
+            for k in checked {
                 for &(algorithm, block) in &plan.methods {
                     let options = options(algorithm, block);
                     let out = linalg::conv::output_shape(h, w, k, Border::Valid)?;
@@ -160,12 +170,23 @@ impl ConvPlan {
         Ok(plan)
     }
 
+    /// The plan's filter sides that fit an `h × w` image (`Valid`: K ≤ H
+    /// and K ≤ W).
+    pub fn filters_for(&self, h: usize, w: usize) -> impl Iterator<Item = usize> + '_ {
+        self.filters
+            .iter()
+            .copied()
+            .filter(move |&k| k <= h && k <= w)
+    }
+
     /// Table rows the plan makes.
     pub fn cases(&self) -> u64 {
-        (self.dims.len()
-            * self.filters.len()
-            * self.types.len()
-            * (self.methods.len() + usize::from(self.cpu_row))) as u64
+        let shapes: usize = self
+            .dims
+            .iter()
+            .map(|&(h, w)| self.filters_for(h, w).count())
+            .sum();
+        (shapes * self.types.len() * (self.methods.len() + usize::from(self.cpu_row))) as u64
     }
 }
 
@@ -203,7 +224,7 @@ fn run_shape<T: ConvElement>(
     let image_host = values::<T>(h * w, derive_seed(lab.seed(), stream));
     let gpu = lab.gpu();
     let mut image = Matrix::from_host(gpu, h, w, &image_host);
-    for &k in &plan.filters {
+    for k in plan.filters_for(h, w) {
         let shape = shape(h, w, k);
         let filter_host = values::<T>(k * k, derive_seed(lab.seed(), stream ^ (k as u64) << 20));
         let mut expected = Vec::new();
@@ -393,6 +414,10 @@ mod tests {
         assert!(ConvPlan::from_selection(&bad, &[(64, 64)]).is_err());
         // An image smaller than the filter has no Valid output.
         assert!(ConvPlan::from_selection(&Selection::default(), &[(2, 2)]).is_err());
+        // K = 7 does not fit a 5 × 5 image: that image runs K = 3 and 5 only.
+        let small = ConvPlan::from_selection(&Selection::default(), &[(5, 5), (64, 64)]).unwrap();
+        assert_eq!(small.filters_for(5, 5).collect::<Vec<_>>(), vec![3, 5]);
+        assert_eq!(small.cases(), ((2 + 3) * small.methods.len()) as u64);
         assert_eq!(ConvPlan::lab_methods().len(), 16);
     }
 
@@ -414,7 +439,7 @@ mod tests {
                 timed: 1,
             },
         );
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), FILTERS.len());
         assert!(rows.iter().all(|r| r.check.passed()), "{rows:?}");
     }
 }
