@@ -15,9 +15,9 @@
 //! ([`StripPolicy::trim_halo`]): at K = 7 the walk is bound by instruction
 //! issue, and a piece of 16 rows would otherwise spend 27 % of its
 //! multiply-adds on sums it discards. `i32` takes the same
-//! strip policies (measured before the trimmed halo: 0.84 / 0.77 / 0.47 of
-//! the copy ceiling at K = 3 / 5 / 7 against 0.71 / 0.54 / 0.24 for its
-//! block kernel). The block
+//! strip policies (measured: 0.85 / 0.79 / 0.57 of the copy ceiling at
+//! K = 3 / 5 / 7, against 0.71 / 0.54 / 0.24 for its block kernel in an
+//! earlier build). The block
 //! kernel serves K > 7; `f64` at every K (its block kernel reaches 0.86 at
 //! K = 3 and 0.42 at K = 7, where the strip kernel measured 0.85 and 0.21;
 //! the strip kernel wins only at K = 5, 0.78 against 0.60, and a policy
