@@ -264,6 +264,21 @@ pub fn evaluate(records: &[Record]) -> Vec<Target> {
         ("8192x8192/k3", "8192x8192/k3"),
         20.0,
     ));
+    // Issue 23: conv closer to the copy ceiling, K = 7 included.
+    for (shape, fraction) in [
+        ("8192x8192/k3", 0.90),
+        ("8192x8192/k5", 0.88),
+        ("8192x8192/k7", 0.85),
+    ] {
+        out.push(fraction_target(
+            records,
+            "conv",
+            "TiledHalo",
+            "f32",
+            shape,
+            fraction,
+        ));
+    }
     out.extend(reduce_targets(records));
     out.into_iter().flatten().collect()
 }
@@ -392,6 +407,31 @@ mod tests {
         let text = render(&targets);
         assert!(text.contains("NOT met") && text.contains("met"));
         assert_eq!(render(&[]), "");
+    }
+
+    #[test]
+    fn conv_targets_of_both_issues() {
+        // 0.85 and 0.61 of a 3000 GB/s ceiling: issue 5's K = 3 ≥ 0.80 is
+        // met, issue 23's ≥ 0.90 and K = 7's ≥ 0.85 are not.
+        let records = vec![
+            record("conv", "TiledHalo", "f32", "8192x8192/k3", 0.21, 2550.0),
+            record("conv", "TiledHalo", "f32", "8192x8192/k7", 0.29, 1830.0),
+        ];
+        let targets = evaluate(&records);
+        let k3: Vec<_> = targets
+            .iter()
+            .filter(|t| t.what == "conv TiledHalo f32 8192x8192/k3")
+            .collect();
+        assert_eq!(k3.len(), 2, "{targets:?}");
+        assert!(k3[0].met && k3[0].target == "≥ 0.80", "{k3:?}");
+        assert!(!k3[1].met && k3[1].target == "≥ 0.90", "{k3:?}");
+        let k7 = targets
+            .iter()
+            .find(|t| t.what == "conv TiledHalo f32 8192x8192/k7")
+            .expect("a K = 7 target");
+        assert!(!k7.met && k7.target == "≥ 0.85", "{k7:?}");
+        // No K = 5 record, no K = 5 target.
+        assert!(targets.iter().all(|t| !t.what.ends_with("k5")));
     }
 
     #[test]

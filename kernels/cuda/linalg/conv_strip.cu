@@ -276,8 +276,8 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
 
             // Row m meets filter row u in output row m − u (ring slot
             // (phase − u) mod K). With CONV_STRIP_TRIM, output rows outside
-            // the piece (m − u < 0 in the first K − 1 steps, m − u ≥ rows in
-            // the last K − 1) get no products: they are never stored, and at
+            // the piece (m − u < 0 in the first K − 1 steps, m − u ≥
+            // out_rows in the last K − 1) get no products: they are never stored, and at
             // K = 7 with pieces of 16 rows they are 27 % of the walk's
             // multiply-adds.
 #pragma unroll
