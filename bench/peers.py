@@ -207,7 +207,7 @@ conv       "F.conv2d(cuDNN)"  torch.nn.functional.conv2d on a (1,1,H,W) f32
 CSV: parprims_testkit::bench::CSV_HEADER, numbers formatted as Record::to_csv (ms 6
 decimals, GB/s 2, ceiling 2, fraction 4); text fields quoted when they hold a
 comma, a quote or a newline. Device field: "<torch.cuda.get_device_name()>,
-sm_XY" (quoted, since it holds a comma); date: UTC YYYY-MM-DD. Failed or
+sm_XY" (quoted, since it holds a comma). Failed or
 skipped cases are not written to the CSV (they are printed).
 
 Exit status: 0 all good; 1 a peer failed its check (the others still ran);
@@ -253,7 +253,6 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
-import datetime
 import io
 import math
 import os
@@ -273,7 +272,7 @@ from typing import Callable, Optional
 
 CSV_HEADER = (
     "primitive,algorithm,type,shape,ms_median,gbps,ceiling_gbps,"
-    "fraction_of_ceiling,device,date"
+    "fraction_of_ceiling,device"
 )
 
 PRIMITIVES = ("scan", "compact", "transpose", "matvec", "conv", "reduce", "histogram", "sort",
@@ -334,7 +333,6 @@ class Record:
     gbps: float
     ceiling_gbps: float
     device: str
-    date: str
 
     def fraction_of_ceiling(self) -> float:
         return self.gbps / self.ceiling_gbps if self.ceiling_gbps > 0 else 0.0
@@ -351,7 +349,6 @@ class Record:
                 f"{self.ceiling_gbps:.2f}",
                 f"{self.fraction_of_ceiling():.4f}",
                 csv_field(self.device),
-                csv_field(self.date),
             ]
         )
 
@@ -439,10 +436,6 @@ def gbps(bytes_moved: float, ms: float) -> float:
 def items_per_second(items: int, ms: float) -> float:
     """Keys (or values) per second for `items` in `ms` milliseconds."""
     return items / (ms * 1e-3) if ms > 0 else 0.0
-
-
-def utc_date() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
 # Declared bytes: each input read once, each output written once.
@@ -821,22 +814,22 @@ def self_test() -> int:
 
     record = Record(
         "scan", "DecoupledLookback", "i32", "268435456", 0.75, 2863.3, 3000.0,
-        "NVIDIA H100 80GB HBM3, sm_90", "2026-11-22",
+        "NVIDIA H100 80GB HBM3, sm_90",
     )
     line = record.to_csv()
     expect(
         line == 'scan,DecoupledLookback,i32,268435456,0.750000,2863.30,3000.00,'
-        '0.9544,"NVIDIA H100 80GB HBM3, sm_90",2026-11-22',
+        '0.9544,"NVIDIA H100 80GB HBM3, sm_90"',
         f"Record.to_csv formatting: {line}",
     )
     expect(split_csv(line)[8] == "NVIDIA H100 80GB HBM3, sm_90", "split_csv quoted field")
-    expect(len(split_csv(line)) == 10, "ten fields")
+    expect(len(split_csv(line)) == 9, "nine fields")
     expect(next(csv.reader(io.StringIO(line))) == split_csv(line), "csv module agrees")
-    odd = Record('torch "x", y', "a", "f32", "1", 1.0, 0.0, 0.0, "d", "2026-01-01")
+    odd = Record('torch "x", y', "a", "f32", "1", 1.0, 0.0, 0.0, "d")
     odd_line = odd.to_csv()
     expect(odd_line.startswith('"torch ""x"", y",a,'), f"quotes doubled: {odd_line}")
     expect(split_csv(odd_line)[0] == 'torch "x", y', "quotes round trip")
-    expect(odd.fraction_of_ceiling() == 0.0 and odd_line.endswith(",0.00,0.00,0.0000,d,2026-01-01"),
+    expect(odd.fraction_of_ceiling() == 0.0 and odd_line.endswith(",0.00,0.00,0.0000,d"),
            "zero ceiling gives fraction 0")
     expect(csv_field("a\nb") == '"a\nb"' and csv_field("plain") == "plain", "csv_field")
     expect(CSV_HEADER.split(",")[4:8] == ["ms_median", "gbps", "ceiling_gbps", "fraction_of_ceiling"],
@@ -859,7 +852,7 @@ def self_test() -> int:
     # The issue's figures: torch.sum at 0.98 of a 3000 GB/s ceiling is
     # 2^28 i32 read once in 0.3653 ms (read-only bytes against read+write).
     sum_record = Record("reduce", "torch.sum", "i32", shape_1d(n), 0.365, gbps(reduce_bytes(n, 4),
-                        0.365), 3000.0, "d", "2026-11-25")
+                        0.365), 3000.0, "d")
     expect(abs(sum_record.fraction_of_ceiling() - 0.9806) < 1e-3,
            f"reduce fraction: {sum_record.fraction_of_ceiling()}")
     expect(sum_tolerance(1 << 20, 1000.0) == 2.0 ** -23 * 20 * 1000.0
@@ -887,7 +880,7 @@ def self_test() -> int:
            "spmv bytes")
     spmv_record = Record("spmv", "cupyx.csr@x(cuSPARSE)", "f32",
                          shape_spmv(1 << 22, 1 << 22, "uniform32"), 1.238,
-                         gbps(spmv_total, 1.238), 3000.0, "d", "2026-11-25")
+                         gbps(spmv_total, 1.238), 3000.0, "d")
     expect(abs(spmv_record.fraction_of_ceiling() - 0.303) < 0.005,
            f"spmv fraction: {spmv_record.fraction_of_ceiling()}")
     expect(shape_sort(n) == "268435456" and shape_sort(n, "argsort") == "268435456/argsort"
@@ -977,7 +970,6 @@ def self_test() -> int:
            and parse_args([]).spmv_rows == 1 << 22, "--spmv-rows")
     expect(rotation_sets(1 << 31, 50 << 20) == 1 and rotation_sets(1 << 20, 50 << 20) == 8
            and rotation_sets(100 << 20, 50 << 20) == 2, "rotation_sets")
-    expect(len(utc_date()) == 10 and utc_date()[4] == "-", "utc_date")
 
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "sub", "peers.csv")
@@ -1159,7 +1151,6 @@ class Context:
         props = torch.cuda.get_device_properties(0)
         self.label = f"{torch.cuda.get_device_name(0)}, sm_{props.major}{props.minor}"
         self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or (50 << 20))
-        self.date = utc_date()
         self.seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(63)
         self.seeds = random.Random(self.seed)
         self.torch_clock = TorchClock(torch)
@@ -1321,7 +1312,7 @@ def run_workload(ctx: Context, small: list[Workload], full: Workload, peers: lis
         ms = median(samples)
         rate = gbps(declared, ms)
         ctx.records.append(Record(full.primitive, peer.algorithm, full.element_type, full.shape,
-                                  ms, rate, ctx.ceiling_gbps, ctx.label, ctx.date))
+                                  ms, rate, ctx.ceiling_gbps, ctx.label))
         ctx.add_row(full, peer.algorithm, samples, rate, "ok" + (f" ({note})" if note else ""))
     del sets
     ctx.free()
@@ -3094,7 +3085,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ctx = Context(torch, args)
     print(f"device: {ctx.label} ({torch.cuda.get_device_properties(0).multi_processor_count} SMs, "
           f"L2 {ctx.l2_bytes >> 20} MiB); torch {torch.__version__}, CUDA {torch.version.cuda}, "
-          f"cuDNN {torch.backends.cudnn.version()}; date {ctx.date}", flush=True)
+          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
     print(f"method: {args.warmup} warm-up + {args.reps} timed runs, CUDA events, median; "
           f"inputs: seed {ctx.seed} (replay with --seed {ctx.seed})", flush=True)
     if any(name in args.only for name in ("scan", "reduce", "sort", "segmented", "spmv")):
@@ -3107,7 +3098,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in args.only:
         sections[name](ctx)
 
-    print("\n== results (ceiling %.1f GB/s, %s, %s)" % (ctx.ceiling_gbps, ctx.label, ctx.date))
+    print("\n== results (ceiling %.1f GB/s, %s)" % (ctx.ceiling_gbps, ctx.label))
     if ctx.rows:
         header = ["primitive", "algorithm", "type", "shape", "ms (median)", "min..max ms", "GB/s",
                   "of ceiling", "check"]

@@ -26,7 +26,7 @@ use clap::Parser;
 use gpu_core::{DeviceBuffer, Error, Gpu, Result};
 use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{
-    checked_exit, copy_ceiling, time_device, utc_date, write_csv, Record, Repetitions,
+    checked_exit, copy_ceiling, time_device, write_csv, Record, Repetitions,
 };
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadViewMut, SortKey};
@@ -364,7 +364,6 @@ fn sweep<K: SortKey>(context: &Context<'_>, records: &mut Vec<Record>) -> Result
                 gbps: timing.gbps(bytes),
                 ceiling_gbps: context.ceiling_gbps,
                 device: gpu.info().name.clone(),
-                date: utc_date(),
             });
         }
     }

@@ -376,7 +376,6 @@ mod tests {
             gbps,
             ceiling_gbps: 3000.0,
             device: "d".into(),
-            date: "2026-11-22".into(),
         }
     }
 

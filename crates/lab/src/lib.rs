@@ -118,7 +118,6 @@ pub struct Lab {
     reps: Repetitions,
     cpu_reps: Repetitions,
     device: String,
-    date: String,
     seed: u64,
     quick: bool,
 }
@@ -193,7 +192,6 @@ impl Lab {
             reps: options.reps,
             cpu_reps: options.cpu_reps,
             device,
-            date: parprims_testkit::bench::utc_date(),
             seed: options.seed,
             quick: options.quick,
         })
@@ -265,7 +263,7 @@ impl Lab {
     /// run are left out: they have no device time against this ceiling).
     pub fn records(&self, rows: &[Row]) -> Vec<Record> {
         rows.iter()
-            .filter_map(|row| row.to_record(self.ceiling.gbps, &self.device, &self.date))
+            .filter_map(|row| row.to_record(self.ceiling.gbps, &self.device))
             .collect()
     }
 }

@@ -407,7 +407,6 @@ mod tests {
             gbps: 8.0 * shape_elements(shape).unwrap_or(0) as f64 / (ms * 1e-3) / 1e9,
             ceiling_gbps: 3000.0,
             device: "test".into(),
-            date: "2026-11-22".into(),
         }
     }
 

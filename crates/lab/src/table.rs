@@ -86,7 +86,7 @@ impl Row {
     }
 
     /// The row as a CSV record, for GPU rows that ran.
-    pub fn to_record(&self, ceiling_gbps: f64, device: &str, date: &str) -> Option<Record> {
+    pub fn to_record(&self, ceiling_gbps: f64, device: &str) -> Option<Record> {
         if self.timed != Timed::Device {
             return None;
         }
@@ -100,7 +100,6 @@ impl Row {
             gbps: self.gbps().unwrap_or(0.0),
             ceiling_gbps,
             device: device.to_owned(),
-            date: date.to_owned(),
         })
     }
 
@@ -262,16 +261,14 @@ mod tests {
         let mut cpu = r.clone();
         cpu.timed = Timed::Host;
         assert_eq!(cpu.fraction(Some(3000.0)), None);
-        assert_eq!(cpu.to_record(3000.0, "d", "2026-01-01"), None);
+        assert_eq!(cpu.to_record(3000.0, "d"), None);
         assert_eq!(row("x", None, Check::Pass).gbps(), None);
     }
 
     #[test]
     fn records_round_trip_through_rows() {
         let r = row("Blelloch", Some(0.5), Check::Pass);
-        let rec = r
-            .to_record(3000.0, "NVIDIA H100, sm_90", "2026-11-22")
-            .unwrap();
+        let rec = r.to_record(3000.0, "NVIDIA H100, sm_90").unwrap();
         assert_eq!(rec.algorithm, "Blelloch");
         assert_eq!(rec.shape, "16777216");
         assert!((rec.gbps - r.gbps().unwrap()).abs() < 1e-9);

@@ -225,7 +225,7 @@ pub fn copy_ceiling(gpu: &Gpu, bytes: usize, reps: Repetitions) -> Result<CopyCe
 
 /// The CSV header every parprims results file starts with.
 pub const CSV_HEADER: &str =
-    "primitive,algorithm,type,shape,ms_median,gbps,ceiling_gbps,fraction_of_ceiling,device,date";
+    "primitive,algorithm,type,shape,ms_median,gbps,ceiling_gbps,fraction_of_ceiling,device";
 
 /// One measured result.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,10 +244,8 @@ pub struct Record {
     pub gbps: f64,
     /// Copy ceiling measured in the same run, GB/s.
     pub ceiling_gbps: f64,
-    /// `device`.
+    /// The GPU (`NVIDIA H100 80GB HBM3, sm_90`).
     pub device: String,
-    /// UTC date, `YYYY-MM-DD`.
-    pub date: String,
 }
 
 impl Record {
@@ -264,7 +262,7 @@ impl Record {
     /// they hold a comma or a quote.
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{:.6},{:.2},{:.2},{:.4},{},{}",
+            "{},{},{},{},{:.6},{:.2},{:.2},{:.4},{}",
             csv_field(&self.primitive),
             csv_field(&self.algorithm),
             csv_field(&self.element_type),
@@ -273,18 +271,17 @@ impl Record {
             self.gbps,
             self.ceiling_gbps,
             self.fraction_of_ceiling(),
-            csv_field(&self.device),
-            csv_field(&self.date)
+            csv_field(&self.device)
         )
     }
 
     /// Parses a line written by [`Record::to_csv`] (or a peer's CSV).
     pub fn from_csv(line: &str) -> Result<Record> {
         let fields = split_csv(line);
-        if fields.len() != 10 {
+        if fields.len() != 9 {
             return Err(Error::invalid(
                 "csv",
-                format!("expected 10 fields, found {}: {line:?}", fields.len()),
+                format!("expected 9 fields, found {}: {line:?}", fields.len()),
             ));
         }
         let number = |i: usize| -> Result<f64> {
@@ -302,7 +299,6 @@ impl Record {
             gbps: number(5)?,
             ceiling_gbps: number(6)?,
             device: fields[8].clone(),
-            date: fields[9].clone(),
         })
     }
 }
@@ -373,31 +369,6 @@ pub fn read_csv(path: &Path) -> Result<Vec<Record>> {
         .collect()
 }
 
-/// Today's date in UTC, `YYYY-MM-DD`, from the system clock.
-pub fn utc_date() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days((seconds / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (H. Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,7 +400,6 @@ mod tests {
             gbps: 2863.3,
             ceiling_gbps: 3000.0,
             device: "NVIDIA H100 80GB HBM3, sm_90".into(),
-            date: "2026-11-22".into(),
         };
         let line = r.to_csv();
         assert!(line.contains("\"NVIDIA H100 80GB HBM3, sm_90\""));
@@ -453,7 +423,6 @@ mod tests {
             gbps: 1.0,
             ceiling_gbps: 2.0,
             device: "d".into(),
-            date: "2026-01-01".into(),
         };
         write_csv(&path, std::slice::from_ref(&r)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -462,13 +431,5 @@ mod tests {
         std::fs::write(&path, "bad header\n").unwrap();
         assert!(read_csv(&path).is_err());
         let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn dates_from_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(utc_date().len(), 10);
     }
 }
