@@ -318,12 +318,11 @@ __device__ __forceinline__ void conv_strip_walk(const conv_t* __restrict__ img,
                 }
 #else
                 if (lane_whole) {
-                    conv_t* dst = out_next;
 #if CONV_STRIP_STORES == 1
-                    conv_strip_store_whole<VEC>(dst, acc[done]);
+                    conv_strip_store_whole<VEC>(out_next, acc[done]);
 #else
 #pragma unroll
-                    for (int q = 0; q < VEC; ++q) dst[q] = acc[done][q];
+                    for (int q = 0; q < VEC; ++q) out_next[q] = acc[done][q];
 #endif
                 } else if (lane_stores) {
                     conv_strip_store_clipped<VEC>(out + (out_row0 + o) * OW, out_col, OW,

@@ -149,17 +149,16 @@ impl ConvPlan {
             copies: false,
         };
         for &(h, w) in &plan.dims {
-            // An image smaller than every filter is refused with the
-            // smallest filter's error; otherwise the filters that do not
-            // fit it (K = 7 on a 5 × 5 image) are left out for it.
-            let smallest = plan.filters.iter().copied().min().unwrap_or(1);
+            // The filters that do not fit an image (K = 7 on a 5 × 5 one)
+            // are left out for it; an image no filter fits is refused.
             let fitting: Vec<usize> = plan.filters_for(h, w).collect();
-            let checked = if fitting.is_empty() {
-                vec![smallest]
-            } else {
-                fitting
-            };
-            for k in checked {
+            if fitting.is_empty() {
+                return Err(gpu_core::Error::invalid(
+                    "sizes",
+                    format!("{h}x{w} is smaller than every filter ({:?})", plan.filters),
+                ));
+            }
+            for k in fitting {
                 for &(algorithm, block) in &plan.methods {
                     let options = options(algorithm, block);
                     let out = linalg::conv::output_shape(h, w, k, Border::Valid)?;
@@ -412,8 +411,9 @@ mod tests {
             ..Selection::default()
         };
         assert!(ConvPlan::from_selection(&bad, &[(64, 64)]).is_err());
-        // An image smaller than the filter has no Valid output.
-        assert!(ConvPlan::from_selection(&Selection::default(), &[(2, 2)]).is_err());
+        // An image smaller than every filter has no Valid output.
+        let tiny = ConvPlan::from_selection(&Selection::default(), &[(2, 2)]).err();
+        assert!(tiny.is_some_and(|e| e.to_string().contains("2x2 is smaller than every filter")));
         // K = 7 does not fit a 5 × 5 image: that image runs K = 3 and 5 only.
         let small = ConvPlan::from_selection(&Selection::default(), &[(5, 5), (64, 64)]).unwrap();
         assert_eq!(small.filters_for(5, 5).collect::<Vec<_>>(), vec![3, 5]);

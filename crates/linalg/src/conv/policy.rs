@@ -285,8 +285,10 @@ pub struct StripPolicy {
     pub stores: StripStores,
     /// NVRTC `--maxrregcount`, 24 … 255 (0: `__launch_bounds__(1024)`
     /// instead, which caps registers at 64): below 64 for more resident
-    /// warps, above it for fewer warps that need no local memory (then
-    /// `warps` must be set and the block must fit the register file).
+    /// warps, above it for fewer resident warps with more registers each
+    /// (then `warps` must be set and the block must fit the register file).
+    /// A higher cap does not by itself remove local memory: NVRTC 13.0
+    /// still gives the K = 7 four-per-lane walk a 48-byte stack frame at 96.
     pub max_registers: u32,
     /// Warps per block, 1 … 32, side by side across the image (0: the
     /// threads of the options' `block`, over 32).
@@ -436,7 +438,8 @@ const fn trimmed(policy: StripPolicy) -> StripPolicy {
 }
 
 /// `policy` with a register cap above the 64 of 1024-thread blocks: fewer
-/// resident warps, no spills (its 4-warp blocks fit the register file).
+/// resident warps with more registers each (its 4-warp blocks fit the
+/// register file).
 const fn registers(policy: StripPolicy, max_registers: u32) -> StripPolicy {
     StripPolicy {
         max_registers,
