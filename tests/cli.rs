@@ -143,7 +143,7 @@ fn a_small_bench_writes_csv_and_plots_and_merges_peers() {
     std::fs::write(
         &peers,
         format!(
-            "{}\nscan,torch.cumsum,i32,1048576,0.0100,838.86,3000.00,0.2796,peer device,2026-11-22\n",
+            "{}\nscan,torch.cumsum,i32,1048576,0.0100,838.86,3000.00,0.2796,peer device\n",
             parprims_testkit::bench::CSV_HEADER
         ),
     )
