@@ -115,8 +115,8 @@ fn speedup_target(
 const N28: &str = "268435456";
 const T16K: &str = "16384x16384";
 
-/// Every target of issues 3, 4, 5 and 20 that `records` (ours and peers')
-/// can answer.
+/// Every target of issues 3, 4, 5, 20, 21, 22 and 23 that `records` (ours
+/// and peers') can answer.
 pub fn evaluate(records: &[Record]) -> Vec<Target> {
     let mut out: Vec<Option<Target>> = Vec::new();
     // Issue 3: scan.
@@ -280,6 +280,7 @@ pub fn evaluate(records: &[Record]) -> Vec<Target> {
         ));
     }
     out.extend(reduce_targets(records));
+    out.extend(segmented_and_sort_targets(records));
     out.into_iter().flatten().collect()
 }
 
@@ -299,7 +300,9 @@ fn reduce_targets(records: &[Record]) -> Vec<Option<Target>> {
             N28,
             0.97,
         ));
-        // "Not slower than torch.sum": at least 1.0× its speed.
+        // "Not slower than torch.sum": at least 1.0× its speed, and for
+        // i32 also 1.0× the call that keeps the sum in int32 (torch.sum
+        // alone accumulates an int32 input in int64, several times slower).
         out.push(speedup_target(
             records,
             "reduce",
@@ -308,6 +311,16 @@ fn reduce_targets(records: &[Record]) -> Vec<Option<Target>> {
             (N28, N28),
             1.0,
         ));
+        if t == "i32" {
+            out.push(speedup_target(
+                records,
+                "reduce",
+                ("single-pass", t),
+                ("torch.sum(dtype=x.dtype)", t),
+                (N28, N28),
+                1.0,
+            ));
+        }
     }
     out.push(fraction_target(
         records, "reduce", "argmax", "f32", N28, 0.95,
@@ -327,6 +340,78 @@ fn reduce_targets(records: &[Record]) -> Vec<Option<Target>> {
             at_least,
         ));
     }
+    out
+}
+
+/// The shapes of the SpMV benchmark's matrices and their peers' names.
+const SPMV_UNIFORM: &str = "4194304x4194304/uniform32";
+/// The lab's power-law matrix; the peers' run names the same matrix by its
+/// distribution ([`SPMV_POWER_LAW_PEER`]).
+const SPMV_POWER_LAW: &str = "4194304x4194304/powerlaw";
+const SPMV_POWER_LAW_PEER: &str = "4194304x4194304/pareto1.5";
+/// CUB's radix sort through CuPy, sorting in place (the sort alone).
+const CUB_SORT: &str = "cupy.ndarray.sort(in-place)";
+
+/// Issues 21 and 22: the segmented primitives, SpMV and the sort, against
+/// the copy ceiling and against cuSPARSE and CUB measured on the same
+/// machine.
+fn segmented_and_sort_targets(records: &[Record]) -> Vec<Option<Target>> {
+    let mut out = vec![
+        fraction_target(
+            records,
+            "segreduce",
+            "segmented_reduce/f32-sum",
+            "f32",
+            "268435456/seg1000",
+            0.90,
+        ),
+        fraction_target(records, "runs", "run_length_encode", "i32", N28, 0.85),
+    ];
+    for (shape, peer_shape) in [
+        (SPMV_UNIFORM, SPMV_UNIFORM),
+        (SPMV_POWER_LAW, SPMV_POWER_LAW_PEER),
+    ] {
+        out.push(speedup_target(
+            records,
+            "spmv",
+            ("MergePath", "f32"),
+            ("cupyx.csr@x(cuSPARSE)", "f32"),
+            (shape, peer_shape),
+            1.3,
+        ));
+    }
+    // The sort: at most 5.5 ms for 2^28 u32 keys, 1.25× CUB; f32 and u64
+    // keys 1.2× CUB; argsort 1.25× cupy.argsort.
+    if let Some(r) = find(records, "sort", "onesweep", "u32", N28) {
+        out.push(Some(Target {
+            what: format!("sort onesweep u32 {N28}"),
+            measured: format!("{:.3} ms", r.ms_median),
+            target: "≤ 5.5 ms".into(),
+            met: r.ms_median <= 5.5,
+        }));
+    }
+    for (t, shape, factor) in [
+        ("u32", N28, 1.25),
+        ("f32", N28, 1.2),
+        ("u64", "134217728", 1.2),
+    ] {
+        out.push(speedup_target(
+            records,
+            "sort",
+            ("onesweep", t),
+            (CUB_SORT, t),
+            (shape, shape),
+            factor,
+        ));
+    }
+    out.push(speedup_target(
+        records,
+        "sort",
+        ("argsort", "u32"),
+        ("cupy.argsort", "i32"),
+        (N28, "268435456/argsort"),
+        1.25,
+    ));
     out
 }
 
@@ -476,6 +561,62 @@ mod tests {
         let u8_bins = by("histogram auto u8").unwrap();
         assert!(u8_bins.met, "{u8_bins:?}");
         assert!(by("histogram auto i32").is_none());
+    }
+
+    #[test]
+    fn segmented_spmv_and_sort_targets() {
+        let records = vec![
+            record("runs", "run_length_encode", "i32", N28, 0.52, 2322.5),
+            record(
+                "segreduce",
+                "segmented_reduce/f32-sum",
+                "f32",
+                "268435456/seg1000",
+                0.376,
+                2860.1,
+            ),
+            record("spmv", "MergePath", "f32", SPMV_POWER_LAW, 1.204, 919.4),
+            record(
+                "spmv",
+                "cupyx.csr@x(cuSPARSE)",
+                "f32",
+                SPMV_POWER_LAW_PEER,
+                1.188,
+                931.5,
+            ),
+            record("sort", "onesweep", "u32", N28, 6.02, 1605.1),
+            record("sort", CUB_SORT, "u32", N28, 5.531, 1747.1),
+            record("sort", "argsort", "u32", N28, 9.779, 1976.4),
+            record(
+                "sort",
+                "cupy.argsort",
+                "i32",
+                "268435456/argsort",
+                14.35,
+                1272.0,
+            ),
+        ];
+        let targets = evaluate(&records);
+        let by = |what: &str| targets.iter().find(|t| t.what.starts_with(what)).cloned();
+        assert!(!by("runs run_length_encode i32").unwrap().met); // 0.77 < 0.85
+        assert!(by("segreduce segmented_reduce/f32-sum").unwrap().met); // 0.95
+                                                                        // The power-law matrix is paired with the peers' name for it.
+        let spmv = by("spmv MergePath vs cupyx.csr@x(cuSPARSE)").unwrap();
+        assert!(!spmv.met && spmv.measured.starts_with("0.99×"), "{spmv:?}");
+        let ms = by("sort onesweep u32").unwrap();
+        assert!(!ms.met && ms.target == "≤ 5.5 ms", "{ms:?}");
+        let cub = by("sort onesweep vs cupy.ndarray.sort(in-place) u32").unwrap();
+        assert!(!cub.met && cub.measured.starts_with("0.92×"), "{cub:?}");
+        let argsort = by("sort argsort vs cupy.argsort").unwrap();
+        assert!(
+            argsort.met && argsort.measured.starts_with("1.47×"),
+            "{argsort:?}"
+        );
+        // No f32 or u64 sort records, no targets for them.
+        assert!(targets
+            .iter()
+            .filter(|t| t.what.starts_with("sort"))
+            .all(|t| !t.what.contains("f32") && !t.what.contains("u64")));
     }
 
     #[test]
