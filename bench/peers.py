@@ -156,7 +156,8 @@ sort       Keys ascending; cases (SORT_CASES): u32, i32 and f32 keys at 2^28
 segmented  "torch.segment_reduce(lengths)"  torch.segment_reduce(x, "sum",
            lengths=lengths) on 2^28 f32 uniform in [-1, 1), segment
            lengths uniform in [1, 1999] (mean 1000; int64), shape
-           "268435456/len1000"; "(offsets)" the same by offsets (segments +
+           "268435456/seg1000", written as the Rust segreduce lab writes its
+           rows (primitive "segreduce"); "(offsets)" the same by offsets (segments +
            1 int64, from 0); "(offsets,unsafe)" with unsafe=True (no
            validation pass and no host synchronisation). Checked against
            differences of float64 prefix sums at the offsets. "cupy.add.
@@ -568,8 +569,8 @@ def shape_sort(n: int, case: str = "uniform") -> str:
 
 
 def shape_segmented(n: int, case: str) -> str:
-    """"268435456/len1000" (segments of ~1000), "67108864/mean4" (n_in
-    counts of mean 4)."""
+    """"268435456/seg1000" (segments of ~1000, the segreduce lab's name),
+    "67108864/mean4" (n_in counts of mean 4)."""
     return f"{n}/{case}"
 
 
@@ -885,7 +886,7 @@ def self_test() -> int:
            f"spmv fraction: {spmv_record.fraction_of_ceiling()}")
     expect(shape_sort(n) == "268435456" and shape_sort(n, "argsort") == "268435456/argsort"
            and shape_sort(n, "top16") == "268435456/top16", "sort shapes")
-    expect(shape_segmented(n, "len1000") == "268435456/len1000", "segmented shape")
+    expect(shape_segmented(n, "seg1000") == "268435456/seg1000", "segmented shape")
     expect(RUN_MAX == 31 and (1 + RUN_MAX) / 2 == 16, "runs of 1..31, mean 16, as the runs lab")
     expect(spmv_record.shape == "4194304x4194304/uniform32"
            and shape_spmv(4, 5, "pareto1.5") == "4x5/pareto1.5", "spmv shapes")
@@ -2307,7 +2308,9 @@ def segmented_reduce_workload(ctx: Context, n: int) -> Workload:
         reference = prefix[offsets[1:]] - prefix[offsets[:-1]]
         return expect_close(torch, out, reference, tolerance)
 
-    return Workload("segmented", "f32", shape_segmented(n, f"len{SEGMENT_MEAN}"), make_inputs,
+    # Primitive "segreduce" and shape n/seg1000, as the Rust segreduce lab
+    # writes its rows, so that `parprims bench segreduce --compare` pairs them.
+    return Workload("segreduce", "f32", shape_segmented(n, f"seg{SEGMENT_MEAN}"), make_inputs,
                     4 * n + 8 * (n // SEGMENT_MEAN + 1),
                     lambda inputs: segmented_reduce_bytes(n, inputs["segments"]), check,
                     items=n)
