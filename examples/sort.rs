@@ -14,8 +14,11 @@
 //! cargo run --release --example sort                                  # u32 keys, 2^10 … 2^28
 //! cargo run --release --example sort -- --types u32,f32,u64 --pairs   # with a u32 value per key
 //! cargo run --release --example sort -- --sizes 2^20 --algos merge-path,onesweep --descending
-//! cargo run --release --example sort -- --csv sort-sweep.csv
+//! cargo run --release --example sort -- --csv sort-sweep.csv --plot sort-lab
 //! ```
+//!
+//! `--plot STEM` draws the rows as STEM-rate (keys/s against n, every
+//! method), STEM-time and STEM-gbps, each as `.svg` and `.png`.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -24,6 +27,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use gpu_core::{DeviceBuffer, Error, Gpu, Result};
+use parprims_lab::plot::{plot_element_rate, plot_records};
 use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{
     checked_exit, copy_ceiling, time_device, write_csv, Record, Repetitions,
@@ -71,6 +75,9 @@ struct Args {
     /// and of the values with `--pairs`).
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Plots of the GPU rows: STEM-rate (keys/s), STEM-time, STEM-gbps.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// Seed of the keys (default: the clock).
     #[arg(long)]
     seed: Option<u64>,
@@ -207,6 +214,13 @@ fn run(args: &Args) -> Result<bool> {
     if let Some(path) = &args.csv {
         write_csv(path, &records)?;
         println!("wrote {}", path.display());
+    }
+    if let Some(stem) = &args.plot {
+        let mut written = plot_element_rate(stem, "sort", &records, "keys")?;
+        written.extend(plot_records(stem, "sort", &records, Some(ceiling.gbps))?);
+        for path in written {
+            println!("wrote {}", path.display());
+        }
     }
     Ok(all_ok)
 }

@@ -1,5 +1,5 @@
 //! `parprims`: the tour of every primitive (no arguments), the benchmark
-//! (`parprims bench …`) and `parprims warm-cache`. A thin front end over the
+//! (`parprims bench …`), `parprims warm-cache` and `parprims plot`. A thin front end over the
 //! lab runner, [`parprims_lab`] (built with the `cli` feature, on by
 //! default).
 
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use parprims::gpu_core::{Gpu, Result};
 use parprims_lab as lab;
-use parprims_lab::cli::{BenchArgs, Cli, Command, Parser, WarmCacheArgs};
+use parprims_lab::cli::{BenchArgs, Cli, Command, Parser, PlotArgs, WarmCacheArgs};
 use parprims_lab::front::verdict;
 use parprims_lab::{render_table, Lab, LabOptions};
 
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         None => tour(&cli),
         Some(Command::Bench(args)) => bench(&cli, args),
         Some(Command::WarmCache(args)) => warm_cache(&cli, args),
+        Some(Command::Plot(args)) => plot(args),
     };
     outcome.unwrap_or_else(|error| {
         eprintln!("parprims: {error}");
@@ -98,4 +99,12 @@ fn warm_cache(cli: &Cli, args: &WarmCacheArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `parprims plot`: the plots of stored results, no GPU.
+fn plot(args: &PlotArgs) -> Result<ExitCode> {
+    for path in args.run()? {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,10 +3,12 @@
 //!
 //! ```text
 //! parprims [--reps N] [--seed S] [--device D] [--quick]
-//! parprims bench <scan|compact|transpose|matvec|conv|reduce|histogram|copy|all>
+//! parprims bench <scan|compact|transpose|matvec|conv|reduce|histogram|segreduce|runs|spmv|sort|copy|all>
 //!          [--sizes …] [--algos …] [--types …] [--reps N] [--sweep]
 //!          [--csv FILE] [--plot STEM] [--compare FILE] [--out-dir DIR]
 //! parprims warm-cache [--arch sm_80,sm_90] [--out DIR] [--threads N]
+//! parprims plot FILE.csv… --out STEM [--primitive P] [--title T]
+//!          [--ceiling GBPS] [--per-second NOUN]
 //! ```
 
 use std::path::PathBuf;
@@ -15,7 +17,10 @@ use clap::{Args, Subcommand};
 use gpu_core::kernel::{validate_arch, warm_disk_cache, CacheWarmReport, DiskCache};
 use gpu_core::{Error, Gpu, ModuleSource, Result};
 
+use parprims_testkit::bench::{read_csv, Record};
+
 use crate::bench::{targets, BenchOptions};
+use crate::plot::{plot_element_rate, plot_records};
 use crate::select::Selection;
 
 /// clap's parsing trait, for [`Cli::parse`]: the binary needs no clap of its
@@ -27,7 +32,7 @@ pub use clap::Parser;
 #[command(
     name = "parprims",
     version,
-    about = "Run, verify and measure GPU parallel primitives (scan, compaction, transpose, matvec, conv2d, reduction, histogram).",
+    about = "Run, verify and measure GPU parallel primitives (scan, compaction, transpose, matvec, conv2d, reduction, histogram, segmented reduce, runs, SpMV, sort).",
     long_about = "With no command: on a GPU, print the device and its copy ceiling, run every \
                   primitive's default method and every lab method at a modest size, check each \
                   against the CPU reference and print one table. Without a GPU, say so and show \
@@ -64,13 +69,42 @@ pub enum Command {
     /// `PARPRIMS_CACHE_DIR` to it); needs NVRTC, and a GPU only when
     /// `--arch` is not given.
     WarmCache(WarmCacheArgs),
+    /// Draw the plots of stored results (parprims' CSV format, ours and
+    /// the peers'): STEM-time and STEM-gbps (.svg, .png), and with
+    /// --per-second STEM-rate; needs no GPU.
+    Plot(PlotArgs),
+}
+
+/// Arguments of `parprims plot`.
+#[derive(Clone, Debug, Args, PartialEq)]
+pub struct PlotArgs {
+    /// Results CSVs, ours first (the copy ceiling line is the first
+    /// file's), then any peers'.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output stem: STEM-time.svg/.png, STEM-gbps.svg/.png.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Only this primitive's rows (default: every row).
+    #[arg(long)]
+    pub primitive: Option<String>,
+    /// The plots' title (default: the primitive).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// The copy ceiling line, GB/s (default: the median ceiling of the
+    /// first file's rows).
+    #[arg(long)]
+    pub ceiling: Option<f64>,
+    /// Also STEM-rate.svg/.png: NOUN per second against size (`keys`).
+    #[arg(long)]
+    pub per_second: Option<String>,
 }
 
 /// `parprims bench` arguments.
 #[derive(Clone, Debug, Args, PartialEq)]
 pub struct BenchArgs {
-    /// scan, compact, transpose, matvec, conv, reduce, histogram, copy, or
-    /// all.
+    /// scan, compact, transpose, matvec, conv, reduce, histogram,
+    /// segreduce, runs, spmv, sort, copy, or all.
     pub primitive: String,
     /// Sizes, comma-separated: counts (`2^24,123123123`) for scan, compact,
     /// reduce, histogram and copy; `ROWSxCOLS` or a side (`4096`) for the
@@ -241,6 +275,74 @@ impl WarmCacheArgs {
     }
 }
 
+impl PlotArgs {
+    /// Reads every file, keeps the rows asked for and writes the plots.
+    /// Returns the files written. Nothing is written when a file cannot be
+    /// read, no row is left, or the ceiling is not a positive number.
+    pub fn run(&self) -> Result<Vec<PathBuf>> {
+        if let Some(ceiling) = self.ceiling {
+            if !(ceiling.is_finite() && ceiling > 0.0) {
+                return Err(Error::invalid(
+                    "ceiling",
+                    format!("{ceiling} is not a positive GB/s"),
+                ));
+            }
+        }
+        if let Some(noun) = &self.per_second {
+            if noun.trim().is_empty() {
+                return Err(Error::invalid("per-second", "an empty noun"));
+            }
+        }
+        let keep = |r: &Record| self.primitive.as_deref().is_none_or(|p| r.primitive == p);
+        let mut files = self.files.iter();
+        let first: Vec<Record> = match files.next() {
+            Some(path) => read_csv(path)?.into_iter().filter(keep).collect(),
+            None => return Err(Error::invalid("files", "no results file")),
+        };
+        let mut records = first.clone();
+        for path in files {
+            records.extend(read_csv(path)?.into_iter().filter(keep));
+        }
+        if records.is_empty() {
+            return Err(Error::invalid(
+                "files",
+                match &self.primitive {
+                    Some(p) => format!("no row of primitive {p:?}"),
+                    None => "no rows".to_owned(),
+                },
+            ));
+        }
+        let ceiling = match self.ceiling {
+            Some(ceiling) => Some(ceiling),
+            None => median_ceiling(&first),
+        };
+        let title = match (&self.title, &self.primitive) {
+            (Some(title), _) => title.clone(),
+            (None, Some(primitive)) => primitive.clone(),
+            (None, None) => records[0].primitive.clone(),
+        };
+        let mut written = plot_records(&self.out, &title, &records, ceiling)?;
+        if let Some(noun) = &self.per_second {
+            written.extend(plot_element_rate(&self.out, &title, &records, noun.trim())?);
+        }
+        Ok(written)
+    }
+}
+
+/// The median of the records' positive copy ceilings, if any.
+fn median_ceiling(records: &[Record]) -> Option<f64> {
+    let mut ceilings: Vec<f64> = records
+        .iter()
+        .map(|r| r.ceiling_gbps)
+        .filter(|c| c.is_finite() && *c > 0.0)
+        .collect();
+    if ceilings.is_empty() {
+        return None;
+    }
+    ceilings.sort_by(f64::total_cmp);
+    Some(ceilings[ceilings.len() / 2])
+}
+
 impl BenchArgs {
     /// The options the runner takes; names and sizes are validated later,
     /// before the GPU is opened.
@@ -312,6 +414,94 @@ mod tests {
         assert_eq!(options.selection.sizes.as_deref(), Some("2^20,2^24"));
         assert_eq!(options.csv, Some(PathBuf::from("out.csv")));
         assert_eq!(options.out_dir, Some(PathBuf::from("d")));
+    }
+
+    fn plot_record(primitive: &str, algorithm: &str, n: usize, ms: f64) -> Record {
+        Record {
+            primitive: primitive.into(),
+            algorithm: algorithm.into(),
+            element_type: "u32".into(),
+            shape: n.to_string(),
+            ms_median: ms,
+            gbps: 8.0 * n as f64 / (ms * 1e6),
+            ceiling_gbps: 2990.0,
+            device: "test".into(),
+        }
+    }
+
+    /// `parprims plot` draws stored results: ours and a peer's file, one
+    /// primitive kept, the rate plot on request; bad arguments write
+    /// nothing.
+    #[test]
+    fn plot_draws_stored_results() {
+        use parprims_testkit::bench::write_csv;
+        let dir = std::env::temp_dir().join(format!("parprims-plot-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ours = dir.join("sort.csv");
+        let peers = dir.join("peers.csv");
+        write_csv(
+            &ours,
+            &[
+                plot_record("sort", "onesweep", 1 << 20, 0.1),
+                plot_record("sort", "onesweep", 1 << 24, 0.43),
+                plot_record("sort", "bitonic", 1 << 20, 0.4),
+                plot_record("scan", "DecoupledLookback", 1 << 20, 0.01),
+            ],
+        )
+        .unwrap();
+        let mut peer = plot_record("sort", "cupy.sort", 1 << 24, 0.5);
+        peer.ceiling_gbps = 2900.0;
+        write_csv(&peers, &[peer]).unwrap();
+        let stem = dir.join("out").join("sort");
+        let cli = Cli::try_parse_from([
+            "parprims",
+            "plot",
+            ours.to_str().unwrap(),
+            peers.to_str().unwrap(),
+            "--out",
+            stem.to_str().unwrap(),
+            "--primitive",
+            "sort",
+            "--per-second",
+            "keys",
+        ])
+        .unwrap();
+        let Some(Command::Plot(args)) = cli.command else {
+            panic!("plot expected");
+        };
+        let written = args.run().unwrap();
+        assert_eq!(written.len(), 6);
+        let gbps = std::fs::read_to_string(&written[2]).unwrap();
+        assert!(gbps.contains("copy ceiling 2990 GB/s"), "{gbps:.300}");
+        assert!(gbps.contains("cupy.sort") && gbps.contains("bitonic"));
+        assert!(!gbps.contains("DecoupledLookback"));
+        assert!(std::fs::read_to_string(&written[4])
+            .unwrap()
+            .contains("G keys/s"));
+        // No rows of that primitive, an unreadable file, a bad ceiling:
+        // errors, nothing written.
+        let refused = dir.join("refused").join("x");
+        for bad in [
+            PlotArgs {
+                primitive: Some("fft".into()),
+                out: refused.clone(),
+                ..args.clone()
+            },
+            PlotArgs {
+                files: vec![dir.join("missing.csv")],
+                out: refused.clone(),
+                ..args.clone()
+            },
+            PlotArgs {
+                ceiling: Some(-1.0),
+                out: refused.clone(),
+                ..args.clone()
+            },
+        ] {
+            assert!(bad.run().is_err(), "{bad:?}");
+        }
+        assert!(!dir.join("refused").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

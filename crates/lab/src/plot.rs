@@ -9,6 +9,11 @@
 //! - `P-gbps.svg`, `P-gbps.png`: GB/s (from the declared bytes) against
 //!   size, log x, with the copy ceiling drawn as a dashed line.
 //!
+//! [`plot_element_rate`] writes a fifth and sixth, `P-rate.svg` and
+//! `P-rate.png`: elements per second (keys/s for a sort) against size,
+//! log–log, for labs whose methods move different bytes per element or
+//! whose lesson speaks in elements per second.
+//!
 //! Text needs a font: an embedded DejaVu Sans Mono (see
 //! `plot/LICENSE-DejaVu.txt`) is registered with plotters' `ab_glyph`
 //! backend, so PNGs have labels on machines without system fonts.
@@ -173,6 +178,62 @@ pub fn plot_records(
     Ok(paths)
 }
 
+/// The files [`plot_element_rate`] writes for `stem`.
+pub fn rate_plot_paths(stem: &Path) -> Vec<PathBuf> {
+    let base = stem.with_extension("");
+    let name = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    ["rate.svg", "rate.png"]
+        .iter()
+        .map(|suffix| base.with_file_name(format!("{name}-{suffix}")))
+        .collect()
+}
+
+/// Writes the elements-per-second plot of `records` (see the module docs):
+/// G `noun`/s = elements of the shape / median time, one series per
+/// method as in the other plots. Returns the files written.
+pub fn plot_element_rate(
+    stem: &Path,
+    title: &str,
+    records: &[Record],
+    noun: &str,
+) -> Result<Vec<PathBuf>> {
+    register_font()?;
+    let timed: Vec<Record> = records
+        .iter()
+        .filter(|r| r.ms_median > 0.0 && shape_elements(&r.shape).is_some())
+        .cloned()
+        .collect();
+    if timed.is_empty() {
+        return Err(Error::invalid("records", "nothing to plot"));
+    }
+    let rates = series(&timed, |r| {
+        shape_elements(&r.shape).unwrap_or(0) as f64 / (r.ms_median * 1e-3) / 1e9
+    });
+    let paths = rate_plot_paths(stem);
+    if let Some(dir) = paths[0].parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let size = (1100, 700);
+    let rate_title = format!("{title}: {noun} per second against size");
+    let y_desc = format!("G {noun}/s (elements / median time)");
+    draw_log_log(
+        SVGBackend::new(&paths[0], size).into_drawing_area(),
+        &rate_title,
+        &rates,
+        &y_desc,
+    )?;
+    draw_log_log(
+        BitMapBackend::new(&paths[1], size).into_drawing_area(),
+        &rate_title,
+        &rates,
+        &y_desc,
+    )?;
+    Ok(paths)
+}
+
 fn plot_error(error: impl std::fmt::Display) -> Error {
     Error::Io(std::io::Error::other(format!("plot: {error}")))
 }
@@ -271,12 +332,21 @@ fn draw_time<DB: DrawingBackend>(
     title: &str,
     series: &[Series],
 ) -> Result<()> {
+    draw_log_log(root, title, series, "ms (median, device)")
+}
+
+fn draw_log_log<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    series: &[Series],
+    y_desc: &str,
+) -> Result<()> {
     root.fill(&WHITE).map_err(plot_error)?;
     let ((x0, x1), (y0, y1)) = bounds(series, None);
     let mut chart = chart_builder(&root, title)
         .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
         .map_err(plot_error)?;
-    draw_mesh(&mut chart, "ms (median, device)")?;
+    draw_mesh(&mut chart, y_desc)?;
     finish_chart(&root, &mut chart, series)
 }
 
@@ -470,6 +540,14 @@ mod tests {
         let png = std::fs::read(&written[1]).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         assert!(plot_records(&dir.join("none"), "none", &[], None).is_err());
+        // Elements per second: 2^20 elements in 0.02 ms is 52.4 G/s.
+        let rate = plot_element_rate(&dir.join("scan"), "scan", &records, "keys").unwrap();
+        assert_eq!(rate, rate_plot_paths(&dir.join("scan")));
+        let svg = std::fs::read_to_string(&rate[0]).unwrap();
+        assert!(svg.contains("G keys/s"), "{svg:.200}");
+        assert!(svg.contains("Blelloch"));
+        assert_eq!(&std::fs::read(&rate[1]).unwrap()[1..4], b"PNG");
+        assert!(plot_element_rate(&dir.join("none"), "none", &[], "keys").is_err());
         if std::env::var_os("PARPRIMS_KEEP_PLOTS").is_none() {
             let _ = std::fs::remove_dir_all(&dir);
         }
