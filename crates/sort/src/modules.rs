@@ -17,8 +17,31 @@ pub const TOPK_BLOCK_THREADS: u32 = 256;
 /// Keys per thread per round of top-k's histograms and counts.
 pub const TOPK_ITEMS: u32 = 16;
 /// Upsweep (and top-k count) blocks per SM (the grid strides over the
-/// input).
+/// input), at most: the upsweep takes fewer where its counters'
+/// shared memory does not fit four ([`upsweep_blocks_per_sm`]).
 pub const UPSWEEP_BLOCKS_PER_SM: u64 = 4;
+
+/// Shared memory the driver reserves per block, bytes (1 KiB on sm_80 and
+/// newer), and an allowance for the upsweep's static shared memory (its
+/// last-block flag and the digit offsets' block scan).
+const UPSWEEP_SHARED_OVERHEAD_BYTES: u64 = 3 << 10;
+
+/// Upsweep blocks per SM for `dynamic_shared_bytes` of counters on a GPU
+/// with `shared_per_sm` bytes of shared memory per SM: as many as fit,
+/// between 1 and [`UPSWEEP_BLOCKS_PER_SM`], so that the grid (which
+/// strides over the input) is resident at once and no block waits for
+/// another to finish before it starts its share.
+///
+/// ```
+/// use sort::modules::upsweep_blocks_per_sm;
+/// assert_eq!(upsweep_blocks_per_sm(64 << 10, 228 << 10), 3);
+/// assert_eq!(upsweep_blocks_per_sm(4 << 10, 228 << 10), 4);
+/// assert_eq!(upsweep_blocks_per_sm(64 << 10, 100 << 10), 1);
+/// ```
+pub fn upsweep_blocks_per_sm(dynamic_shared_bytes: u64, shared_per_sm: u64) -> u64 {
+    (shared_per_sm / (dynamic_shared_bytes + UPSWEEP_SHARED_OVERHEAD_BYTES))
+        .clamp(1, UPSWEEP_BLOCKS_PER_SM)
+}
 /// Threads of the one-block sort.
 pub const BLOCK_SORT_THREADS: u32 = 512;
 /// Keys per thread of the one-block sort.
@@ -222,11 +245,12 @@ fn onesweep_module<K: SortKey>(
     let (pb, pi) = (policy.pass_threads(), policy.pass_items());
     let shared = policy.pass_shared_bytes(K::BYTES, payload.map_or(0, PayloadWidth::bytes));
     let (ub, ui) = (policy.upsweep_threads(), policy.upsweep_items());
+    let copies = policy.upsweep_copies(K::BYTES);
     onesweep_sources(ModuleSource::new(name), policy)
         .entry(
             e(Entry::Upsweep),
             "const void* keys, u64 n, u64 portion_keys, u32 begin_bit, u32 end_bit, u32 passes, u32 descending, u32* hist, u64* offsets, u32* done_counter",
-            &format!("sort_upsweep<{k}, {ub}, {ui}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
+            &format!("sort_upsweep<{k}, {ub}, {ui}, {copies}>(reinterpret_cast<const {k}*>(keys), n, portion_keys, begin_bit, end_bit, passes, descending, hist, offsets, done_counter)"),
             Some(ub),
         )
         .entry_with_min_blocks(

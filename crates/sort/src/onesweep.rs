@@ -66,9 +66,9 @@ use gpu_core::{Gpu, KernelArgs, Result};
 
 use crate::key::{PayloadWidth, SortKey};
 use crate::modules::{
-    block_sort_shared_bytes, cluster_sort_shared_bytes, digit_passes, kernel, policy_kernel, Entry,
-    BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS, CLUSTER_SORT_BLOCKS, CLUSTER_SORT_THREADS,
-    UPSWEEP_BLOCKS_PER_SM,
+    block_sort_shared_bytes, cluster_sort_shared_bytes, digit_passes, kernel, policy_kernel,
+    upsweep_blocks_per_sm, Entry, BLOCK_SORT_MAX_KEYS, BLOCK_SORT_THREADS, CLUSTER_SORT_BLOCKS,
+    CLUSTER_SORT_THREADS,
 };
 use crate::policy::OnesweepPolicy;
 
@@ -274,14 +274,18 @@ pub(crate) fn sort<K: SortKey>(
             let state_a = counters + 4 * counter_words;
 
             let chunk = policy.upsweep_chunk();
+            let upsweep_shared = policy.upsweep_shared_bytes(K::BYTES, passes);
+            let info = gpu.info();
+            let blocks_per_sm =
+                upsweep_blocks_per_sm(upsweep_shared.into(), info.shared_per_sm as u64);
             let blocks_x = n64
                 .min(portion_keys)
                 .div_ceil(chunk)
-                .clamp(1, UPSWEEP_BLOCKS_PER_SM * gpu.info().sm_count as u64);
+                .clamp(1, blocks_per_sm * info.sm_count as u64);
             let config = LaunchConfig {
                 grid: (blocks_x as u32, portions as u32, 1),
                 block: (policy.upsweep_threads(), 1, 1),
-                shared_bytes: 0,
+                shared_bytes: upsweep_shared,
             };
             let mut args = KernelArgs::new();
             args.scalar(plan.source.keys)

@@ -374,7 +374,7 @@ fn small_input_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::Mod
     let policy = OnesweepPolicy::SMALL_INPUT;
     let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
     let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
-    let name = format!("sort_pass_{}_{p_name}_p256x8b_u256x8", K::SUFFIX);
+    let name = format!("sort_pass_{}_{p_name}_p256x8b_u256x8s", K::SUFFIX);
     assert!(module.entries().contains(&name), "{name}");
     (module, name)
 }
@@ -438,7 +438,7 @@ fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
         .iter()
         .map(|m| m.name().to_string())
         .collect();
-    for name in ["sort_u32_keys_p256x8b_u256x8", "sort_f64_v8_p256x8b_u256x8"] {
+    for name in ["sort_u32_keys_p256x8b_u256x8s", "sort_f64_v8_p256x8b_u256x8s"] {
         assert!(names.iter().any(|n| n == name), "{name} not in the catalog");
     }
 }

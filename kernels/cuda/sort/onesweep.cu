@@ -3,8 +3,10 @@
 // Significant Digit Radix Sort for GPUs").
 //
 //   1. sort_upsweep: one read of the keys histograms EVERY digit pass at
-//      once (per-block shared counters [passes][256], then atomics into the
-//      global table [passes][portions][256]); the last block to finish
+//      once (per-block shared counters [passes][256], in per-lane copies
+//      that keep a warp's increments out of each other's banks, then
+//      atomics into the global table [passes][portions][256]); the last
+//      block to finish
 //   2. scans each pass's 256 digit totals into each digit's first output
 //      position (sort_digit_offsets): the offsets of each pass's first
 //      portion.
@@ -140,17 +142,28 @@ __device__ __forceinline__ void sort_digit_offsets(const u32* hist, u64* __restr
 // Upsweep: grid (x blocks, portions); block (x, p) strides over portion p's
 // chunks of BLOCK·ITEMS keys and adds its counts into
 // hist[(pass · portions + p) · 256 + digit] (zeroed by the host).
-template <typename K, int BLOCK, int ITEMS>
+// Counters: COPIES copies of each (pass, digit) counter in dynamic shared
+// memory, passes · 256 · COPIES words (the host's
+// OnesweepPolicy::upsweep_shared_bytes): counter (pass, digit) of lane L
+// at word (pass · 256 + digit) · COPIES + L mod COPIES, in bank L mod
+// COPIES for COPIES ≥ 16 (so a warp's increments of random digits meet
+// in a bank only where lanes share a copy), summed when the block is done.
+// COPIES = 1 is one set shared by every lane.
+template <typename K, int BLOCK, int ITEMS, int COPIES>
 __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, u64 portion_keys,
                                              u32 begin_bit, u32 end_bit, u32 passes,
                                              u32 descending, u32* hist, u64* __restrict__ offsets,
                                              u32* done_counter) {
     static_assert(BLOCK >= SORT_RADIX && BLOCK % 32 == 0,
                   "whole warps, and a thread per digit for the last block's scan");
+    static_assert(COPIES >= 1 && COPIES <= 32 && (COPIES & (COPIES - 1)) == 0,
+                  "a power of two of copies, at most one per lane");
     typedef typename radix_key<K>::bits_t bits_t;
-    __shared__ u32 counts[SORT_MAX_PASSES * SORT_RADIX];
-    for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) counts[i] = 0u;
+    extern __shared__ u32 upsweep_counts[];
+    const u32 counters = passes * SORT_RADIX;
+    for (u32 i = threadIdx.x; i < counters * COPIES; i += BLOCK) upsweep_counts[i] = 0u;
     __syncthreads();
+    u32* lane_counts = upsweep_counts + (threadIdx.x & (COPIES - 1));
     const u64 portion = blockIdx.y;
     const u64 start = portion * portion_keys;
     const u64 end = min(n, start + portion_keys);
@@ -180,16 +193,22 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
             if (full_chunk || base + (u64)j * BLOCK + threadIdx.x < end) {
 #pragma unroll
                 for (int p = 0; p < MAX_PASSES; ++p) {
-                    if ((u32)p < passes)
-                        atomicAdd(&counts[p * SORT_RADIX + ((u32)(image[j] >> shift[p]) & mask[p])], 1u);
+                    if ((u32)p < passes) {
+                        const u32 digit = (u32)(image[j] >> shift[p]) & mask[p];
+                        atomicAdd(&lane_counts[(p * SORT_RADIX + digit) * COPIES], 1u);
+                    }
                 }
             }
         }
     }
     __syncthreads();
     const u32 portions = gridDim.y;
-    for (u32 i = threadIdx.x; i < passes * SORT_RADIX; i += BLOCK) {
-        const u32 c = counts[i];
+    for (u32 i = threadIdx.x; i < counters; i += BLOCK) {
+        // The copies of counter i, each thread starting at its own copy
+        // (consecutive threads read different banks).
+        u32 c = 0u;
+#pragma unroll
+        for (int l = 0; l < COPIES; ++l) c += upsweep_counts[i * COPIES + ((i + (u32)l) & (COPIES - 1))];
         if (c != 0u) {
             const u32 pass = i / SORT_RADIX;
             const u32 digit = i % SORT_RADIX;
