@@ -22,7 +22,12 @@
 //! ```sh
 //! cargo run --release --example sort_tune                       # every case, both sizes
 //! cargo run --release --example sort_tune -- --cases u32 --sizes 2^24 --reps 20
+//! cargo run --release --example sort_tune -- --grid upsweep     # the upsweep's counters, both ways
 //! ```
+//!
+//! `--grid upsweep` runs the three cases' defaults each with the upsweep's
+//! counters in per-lane copies (the default) and in one shared set
+//! (`sort::policy::UpsweepCounters`).
 
 use std::process::ExitCode;
 
@@ -33,7 +38,7 @@ use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
-use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy};
+use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy, UpsweepCounters};
 use sort::Order;
 
 /// The Onesweep sort's policy sweep.
@@ -54,8 +59,9 @@ struct Args {
     /// Untimed runs per policy first.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
-    /// The grid: `large` (`sweep_grid`) or `small` (`small_sweep_grid`:
-    /// few keys per thread, for inputs up to a few million keys).
+    /// The grid: `large` (`sweep_grid`), `small` (`small_sweep_grid`:
+    /// few keys per thread, for inputs up to a few million keys) or
+    /// `upsweep` (each case's default with both kinds of upsweep counters).
     #[arg(long, default_value = "large")]
     grid: String,
     /// Seed of the keys (default: the clock).
@@ -141,10 +147,11 @@ fn run(args: &Args) -> Result<bool> {
     let grid = match args.grid.as_str() {
         "large" => sweep_grid(),
         "small" => small_sweep_grid(),
+        "upsweep" => upsweep_grid(),
         other => {
             return Err(Error::invalid(
                 "grid",
-                format!("{other:?}: one of large, small"),
+                format!("{other:?}: one of large, small, upsweep"),
             ))
         }
     };
@@ -180,6 +187,26 @@ fn run(args: &Args) -> Result<bool> {
 /// Compiles every policy's module for the cases into the disk cache, in
 /// parallel, so the sweep's first runs only load them. Without NVRTC or a
 /// cache the modules compile (or load) on first use instead.
+/// The defaults of u32 keys, u64 keys and u32 keys with u32 values, each
+/// with per-lane and with shared upsweep counters.
+fn upsweep_grid() -> Vec<OnesweepPolicy> {
+    let defaults = [
+        OnesweepPolicy::default_for::<u32>(None),
+        OnesweepPolicy::default_for::<u64>(None),
+        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+    ];
+    let mut grid: Vec<OnesweepPolicy> = Vec::new();
+    for policy in defaults {
+        for counters in [UpsweepCounters::PerLane, UpsweepCounters::Shared] {
+            let policy = policy.with_upsweep_counters(counters);
+            if !grid.contains(&policy) {
+                grid.push(policy);
+            }
+        }
+    }
+    grid
+}
+
 fn warm_modules(gpu: &Gpu, cases: &[Case], grid: &[OnesweepPolicy]) {
     let mut modules = Vec::new();
     for &case in cases {

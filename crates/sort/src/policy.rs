@@ -640,15 +640,23 @@ impl OnesweepPolicy {
     /// assert_eq!(OnesweepPolicy::DEFAULT.name(), "256x16 ballots up 256x16");
     /// let late = OnesweepPolicy::DEFAULT.with_tile_counts(TileCounts::FromRanks);
     /// assert_eq!(late.name(), "256x16 ballots counts from ranks up 256x16");
+    /// use sort::policy::UpsweepCounters;
+    /// let shared = OnesweepPolicy::DEFAULT.with_upsweep_counters(UpsweepCounters::Shared);
+    /// assert_eq!(shared.name(), "256x16 ballots up 256x16 shared counters");
     /// ```
     pub fn name(&self) -> String {
-        // Early counts, the default of every shape, go unnamed.
+        // Early counts and per-lane upsweep counters, the defaults of
+        // every large shape, go unnamed.
         let counts = match self.counts {
             TileCounts::Early => String::new(),
             TileCounts::FromRanks => format!(" {}", self.counts.name()),
         };
+        let counters = match self.upsweep_counters {
+            UpsweepCounters::PerLane => String::new(),
+            UpsweepCounters::Shared => format!(" {}", self.upsweep_counters.name()),
+        };
         format!(
-            "{}x{} {}{counts} up {}x{}",
+            "{}x{} {}{counts} up {}x{}{counters}",
             self.pass_threads,
             self.pass_items,
             self.rank.name(),

@@ -438,7 +438,10 @@ fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
         .iter()
         .map(|m| m.name().to_string())
         .collect();
-    for name in ["sort_u32_keys_p256x8b_u256x8s", "sort_f64_v8_p256x8b_u256x8s"] {
+    for name in [
+        "sort_u32_keys_p256x8b_u256x8s",
+        "sort_f64_v8_p256x8b_u256x8s",
+    ] {
         assert!(names.iter().any(|n| n == name), "{name} not in the catalog");
     }
 }

@@ -168,34 +168,74 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
     const u64 start = portion * portion_keys;
     const u64 end = min(n, start + portion_keys);
     const u64 chunk = (u64)BLOCK * ITEMS;
-    // Each pass's shift and mask, in registers (a key type of B bytes has
-    // at most B passes).
     constexpr int MAX_PASSES = (int)sizeof(bits_t);
-    u32 shift[MAX_PASSES], mask[MAX_PASSES];
+    // Every pass a whole byte of the key (the full sort, the common call)
+    // with the portion's keys on a 16-byte boundary: the keys are read as
+    // 16-byte vectors and each byte counted with a constant shift. A bit
+    // range, or keys not so aligned, take the general loop below.
+    const bool whole_bytes = begin_bit == 0u && end_bit == 8u * (u32)sizeof(bits_t) &&
+                             passes == (u32)MAX_PASSES &&
+                             (reinterpret_cast<unsigned long long>(keys + start) & 15ull) == 0ull;
+    if (whole_bytes) {
+        constexpr int PER_VECTOR = 16 / (int)sizeof(K);
+        constexpr int VECTORS = ITEMS / PER_VECTOR > 0 ? ITEMS / PER_VECTOR : 1;
+        constexpr u64 VECTOR_CHUNK = (u64)BLOCK * VECTORS * PER_VECTOR;
+        const bits_t flip = descending != 0u ? (bits_t)~(bits_t)0 : (bits_t)0;
+        u64 base = start + (u64)blockIdx.x * VECTOR_CHUNK;
+        for (; base + VECTOR_CHUNK <= end; base += (u64)gridDim.x * VECTOR_CHUNK) {
+            const uint4* vectors = reinterpret_cast<const uint4*>(keys + base) + threadIdx.x;
+            uint4 raw[VECTORS];
 #pragma unroll
-    for (int p = 0; p < MAX_PASSES; ++p) {
-        shift[p] = min(begin_bit + 8u * (u32)p, 8u * (u32)sizeof(bits_t) - 1u);
-        const u32 width = (u32)p < passes ? min(8u, end_bit - (begin_bit + 8u * (u32)p)) : 0u;
-        mask[p] = (1u << width) - 1u;
-    }
-    for (u64 base = start + (u64)blockIdx.x * chunk; base < end; base += (u64)gridDim.x * chunk) {
-        const bool full_chunk = base + chunk <= end;
-        bits_t image[ITEMS];
+            for (int j = 0; j < VECTORS; ++j) raw[j] = vectors[j * BLOCK];
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u64 i = base + (u64)j * BLOCK + threadIdx.x;
-            image[j] = full_chunk || i < end ? ordered_radix<K>(keys[i], descending != 0u) : (bits_t)0;
+            for (int j = 0; j < VECTORS; ++j) {
+                K items[PER_VECTOR];
+                memcpy(items, &raw[j], 16);
+#pragma unroll
+                for (int e = 0; e < PER_VECTOR; ++e) {
+                    const bits_t image = radix_key<K>::to_radix(items[e]) ^ flip;
+#pragma unroll
+                    for (int p = 0; p < MAX_PASSES; ++p)
+                        atomicAdd(&lane_counts[(p * SORT_RADIX + ((u32)(image >> (8 * p)) & 0xffu)) * COPIES], 1u);
+                }
+            }
         }
-        // One shared increment per key and pass (an atomicAdd of 1 whose
-        // result is unused, which ptxas makes an ATOMS.POPC.INC).
+        // The one partial chunk (of the block whose turn it is), key by key.
+        for (u64 i = base + threadIdx.x; i < end; i += BLOCK) {
+            const bits_t image = radix_key<K>::to_radix(keys[i]) ^ flip;
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (full_chunk || base + (u64)j * BLOCK + threadIdx.x < end) {
+            for (int p = 0; p < MAX_PASSES; ++p)
+                atomicAdd(&lane_counts[(p * SORT_RADIX + ((u32)(image >> (8 * p)) & 0xffu)) * COPIES], 1u);
+        }
+    } else {
+        // Each pass's shift and mask, in registers (a key type of B bytes
+        // has at most B passes).
+        u32 shift[MAX_PASSES], mask[MAX_PASSES];
 #pragma unroll
-                for (int p = 0; p < MAX_PASSES; ++p) {
-                    if ((u32)p < passes) {
-                        const u32 digit = (u32)(image[j] >> shift[p]) & mask[p];
-                        atomicAdd(&lane_counts[(p * SORT_RADIX + digit) * COPIES], 1u);
+        for (int p = 0; p < MAX_PASSES; ++p) {
+            shift[p] = min(begin_bit + 8u * (u32)p, 8u * (u32)sizeof(bits_t) - 1u);
+            const u32 width = (u32)p < passes ? min(8u, end_bit - (begin_bit + 8u * (u32)p)) : 0u;
+            mask[p] = (1u << width) - 1u;
+        }
+        for (u64 base = start + (u64)blockIdx.x * chunk; base < end; base += (u64)gridDim.x * chunk) {
+            const bool full_chunk = base + chunk <= end;
+            bits_t image[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u64 i = base + (u64)j * BLOCK + threadIdx.x;
+                image[j] = full_chunk || i < end ? ordered_radix<K>(keys[i], descending != 0u) : (bits_t)0;
+            }
+            // One shared increment per key and pass (an atomicAdd of 1
+            // whose result is unused, which ptxas makes an ATOMS.POPC.INC).
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                if (full_chunk || base + (u64)j * BLOCK + threadIdx.x < end) {
+#pragma unroll
+                    for (int p = 0; p < MAX_PASSES; ++p) {
+                        if ((u32)p < passes) {
+                            const u32 digit = (u32)(image[j] >> shift[p]) & mask[p];
+                            atomicAdd(&lane_counts[(p * SORT_RADIX + digit) * COPIES], 1u);
+                        }
                     }
                 }
             }
