@@ -116,15 +116,41 @@ pub fn series(records: &[Record], value: impl Fn(&Record) -> f64) -> Vec<Series>
 
 /// The files [`plot_records`] writes for `stem`.
 pub fn plot_paths(stem: &Path) -> Vec<PathBuf> {
+    stem_paths(stem, &["time.svg", "time.png", "gbps.svg", "gbps.png"])
+}
+
+/// `stem-suffix` for every suffix (the stem's own extension dropped).
+fn stem_paths(stem: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
     let base = stem.with_extension("");
     let name = base
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "plot".into());
-    ["time.svg", "time.png", "gbps.svg", "gbps.png"]
+    suffixes
         .iter()
         .map(|suffix| base.with_file_name(format!("{name}-{suffix}")))
         .collect()
+}
+
+/// The records with a time and a size, or an error when there are none.
+fn timed_records(records: &[Record]) -> Result<Vec<Record>> {
+    let timed: Vec<Record> = records
+        .iter()
+        .filter(|r| r.ms_median > 0.0 && shape_elements(&r.shape).is_some())
+        .cloned()
+        .collect();
+    if timed.is_empty() {
+        return Err(Error::invalid("records", "nothing to plot"));
+    }
+    Ok(timed)
+}
+
+/// Creates the folder of the first of `paths`, if it has one.
+fn create_parent(paths: &[PathBuf]) -> Result<()> {
+    if let Some(dir) = paths[0].parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    Ok(())
 }
 
 /// Writes the time and GB/s plots of `records` (see the module docs);
@@ -136,20 +162,11 @@ pub fn plot_records(
     ceiling_gbps: Option<f64>,
 ) -> Result<Vec<PathBuf>> {
     register_font()?;
-    let timed: Vec<Record> = records
-        .iter()
-        .filter(|r| r.ms_median > 0.0)
-        .cloned()
-        .collect();
-    if timed.is_empty() {
-        return Err(Error::invalid("records", "nothing to plot"));
-    }
+    let timed = timed_records(records)?;
     let times = series(&timed, |r| r.ms_median);
     let rates = series(&timed, |r| r.gbps);
     let paths = plot_paths(stem);
-    if let Some(dir) = paths[0].parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
+    create_parent(&paths)?;
     let size = (1100, 700);
     let time_title = format!("{title}: median time against size");
     let rate_title = format!("{title}: throughput against size");
@@ -180,15 +197,7 @@ pub fn plot_records(
 
 /// The files [`plot_element_rate`] writes for `stem`.
 pub fn rate_plot_paths(stem: &Path) -> Vec<PathBuf> {
-    let base = stem.with_extension("");
-    let name = base
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plot".into());
-    ["rate.svg", "rate.png"]
-        .iter()
-        .map(|suffix| base.with_file_name(format!("{name}-{suffix}")))
-        .collect()
+    stem_paths(stem, &["rate.svg", "rate.png"])
 }
 
 /// Writes the elements-per-second plot of `records` (see the module docs):
@@ -201,21 +210,12 @@ pub fn plot_element_rate(
     noun: &str,
 ) -> Result<Vec<PathBuf>> {
     register_font()?;
-    let timed: Vec<Record> = records
-        .iter()
-        .filter(|r| r.ms_median > 0.0 && shape_elements(&r.shape).is_some())
-        .cloned()
-        .collect();
-    if timed.is_empty() {
-        return Err(Error::invalid("records", "nothing to plot"));
-    }
+    let timed = timed_records(records)?;
     let rates = series(&timed, |r| {
         shape_elements(&r.shape).unwrap_or(0) as f64 / (r.ms_median * 1e-3) / 1e9
     });
     let paths = rate_plot_paths(stem);
-    if let Some(dir) = paths[0].parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
+    create_parent(&paths)?;
     let size = (1100, 700);
     let rate_title = format!("{title}: {noun} per second against size");
     let y_desc = format!("G {noun}/s (elements / median time)");
