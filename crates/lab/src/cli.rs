@@ -17,7 +17,7 @@ use clap::{Args, Subcommand};
 use gpu_core::kernel::{validate_arch, warm_disk_cache, CacheWarmReport, DiskCache};
 use gpu_core::{Error, Gpu, ModuleSource, Result};
 
-use parprims_testkit::bench::{read_csv, Record};
+use parprims_testkit::bench::{read_csv, Record, Timing};
 
 use crate::bench::{targets, BenchOptions};
 use crate::plot::{plot_element_rate, plot_records};
@@ -295,11 +295,12 @@ impl PlotArgs {
         }
         let keep = |r: &Record| self.primitive.as_deref().is_none_or(|p| r.primitive == p);
         let mut files = self.files.iter();
-        let first: Vec<Record> = match files.next() {
+        let mut records: Vec<Record> = match files.next() {
             Some(path) => read_csv(path)?.into_iter().filter(keep).collect(),
             None => return Err(Error::invalid("files", "no results file")),
         };
-        let mut records = first.clone();
+        // The ceiling line is the first file's (ours), before the peers'.
+        let ceiling = self.ceiling.or_else(|| median_ceiling(&records));
         for path in files {
             records.extend(read_csv(path)?.into_iter().filter(keep));
         }
@@ -312,10 +313,6 @@ impl PlotArgs {
                 },
             ));
         }
-        let ceiling = match self.ceiling {
-            Some(ceiling) => Some(ceiling),
-            None => median_ceiling(&first),
-        };
         let title = match (&self.title, &self.primitive) {
             (Some(title), _) => title.clone(),
             (None, Some(primitive)) => primitive.clone(),
@@ -331,16 +328,12 @@ impl PlotArgs {
 
 /// The median of the records' positive copy ceilings, if any.
 fn median_ceiling(records: &[Record]) -> Option<f64> {
-    let mut ceilings: Vec<f64> = records
+    let ceilings: Vec<f64> = records
         .iter()
         .map(|r| r.ceiling_gbps)
         .filter(|c| c.is_finite() && *c > 0.0)
         .collect();
-    if ceilings.is_empty() {
-        return None;
-    }
-    ceilings.sort_by(f64::total_cmp);
-    Some(ceilings[ceilings.len() / 2])
+    Timing::from_samples(ceilings).ok().map(|t| t.median_ms)
 }
 
 impl BenchArgs {
