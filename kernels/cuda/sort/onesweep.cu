@@ -60,8 +60,6 @@
 // Needs COMMON, WARP, BLOCK, TILE_STATUS, SINGLE_PASS_DIGIT_LOOKBACK,
 // SORT_RADIX_KEY, SORT_WARP_RANK (SORT_RADIX, the ranking).
 
-#define SORT_MAX_PASSES 8
-
 // Predecessors a digit's look-back reads per round trip
 // (single_pass/digit_lookback.cuh). Measured on the H100 with 2^28 u32
 // keys: windows of 2, 3 and 4 sort within 1.5 % of each other (every
@@ -177,6 +175,12 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
                              passes == (u32)MAX_PASSES &&
                              (reinterpret_cast<unsigned long long>(keys + start) & 15ull) == 0ull;
     if (whole_bytes) {
+        // One increment per byte of the key's image, pass p counting byte p.
+        const auto count_bytes = [lane_counts](bits_t image) {
+#pragma unroll
+            for (int p = 0; p < MAX_PASSES; ++p)
+                atomicAdd(&lane_counts[(p * SORT_RADIX + ((u32)(image >> (8 * p)) & 0xffu)) * COPIES], 1u);
+        };
         constexpr int PER_VECTOR = 16 / (int)sizeof(K);
         constexpr int VECTORS = ITEMS / PER_VECTOR > 0 ? ITEMS / PER_VECTOR : 1;
         constexpr u64 VECTOR_CHUNK = (u64)BLOCK * VECTORS * PER_VECTOR;
@@ -192,21 +196,11 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
                 K items[PER_VECTOR];
                 memcpy(items, &raw[j], 16);
 #pragma unroll
-                for (int e = 0; e < PER_VECTOR; ++e) {
-                    const bits_t image = radix_key<K>::to_radix(items[e]) ^ flip;
-#pragma unroll
-                    for (int p = 0; p < MAX_PASSES; ++p)
-                        atomicAdd(&lane_counts[(p * SORT_RADIX + ((u32)(image >> (8 * p)) & 0xffu)) * COPIES], 1u);
-                }
+                for (int e = 0; e < PER_VECTOR; ++e) count_bytes(radix_key<K>::to_radix(items[e]) ^ flip);
             }
         }
         // The one partial chunk (of the block whose turn it is), key by key.
-        for (u64 i = base + threadIdx.x; i < end; i += BLOCK) {
-            const bits_t image = radix_key<K>::to_radix(keys[i]) ^ flip;
-#pragma unroll
-            for (int p = 0; p < MAX_PASSES; ++p)
-                atomicAdd(&lane_counts[(p * SORT_RADIX + ((u32)(image >> (8 * p)) & 0xffu)) * COPIES], 1u);
-        }
+        for (u64 i = base + threadIdx.x; i < end; i += BLOCK) count_bytes(radix_key<K>::to_radix(keys[i]) ^ flip);
     } else {
         // Each pass's shift and mask, in registers (a key type of B bytes
         // has at most B passes).
