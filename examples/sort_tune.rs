@@ -23,11 +23,16 @@
 //! cargo run --release --example sort_tune                       # every case, both sizes
 //! cargo run --release --example sort_tune -- --cases u32 --sizes 2^24 --reps 20
 //! cargo run --release --example sort_tune -- --grid upsweep     # the upsweep's counters, both ways
+//! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs
 //! ```
 //!
 //! `--grid upsweep` runs the three cases' defaults each with the upsweep's
 //! counters in per-lane copies (the default) and in one shared set
-//! (`sort::policy::UpsweepCounters`).
+//! (`sort::policy::UpsweepCounters`); `--grid counts` runs the defaults
+//! of u32, f32 and u64 keys and u32 pairs each with every way of the
+//! digit pass's tile counts (`sort::policy::TileCounts`). The `f32` case
+//! (keys of every bit pattern, NaNs included) is swept only when asked
+//! for.
 
 use std::process::ExitCode;
 
@@ -38,14 +43,14 @@ use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
-use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy, UpsweepCounters};
+use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy, TileCounts, UpsweepCounters};
 use sort::Order;
 
 /// The Onesweep sort's policy sweep.
 #[derive(Parser)]
 struct Args {
-    /// Cases, comma-separated: `u32` (keys), `u64` (keys), `u32-pairs`
-    /// (u32 keys with u32 values).
+    /// Cases, comma-separated: `u32` (keys), `f32` (keys), `u64` (keys),
+    /// `u32-pairs` (u32 keys with u32 values).
     #[arg(long, default_value = "u32,u64,u32-pairs")]
     cases: String,
     /// Key counts, comma-separated (`2^24`, `1000000`); default 2^24 and
@@ -60,8 +65,9 @@ struct Args {
     #[arg(long, default_value_t = 2)]
     warmup: usize,
     /// The grid: `large` (`sweep_grid`), `small` (`small_sweep_grid`:
-    /// few keys per thread, for inputs up to a few million keys) or
-    /// `upsweep` (each case's default with both kinds of upsweep counters).
+    /// few keys per thread, for inputs up to a few million keys),
+    /// `upsweep` (each case's default with both kinds of upsweep counters)
+    /// or `counts` (each case's default with every way of tile counts).
     #[arg(long, default_value = "large")]
     grid: String,
     /// Seed of the keys (default: the clock).
@@ -78,6 +84,7 @@ fn main() -> ExitCode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Case {
     U32Keys,
+    F32Keys,
     U64Keys,
     U32Pairs,
 }
@@ -86,11 +93,12 @@ impl Case {
     fn parse(name: &str) -> Result<Case> {
         match name.trim() {
             "u32" => Ok(Case::U32Keys),
+            "f32" => Ok(Case::F32Keys),
             "u64" => Ok(Case::U64Keys),
             "u32-pairs" => Ok(Case::U32Pairs),
             other => Err(Error::invalid(
                 "cases",
-                format!("{other:?}: one of u32, u64, u32-pairs"),
+                format!("{other:?}: one of u32, f32, u64, u32-pairs"),
             )),
         }
     }
@@ -98,6 +106,7 @@ impl Case {
     fn name(self) -> &'static str {
         match self {
             Case::U32Keys => "u32 keys",
+            Case::F32Keys => "f32 keys",
             Case::U64Keys => "u64 keys",
             Case::U32Pairs => "u32 keys + u32 values",
         }
@@ -148,10 +157,11 @@ fn run(args: &Args) -> Result<bool> {
         "large" => sweep_grid(),
         "small" => small_sweep_grid(),
         "upsweep" => upsweep_grid(),
+        "counts" => counts_grid(),
         other => {
             return Err(Error::invalid(
                 "grid",
-                format!("{other:?}: one of large, small, upsweep"),
+                format!("{other:?}: one of large, small, upsweep, counts"),
             ))
         }
     };
@@ -171,6 +181,7 @@ fn run(args: &Args) -> Result<bool> {
         for &n in sizes.as_ref().unwrap_or(&case.default_sizes()) {
             all_ok &= match case {
                 Case::U32Keys => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
+                Case::F32Keys => sweep::<f32>(&gpu, case, n, seed, reps, &grid)?,
                 Case::U64Keys => sweep::<u64>(&gpu, case, n, seed, reps, &grid)?,
                 Case::U32Pairs => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
             };
@@ -207,12 +218,34 @@ fn upsweep_grid() -> Vec<OnesweepPolicy> {
     grid
 }
 
+/// The defaults of u32, f32 and u64 keys and u32 keys with u32 values,
+/// each with every way of tile counts.
+fn counts_grid() -> Vec<OnesweepPolicy> {
+    let defaults = [
+        OnesweepPolicy::default_for::<u32>(None),
+        OnesweepPolicy::default_for::<f32>(None),
+        OnesweepPolicy::default_for::<u64>(None),
+        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+    ];
+    let mut grid: Vec<OnesweepPolicy> = Vec::new();
+    for policy in defaults {
+        for counts in TileCounts::ALL {
+            let policy = policy.with_tile_counts(counts);
+            if !grid.contains(&policy) {
+                grid.push(policy);
+            }
+        }
+    }
+    grid
+}
+
 fn warm_modules(gpu: &Gpu, cases: &[Case], grid: &[OnesweepPolicy]) {
     let mut modules = Vec::new();
     for &case in cases {
         for policy in grid {
             let module = match case {
                 Case::U64Keys => sort::modules::policy_module::<u64>(case.payload(), policy),
+                Case::F32Keys => sort::modules::policy_module::<f32>(case.payload(), policy),
                 _ => sort::modules::policy_module::<u32>(case.payload(), policy),
             };
             modules.extend(module);

@@ -10,7 +10,7 @@
 use gpu_core::{Gpu, Kernel, ModuleSource, Result};
 
 use crate::key::{PayloadWidth, SortKey};
-use crate::policy::{OnesweepPolicy, RankMethod, TileCounts};
+use crate::policy::{OnesweepPolicy, RankMethod};
 
 /// Threads per block of top-k's histograms and counts.
 pub const TOPK_BLOCK_THREADS: u32 = 256;
@@ -275,10 +275,7 @@ fn onesweep_sources(module: ModuleSource, policy: &OnesweepPolicy) -> ModuleSour
             "SORT_RANK_BY_MATCH_ANY",
             u32::from(policy.rank() == RankMethod::MatchAny),
         )
-        .define(
-            "SORT_EARLY_COUNTS",
-            u32::from(policy.tile_counts() == TileCounts::Early),
-        )
+        .define("SORT_TILE_COUNTS", policy.tile_counts().define())
         .source(parprims_kernels::SORT_WARP_RANK)
         .source(parprims_kernels::SORT_ONESWEEP)
 }

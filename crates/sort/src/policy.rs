@@ -67,9 +67,32 @@ pub enum TileCounts {
     /// no increments and one digit computation fewer per key, published
     /// later.
     FromRanks,
+    /// Right after the load, with one shared increment per key into the
+    /// warp's own counters, summed over the warps and published before the
+    /// ranking; the tile's start of each digit and each warp's first slot
+    /// of it are known before the ranking too, so the ranking hands out a
+    /// key's slot in the tile at once (no second lookup of a warp offset
+    /// per key, one digit computation fewer than [`TileCounts::Early`]),
+    /// and the keys go into the exchange while the look-back runs (the
+    /// order of CUB's Onesweep).
+    ByWarp,
 }
 
 impl TileCounts {
+    /// Every way.
+    pub const ALL: [TileCounts; 3] = [TileCounts::Early, TileCounts::FromRanks, TileCounts::ByWarp];
+
+    /// The value of the kernel's `SORT_TILE_COUNTS` define
+    /// (`SORT_COUNTS_FROM_RANKS` 0, `SORT_COUNTS_EARLY` 1,
+    /// `SORT_COUNTS_BY_WARP` 2 in `kernels/cuda/sort/onesweep.cu`).
+    pub(crate) fn define(self) -> u32 {
+        match self {
+            TileCounts::FromRanks => 0,
+            TileCounts::Early => 1,
+            TileCounts::ByWarp => 2,
+        }
+    }
+
     /// The name in tables.
     ///
     /// ```
@@ -79,6 +102,7 @@ impl TileCounts {
         match self {
             TileCounts::Early => "early counts",
             TileCounts::FromRanks => "counts from ranks",
+            TileCounts::ByWarp => "counts by warp",
         }
     }
 }
@@ -650,7 +674,7 @@ impl OnesweepPolicy {
         // every large shape, go unnamed.
         let counts = match self.counts {
             TileCounts::Early => String::new(),
-            TileCounts::FromRanks => format!(" {}", self.counts.name()),
+            TileCounts::FromRanks | TileCounts::ByWarp => format!(" {}", self.counts.name()),
         };
         let counters = match self.upsweep_counters {
             UpsweepCounters::PerLane => String::new(),
@@ -680,6 +704,7 @@ impl OnesweepPolicy {
         let counts = match self.counts {
             TileCounts::Early => "",
             TileCounts::FromRanks => "r",
+            TileCounts::ByWarp => "w",
         };
         let counters = match self.upsweep_counters {
             UpsweepCounters::PerLane => "",

@@ -413,6 +413,57 @@ fn every_default_pass_keeps_everything_in_registers() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The module of `K` with `payload` under its default policy with tile
+/// counts `counts`, its pass entry's name.
+fn pass_with_counts<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    counts: TileCounts,
+) -> (gpu_core::ModuleSource, String) {
+    let policy = OnesweepPolicy::default_for::<K>(payload).with_tile_counts(counts);
+    let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
+    let entry = module
+        .entries()
+        .iter()
+        .find(|e| e.starts_with("sort_pass_"))
+        .unwrap_or_else(|| panic!("{}: no pass entry", module.name()))
+        .clone();
+    (module, entry)
+}
+
+#[test]
+fn every_way_of_tile_counts_keeps_the_pass_in_registers() {
+    // The swept cases' defaults (u32, f32 and u64 keys, u32 keys with u32
+    // values) with each way of tile counts, as `sort_tune --grid counts`
+    // runs them, and one module name per way. Needs NVRTC and nvdisasm for
+    // the listing, skipped without.
+    let mut cases = Vec::new();
+    for counts in TileCounts::ALL {
+        cases.push(pass_with_counts::<u32>(None, counts));
+        cases.push(pass_with_counts::<f32>(None, counts));
+        cases.push(pass_with_counts::<u64>(None, counts));
+        cases.push(pass_with_counts::<u32>(Some(PayloadWidth::B4), counts));
+    }
+    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "{names:?}");
+    let failures: std::sync::Mutex<Vec<String>> = Default::default();
+    gpu_core::kernel::for_each_in_parallel(&cases, 2, |(module, entry)| {
+        let Some(sass) = parprims_testkit::testing::sm90_sass(module) else {
+            return;
+        };
+        let local = local_accesses(&sass, entry);
+        if local > 0 {
+            failures
+                .lock()
+                .unwrap()
+                .push(format!("{entry}: {local} local-memory accesses"));
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
     let limit = sort::policy::SMALL_INPUT_MAX_KEYS as usize;

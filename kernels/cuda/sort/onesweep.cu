@@ -12,12 +12,13 @@
 //      portion.
 //   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
 //      a tile id from an atomic counter, counts its keys by digit (shared
-//      atomics) and publishes the 256 counts at once (or, with
-//      SORT_EARLY_COUNTS 0, takes them from the ranking's warp counters
-//      after it), ranks its keys by
+//      atomics, per warp with SORT_TILE_COUNTS BY_WARP) and publishes the
+//      256 counts at once (or, FROM_RANKS, takes them from the ranking's
+//      warp counters after it), ranks its keys by
 //      digit in shared memory (sort/warp_rank.cuh: warp-private counters,
 //      peer masks by ballots or match-any, stable; the peer searches of all
-//      rows first, then the counters row by row), looks back over its
+//      rows first, then the counters row by row; BY_WARP starts each warp's
+//      counters at its first slot of the digit in the tile), looks back over its
 //      predecessors one digit per thread (threads 0 … 255 of
 //      a block of BLOCK ≥ 256; single_pass/digit_lookback.cuh) for its
 //      global offset per digit, and scatters keys (then values) through
@@ -70,13 +71,25 @@
 #define SORT_LOOKBACK_WINDOW 4
 #endif
 
-// When a tile counts its keys by digit (the host's TileCounts): 1, right
-// after the load with one shared increment per key, published before the
-// ranking so that later tiles looking back find the counts early; 0, after
-// the ranking, as the sum of the warps' counters of each digit (no
-// increments, one digit computation fewer per key, published later).
-#ifndef SORT_EARLY_COUNTS
-#define SORT_EARLY_COUNTS 1
+// When and where a tile counts its keys by digit (the host's TileCounts):
+//   EARLY       right after the load, one shared increment per key into the
+//               tile's counters, published before the ranking (so that
+//               later tiles looking back find the counts early); the
+//               ranking's warp counters start at zero and each warp's first
+//               slot of a digit is added to every key's rank afterwards;
+//   FROM_RANKS  after the ranking, as the sum of the warps' counters of each
+//               digit (no increments, published later);
+//   BY_WARP     right after the load, one shared increment per key into the
+//               warp's counters, published before the ranking; the block
+//               scan and each warp's first slots come before the ranking
+//               too, so a key's rank is its slot in the tile (no second
+//               digit lookup per key), and the keys go into the exchange
+//               while the look-back runs (as CUB's Onesweep ranks).
+#define SORT_COUNTS_FROM_RANKS 0
+#define SORT_COUNTS_EARLY 1
+#define SORT_COUNTS_BY_WARP 2
+#ifndef SORT_TILE_COUNTS
+#define SORT_TILE_COUNTS SORT_COUNTS_EARLY
 #endif
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
@@ -90,7 +103,8 @@ __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
 // (the bits shifted in from above are masked off either way), so a
 // descending sort costs a third operand of the same three-input logic
 // operation instead of a complement and a select each time the pass takes a
-// key's digit (four times per key with early counts, three without).
+// key's digit (five times per key with EARLY tile counts, four with
+// FROM_RANKS or BY_WARP).
 // Measured on the H100 at 2^28 keys, the sort is 3 % faster for u32 and f32
 // keys than with the complement.
 template <typename K>
@@ -405,32 +419,70 @@ __device__ __forceinline__ void sort_onesweep_pass(
 
     const u32 d = tid;
     const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
-#if SORT_EARLY_COUNTS
+    u32* my_counts = s.warp_counts + warp * SORT_RADIX;
+    // total: the tile's count of digit d; start: the tile's keys of digits
+    // below d (thread d < 256).
+    u32 total = 0u;
+    u32 start = 0u;
+#if SORT_TILE_COUNTS == SORT_COUNTS_EARLY || SORT_TILE_COUNTS == SORT_COUNTS_BY_WARP
     // The tile's count of each digit, published at once (before the
-    // ranking), so that later tiles looking back find it early.
+    // ranking), so that later tiles looking back find it early: one shared
+    // increment per key, into the tile's counters (EARLY) or the warp's
+    // (BY_WARP, summed over the warps by the digit's thread).
+#if SORT_TILE_COUNTS == SORT_COUNTS_EARLY
+    u32* count_of_digit = s.tile_counts;
+#else
+    u32* count_of_digit = my_counts;
+#endif
     if (full_tile) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
-            atomicAdd(&s.tile_counts[digit_of.of(key[j])], 1u);
+            atomicAdd(&count_of_digit[digit_of.of(key[j])], 1u);
     } else {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
             if (idx < tile_count)
-                atomicAdd(&s.tile_counts[digit_of.of(key[j])], 1u);
+                atomicAdd(&count_of_digit[digit_of.of(key[j])], 1u);
         }
     }
     __syncthreads();
-    if (owns_digit)
-        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE,
-                                  s.tile_counts[d]);
+    if (owns_digit) {
+#if SORT_TILE_COUNTS == SORT_COUNTS_EARLY
+        total = s.tile_counts[d];
+#else
+#pragma unroll
+        for (int w = 0; w < Storage::WARPS; ++w) total += s.warp_counts[w * SORT_RADIX + d];
+#endif
+        digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
+    }
+#endif
+#if SORT_TILE_COUNTS == SORT_COUNTS_BY_WARP
+    // Each warp's first slot of each digit before the ranking (the tile's
+    // keys of lower digits, then the digit's keys of the warps before), so
+    // the ranking's counters hand out tile slots directly.
+    {
+        u32 all;
+        start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
+        if (d == 0) start = 0u;
+        if (owns_digit) {
+            u32 first_slot = start;
+#pragma unroll
+            for (int w = 0; w < Storage::WARPS; ++w) {
+                const u32 c = s.warp_counts[w * SORT_RADIX + d];
+                s.warp_counts[w * SORT_RADIX + d] = first_slot;
+                first_slot += c;
+            }
+        }
+        __syncthreads();
+    }
 #endif
 
     // Rank within the warp (sort/warp_rank.cuh): first the peers of every
     // row (independent of each other), then the ranks row by row: slot[j]
-    // is the rank of item j among the warp's keys of its digit. A full tile
-    // has a key in every lane: no bounds, no lanes to leave out.
-    u32* my_counts = s.warp_counts + warp * SORT_RADIX;
+    // is the rank of item j among the warp's keys of its digit (BY_WARP:
+    // its slot in the tile). A full tile has a key in every lane: no
+    // bounds, no lanes to leave out.
     u32 slot[ITEMS];
     if (full_tile) {
 #pragma unroll
@@ -455,33 +507,48 @@ __device__ __forceinline__ void sort_onesweep_pass(
             slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
         }
     }
-    __syncthreads();
 
-    // Thread d < 256 owns digit d: the tile-local start, look-back, global
-    // base, and each warp's first slot of the digit (the tile-local start
-    // plus the counts of the warps before). Threads past 255 only add
-    // zeros to the block scan, after every digit.
-#if SORT_EARLY_COUNTS
-    const u32 total = owns_digit ? s.tile_counts[d] : 0u;
+    K* exchange_keys = reinterpret_cast<K*>(s.exchange);
+#if SORT_TILE_COUNTS == SORT_COUNTS_BY_WARP
+    // Keys into their sorted slots at once (the look-back below reads and
+    // writes no shared memory the exchange holds).
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+        if (full_tile || idx < tile_count) exchange_keys[slot[j]] = key[j];
+    }
 #else
-    u32 total = 0u;
+    __syncthreads();
+    // Thread d < 256 owns digit d: the tile-local start and each warp's
+    // first slot of the digit (the tile-local start plus the counts of the
+    // warps before). Threads past 255 only add zeros to the block scan,
+    // after every digit.
+#if SORT_TILE_COUNTS == SORT_COUNTS_FROM_RANKS
     if (owns_digit) {
 #pragma unroll
         for (int w = 0; w < Storage::WARPS; ++w) total += s.warp_counts[w * SORT_RADIX + d];
         digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
     }
 #endif
-    u32 all;
-    u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
-    if (d == 0) start = 0u;
-    if (owns_digit) {
-        u32 first_slot = start;
+    {
+        u32 all;
+        start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
+        if (d == 0) start = 0u;
+        if (owns_digit) {
+            u32 first_slot = start;
 #pragma unroll
-        for (int w = 0; w < Storage::WARPS; ++w) {
-            const u32 c = s.warp_counts[w * SORT_RADIX + d];
-            s.warp_counts[w * SORT_RADIX + d] = first_slot;
-            first_slot += c;
+            for (int w = 0; w < Storage::WARPS; ++w) {
+                const u32 c = s.warp_counts[w * SORT_RADIX + d];
+                s.warp_counts[w * SORT_RADIX + d] = first_slot;
+                first_slot += c;
+            }
         }
+    }
+#endif
+
+    // The look-back of digit d (thread d): the global base of the tile's
+    // keys of each digit.
+    if (owns_digit) {
         u32 before = 0u;
         if (tile > 0) {
             before = digit_lookback<SORT_RADIX, SORT_LOOKBACK_WINDOW>(state, tile, d);
@@ -510,9 +577,10 @@ __device__ __forceinline__ void sort_onesweep_pass(
     }
     __syncthreads();
 
-    // Keys into their sorted slots, then out: consecutive slots of one digit
-    // go to consecutive global positions.
-    K* exchange_keys = reinterpret_cast<K*>(s.exchange);
+#if SORT_TILE_COUNTS != SORT_COUNTS_BY_WARP
+    // Keys into their sorted slots (each warp's first slot of the digit
+    // plus the rank), then out: consecutive slots of one digit go to
+    // consecutive global positions.
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
@@ -523,6 +591,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
         }
     }
     __syncthreads();
+#endif
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = tid + (u32)j * BLOCK;
