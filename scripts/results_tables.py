@@ -5,8 +5,10 @@
 
 Prints, per primitive, one table of the rows at the headline shape (or the
 shape given): method, type, ms, GB/s, fraction of the copy ceiling, and, for
-scan, the fraction on the 8n basis the scan target uses. Peer rows (from a
-peers CSV in the same folder) are included when their shape matches.
+scan, the fraction on the 8n basis the scan target uses. A primitive's rows
+come from its own file (`conv.csv` for conv, not `conv-large.csv`, which
+holds other runs of the same shapes); peer rows (from `peers.csv` in the
+same folder) are included when their shape matches.
 """
 import csv
 import glob
@@ -24,10 +26,12 @@ HEADLINE = {
 
 
 def load(folder):
+    """Every CSV row of the folder, each with its file's stem as `file`."""
     rows = []
     for path in sorted(glob.glob(os.path.join(folder, "*.csv"))):
+        stem = os.path.splitext(os.path.basename(path))[0]
         with open(path, newline="") as f:
-            rows.extend(csv.DictReader(f))
+            rows.extend(dict(r, file=stem) for r in csv.DictReader(f))
     return rows
 
 
@@ -39,18 +43,20 @@ def main():
     rows = load(folder)
     if not rows:
         sys.exit(f"no CSV rows under {folder}")
-    device = rows[0]["device"]
-    ceiling = rows[0]["ceiling_gbps"]
-    print(f"Device: {device}; copy ceiling {float(ceiling):.0f} GB/s (read + write); "
-          "commit and command in docs/results/MANIFEST.md.\n")
+    print("Commit and command of each file in docs/results/MANIFEST.md.\n")
     for primitive, shapes in HEADLINE.items():
         if only and primitive != only:
             continue
-        chosen = [r for r in rows if r.get("primitive") == primitive and r.get("shape") in shapes]
+        chosen = [r for r in rows
+                  if r.get("primitive") == primitive and r.get("shape") in shapes
+                  and r["file"] in (primitive, "peers")]
         if not chosen:
             continue
         extra = primitive == "scan"
+        own = next((r for r in chosen if r["file"] == primitive), chosen[0])
         print(f"### {primitive}\n")
+        print(f"{own['device']}; copy ceiling {float(own['ceiling_gbps']):.0f} GB/s "
+              f"(read + write), from {own['file']}.csv.\n")
         head = "| method | type | shape | ms | GB/s | × ceiling |"
         sep = "|---|---|---|---|---|---|"
         if extra:
