@@ -1,8 +1,8 @@
 //! The Onesweep sort's tuning sweep: every policy of
 //! `sort::policy::sweep_grid` (digit passes of 256 × {16, 24},
 //! 384 × {12, 16}, 512 × {12, 16} keys, ranked by ballots or by
-//! match-any; each case's default, `OnesweepPolicy::default_for`, among
-//! them) over u32 keys, u64 keys and u32 keys with u32 values, at 2^24
+//! match-any, tiles counted early; each case's default,
+//! `OnesweepPolicy::default_for`, added where the grid lacks it) over u32 keys, u64 keys and u32 keys with u32 values, at 2^24
 //! and 2^28 keys (2^27 for u64).
 //!
 //! Per case and size: uniformly random keys (every bit pattern), drawn once
@@ -154,7 +154,7 @@ fn run(args: &Args) -> Result<bool> {
     println!("{}", gpu.info().summary());
     let started = std::time::Instant::now();
     let grid = match args.grid.as_str() {
-        "large" => sweep_grid(),
+        "large" => with_defaults(sweep_grid()),
         "small" => small_sweep_grid(),
         "upsweep" => upsweep_grid(),
         "counts" => counts_grid(),
@@ -213,6 +213,21 @@ fn upsweep_grid() -> Vec<OnesweepPolicy> {
             if !grid.contains(&policy) {
                 grid.push(policy);
             }
+        }
+    }
+    grid
+}
+
+/// `grid` and, after it, each swept case's default that it lacks (the
+/// shape grid counts tiles early; some defaults count them by warp).
+fn with_defaults(mut grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
+    for policy in [
+        OnesweepPolicy::default_for::<u32>(None),
+        OnesweepPolicy::default_for::<u64>(None),
+        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+    ] {
+        if !grid.contains(&policy) {
+            grid.push(policy);
         }
     }
     grid

@@ -347,7 +347,7 @@ pub(crate) fn split_kernel<K: SortKey>(
 /// ```
 /// let module = sort::modules::module::<u64>(None);
 /// assert_eq!(module.name(), "sort_u64_keys");
-/// assert!(module.code().contains("sort_onesweep_pass<u64, u8, false, 512, 12, "));
+/// assert!(module.code().contains("sort_onesweep_pass<u64, u8, false, 512, 16, "));
 /// ```
 pub fn module<K: SortKey>(payload: Option<PayloadWidth>) -> ModuleSource {
     let k = K::CUDA_TYPE;

@@ -292,19 +292,24 @@ impl OnesweepPolicy {
     /// | keys | payload | pass threads × keys | chosen by |
     /// |---|---|---|---|
     /// | 1, 4 bytes | none | 512 × 16 | measured (u32 keys: the fastest at 2^24 and 2^28, 256 × 24 within 1 %, 256 × 16 1.09x and 1.11x slower) |
-    /// | 8 bytes | none | 512 × 12 | measured (u64 keys: within 1.5 % of the fastest, 384 × 16 and 512 × 16, at 2^24 and 2^27; 1.10x over 256 × 16) |
+    /// | 8 bytes | none | 512 × 16 | measured (u64 keys with tile counts by warp: 1.06x at 2^27 and 1.05x at 2^24 over 512 × 12 with early counts; 512 × 16 with early counts was within 1.5 % of 512 × 12) |
     /// | 1, 4 bytes | values of 1, 2, 4 bytes | 512 × 16 | measured for u32 keys with u32 values (1.05x at 2^24, 1.10x at 2^28 over 384 × 16 and 512 × 12); the other widths by rule |
     /// | 2 bytes | none, or values of 1, 2, 4 bytes | 512 × 12 | by rule: 512 × 16 spills to local memory within 64 registers |
     /// | 1, 2, 4 bytes | values of 8 bytes | 512 × 12 | by rule: 512 × 16 spills within 64 registers |
-    /// | 8 bytes | values of 1, 2, 4, 8 bytes | 512 × 12 | by rule (the u64 keys' shape) |
+    /// | 8 bytes | values of 1, 2, 4, 8 bytes | 512 × 12 | by rule (the shape 8-byte keys had before tile counts by warp) |
     ///
-    /// Tiles count their keys early ([`TileCounts::Early`]) except for
-    /// `f32` keys alone, which take [`TileCounts::FromRanks`]: measured on
-    /// an H100, 4.7 % faster at 2^28 keys and 2 % at 2^24 (a float key's
-    /// digit costs a NaN test and a select more, and the early counts take
-    /// it once more per key); for `u32` keys the same change was 0.6 %
-    /// faster at 2^28 and 1.5 % slower at 2^24, for `u32` keys with `u32`
-    /// values 2 % slower at 2^28; `f64` keys were not measured.
+    /// Tiles count their keys ([`TileCounts`]):
+    ///
+    /// | keys | payload | tile counts | chosen by |
+    /// |---|---|---|---|
+    /// | 8 bytes | none | [`TileCounts::ByWarp`] | measured on `u64` keys (above) |
+    /// | 1, 4 bytes | values of 1, 2, 4 bytes | [`TileCounts::ByWarp`] | measured on `u32` keys with `u32` values: 1.010x at 2^28 and 1.016x at 2^24 over early counts (the others by rule) |
+    /// | `f32` | none | [`TileCounts::FromRanks`] | measured: 4.7 % faster than early counts at 2^28 and 2 % at 2^24 (a float key's digit costs a NaN test and a select more, and early counts take it once more per key); by warp within 1 % of it (1 % slower at 2^28, 1 % faster at 2^24) |
+    /// | other | | [`TileCounts::Early`] | measured on `u32` keys: by warp equal at 2^28 and 2.2 % slower at 2^24, from the ranks 0.2 % and 4.6 % slower |
+    ///
+    /// The tile-count figures are from `sort_tune --grid counts` (one
+    /// process on an H100, median of 10); `f64` keys follow `u64` and were
+    /// not measured on their own.
     ///
     /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
     /// runs on an H100) over the grid of [`sweep_grid`], every pass
@@ -322,23 +327,28 @@ impl OnesweepPolicy {
     /// let narrow = OnesweepPolicy::default_for::<u32>(None);
     /// assert_eq!((narrow.pass_threads(), narrow.pass_items()), (512, 16));
     /// let wide = OnesweepPolicy::default_for::<u64>(None);
-    /// assert_eq!((wide.pass_threads(), wide.pass_items()), (512, 12));
+    /// assert_eq!((wide.pass_threads(), wide.pass_items()), (512, 16));
+    /// let wide_pairs = OnesweepPolicy::default_for::<u64>(Some(PayloadWidth::B4));
+    /// assert_eq!((wide_pairs.pass_threads(), wide_pairs.pass_items()), (512, 12));
     /// let pairs = OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4));
     /// assert_eq!((pairs.pass_threads(), pairs.pass_items()), (512, 16));
     /// use sort::policy::TileCounts;
     /// assert_eq!(OnesweepPolicy::default_for::<f32>(None).tile_counts(), TileCounts::FromRanks);
-    /// assert_eq!(pairs.tile_counts(), TileCounts::Early);
+    /// assert_eq!(narrow.tile_counts(), TileCounts::Early);
+    /// assert_eq!(wide.tile_counts(), TileCounts::ByWarp);
+    /// assert_eq!(pairs.tile_counts(), TileCounts::ByWarp);
     /// ```
     pub fn default_for<K: SortKey>(payload: Option<PayloadWidth>) -> Self {
         let value_bytes = payload.map_or(0, PayloadWidth::bytes);
         // 512 × 16 spills within the pass's 64 registers for 2-byte keys
-        // and for 8-byte values; 8-byte keys measured best at 512 × 12.
-        let wide = K::BYTES > 4 || value_bytes > 4 || K::BYTES == 2;
+        // and for 8-byte values; 8-byte keys with values keep 512 × 12.
+        let wide = K::BYTES == 2 || value_bytes > 4 || (K::BYTES > 4 && payload.is_some());
         let (threads, items) = if wide { (512, 12) } else { (512, 16) };
-        let counts = if K::IS_FLOAT && K::BYTES == 4 && payload.is_none() {
-            TileCounts::FromRanks
-        } else {
-            TileCounts::Early
+        let counts = match (K::BYTES, payload) {
+            (8, None) => TileCounts::ByWarp,
+            (1 | 4, Some(_)) if value_bytes <= 4 => TileCounts::ByWarp,
+            (4, None) if K::IS_FLOAT => TileCounts::FromRanks,
+            _ => TileCounts::Early,
         };
         let shape = |items| OnesweepPolicy {
             pass_threads: threads,
@@ -774,8 +784,10 @@ pub fn small_sweep_grid() -> Vec<OnesweepPolicy> {
         .collect()
 }
 
-/// The tuning sweep's grid: 12 policies (the defaults of the swept cases
-/// among them): passes
+/// The tuning sweep's grid of pass shapes: 12 policies with early tile
+/// counts (the default of u32 keys among them; u64 keys and u32 keys with
+/// u32 values count tiles by warp by default, [`TileCounts`], which
+/// `sort_tune --grid counts` compares): passes
 /// of 256 × {16, 24}, 384 × {12, 16}, 512 × {12, 16} keys, each with both
 /// [`RankMethod`]s, the default upsweep. Every one fits u32 and u64 keys
 /// and u32 keys with 4-byte values (the sweep's cases); the compile test

@@ -108,6 +108,10 @@ fn the_split_pass_keeps_everything_in_registers() {
             "f32_v4",
         ),
         (
+            sort::modules::split_module::<u64>(None, &OnesweepPolicy::default_for::<u64>(None)),
+            "u64_keys",
+        ),
+        (
             sort::modules::split_module::<u64>(
                 Some(PayloadWidth::B8),
                 &OnesweepPolicy::default_for::<u64>(Some(PayloadWidth::B8)),
