@@ -23,16 +23,16 @@
 //! cargo run --release --example sort_tune                       # every case, both sizes
 //! cargo run --release --example sort_tune -- --cases u32 --sizes 2^24 --reps 20
 //! cargo run --release --example sort_tune -- --grid upsweep     # the upsweep's counters, both ways
-//! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs
+//! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs,f32-pairs
 //! ```
 //!
 //! `--grid upsweep` runs the three cases' defaults each with the upsweep's
 //! counters in per-lane copies (the default) and in one shared set
 //! (`sort::policy::UpsweepCounters`); `--grid counts` runs the defaults
-//! of u32, f32 and u64 keys and u32 pairs each with every way of the
-//! digit pass's tile counts (`sort::policy::TileCounts`). The `f32` case
-//! (keys of every bit pattern, NaNs included) is swept only when asked
-//! for.
+//! of u32, f32 and u64 keys and u32 and f32 keys with u32 values, each
+//! with every way of the digit pass's tile counts
+//! (`sort::policy::TileCounts`). The `f32` cases (keys of every bit
+//! pattern, NaNs included) are swept only when asked for.
 
 use std::process::ExitCode;
 
@@ -50,7 +50,7 @@ use sort::Order;
 #[derive(Parser)]
 struct Args {
     /// Cases, comma-separated: `u32` (keys), `f32` (keys), `u64` (keys),
-    /// `u32-pairs` (u32 keys with u32 values).
+    /// `u32-pairs` (u32 keys with u32 values), `f32-pairs`.
     #[arg(long, default_value = "u32,u64,u32-pairs")]
     cases: String,
     /// Key counts, comma-separated (`2^24`, `1000000`); default 2^24 and
@@ -87,6 +87,7 @@ enum Case {
     F32Keys,
     U64Keys,
     U32Pairs,
+    F32Pairs,
 }
 
 impl Case {
@@ -96,9 +97,10 @@ impl Case {
             "f32" => Ok(Case::F32Keys),
             "u64" => Ok(Case::U64Keys),
             "u32-pairs" => Ok(Case::U32Pairs),
+            "f32-pairs" => Ok(Case::F32Pairs),
             other => Err(Error::invalid(
                 "cases",
-                format!("{other:?}: one of u32, f32, u64, u32-pairs"),
+                format!("{other:?}: one of u32, f32, u64, u32-pairs, f32-pairs"),
             )),
         }
     }
@@ -109,6 +111,7 @@ impl Case {
             Case::F32Keys => "f32 keys",
             Case::U64Keys => "u64 keys",
             Case::U32Pairs => "u32 keys + u32 values",
+            Case::F32Pairs => "f32 keys + u32 values",
         }
     }
 
@@ -123,7 +126,7 @@ impl Case {
 
     fn payload(self) -> Option<PayloadWidth> {
         match self {
-            Case::U32Pairs => Some(PayloadWidth::B4),
+            Case::U32Pairs | Case::F32Pairs => Some(PayloadWidth::B4),
             _ => None,
         }
     }
@@ -181,7 +184,7 @@ fn run(args: &Args) -> Result<bool> {
         for &n in sizes.as_ref().unwrap_or(&case.default_sizes()) {
             all_ok &= match case {
                 Case::U32Keys => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
-                Case::F32Keys => sweep::<f32>(&gpu, case, n, seed, reps, &grid)?,
+                Case::F32Keys | Case::F32Pairs => sweep::<f32>(&gpu, case, n, seed, reps, &grid)?,
                 Case::U64Keys => sweep::<u64>(&gpu, case, n, seed, reps, &grid)?,
                 Case::U32Pairs => sweep::<u32>(&gpu, case, n, seed, reps, &grid)?,
             };
@@ -233,14 +236,15 @@ fn with_defaults(mut grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
     grid
 }
 
-/// The defaults of u32, f32 and u64 keys and u32 keys with u32 values,
-/// each with every way of tile counts.
+/// The defaults of u32, f32 and u64 keys and of u32 and f32 keys with u32
+/// values, each with every way of tile counts.
 fn counts_grid() -> Vec<OnesweepPolicy> {
     let defaults = [
         OnesweepPolicy::default_for::<u32>(None),
         OnesweepPolicy::default_for::<f32>(None),
         OnesweepPolicy::default_for::<u64>(None),
         OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+        OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4)),
     ];
     let mut grid: Vec<OnesweepPolicy> = Vec::new();
     for policy in defaults {
@@ -260,7 +264,9 @@ fn warm_modules(gpu: &Gpu, cases: &[Case], grid: &[OnesweepPolicy]) {
         for policy in grid {
             let module = match case {
                 Case::U64Keys => sort::modules::policy_module::<u64>(case.payload(), policy),
-                Case::F32Keys => sort::modules::policy_module::<f32>(case.payload(), policy),
+                Case::F32Keys | Case::F32Pairs => {
+                    sort::modules::policy_module::<f32>(case.payload(), policy)
+                }
                 _ => sort::modules::policy_module::<u32>(case.payload(), policy),
             };
             modules.extend(module);
