@@ -302,8 +302,9 @@ impl OnesweepPolicy {
     ///
     /// | keys | payload | tile counts | chosen by |
     /// |---|---|---|---|
-    /// | 8 bytes | none | [`TileCounts::ByWarp`] | measured on `u64` keys (above) |
-    /// | 1, 4 bytes | values of 1, 2, 4 bytes | [`TileCounts::ByWarp`] | measured on `u32` keys with `u32` values: 1.010x at 2^28 and 1.016x at 2^24 over early counts (the others by rule) |
+    /// | 8 bytes | none | [`TileCounts::ByWarp`] | measured on `u64` keys (above; on a second H100 7.5 % faster at 2^27 than early counts at 512 × 16) |
+    /// | 1, 4 bytes, integers | values of 1, 2, 4 bytes | [`TileCounts::ByWarp`] | measured on `u32` keys with `u32` values on two H100s: 1.009x and 1.010x at 2^28, 1.015x and 1.016x at 2^24 over early counts (the other widths by rule) |
+    /// | `f32` | values of 1, 2, 4 bytes | [`TileCounts::Early`] | measured with `u32` values: by warp 2.0 % slower at 2^28, 0.2 % faster at 2^24 |
     /// | `f32` | none | [`TileCounts::FromRanks`] | measured: 4.7 % faster than early counts at 2^28 and 2 % at 2^24 (a float key's digit costs a NaN test and a select more, and early counts take it once more per key); by warp within 1 % of it (1 % slower at 2^28, 1 % faster at 2^24) |
     /// | other | | [`TileCounts::Early`] | measured on `u32` keys: by warp equal at 2^28 and 2.2 % slower at 2^24, from the ranks 0.2 % and 4.6 % slower |
     ///
@@ -336,7 +337,9 @@ impl OnesweepPolicy {
     /// assert_eq!(OnesweepPolicy::default_for::<f32>(None).tile_counts(), TileCounts::FromRanks);
     /// assert_eq!(narrow.tile_counts(), TileCounts::Early);
     /// assert_eq!(wide.tile_counts(), TileCounts::ByWarp);
-    /// assert_eq!(pairs.tile_counts(), TileCounts::ByWarp);
+    /// assert_eq!(pairs.tile_counts(), TileCounts::Early);
+    /// let int_pairs = OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4));
+    /// assert_eq!(int_pairs.tile_counts(), TileCounts::ByWarp);
     /// ```
     pub fn default_for<K: SortKey>(payload: Option<PayloadWidth>) -> Self {
         let value_bytes = payload.map_or(0, PayloadWidth::bytes);
@@ -346,7 +349,7 @@ impl OnesweepPolicy {
         let (threads, items) = if wide { (512, 12) } else { (512, 16) };
         let counts = match (K::BYTES, payload) {
             (8, None) => TileCounts::ByWarp,
-            (1 | 4, Some(_)) if value_bytes <= 4 => TileCounts::ByWarp,
+            (1 | 4, Some(_)) if value_bytes <= 4 && !K::IS_FLOAT => TileCounts::ByWarp,
             (4, None) if K::IS_FLOAT => TileCounts::FromRanks,
             _ => TileCounts::Early,
         };

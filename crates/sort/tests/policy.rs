@@ -84,7 +84,7 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
         assert_eq!(p.rank(), RankMethod::Ballots, "{case}");
         let narrow_values = payload.is_some_and(|w| w.bytes() <= 4);
         let by_warp = (K::BYTES == 8 && payload.is_none())
-            || ((K::BYTES == 1 || K::BYTES == 4) && narrow_values);
+            || ((K::BYTES == 1 || K::BYTES == 4) && narrow_values && !K::IS_FLOAT);
         let counts = if by_warp {
             TileCounts::ByWarp
         } else if K::IS_FLOAT && K::BYTES == 4 && payload.is_none() {
