@@ -371,6 +371,27 @@ fn local_accesses(sass: &str, entry: &str) -> usize {
         .count()
 }
 
+/// Compiles each (module, entry) for sm_90, two at a time, and fails
+/// naming every entry with local-memory accesses (skipped without NVRTC
+/// and nvdisasm).
+fn assert_in_registers(cases: &[(gpu_core::ModuleSource, String)]) {
+    let failures: std::sync::Mutex<Vec<String>> = Default::default();
+    gpu_core::kernel::for_each_in_parallel(cases, 2, |(module, entry)| {
+        let Some(sass) = parprims_testkit::testing::sm90_sass(module) else {
+            return;
+        };
+        let local = local_accesses(&sass, entry);
+        if local > 0 {
+            failures
+                .lock()
+                .unwrap()
+                .push(format!("{entry}: {local} local-memory accesses"));
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The default module of `K` with `payload`, its pass entry's name.
 fn default_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::ModuleSource, String) {
     let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
@@ -410,21 +431,7 @@ fn every_default_pass_keeps_everything_in_registers() {
     // Float keys alone: their image adds a NaN test and a select per digit.
     cases.push(default_pass::<f32>(None));
     cases.push(default_pass::<f64>(None));
-    let failures: std::sync::Mutex<Vec<String>> = Default::default();
-    gpu_core::kernel::for_each_in_parallel(&cases, 2, |(module, entry)| {
-        let Some(sass) = parprims_testkit::testing::sm90_sass(module) else {
-            return;
-        };
-        let local = local_accesses(&sass, entry);
-        if local > 0 {
-            failures
-                .lock()
-                .unwrap()
-                .push(format!("{entry}: {local} local-memory accesses"));
-        }
-    });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_in_registers(&cases);
 }
 
 /// The module of `K` with `payload` under its default policy with tile
@@ -464,21 +471,7 @@ fn every_way_of_tile_counts_keeps_the_pass_in_registers() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), cases.len(), "{names:?}");
-    let failures: std::sync::Mutex<Vec<String>> = Default::default();
-    gpu_core::kernel::for_each_in_parallel(&cases, 2, |(module, entry)| {
-        let Some(sass) = parprims_testkit::testing::sm90_sass(module) else {
-            return;
-        };
-        let local = local_accesses(&sass, entry);
-        if local > 0 {
-            failures
-                .lock()
-                .unwrap()
-                .push(format!("{entry}: {local} local-memory accesses"));
-        }
-    });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_in_registers(&cases);
 }
 
 #[test]

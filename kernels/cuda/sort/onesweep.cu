@@ -281,6 +281,30 @@ __device__ __forceinline__ void sort_upsweep(const K* __restrict__ keys, u64 n, 
         sort_digit_offsets<BLOCK>(hist, offsets, portions, pass, scan_storage);
 }
 
+// The tile-local start of digit d (the tile's keys of lower digits), by a
+// block scan of the digits' tile counts (`total`, thread d < 256; threads
+// past 255 add zeros after every digit), and each warp's first slot of the
+// digit, written by the digit's thread over the warps' counts of it in
+// warp_counts (the start plus the digit's keys of the warps before).
+template <int BLOCK, int WARPS>
+__device__ __forceinline__ u32 sort_warp_first_slots(u32 total, u32* warp_counts,
+                                                     typename BlockScan<u32, sum_op<u32>, BLOCK>::Storage& scan,
+                                                     u32 d, bool owns_digit) {
+    u32 all;
+    u32 start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, scan, all);
+    if (d == 0) start = 0u;
+    if (owns_digit) {
+        u32 first_slot = start;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) {
+            const u32 c = warp_counts[w * SORT_RADIX + d];
+            warp_counts[w * SORT_RADIX + d] = first_slot;
+            first_slot += c;
+        }
+    }
+    return start;
+}
+
 // Shared memory of the digit pass (dynamic: the host's
 // OnesweepPolicy::pass_shared_bytes is its size, field by field in this
 // order, each aligned to its type).
@@ -461,21 +485,8 @@ __device__ __forceinline__ void sort_onesweep_pass(
     // Each warp's first slot of each digit before the ranking (the tile's
     // keys of lower digits, then the digit's keys of the warps before), so
     // the ranking's counters hand out tile slots directly.
-    {
-        u32 all;
-        start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
-        if (d == 0) start = 0u;
-        if (owns_digit) {
-            u32 first_slot = start;
-#pragma unroll
-            for (int w = 0; w < Storage::WARPS; ++w) {
-                const u32 c = s.warp_counts[w * SORT_RADIX + d];
-                s.warp_counts[w * SORT_RADIX + d] = first_slot;
-                first_slot += c;
-            }
-        }
-        __syncthreads();
-    }
+    start = sort_warp_first_slots<BLOCK, Storage::WARPS>(total, s.warp_counts, s.scan, d, owns_digit);
+    __syncthreads();
 #endif
 
     // Rank within the warp (sort/warp_rank.cuh): first the peers of every
@@ -530,20 +541,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
         digit_publish<SORT_RADIX>(state, tile, d, tile == 0 ? DIGIT_PREFIX : DIGIT_AGGREGATE, total);
     }
 #endif
-    {
-        u32 all;
-        start = BlockScan<u32, sum_op<u32>, BLOCK>::exclusive_scan(total, s.scan, all);
-        if (d == 0) start = 0u;
-        if (owns_digit) {
-            u32 first_slot = start;
-#pragma unroll
-            for (int w = 0; w < Storage::WARPS; ++w) {
-                const u32 c = s.warp_counts[w * SORT_RADIX + d];
-                s.warp_counts[w * SORT_RADIX + d] = first_slot;
-                first_slot += c;
-            }
-        }
-    }
+    start = sort_warp_first_slots<BLOCK, Storage::WARPS>(total, s.warp_counts, s.scan, d, owns_digit);
 #endif
 
     // The look-back of digit d (thread d): the global base of the tile's
