@@ -91,6 +91,27 @@ enum Case {
 }
 
 impl Case {
+    /// Every case, in the order `--grid counts` builds its grid.
+    const ALL: [Case; 5] = [
+        Case::U32Keys,
+        Case::F32Keys,
+        Case::U64Keys,
+        Case::U32Pairs,
+        Case::F32Pairs,
+    ];
+
+    /// The cases of the default `--cases` (the shape and upsweep sweeps').
+    const SHAPE_SWEPT: [Case; 3] = [Case::U32Keys, Case::U64Keys, Case::U32Pairs];
+
+    /// The sort's own policy for the case (`OnesweepPolicy::default_for`).
+    fn default_policy(self) -> OnesweepPolicy {
+        match self {
+            Case::U32Keys | Case::U32Pairs => OnesweepPolicy::default_for::<u32>(self.payload()),
+            Case::F32Keys | Case::F32Pairs => OnesweepPolicy::default_for::<f32>(self.payload()),
+            Case::U64Keys => OnesweepPolicy::default_for::<u64>(self.payload()),
+        }
+    }
+
     fn parse(name: &str) -> Result<Case> {
         match name.trim() {
             "u32" => Ok(Case::U32Keys),
@@ -198,37 +219,10 @@ fn run(args: &Args) -> Result<bool> {
     Ok(all_ok)
 }
 
-/// Compiles every policy's module for the cases into the disk cache, in
-/// parallel, so the sweep's first runs only load them. Without NVRTC or a
-/// cache the modules compile (or load) on first use instead.
-/// The defaults of u32 keys, u64 keys and u32 keys with u32 values, each
-/// with per-lane and with shared upsweep counters.
-fn upsweep_grid() -> Vec<OnesweepPolicy> {
-    let defaults = [
-        OnesweepPolicy::default_for::<u32>(None),
-        OnesweepPolicy::default_for::<u64>(None),
-        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
-    ];
+/// Each policy once, in the order first met.
+fn distinct(policies: impl IntoIterator<Item = OnesweepPolicy>) -> Vec<OnesweepPolicy> {
     let mut grid: Vec<OnesweepPolicy> = Vec::new();
-    for policy in defaults {
-        for counters in [UpsweepCounters::PerLane, UpsweepCounters::Shared] {
-            let policy = policy.with_upsweep_counters(counters);
-            if !grid.contains(&policy) {
-                grid.push(policy);
-            }
-        }
-    }
-    grid
-}
-
-/// `grid` and, after it, each swept case's default that it lacks (the
-/// shape grid counts tiles early; some defaults count them by warp).
-fn with_defaults(mut grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
-    for policy in [
-        OnesweepPolicy::default_for::<u32>(None),
-        OnesweepPolicy::default_for::<u64>(None),
-        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
-    ] {
+    for policy in policies {
         if !grid.contains(&policy) {
             grid.push(policy);
         }
@@ -236,28 +230,35 @@ fn with_defaults(mut grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
     grid
 }
 
-/// The defaults of u32, f32 and u64 keys and of u32 and f32 keys with u32
-/// values, each with every way of tile counts.
-fn counts_grid() -> Vec<OnesweepPolicy> {
-    let defaults = [
-        OnesweepPolicy::default_for::<u32>(None),
-        OnesweepPolicy::default_for::<f32>(None),
-        OnesweepPolicy::default_for::<u64>(None),
-        OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
-        OnesweepPolicy::default_for::<f32>(Some(PayloadWidth::B4)),
-    ];
-    let mut grid: Vec<OnesweepPolicy> = Vec::new();
-    for policy in defaults {
-        for counts in TileCounts::ALL {
-            let policy = policy.with_tile_counts(counts);
-            if !grid.contains(&policy) {
-                grid.push(policy);
-            }
-        }
-    }
-    grid
+/// The defaults of u32 keys, u64 keys and u32 keys with u32 values, each
+/// with per-lane and with shared upsweep counters.
+fn upsweep_grid() -> Vec<OnesweepPolicy> {
+    distinct(Case::SHAPE_SWEPT.iter().flat_map(|case| {
+        [UpsweepCounters::PerLane, UpsweepCounters::Shared]
+            .map(|counters| case.default_policy().with_upsweep_counters(counters))
+    }))
 }
 
+/// `grid` and, after it, each shape-swept case's default that it lacks
+/// (the shape grid counts tiles early; some defaults count them by warp).
+fn with_defaults(grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
+    distinct(
+        grid.into_iter()
+            .chain(Case::SHAPE_SWEPT.map(Case::default_policy)),
+    )
+}
+
+/// The defaults of every case (u32, f32 and u64 keys, u32 and f32 keys
+/// with u32 values), each with every way of tile counts.
+fn counts_grid() -> Vec<OnesweepPolicy> {
+    distinct(Case::ALL.iter().flat_map(|case| {
+        TileCounts::ALL.map(|counts| case.default_policy().with_tile_counts(counts))
+    }))
+}
+
+/// Compiles every policy's module for the cases into the disk cache, in
+/// parallel, so the sweep's first runs only load them. Without NVRTC or a
+/// cache the modules compile (or load) on first use instead.
 fn warm_modules(gpu: &Gpu, cases: &[Case], grid: &[OnesweepPolicy]) {
     let mut modules = Vec::new();
     for &case in cases {

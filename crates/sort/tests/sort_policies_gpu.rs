@@ -1,7 +1,8 @@
 //! GPU tests of the Onesweep sort under tuning policies
 //! (`sort::policy::OnesweepPolicy`): the default and non-default shapes
 //! (384 × 16 by match-any, 512 × 12 by ballots, 256 × 24 by match-any),
-//! and every way of tile counts (`TileCounts`), keys and pairs, u32 and u64 keys, both orders, lengths at each policy's
+//! and every way of tile counts (`TileCounts`), keys and pairs, u32 and
+//! u64 keys, both orders, lengths at each policy's
 //! tile ± 1 and several tiles, bit for bit against `sort::cpu`; one input
 //! past a portion of a non-default policy (checked in O(n) through an
 //! index payload); and policies refused with a typed error, nothing
