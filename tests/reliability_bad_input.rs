@@ -35,7 +35,7 @@
 
 use compact::{CompactAlgorithm, CustomPredicate, Predicate};
 use gpu_core::{CustomOp, DeviceBuffer, DeviceType, Error, Gpu, Operator, Sum};
-use linalg::policy::{MatvecPolicy, TransposePolicy, TUNABLE_BLOCK_ROWS};
+use linalg::policy::{MatvecPolicy, TransposePolicy, TUNABLE_SHAPES};
 use linalg::{
     Border, ConvAlgorithm, ConvOptions, Matrix, MatrixView, MatrixViewMut, MatvecAlgorithm,
     Padding, Transpose, TransposeAlgorithm,
@@ -780,8 +780,8 @@ fn linalg_case_run(case: &LinalgCase) -> Result<(), TestCaseError> {
             let shapes = linalg::check_transpose_shapes((rows, cols), case.out_shape, 4);
             let prediction = match case.entry {
                 4 => None,
-                5 if !(case.transpose_tuning.tile == 32
-                    && TUNABLE_BLOCK_ROWS.contains(&case.transpose_tuning.block_rows)) =>
+                5 if !TUNABLE_SHAPES
+                    .contains(&(case.transpose_tuning.tile, case.transpose_tuning.block_rows)) =>
                 {
                     Some(Error::invalid("tuning", "bad"))
                 }

@@ -85,7 +85,8 @@ use gpu_core::{
 };
 use linalg::conv::CONV_BLOCKS;
 use linalg::policy::{
-    ConvPolicy, MatvecPolicy, TransposePolicy, STRIP_CANDIDATES, STRIP_MAX_K, TUNABLE_BLOCK_ROWS,
+    ConvPolicy, MatvecPolicy, TileOrder, TransposePolicy, STRIP_CANDIDATES, STRIP_MAX_K,
+    TUNABLE_SHAPES,
 };
 use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatrixView, MatvecAlgorithm,
@@ -972,17 +973,20 @@ fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
 // Transpose.
 
 /// Single elements, a row, a column, a partial 32 × 32 tile in both
-/// directions, and several full tiles with partial edges.
-const TRANSPOSE_SHAPES: [(usize, usize); 5] = [(1, 1), (1, 70), (70, 1), (33, 65), (257, 129)];
+/// directions, several full tiles with partial edges, and whole 16-byte
+/// rows (the vector kernel of 1- and 2-byte elements) with partial tiles.
+const TRANSPOSE_SHAPES: [(usize, usize); 6] =
+    [(1, 1), (1, 70), (70, 1), (33, 65), (257, 129), (144, 272)];
 
-/// Every transpose algorithm, and the tuned kernel at every compiled block
-/// height, for 1-, 4- and 8-byte elements (2-byte elements have no kernel),
-/// into a poisoned output.
+/// Every transpose algorithm, and the tuned kernel at every compiled shape
+/// in both tile orders, with and without vectors, for 1-, 2-, 4- and 8-byte elements, into a
+/// poisoned output.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sanitizer_transpose_every_algorithm_and_element_size() {
     let gpu = gpu();
     transpose_cases::<u8>(gpu);
+    transpose_cases::<u16>(gpu);
     transpose_cases::<f32>(gpu);
     transpose_cases::<u64>(gpu);
 }
@@ -1006,20 +1010,23 @@ fn transpose_cases<T: DeviceType>(gpu: &Gpu) {
                 linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
             });
         }
-        for block_rows in TUNABLE_BLOCK_ROWS {
-            if block_rows == TransposePolicy::DEFAULT.block_rows {
-                continue; // TransposeAlgorithm::Tuned above.
+        for (tile, block_rows) in TUNABLE_SHAPES {
+            for order in TileOrder::ALL {
+                for vectors in [false, true] {
+                    let tuning = TransposePolicy {
+                        tile,
+                        block_rows,
+                        order,
+                        vectors,
+                    };
+                    if tuning == TransposePolicy::DEFAULT {
+                        continue; // TransposeAlgorithm::Tuned above.
+                    }
+                    check(format!("{label} tuned {tuning:?}"), &|output| {
+                        linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
+                    });
+                }
             }
-            let tuning = TransposePolicy {
-                block_rows,
-                ..TransposePolicy::DEFAULT
-            };
-            check(
-                format!("{label} tuned block rows {block_rows}"),
-                &|output| {
-                    linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
-                },
-            );
         }
     }
 }

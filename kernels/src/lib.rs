@@ -109,8 +109,12 @@ pub const MATVEC_TUNED: &str = include_str!("../cuda/linalg/matvec_tuned.cu");
 pub const TRANSPOSE_NAIVE: &str = include_str!("../cuda/linalg/transpose_naive.cu");
 /// Transpose through a 32 × 32 (or padded 32 × 33) shared tile.
 pub const TRANSPOSE_TILED: &str = include_str!("../cuda/linalg/transpose_tiled.cu");
-/// Transpose, tuned: 32 × 8 threads per padded 32 × 32 tile.
+/// Transpose, tuned: element by element through a padded 32 × 32 or
+/// 64 × 64 shared tile.
 pub const TRANSPOSE_TUNED: &str = include_str!("../cuda/linalg/transpose_tuned.cu");
+/// Transpose, tuned, 16-byte vectors through a swizzled tile (1- and 2-byte
+/// elements).
+pub const TRANSPOSE_VECTOR: &str = include_str!("../cuda/linalg/transpose_vector.cu");
 /// 2-D convolution: Global, SharedFilter, ConstantFilter and TiledHalo
 /// kernels (crate `linalg`, `conv`).
 pub const CONV: &str = include_str!("../cuda/linalg/conv.cu");
@@ -217,6 +221,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("linalg/transpose_naive.cu", TRANSPOSE_NAIVE),
         ("linalg/transpose_tiled.cu", TRANSPOSE_TILED),
         ("linalg/transpose_tuned.cu", TRANSPOSE_TUNED),
+        ("linalg/transpose_vector.cu", TRANSPOSE_VECTOR),
         ("linalg/conv.cu", CONV),
         ("linalg/conv_strip.cu", CONV_STRIP),
         ("linalg/spmv_common.cu", SPMV_COMMON),

@@ -4,7 +4,7 @@
 //!
 //! | algorithm | policy | default | given through |
 //! |---|---|---|---|
-//! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
+//! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows, tile order, vectors) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
 //! | [`crate::MatvecAlgorithm::Tuned`] | [`MatvecPolicy`] (block shapes, grid sizing, load variants) | [`MatvecPolicy::for_device`] | [`crate::MatvecOptions`], [`crate::matvec_tuned_with`] |
 //! | [`crate::ConvAlgorithm::TiledHalo`] | [`ConvPolicy`] (block kernel, strip kernels as [`StripPolicy`]) | [`ConvPolicy::for_device`] | [`crate::ConvOptions::policy`], [`crate::conv::conv2d_tuned_with`] |
 //!
@@ -26,7 +26,7 @@ pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};
 pub use crate::matvec::tuned::{
     n_geometry, t_geometry, threads_per_row, RowGeometry, TransposedGeometry,
 };
-pub use crate::transpose::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+pub use crate::transpose::policy::{TileOrder, TransposePolicy, TUNABLE_SHAPES};
 
 use crate::conv::ConvElement;
 use gpu_core::ModuleSource;

@@ -1,21 +1,24 @@
-//! Tuning sweep on the goal shapes (16384², f32 and f64), printed as a table
-//! with the copy ceiling measured in the same run: every matvec and
-//! transpose algorithm, the Tuned kernels at each tunable setting, and
-//! cuBLAS gemv when built with `--features cublas`. Every variant's result
+//! Tuning sweeps on the goal shapes, printed as tables with the copy ceiling
+//! measured in the same run: every transpose algorithm and the Tuned
+//! transpose at every compiled shape, with and without vectors (f32 16384²
+//! and a prime 9973 × 10007, f64 8192 × 16384, u8 32768², u16 16384 ×
+//! 32768); every matvec algorithm at 16384² (f32 and f64), the Tuned
+//! kernels at each tunable setting, and cuBLAS gemv when built with
+//! `--features cublas`. Every variant's result
 //! is checked against the CPU before it is timed, so the sweep is also a
 //! correctness test of the tuning variants.
 //!
 //! Run on the GPU machine with
 //! `cargo test --release -p parprims-linalg [--features cublas] --test matvec_transpose_sweep -- --include-ignored --nocapture`.
 
-use gpu_core::{DeviceBuffer, Gpu};
-use linalg::policy::{MatvecPolicy, TransposePolicy, TUNABLE_BLOCK_ROWS};
+use gpu_core::{DeviceBuffer, DeviceType, Gpu};
+use linalg::policy::{MatvecPolicy, TileOrder, TransposePolicy, TUNABLE_SHAPES};
 use linalg::{
     cpu, matvec, matvec_bytes_moved, matvec_tuned_with, transpose, transpose_bytes_moved,
     transpose_tuned_with, Matrix, MatvecAlgorithm, MatvecElement, Transpose, TransposeAlgorithm,
 };
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions};
-use parprims_testkit::rng::random_vec;
+use parprims_testkit::rng::{random_vec, SplitMix64};
 
 /// A named way to fill an output, timed as one run.
 type Variant<'a, Out> = (String, Box<dyn Fn(&mut Out) + 'a>);
@@ -222,8 +225,19 @@ fn cublas<T: MatvecElement>(
     None
 }
 
-fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceiling: &CopyCeiling) {
-    let host = random_vec::<T>(rows * cols, 5, -1.0, 1.0);
+/// Random bit patterns (compared as bits, so NaNs do no harm).
+fn random_bits<T: DeviceType>(len: usize, seed: u64) -> Vec<T> {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = vec![T::default(); len];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    for chunk in bytes.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next_u64().to_le_bytes()[..chunk.len()]);
+    }
+    out
+}
+
+fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: &CopyCeiling) {
+    let host = random_bits::<T>(rows * cols, 5);
     let expected = cpu::transpose(&host, rows, cols).unwrap();
     let input = Matrix::from_host(gpu, rows, cols, &host).unwrap();
     let mut output = Matrix::<T>::poisoned(gpu, cols, rows).unwrap();
@@ -238,14 +252,35 @@ fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceilin
             }),
         ));
     }
-    for block_rows in TUNABLE_BLOCK_ROWS {
+    let mut policies = Vec::new();
+    for (tile, block_rows) in TUNABLE_SHAPES {
+        for order in TileOrder::ALL {
+            policies.push(TransposePolicy {
+                tile,
+                block_rows,
+                order,
+                vectors: false,
+            });
+        }
+    }
+    if T::BYTES <= 2 {
+        // The vector kernel has one shape: the scalar fields do not matter.
+        policies.push(TransposePolicy::DEFAULT);
+    }
+    for tuning in policies {
         let input = &input;
-        let tuning = TransposePolicy {
-            tile: 32,
-            block_rows,
+        let name = if tuning.vectors {
+            "tuned vectors".to_owned()
+        } else {
+            format!(
+                "tuned {}×{} {}",
+                tuning.tile,
+                tuning.block_rows,
+                tuning.order.name()
+            )
         };
         variants.push((
-            format!("tuned 32×{block_rows}"),
+            name,
             Box::new(move |out: &mut Matrix<T>| {
                 transpose_tuned_with(gpu, input.view(), out.view_mut(), &tuning).unwrap()
             }),
@@ -275,9 +310,8 @@ fn transpose_sweep<T: MatvecElement>(gpu: &Gpu, rows: usize, cols: usize, ceilin
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn large_sweep_16384_squared() {
+/// The device and the copy ceiling, printed.
+fn device_and_ceiling() -> (Gpu, CopyCeiling) {
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     let ceiling = copy_ceiling(&gpu, 1 << 30, REPS).unwrap();
     println!(
@@ -285,8 +319,24 @@ fn large_sweep_16384_squared() {
         gpu.info().summary(),
         ceiling.gbps
     );
+    (gpu, ceiling)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn transpose_sweep_every_element_size() {
+    let (gpu, ceiling) = device_and_ceiling();
     transpose_sweep::<f32>(&gpu, 16384, 16384, &ceiling);
+    transpose_sweep::<f32>(&gpu, 9973, 10007, &ceiling);
     transpose_sweep::<f64>(&gpu, 8192, 16384, &ceiling);
+    transpose_sweep::<u8>(&gpu, 32768, 32768, &ceiling);
+    transpose_sweep::<u16>(&gpu, 16384, 32768, &ceiling);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn matvec_sweep_16384_squared() {
+    let (gpu, ceiling) = device_and_ceiling();
     matvec_sweep::<f32>(&gpu, 16384, &ceiling);
     matvec_sweep::<f64>(&gpu, 16384, &ceiling);
 }

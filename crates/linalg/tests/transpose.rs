@@ -1,8 +1,10 @@
 //! Transpose against the CPU reference: every algorithm × element size (1,
-//! 4, 8 bytes; every type) on shapes biased to tile edges, 1 × N and N × 1
-//! with grids spilling into z, views of caller buffers, transpose twice is
-//! the identity, a 16384² f32 and a > 2^31-element case, and bad input
-//! leaving outputs untouched.
+//! 2, 4, 8 bytes; every type) on shapes biased to tile edges, Tuned at every
+//! compiled shape with and without vectors (the vector kernel on whole-vector
+//! shapes, the scalar tile on the rest), 1 × N and N × 1 with grids spilling
+//! into z, views of caller buffers, transpose twice is the identity, a
+//! 16384² f32 and > 2^31-element cases, and bad input leaving outputs
+//! untouched.
 //!
 //! GPU tests are `#[ignore = "needs a CUDA GPU"]`; run them with
 //! `--include-ignored` on a GPU machine.
@@ -10,7 +12,7 @@
 mod support;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
-use linalg::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+use linalg::policy::{TileOrder, TransposePolicy, TUNABLE_SHAPES};
 use linalg::{
     check_transpose_shapes, cpu, transpose, transpose_new, transpose_tuned_with, Matrix,
     MatrixView, MatrixViewMut, TransposeAlgorithm,
@@ -97,6 +99,12 @@ const EDGE_SHAPES: &[(usize, usize)] = &[
     (33, 33),
     (64, 96),
     (65, 95),
+    (8, 24),
+    (16, 16),
+    (128, 128),
+    (144, 272),
+    (256, 16),
+    (16, 4096),
     (8, 300),
     (300, 8),
     (1021, 997),
@@ -109,19 +117,25 @@ fn every_algorithm_on_edge_shapes<T: DeviceType>() {
         for algorithm in TransposeAlgorithm::ALL {
             check_case::<T>(rows, cols, algorithm, 500 + i as u64);
         }
-        for block_rows in TUNABLE_BLOCK_ROWS {
-            check_tuned_with::<T>(rows, cols, block_rows, 700 + i as u64);
+        for (tile, block_rows) in TUNABLE_SHAPES {
+            for order in TileOrder::ALL {
+                for vectors in [false, true] {
+                    let tuning = TransposePolicy {
+                        tile,
+                        block_rows,
+                        order,
+                        vectors,
+                    };
+                    check_tuned_with::<T>(rows, cols, tuning, 700 + i as u64);
+                }
+            }
         }
     }
 }
 
-/// The Tuned kernel at another block height (tuning sweeps).
-fn check_tuned_with<T: DeviceType>(rows: usize, cols: usize, block_rows: u32, seed: u64) {
-    let tuning = TransposePolicy {
-        tile: 32,
-        block_rows,
-    };
-    let what = format!("tuned 32×{block_rows}");
+/// The Tuned kernel at another policy (tuning sweeps).
+fn check_tuned_with<T: DeviceType>(rows: usize, cols: usize, tuning: TransposePolicy, seed: u64) {
+    let what = format!("{tuning:?}");
     check_transpose::<T>(rows, cols, seed, &what, |gpu, input, output| {
         transpose_tuned_with(gpu, input, output, &tuning)
     });
@@ -131,6 +145,7 @@ gpu_tests! {
     every_algorithm_4_byte_types => each_type!(every_algorithm_on_edge_shapes(): f32, i32, u32);
     every_algorithm_8_byte_types => each_type!(every_algorithm_on_edge_shapes(): f64, i64, u64);
     every_algorithm_bytes => every_algorithm_on_edge_shapes::<u8>();
+    every_algorithm_halfwords => each_type!(every_algorithm_on_edge_shapes(): u16, i16);
 }
 
 /// N × 1 with more row tiles than grid y holds (spills into z), and 1 × N
@@ -138,7 +153,7 @@ gpu_tests! {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn vectors_spill_the_grid_into_z() {
-    let n = 3_000_017; // > 65 535 · 32 rows: z > 1 for every algorithm
+    let n = 8_388_737; // > 65 535 · 128 rows: z > 1 for every algorithm and tile
     for algorithm in TransposeAlgorithm::ALL {
         check_case::<f32>(n, 1, algorithm, 1);
         check_case::<f32>(1, n, algorithm, 2);
@@ -146,6 +161,9 @@ fn vectors_spill_the_grid_into_z() {
         check_case::<f64>(2, n / 2, algorithm, 4);
         check_case::<f64>(n / 2, 2, algorithm, 5);
     }
+    // Whole 16-byte rows: the vector kernel's 128-row tiles spill too.
+    check_case::<u8>(65_537 * 128, 16, TransposeAlgorithm::Tuned, 6);
+    check_case::<u16>(16, 65_537 * 64, TransposeAlgorithm::Tuned, 7);
 }
 
 /// Input and output as views into larger caller buffers at odd offsets;
@@ -227,6 +245,19 @@ fn large_more_than_2_pow_31_elements() {
             .unwrap();
         assert!(got == expected, "> 2^31 elements {algorithm}");
     }
+    drop(input);
+    // Whole 16-byte vectors per row: the vector kernel past 2^31 elements.
+    let (rows, cols) = (46_352usize, 46_336usize);
+    let host = random_bits::<u8>(rows * cols, 13);
+    let Some(input) = upload_past_2_pow_31(gpu, rows, cols, &host) else {
+        return;
+    };
+    let expected = cpu::transpose(&host, rows, cols).unwrap();
+    let got = transpose_new(gpu, input.view(), TransposeAlgorithm::Tuned)
+        .unwrap()
+        .to_host(gpu)
+        .unwrap();
+    assert!(got == expected, "> 2^31 elements, vectors");
 }
 
 /// A wrong output shape is a typed error; the output stays poisoned.
@@ -298,12 +329,18 @@ fn untunable_settings_are_refused() {
     let mut output = Matrix::<f32>::poisoned(gpu, 3, 2).unwrap();
     for tuning in [
         TransposePolicy {
-            tile: 32,
             block_rows: 2,
+            ..TransposePolicy::DEFAULT
         },
         TransposePolicy {
             tile: 64,
+            block_rows: 16,
+            ..TransposePolicy::DEFAULT
+        },
+        TransposePolicy {
+            tile: 128,
             block_rows: 8,
+            ..TransposePolicy::DEFAULT
         },
     ] {
         assert!(matches!(

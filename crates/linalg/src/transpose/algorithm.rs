@@ -18,8 +18,9 @@ pub enum TransposeAlgorithm {
     /// 32 × 33 shared tile (the lab's gpu-sm): no bank conflicts for 4- and
     /// 8-byte elements (at most 2-way for bytes).
     TiledPadded,
-    /// 32 × 8 threads per padded 32 × 32 tile, four rows per thread,
-    /// branch-free interior tiles; shaped by a [`TransposePolicy`].
+    /// 64 × 8 threads per padded 64 × 64 tile, eight rows per thread, and
+    /// 16-byte vectors for 1- and 2-byte elements; branch-free interior
+    /// tiles; shaped by a [`TransposePolicy`].
     #[default]
     Tuned,
 }
@@ -89,7 +90,7 @@ impl TransposeOptions {
     /// ```
     /// use linalg::policy::TransposePolicy;
     /// use linalg::{TransposeAlgorithm, TransposeOptions};
-    /// let options = TransposeOptions::tuned(TransposePolicy::new(4)?);
+    /// let options = TransposeOptions::tuned(TransposePolicy::new(32, 4)?);
     /// assert_eq!(options.algorithm, TransposeAlgorithm::Tuned);
     /// # Ok::<(), gpu_core::Error>(())
     /// ```
@@ -231,8 +232,8 @@ mod tests {
             ));
         }
         let bad = TransposeOptions::tuned(TransposePolicy {
-            tile: 32,
             block_rows: 2,
+            ..TransposePolicy::DEFAULT
         });
         assert!(matches!(
             bad.validate(),

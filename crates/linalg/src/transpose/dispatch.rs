@@ -9,14 +9,25 @@ use super::policy::TransposePolicy;
 use super::{module, naive, tiled, tuned};
 use crate::matrix::{MatrixView, MatrixViewMut};
 
+/// Where a call's buffers start (device addresses): the vector kernel
+/// needs both on a 16-byte boundary.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Addresses {
+    pub input: u64,
+    pub output: u64,
+}
+
 /// The entry base name and launch shape of `algorithm` over a `rows × cols`
-/// input (`policy` shapes Tuned only). Pure: the arithmetic tested on the
-/// host.
+/// input of `elem_bytes`-byte elements (`policy` shapes Tuned only; Tuned
+/// takes the vector kernel where [`tuned::vectors_apply`]). Pure: the
+/// arithmetic tested on the host.
 pub(crate) fn plan(
     algorithm: TransposeAlgorithm,
     policy: &TransposePolicy,
     rows: u64,
     cols: u64,
+    elem_bytes: usize,
+    at: Addresses,
 ) -> Result<(String, LaunchConfig)> {
     Ok(match algorithm {
         TransposeAlgorithm::Naive => (naive::KERNEL.to_owned(), naive::config(rows, cols)?),
@@ -24,10 +35,20 @@ pub(crate) fn plan(
         TransposeAlgorithm::TiledPadded => {
             (tiled::KERNEL_PADDED.to_owned(), tiled::config(rows, cols)?)
         }
-        TransposeAlgorithm::Tuned => (
-            tuned::kernel_name(policy.block_rows),
-            tuned::config(rows, cols, policy)?,
-        ),
+        TransposeAlgorithm::Tuned => match tuned::vector_shape(elem_bytes) {
+            Some((tile, _, _))
+                if tuned::vectors_apply(policy, elem_bytes, rows, cols, at.input, at.output) =>
+            {
+                (
+                    tuned::VECTOR_KERNEL.to_owned(),
+                    tuned::vector_config(rows, cols, tile)?,
+                )
+            }
+            _ => (
+                tuned::kernel_name(policy),
+                tuned::config(rows, cols, policy)?,
+            ),
+        },
     })
 }
 
@@ -51,7 +72,11 @@ pub(crate) fn transpose<T: DeviceType>(
         .policy
         .unwrap_or_else(|| TransposePolicy::for_device(gpu.info()));
     let (rows, cols) = (input.rows() as u64, input.cols() as u64);
-    let (base, config) = plan(options.algorithm, &policy, rows, cols)?;
+    let at = Addresses {
+        input: input.data().device_ptr(),
+        output: out.device_ptr(),
+    };
+    let (base, config) = plan(options.algorithm, &policy, rows, cols, T::BYTES, at)?;
     let kernel = module::kernel(gpu, T::BYTES, &base)?;
     let mut args = KernelArgs::new();
     args.input(&input.data())
@@ -64,7 +89,8 @@ pub(crate) fn transpose<T: DeviceType>(
     // shape is cols × rows, checked above); the kernels touch only
     // in[r·cols + c] and out[c·rows + r] for r < rows, c < cols; the block
     // shape in `config` is the one the entry's kernel assumes (`plan`
-    // pairs them).
+    // pairs them; the vector entry only where rows and cols are whole
+    // vectors and both buffers 16-byte aligned, checked by `plan`).
     unsafe { gpu.launch(&kernel, config, &args) }
 }
 
@@ -75,6 +101,13 @@ mod tests {
     #[test]
     fn plan_pairs_each_entry_with_its_block() {
         let policy = TransposePolicy::DEFAULT;
+        let at = Addresses {
+            input: 0,
+            output: 1 << 30,
+        };
+        let plan = |algorithm, policy: &TransposePolicy, rows, cols| {
+            plan(algorithm, policy, rows, cols, 4, at)
+        };
         let (name, c) = plan(TransposeAlgorithm::Naive, &policy, 1000, 1000).unwrap();
         assert_eq!(
             (name.as_str(), c.block, c.grid),
@@ -87,13 +120,59 @@ mod tests {
         );
         let (name, _) = plan(TransposeAlgorithm::TiledPadded, &policy, 33, 31).unwrap();
         assert_eq!(name, "transpose_tiled_padded");
-        for block_rows in super::super::policy::TUNABLE_BLOCK_ROWS {
-            let policy = TransposePolicy::new(block_rows).unwrap();
+        for (tile, block_rows) in super::super::policy::TUNABLE_SHAPES {
+            let policy = TransposePolicy::new(tile, block_rows).unwrap();
             let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 16384, 16384).unwrap();
-            assert_eq!(name, format!("transpose_tuned_rows{block_rows}"));
-            assert_eq!(c.block, (32, block_rows, 1));
-            // Every thread covers 32 / block_rows rows: one block per tile.
-            assert_eq!(c.grid, (512, 512, 1));
+            assert_eq!(
+                name,
+                format!("transpose_tuned_t{tile}_rows{block_rows}_down")
+            );
+            assert_eq!(c.block, (tile, block_rows, 1));
+            // Every thread covers tile / block_rows rows: one block per tile.
+            assert_eq!(c.grid, (16384 / tile, 16384 / tile, 1));
         }
+    }
+
+    #[test]
+    fn narrow_elements_take_vectors_where_the_call_allows() {
+        let policy = TransposePolicy::DEFAULT;
+        let aligned = Addresses {
+            input: 0,
+            output: 1 << 30,
+        };
+        let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 32768, 32768, 1, aligned).unwrap();
+        assert_eq!(
+            (name.as_str(), c.block, c.grid),
+            ("transpose_vector", (32, 8, 1), (256, 256, 1))
+        );
+        let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 1024, 2048, 2, aligned).unwrap();
+        assert_eq!((name.as_str(), c.grid), ("transpose_vector", (32, 16, 1)));
+        // An odd column count, a misaligned view, or no vectors asked: the
+        // scalar tile.
+        let (name, _) = plan(TransposeAlgorithm::Tuned, &policy, 1024, 1023, 1, aligned).unwrap();
+        assert_eq!(name, "transpose_tuned_t64_rows8_down");
+        let odd = Addresses {
+            input: 3,
+            output: 1 << 30,
+        };
+        let (name, _) = plan(TransposeAlgorithm::Tuned, &policy, 1024, 1024, 1, odd).unwrap();
+        assert_eq!(name, "transpose_tuned_t64_rows8_down");
+        let scalar = TransposePolicy {
+            vectors: false,
+            ..policy
+        };
+        let (name, _) = plan(TransposeAlgorithm::Tuned, &scalar, 1024, 1024, 2, aligned).unwrap();
+        assert_eq!(name, "transpose_tuned_t64_rows8_down");
+        // Other algorithms never take it.
+        let (name, _) = plan(
+            TransposeAlgorithm::TiledPadded,
+            &policy,
+            1024,
+            1024,
+            1,
+            aligned,
+        )
+        .unwrap();
+        assert_eq!(name, "transpose_tiled_padded");
     }
 }

@@ -77,7 +77,7 @@ pub fn transpose<T: DeviceType>(
 /// let host: Vec<u8> = (0..=255).collect(); // 16 × 16 bytes
 /// let a = Matrix::from_host(&gpu, 16, 16, &host)?;
 /// let mut t = Matrix::<u8>::zeros(&gpu, 16, 16)?;
-/// let options = TransposeOptions::tuned(TransposePolicy::new(16)?);
+/// let options = TransposeOptions::tuned(TransposePolicy::new(32, 16)?);
 /// linalg::transpose_with(&gpu, a.view(), t.view_mut(), &options)?;
 /// assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 16, 16)?);
 /// # Ok(()) }
@@ -96,15 +96,15 @@ pub fn transpose_with<T: DeviceType>(
 ///
 /// ```no_run
 /// use gpu_core::Gpu;
-/// use linalg::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+/// use linalg::policy::{TransposePolicy, TUNABLE_SHAPES};
 /// use linalg::Matrix;
 /// # fn main() -> gpu_core::Result<()> {
 /// let gpu = Gpu::new(0)?;
 /// let host: Vec<f64> = (0..12).map(f64::from).collect(); // 3 × 4
 /// let a = Matrix::from_host(&gpu, 3, 4, &host)?;
 /// let mut t = Matrix::<f64>::zeros(&gpu, 4, 3)?;
-/// for block_rows in TUNABLE_BLOCK_ROWS {
-///     linalg::transpose_tuned_with(&gpu, a.view(), t.view_mut(), &TransposePolicy::new(block_rows)?)?;
+/// for (tile, block_rows) in TUNABLE_SHAPES {
+///     linalg::transpose_tuned_with(&gpu, a.view(), t.view_mut(), &TransposePolicy::new(tile, block_rows)?)?;
 ///     assert_eq!(t.to_host(&gpu)?, linalg::cpu::transpose(&host, 3, 4)?);
 /// }
 /// # Ok(()) }

@@ -1,19 +1,22 @@
 //! The transpose kernel modules: one per element *size* (the kernels move
-//! bits), holding every algorithm's entry and the Tuned kernel at every
-//! block height of [`TUNABLE_BLOCK_ROWS`]; and the lookup of their kernels
-//! in the context's kernel store.
+//! bits), holding every algorithm's entry, the Tuned scalar kernel at every
+//! shape of [`TUNABLE_SHAPES`] and, for 1- and 2-byte elements, the Tuned
+//! vector kernel; and the lookup of their kernels in the context's kernel
+//! store.
 
 use gpu_core::{Gpu, Kernel, ModuleSource, Result};
 
 use super::algorithm::storage_name;
-use super::policy::{TransposePolicy, TUNABLE_BLOCK_ROWS};
+use super::policy::{TileOrder, TransposePolicy, TUNABLE_SHAPES};
 use super::{naive, tiled, tuned};
 
-/// The tile side compiled into every module (`TRANSPOSE_TILE`).
-const TILE: u32 = TransposePolicy::DEFAULT.tile;
+/// The tile side of Tiled and TiledPadded (`TRANSPOSE_TILE`).
+const TILE: u32 = tiled::TILE;
 
 /// The module for elements of `elem_bytes` bytes: Naive, Tiled,
-/// TiledPadded and Tuned at every block height of [`TUNABLE_BLOCK_ROWS`].
+/// TiledPadded, Tuned's scalar kernel at every shape of
+/// [`TUNABLE_SHAPES`] in both tile orders and, where [`tuned::vector_shape`] has one, its
+/// vector kernel.
 pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
     let e = storage_name(elem_bytes)?;
     let params = format!("const {e}* in, {e}* out, u64 rows, u64 cols");
@@ -22,6 +25,7 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
         .source(parprims_kernels::TRANSPOSE_NAIVE)
         .source(parprims_kernels::TRANSPOSE_TILED)
         .source(parprims_kernels::TRANSPOSE_TUNED)
+        .source(parprims_kernels::TRANSPOSE_VECTOR)
         .entry(
             format!("{}_{e}", naive::KERNEL),
             &params,
@@ -40,21 +44,41 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
             &format!("transpose_tiled<{e}, 1>(in, out, rows, cols)"),
             Some(tiled::TILE * tiled::TILE),
         );
-    for block_rows in TUNABLE_BLOCK_ROWS {
+    for (tile, block_rows) in TUNABLE_SHAPES {
+        for order in TileOrder::ALL {
+            let policy = TransposePolicy {
+                tile,
+                block_rows,
+                order,
+                ..TransposePolicy::DEFAULT
+            };
+            let down = order == TileOrder::DownColumns;
+            module = module.entry(
+                format!("{}_{e}", tuned::kernel_name(&policy)),
+                &params,
+                &format!("transpose_tuned<{e}, {tile}, {block_rows}, {down}>(in, out, rows, cols)"),
+                Some(tile * block_rows),
+            );
+        }
+    }
+    if let Some((tile, lanes_per_row, streaming)) = tuned::vector_shape(elem_bytes) {
+        let threads = tuned::VECTOR_THREADS;
         module = module.entry(
-            format!("{}_{e}", tuned::kernel_name(block_rows)),
+            format!("{}_{e}", tuned::VECTOR_KERNEL),
             &params,
-            &format!("transpose_tuned<{e}, {block_rows}>(in, out, rows, cols)"),
-            Some(TILE * block_rows),
+            &format!(
+                "transpose_vector<{e}, {tile}, {threads}, {lanes_per_row}, {streaming}>(in, out, rows, cols)"
+            ),
+            Some(threads),
         );
     }
     Ok(module)
 }
 
-/// The store key of [`module`]'s source: family, storage type and the
-/// compiled tile (the block heights compiled are fixed).
+/// The store key of [`module`]'s source: family and storage type (the
+/// shapes compiled are fixed).
 fn module_key(storage: &str) -> String {
-    format!("linalg_transpose_{storage}_t{TILE}")
+    format!("linalg_transpose_{storage}")
 }
 
 /// The kernel `{base}_{storage}` for `elem_bytes`-byte elements, from the
@@ -92,10 +116,12 @@ mod tests {
                 "transpose_u64"
             ]
         );
-        for m in &modules {
-            assert_eq!(m.entries().len(), 6);
-        }
+        // Naive, Tiled, TiledPadded, the scalar shapes in both orders; the
+        // vector kernel for 1- and 2-byte elements.
+        let scalar = 3 + 2 * TUNABLE_SHAPES.len();
+        let entries: Vec<_> = modules.iter().map(|m| m.entries().len()).collect();
+        assert_eq!(entries, [scalar + 1, scalar + 1, scalar, scalar]);
         assert!(module(3).is_err());
-        assert_eq!(module_key("u32"), "linalg_transpose_u32_t32");
+        assert_eq!(module_key("u32"), "linalg_transpose_u32");
     }
 }

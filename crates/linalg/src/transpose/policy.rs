@@ -1,17 +1,46 @@
-//! The Tuned transpose's policy: tile side and block height.
+//! The Tuned transpose's policy: tile side, block height, tile order, and
+//! 16-byte vectors for narrow elements.
 //!
-//! Measured in docs/tuning.md#transpose. The default is the classic 32 × 8
-//! shape (4 elements per thread): full occupancy with 4.1 KiB of shared
-//! memory per block.
+//! Measured in docs/tuning.md#transpose. The default is a padded 64 × 64
+//! tile moved by 64 × 8 threads (8 elements per thread, 16.6 KiB of shared
+//! memory for 4-byte elements), blocks taking tiles down the columns, and
+//! 16-byte vectors for 1- and 2-byte elements where the matrix allows them.
 
 use gpu_core::{DeviceInfo, Error, Result};
 
-/// Block heights compiled into every transpose module (entries
-/// `transpose_tuned_rows{R}_{storage}`): the values
-/// [`TransposePolicy::block_rows`] may take.
-pub const TUNABLE_BLOCK_ROWS: [u32; 3] = [4, 8, 16];
+/// The (tile side, block height) pairs compiled into every transpose
+/// module, each in both [`TileOrder`]s (entries
+/// `transpose_tuned_t{tile}_rows{block_rows}_{order}_{storage}`): the shapes
+/// a [`TransposePolicy`] may name.
+pub const TUNABLE_SHAPES: [(u32, u32); 5] = [(32, 4), (32, 8), (32, 16), (64, 4), (64, 8)];
 
-/// Tile shape of [`crate::TransposeAlgorithm::Tuned`].
+/// The order in which the scalar kernel's blocks take tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TileOrder {
+    /// Consecutive blocks take consecutive row tiles of one column band
+    /// (grid x over row tiles): the blocks writing neighbouring pieces of
+    /// the same output rows run together.
+    DownColumns,
+    /// Consecutive blocks take consecutive column tiles of one row band
+    /// (grid x over column tiles): the blocks reading neighbouring pieces of
+    /// the same input rows run together.
+    AcrossRows,
+}
+
+impl TileOrder {
+    /// Both orders.
+    pub const ALL: [TileOrder; 2] = [TileOrder::DownColumns, TileOrder::AcrossRows];
+
+    /// The short name in kernel entries and tables (`down`, `across`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TileOrder::DownColumns => "down",
+            TileOrder::AcrossRows => "across",
+        }
+    }
+}
+
+/// Shape of [`crate::TransposeAlgorithm::Tuned`].
 ///
 /// The fields are public so sweeps can write `TransposePolicy { block_rows,
 /// ..TransposePolicy::DEFAULT }`; every policy given to a transpose is
@@ -19,32 +48,50 @@ pub const TUNABLE_BLOCK_ROWS: [u32; 3] = [4, 8, 16];
 /// when the compiled kernels cannot run it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TransposePolicy {
-    /// Tile side (= block width, one warp): 32.
+    /// Side of the scalar kernel's square tile: 32 (one warp per tile row)
+    /// or 64 (two).
     pub tile: u32,
-    /// Block height, one of [`TUNABLE_BLOCK_ROWS`]; each thread copies
-    /// `tile / block_rows` elements.
+    /// Block height of the scalar kernel (the block is `tile` × `block_rows`
+    /// threads); each thread copies `tile / block_rows` elements. With
+    /// `tile`, one of [`TUNABLE_SHAPES`].
     pub block_rows: u32,
+    /// The order in which the scalar kernel's blocks take tiles (both are
+    /// compiled for every shape).
+    pub order: TileOrder,
+    /// 1- and 2-byte elements: move 16-byte vectors through a swizzled tile
+    /// (128 × 128 bytes, 64 × 64 halfwords; `transpose_vector.cu`) when
+    /// rows and columns are multiples of the elements per vector (16, 8) and
+    /// both buffers are 16-byte aligned; the scalar tile otherwise. 4- and
+    /// 8-byte elements always take the scalar tile (their vector kernels
+    /// measured slower).
+    pub vectors: bool,
 }
 
 impl TransposePolicy {
-    /// 32 × 8 threads per 32 × 32 tile.
+    /// 64 × 8 threads per padded 64 × 64 tile, taken down the columns;
+    /// vectors for 1- and 2-byte elements.
     pub const DEFAULT: TransposePolicy = TransposePolicy {
-        tile: 32,
+        tile: 64,
         block_rows: 8,
+        order: TileOrder::DownColumns,
+        vectors: true,
     };
 
-    /// A 32-wide tile with `block_rows` rows of threads, checked.
+    /// A `tile` × `tile` tile with `block_rows` rows of threads (order and
+    /// vectors as in [`Self::DEFAULT`]), checked.
     ///
     /// ```
     /// use linalg::policy::TransposePolicy;
-    /// assert_eq!(TransposePolicy::new(16)?.block_rows, 16);
-    /// assert!(TransposePolicy::new(12).is_err()); // not one of TUNABLE_BLOCK_ROWS
+    /// assert_eq!(TransposePolicy::new(32, 16)?.block_rows, 16);
+    /// assert!(TransposePolicy::new(32, 12).is_err()); // not one of TUNABLE_SHAPES
+    /// assert!(TransposePolicy::new(64, 16).is_err());
     /// # Ok::<(), gpu_core::Error>(())
     /// ```
-    pub fn new(block_rows: u32) -> Result<TransposePolicy> {
+    pub fn new(tile: u32, block_rows: u32) -> Result<TransposePolicy> {
         let policy = TransposePolicy {
-            tile: 32,
+            tile,
             block_rows,
+            ..Self::DEFAULT
         };
         policy.validate()?;
         Ok(policy)
@@ -76,8 +123,8 @@ impl TransposePolicy {
         Self::DEFAULT
     }
 
-    /// Tile 32 (a warp per tile row) and `block_rows` one of
-    /// [`TUNABLE_BLOCK_ROWS`]: [`Error::InvalidArgument`] otherwise.
+    /// `(tile, block_rows)` one of [`TUNABLE_SHAPES`]:
+    /// [`Error::InvalidArgument`] otherwise.
     ///
     /// ```
     /// use linalg::policy::TransposePolicy;
@@ -85,12 +132,12 @@ impl TransposePolicy {
     /// assert!(TransposePolicy { tile: 16, ..TransposePolicy::DEFAULT }.validate().is_err());
     /// ```
     pub fn validate(&self) -> Result<()> {
-        if self.tile != 32 || !TUNABLE_BLOCK_ROWS.contains(&self.block_rows) {
+        if !TUNABLE_SHAPES.contains(&(self.tile, self.block_rows)) {
             return Err(Error::invalid(
                 "tuning",
                 format!(
-                    "tile {} × block rows {}: the compiled kernels have tile 32 and block rows {:?}",
-                    self.tile, self.block_rows, TUNABLE_BLOCK_ROWS
+                    "tile {} × block rows {}: the compiled kernels have (tile, block rows) {:?}",
+                    self.tile, self.block_rows, TUNABLE_SHAPES
                 ),
             ));
         }
@@ -110,31 +157,28 @@ mod tests {
 
     #[test]
     fn every_refusal_is_a_typed_error() {
-        assert_eq!(
-            TransposePolicy::DEFAULT.tile % TransposePolicy::DEFAULT.block_rows,
-            0
-        );
         assert!(TransposePolicy::DEFAULT.validate().is_ok());
-        for block_rows in TUNABLE_BLOCK_ROWS {
-            assert_eq!(
-                TransposePolicy::new(block_rows).unwrap().block_rows,
-                block_rows
-            );
+        for (tile, block_rows) in TUNABLE_SHAPES {
+            assert_eq!(tile % block_rows, 0);
+            assert!(tile * block_rows <= 1024);
+            let policy = TransposePolicy::new(tile, block_rows).unwrap();
+            assert_eq!((policy.tile, policy.block_rows), (tile, block_rows));
         }
-        for block_rows in [0, 1, 2, 3, 5, 32, u32::MAX] {
+        for (tile, block_rows) in [
+            (32, 0),
+            (32, 1),
+            (32, 3),
+            (32, 32),
+            (64, 16),
+            (16, 8),
+            (128, 8),
+            (32, u32::MAX),
+        ] {
             assert!(matches!(
-                TransposePolicy::new(block_rows),
+                TransposePolicy::new(tile, block_rows),
                 Err(Error::InvalidArgument { name: "tuning", .. })
             ));
         }
-        let wide = TransposePolicy {
-            tile: 64,
-            block_rows: 8,
-        };
-        assert!(matches!(
-            wide.validate(),
-            Err(Error::InvalidArgument { name: "tuning", .. })
-        ));
         assert_eq!(
             TransposePolicy::default_for((8, 0)),
             TransposePolicy::DEFAULT
