@@ -264,13 +264,18 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
         }
     }
     if T::BYTES <= 2 {
-        // The vector kernel has one shape: the scalar fields do not matter.
-        policies.push(TransposePolicy::DEFAULT);
+        // The vector kernel has one shape per element size, in both orders.
+        for order in TileOrder::ALL {
+            policies.push(TransposePolicy {
+                order,
+                ..TransposePolicy::DEFAULT
+            });
+        }
     }
     for tuning in policies {
         let input = &input;
         let name = if tuning.vectors {
-            "tuned vectors".to_owned()
+            format!("tuned vectors {}", tuning.order.name())
         } else {
             format!(
                 "tuned {}×{} {}",

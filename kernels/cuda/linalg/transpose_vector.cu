@@ -23,7 +23,10 @@
 //     swizzle, the 32 lanes' scalar reads fall in distinct banks (u16) or
 //     share words (u8: four output rows read the same word of a row).
 // STREAMING uses evict-first loads and stores (__ldcs / __stcs): every
-// byte is touched once.
+// byte is touched once. DOWN_COLUMNS orders the tiles as the scalar kernel
+// does (transpose_tuned.cu): grid x over row tiles, so the blocks writing
+// neighbouring pieces of the same output rows run together; otherwise grid
+// x runs over column tiles.
 //
 // The host takes this kernel only when rows and cols are multiples of V
 // and both buffers are 16-byte aligned, so every tile row starts on a
@@ -37,7 +40,7 @@
 // 8 KiB for u16). Deterministic; not in place.
 #pragma once
 
-template <typename E, u32 TILE, u32 THREADS, u32 LANES_PER_ROW, bool STREAMING>
+template <typename E, u32 TILE, u32 THREADS, u32 LANES_PER_ROW, bool STREAMING, bool DOWN_COLUMNS>
 __device__ void transpose_vector(const E* __restrict__ in, E* __restrict__ out, u64 rows, u64 cols) {
     constexpr u32 V = 16 / sizeof(E);
     constexpr u32 VPR = TILE / V;
@@ -49,9 +52,9 @@ __device__ void transpose_vector(const E* __restrict__ in, E* __restrict__ out, 
     E* const flat = reinterpret_cast<E*>(tile);
     // Element (r, c) of the tile in the swizzled layout.
     auto slot = [](u32 r, u32 c) -> u32 { return r * TILE + ((c / V) ^ ((r / V) % SWIZZLE)) * V + c % V; };
-    const u64 tile_row = block_row_2d() * TILE;
-    const u64 tile_col = (u64)blockIdx.x * TILE;
-    if (tile_row >= rows) return;  // surplus block of a z-spilled grid
+    const u64 tile_row = (DOWN_COLUMNS ? (u64)blockIdx.x : block_row_2d()) * TILE;
+    const u64 tile_col = (DOWN_COLUMNS ? block_row_2d() : (u64)blockIdx.x) * TILE;
+    if (tile_row >= rows || tile_col >= cols) return;  // surplus block of a z-spilled grid
     const u32 tid = threadIdx.y * 32 + threadIdx.x;
     const bool interior = tile_row + TILE <= rows && tile_col + TILE <= cols;
     if (interior) {

@@ -40,8 +40,8 @@ pub(crate) fn plan(
                 if tuned::vectors_apply(policy, elem_bytes, rows, cols, at.input, at.output) =>
             {
                 (
-                    tuned::VECTOR_KERNEL.to_owned(),
-                    tuned::vector_config(rows, cols, tile)?,
+                    tuned::vector_kernel_name(policy.order),
+                    tuned::vector_config(rows, cols, tile, policy.order)?,
                 )
             }
             _ => (
@@ -143,10 +143,13 @@ mod tests {
         let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 32768, 32768, 1, aligned).unwrap();
         assert_eq!(
             (name.as_str(), c.block, c.grid),
-            ("transpose_vector", (32, 8, 1), (256, 256, 1))
+            ("transpose_vector_down", (32, 8, 1), (256, 256, 1))
         );
         let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 1024, 2048, 2, aligned).unwrap();
-        assert_eq!((name.as_str(), c.grid), ("transpose_vector", (32, 16, 1)));
+        assert_eq!(
+            (name.as_str(), c.grid),
+            ("transpose_vector_down", (16, 32, 1))
+        );
         // An odd column count, a misaligned view, or no vectors asked: the
         // scalar tile.
         let (name, _) = plan(TransposeAlgorithm::Tuned, &policy, 1024, 1023, 1, aligned).unwrap();

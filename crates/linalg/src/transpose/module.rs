@@ -63,14 +63,17 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
     }
     if let Some((tile, lanes_per_row, streaming)) = tuned::vector_shape(elem_bytes) {
         let threads = tuned::VECTOR_THREADS;
-        module = module.entry(
-            format!("{}_{e}", tuned::VECTOR_KERNEL),
-            &params,
-            &format!(
-                "transpose_vector<{e}, {tile}, {threads}, {lanes_per_row}, {streaming}>(in, out, rows, cols)"
-            ),
-            Some(threads),
-        );
+        for order in TileOrder::ALL {
+            let down = order == TileOrder::DownColumns;
+            module = module.entry(
+                format!("{}_{e}", tuned::vector_kernel_name(order)),
+                &params,
+                &format!(
+                    "transpose_vector<{e}, {tile}, {threads}, {lanes_per_row}, {streaming}, {down}>(in, out, rows, cols)"
+                ),
+                Some(threads),
+            );
+        }
     }
     Ok(module)
 }
@@ -117,10 +120,10 @@ mod tests {
             ]
         );
         // Naive, Tiled, TiledPadded, the scalar shapes in both orders; the
-        // vector kernel for 1- and 2-byte elements.
+        // vector kernel in both orders for 1- and 2-byte elements.
         let scalar = 3 + 2 * TUNABLE_SHAPES.len();
         let entries: Vec<_> = modules.iter().map(|m| m.entries().len()).collect();
-        assert_eq!(entries, [scalar + 1, scalar + 1, scalar, scalar]);
+        assert_eq!(entries, [scalar + 2, scalar + 2, scalar, scalar]);
         assert!(module(3).is_err());
         assert_eq!(module_key("u32"), "linalg_transpose_u32");
     }

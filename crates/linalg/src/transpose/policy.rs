@@ -14,7 +14,7 @@ use gpu_core::{DeviceInfo, Error, Result};
 /// a [`TransposePolicy`] may name.
 pub const TUNABLE_SHAPES: [(u32, u32); 5] = [(32, 4), (32, 8), (32, 16), (64, 4), (64, 8)];
 
-/// The order in which the scalar kernel's blocks take tiles.
+/// The order in which a Tuned transpose's blocks take tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileOrder {
     /// Consecutive blocks take consecutive row tiles of one column band
@@ -55,8 +55,8 @@ pub struct TransposePolicy {
     /// threads); each thread copies `tile / block_rows` elements. With
     /// `tile`, one of [`TUNABLE_SHAPES`].
     pub block_rows: u32,
-    /// The order in which the scalar kernel's blocks take tiles (both are
-    /// compiled for every shape).
+    /// The order in which the blocks take tiles, in the scalar and the
+    /// vector kernel (both orders are compiled for every shape).
     pub order: TileOrder,
     /// 1- and 2-byte elements: move 16-byte vectors through a swizzled tile
     /// (128 × 128 bytes, 64 × 64 halfwords; `transpose_vector.cu`) when

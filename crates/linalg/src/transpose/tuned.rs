@@ -19,7 +19,7 @@
 //! [`vectors_apply`]): 256 threads per 128 × 128 (bytes) or 64 × 64
 //! (halfwords) tile, every global access a 16-byte vector, the tile
 //! swizzled in shared memory (16 KiB / 8 KiB) so the gathers that build an
-//! output vector do not conflict.
+//! output vector do not conflict; tiles in the policy's order.
 //!
 //! Both: interior tiles skip the bounds checks; 64-bit tile origins;
 //! deterministic; not in place.
@@ -39,9 +39,11 @@ pub(crate) fn kernel_name(policy: &TransposePolicy) -> String {
     )
 }
 
-/// Entry base name of the vector kernel (modules of 1- and 2-byte
-/// elements only).
-pub(crate) const VECTOR_KERNEL: &str = "transpose_vector";
+/// Entry base name of the vector kernel in a tile order (modules of 1- and
+/// 2-byte elements only).
+pub(crate) fn vector_kernel_name(order: TileOrder) -> String {
+    format!("transpose_vector_{}", order.name())
+}
 
 /// Bytes per vector of the vector kernel.
 const VECTOR_BYTES: usize = 16;
@@ -97,10 +99,24 @@ pub(crate) fn config(rows: u64, cols: u64, policy: &TransposePolicy) -> Result<L
     }
 }
 
-/// The vector kernel's grid for a tile side: one 32 × 8 block per tile.
-pub(crate) fn vector_config(rows: u64, cols: u64, tile: u32) -> Result<LaunchConfig> {
+/// The vector kernel's grid for a tile side and order: one 32 × 8 block
+/// per tile, x over row tiles down the columns, over column tiles across
+/// the rows.
+pub(crate) fn vector_config(
+    rows: u64,
+    cols: u64,
+    tile: u32,
+    order: TileOrder,
+) -> Result<LaunchConfig> {
     let block = (32, VECTOR_THREADS / 32);
-    grid_2d(rows, cols, block, (tile / block.0, tile / block.1), 0)
+    let per_thread = (tile / block.0, tile / block.1);
+    match order {
+        // grid_2d's x runs over its `cols` argument in steps of
+        // block.0 · per_thread.0 = tile: here the matrix's row tiles (the
+        // y side's step is block.1 · per_thread.1 = tile as well).
+        TileOrder::DownColumns => grid_2d(cols, rows, block, per_thread, 0),
+        TileOrder::AcrossRows => grid_2d(rows, cols, block, per_thread, 0),
+    }
 }
 
 #[cfg(test)]
@@ -136,10 +152,14 @@ mod tests {
 
     #[test]
     fn vector_grid_is_one_block_per_tile() {
-        let c = vector_config(32768, 32768, 128).unwrap();
+        let down = TileOrder::DownColumns;
+        let c = vector_config(32768, 32768, 128, down).unwrap();
         assert_eq!((c.grid, c.block), ((256, 256, 1), (32, 8, 1)));
-        let c = vector_config(144, 272, 64).unwrap();
+        let c = vector_config(144, 272, 64, down).unwrap();
+        assert_eq!(c.grid, (3, 5, 1));
+        let c = vector_config(144, 272, 64, TileOrder::AcrossRows).unwrap();
         assert_eq!(c.grid, (5, 3, 1));
+        assert_eq!(vector_kernel_name(down), "transpose_vector_down");
     }
 
     #[test]
