@@ -84,10 +84,7 @@ use gpu_core::{
     DeviceBuffer, DeviceType, DeviceView, DeviceViewMut, Element, Gpu, Max, Operator, Sum,
 };
 use linalg::conv::CONV_BLOCKS;
-use linalg::policy::{
-    ConvPolicy, MatvecPolicy, TileOrder, TransposePolicy, STRIP_CANDIDATES, STRIP_MAX_K,
-    TUNABLE_SHAPES,
-};
+use linalg::policy::{ConvPolicy, MatvecPolicy, TransposePolicy, STRIP_CANDIDATES, STRIP_MAX_K};
 use linalg::{
     Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, MatrixView, MatvecAlgorithm,
     MatvecElement, Padding, Transpose, TransposeAlgorithm,
@@ -1010,23 +1007,13 @@ fn transpose_cases<T: DeviceType>(gpu: &Gpu) {
                 linalg::transpose(gpu, input.view(), output.view_mut(), algorithm)
             });
         }
-        for (tile, block_rows) in TUNABLE_SHAPES {
-            for order in TileOrder::ALL {
-                for vectors in [false, true] {
-                    let tuning = TransposePolicy {
-                        tile,
-                        block_rows,
-                        order,
-                        vectors,
-                    };
-                    if tuning == TransposePolicy::DEFAULT {
-                        continue; // TransposeAlgorithm::Tuned above.
-                    }
-                    check(format!("{label} tuned {tuning:?}"), &|output| {
-                        linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
-                    });
-                }
+        for tuning in TransposePolicy::compiled() {
+            if tuning == TransposePolicy::DEFAULT {
+                continue; // TransposeAlgorithm::Tuned above.
             }
+            check(format!("{label} tuned {tuning:?}"), &|output| {
+                linalg::transpose_tuned_with(gpu, input.view(), output.view_mut(), &tuning)
+            });
         }
     }
 }

@@ -12,7 +12,7 @@
 //! `cargo test --release -p parprims-linalg [--features cublas] --test matvec_transpose_sweep -- --include-ignored --nocapture`.
 
 use gpu_core::{DeviceBuffer, DeviceType, Gpu};
-use linalg::policy::{MatvecPolicy, TileOrder, TransposePolicy, TUNABLE_SHAPES};
+use linalg::policy::{MatvecPolicy, TransposePolicy};
 use linalg::{
     cpu, matvec, matvec_bytes_moved, matvec_tuned_with, transpose, transpose_bytes_moved,
     transpose_tuned_with, Matrix, MatvecAlgorithm, MatvecElement, Transpose, TransposeAlgorithm,
@@ -252,27 +252,20 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
             }),
         ));
     }
-    let mut policies = Vec::new();
-    for (tile, block_rows) in TUNABLE_SHAPES {
-        for order in TileOrder::ALL {
-            policies.push(TransposePolicy {
-                tile,
-                block_rows,
-                order,
-                vectors: false,
-            });
-        }
-    }
-    if T::BYTES <= 2 {
-        // The vector kernel has one shape per element size, in both orders.
-        for order in TileOrder::ALL {
-            policies.push(TransposePolicy {
-                order,
-                ..TransposePolicy::DEFAULT
-            });
-        }
-    }
-    for tuning in policies {
+    // Every scalar shape and order; the vector kernel (one shape per element
+    // size) in both orders where there is one.
+    let (scalar, vector): (Vec<_>, Vec<_>) = TransposePolicy::compiled()
+        .into_iter()
+        .partition(|policy| !policy.vectors);
+    let vector = vector.into_iter().filter(|policy| {
+        T::BYTES <= 2
+            && (policy.tile, policy.block_rows)
+                == (
+                    TransposePolicy::DEFAULT.tile,
+                    TransposePolicy::DEFAULT.block_rows,
+                )
+    });
+    for tuning in scalar.into_iter().chain(vector) {
         let input = &input;
         let name = if tuning.vectors {
             format!("tuned vectors {}", tuning.order.name())

@@ -12,7 +12,7 @@
 mod support;
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
-use linalg::policy::{TileOrder, TransposePolicy, TUNABLE_SHAPES};
+use linalg::policy::TransposePolicy;
 use linalg::{
     check_transpose_shapes, cpu, transpose, transpose_new, transpose_tuned_with, Matrix,
     MatrixView, MatrixViewMut, TransposeAlgorithm,
@@ -117,18 +117,8 @@ fn every_algorithm_on_edge_shapes<T: DeviceType>() {
         for algorithm in TransposeAlgorithm::ALL {
             check_case::<T>(rows, cols, algorithm, 500 + i as u64);
         }
-        for (tile, block_rows) in TUNABLE_SHAPES {
-            for order in TileOrder::ALL {
-                for vectors in [false, true] {
-                    let tuning = TransposePolicy {
-                        tile,
-                        block_rows,
-                        order,
-                        vectors,
-                    };
-                    check_tuned_with::<T>(rows, cols, tuning, 700 + i as u64);
-                }
-            }
+        for tuning in TransposePolicy::compiled() {
+            check_tuned_with::<T>(rows, cols, tuning, 700 + i as u64);
         }
     }
 }

@@ -123,6 +123,34 @@ impl TransposePolicy {
         Self::DEFAULT
     }
 
+    /// Every policy the compiled kernels run: each shape of
+    /// [`TUNABLE_SHAPES`] in each [`TileOrder`], without and with vectors
+    /// (for tests and sweeps).
+    ///
+    /// ```
+    /// use linalg::policy::{TransposePolicy, TUNABLE_SHAPES};
+    /// let all = TransposePolicy::compiled();
+    /// assert_eq!(all.len(), TUNABLE_SHAPES.len() * 2 * 2);
+    /// assert!(all.contains(&TransposePolicy::DEFAULT));
+    /// assert!(all.iter().all(|policy| policy.validate().is_ok()));
+    /// ```
+    pub fn compiled() -> Vec<TransposePolicy> {
+        let mut all = Vec::new();
+        for (tile, block_rows) in TUNABLE_SHAPES {
+            for order in TileOrder::ALL {
+                for vectors in [false, true] {
+                    all.push(TransposePolicy {
+                        tile,
+                        block_rows,
+                        order,
+                        vectors,
+                    });
+                }
+            }
+        }
+        all
+    }
+
     /// `(tile, block_rows)` one of [`TUNABLE_SHAPES`]:
     /// [`Error::InvalidArgument`] otherwise.
     ///
