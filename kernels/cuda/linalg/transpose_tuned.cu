@@ -7,7 +7,7 @@
 // several independent loads are in flight per thread. TILE is 32 (one warp
 // per tile row) or 64 (two warps per tile row: every tile reads 64
 // consecutive elements of each of its input rows and writes 64 of each
-// output row, twice the bytes per DRAM page of the 32-wide tile). The
+// output row, twice the 32-wide tile's contiguous bytes). The
 // compiled shapes are 32 × 4, 32 × 8, 32 × 16, 64 × 4 and 64 × 8.
 // The tile is padded to TILE + 1 columns: conflict-free column reads for
 // 4- and 8-byte elements, at most 2-way for 1- and 2-byte elements (see
@@ -18,9 +18,10 @@
 // take consecutive row tiles of one column band, so the blocks writing
 // neighbouring pieces of the same output rows run at the same time (where
 // an output row does not start on a 32-byte sector, rows·sizeof(E) not a
-// multiple of 32, two tiles share a sector of it, which is then written
-// whole while both are in flight). Measured faster for 4-byte elements on
-// every shape and for 8-byte elements on unaligned ones. Otherwise
+// multiple of 32, two tiles share a sector of it; together, the sector is
+// more likely completed in L2 before it is written back). Measured faster
+// for 4-byte elements on every shape, for 8-byte elements on unaligned
+// ones, and for the vector kernel (docs/transpose.md). Otherwise
 // (TileOrder::AcrossRows) consecutive blocks take consecutive column tiles
 // of one row band.
 //
