@@ -976,8 +976,9 @@ const TRANSPOSE_SHAPES: [(usize, usize); 6] =
     [(1, 1), (1, 70), (70, 1), (33, 65), (257, 129), (144, 272)];
 
 /// Every transpose algorithm, and the tuned kernel at every compiled shape
-/// in both tile orders, with and without vectors, for 1-, 2-, 4- and 8-byte elements, into a
-/// poisoned output.
+/// in both tile orders, with and without vectors and the tall tile (which
+/// the odd shapes take for 2- and 4-byte elements), for 1-, 2-, 4- and
+/// 8-byte elements, into a poisoned output.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sanitizer_transpose_every_algorithm_and_element_size() {

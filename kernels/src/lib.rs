@@ -112,6 +112,9 @@ pub const TRANSPOSE_TILED: &str = include_str!("../cuda/linalg/transpose_tiled.c
 /// Transpose, tuned: element by element through a padded 32 × 32 or
 /// 64 × 64 shared tile.
 pub const TRANSPOSE_TUNED: &str = include_str!("../cuda/linalg/transpose_tuned.cu");
+/// Transpose, tuned: a tall 64 × 128 tile with rotated, sector-aligned
+/// stores, for rows that do not start on 32-byte sectors.
+pub const TRANSPOSE_TALL: &str = include_str!("../cuda/linalg/transpose_tall.cu");
 /// Transpose, tuned, 16-byte vectors through a swizzled tile (1- and 2-byte
 /// elements).
 pub const TRANSPOSE_VECTOR: &str = include_str!("../cuda/linalg/transpose_vector.cu");
@@ -221,6 +224,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("linalg/transpose_naive.cu", TRANSPOSE_NAIVE),
         ("linalg/transpose_tiled.cu", TRANSPOSE_TILED),
         ("linalg/transpose_tuned.cu", TRANSPOSE_TUNED),
+        ("linalg/transpose_tall.cu", TRANSPOSE_TALL),
         ("linalg/transpose_vector.cu", TRANSPOSE_VECTOR),
         ("linalg/conv.cu", CONV),
         ("linalg/conv_strip.cu", CONV_STRIP),

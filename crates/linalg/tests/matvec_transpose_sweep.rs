@@ -1,8 +1,8 @@
 //! Tuning sweeps on the goal shapes, printed as tables with the copy ceiling
 //! measured in the same run: every transpose algorithm and the Tuned
-//! transpose at every compiled shape, with and without vectors (f32 16384²
-//! and a prime 9973 × 10007, f64 8192 × 16384, u8 32768², u16 16384 ×
-//! 32768); every matvec algorithm at 16384² (f32 and f64), the Tuned
+//! transpose at every compiled shape, with and without vectors and the tall
+//! tile (f32 16384² and a prime 9973 × 10007, f64 8192 × 16384, u8 32768²,
+//! u16 16384 × 32768); every matvec algorithm at 16384² (f32 and f64), the Tuned
 //! kernels at each tunable setting, and cuBLAS gemv when built with
 //! `--features cublas`. Every variant's result
 //! is checked against the CPU before it is timed, so the sweep is also a
@@ -252,23 +252,24 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
             }),
         ));
     }
-    // Every scalar shape and order; the vector kernel (one shape per element
-    // size) in both orders where there is one.
-    let (scalar, vector): (Vec<_>, Vec<_>) = TransposePolicy::compiled()
+    // Every scalar shape and order; in both orders, the policy with vectors
+    // and the tall tile at the default shape (the vector kernel for 1- and
+    // 2-byte elements on whole vectors, the tall tile for 2- and 4-byte
+    // elements on rows off the sector grid, the square tile otherwise).
+    let (scalar, special): (Vec<_>, Vec<_>) = TransposePolicy::compiled()
         .into_iter()
-        .partition(|policy| !policy.vectors);
-    let vector = vector.into_iter().filter(|policy| {
-        T::BYTES <= 2
-            && (policy.tile, policy.block_rows)
-                == (
-                    TransposePolicy::DEFAULT.tile,
-                    TransposePolicy::DEFAULT.block_rows,
-                )
+        .partition(|policy| !policy.vectors && !policy.tall_for_unaligned);
+    let special = special.into_iter().filter(|policy| {
+        (policy.tile, policy.block_rows)
+            == (
+                TransposePolicy::DEFAULT.tile,
+                TransposePolicy::DEFAULT.block_rows,
+            )
     });
-    for tuning in scalar.into_iter().chain(vector) {
+    for tuning in scalar.into_iter().chain(special) {
         let input = &input;
-        let name = if tuning.vectors {
-            format!("tuned vectors {}", tuning.order.name())
+        let name = if tuning.vectors || tuning.tall_for_unaligned {
+            format!("tuned vectors+tall {}", tuning.order.name())
         } else {
             format!(
                 "tuned {}×{} {}",

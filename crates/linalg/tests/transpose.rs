@@ -1,10 +1,11 @@
 //! Transpose against the CPU reference: every algorithm × element size (1,
 //! 2, 4, 8 bytes; every type) on shapes biased to tile edges, Tuned at every
-//! compiled shape with and without vectors (the vector kernel on whole-vector
-//! shapes, the scalar tile on the rest), 1 × N and N × 1 with grids spilling
-//! into z, views of caller buffers, transpose twice is the identity, a
-//! 16384² f32 and > 2^31-element cases, and bad input leaving outputs
-//! untouched.
+//! compiled shape with and without vectors and the tall tile (the vector
+//! kernel on whole-vector shapes, the tall tile on 2- and 4-byte rows off
+//! the sector grid, the scalar tile on the rest), 1 × N and N × 1 with grids
+//! spilling into z, views of caller buffers, transpose twice is the
+//! identity, a 16384² f32 and > 2^31-element cases, and bad input leaving
+//! outputs untouched.
 //!
 //! GPU tests are `#[ignore = "needs a CUDA GPU"]`; run them with
 //! `--include-ignored` on a GPU machine.
@@ -154,6 +155,13 @@ fn vectors_spill_the_grid_into_z() {
     // Whole 16-byte rows: the vector kernel's 128-row tiles spill too.
     check_case::<u8>(65_537 * 128, 16, TransposeAlgorithm::Tuned, 6);
     check_case::<u16>(16, 65_537 * 64, TransposeAlgorithm::Tuned, 7);
+    // f32 rows off the sector grid (the tall tile) across the rows: its
+    // 128-row tiles spill into z.
+    let across = TransposePolicy {
+        order: linalg::policy::TileOrder::AcrossRows,
+        ..TransposePolicy::DEFAULT
+    };
+    check_tuned_with::<f32>(65_537 * 128 + 3, 3, across, 8);
 }
 
 /// Input and output as views into larger caller buffers at odd offsets;
@@ -248,6 +256,20 @@ fn large_more_than_2_pow_31_elements() {
         .to_host(gpu)
         .unwrap();
     assert!(got == expected, "> 2^31 elements, vectors");
+    drop(input);
+    // Halfwords on rows off the sector grid: the tall tile past 2^31
+    // elements.
+    let (rows, cols) = (46_349usize, 46_351usize);
+    let host = random_bits::<u16>(rows * cols, 14);
+    let Some(input) = upload_past_2_pow_31(gpu, rows, cols, &host) else {
+        return;
+    };
+    let expected = cpu::transpose(&host, rows, cols).unwrap();
+    let got = transpose_new(gpu, input.view(), TransposeAlgorithm::Tuned)
+        .unwrap()
+        .to_host(gpu)
+        .unwrap();
+    assert!(got == expected, "> 2^31 elements, tall tile");
 }
 
 /// A wrong output shape is a typed error; the output stays poisoned.

@@ -19,8 +19,9 @@ pub(crate) struct Addresses {
 
 /// The entry base name and launch shape of `algorithm` over a `rows × cols`
 /// input of `elem_bytes`-byte elements (`policy` shapes Tuned only; Tuned
-/// takes the vector kernel where [`tuned::vectors_apply`]). Pure: the
-/// arithmetic tested on the host.
+/// takes the vector kernel where [`tuned::vector_tile`] has one, else the
+/// tall kernel where [`tuned::tall_applies`], else the scalar tile). Pure:
+/// the arithmetic tested on the host.
 pub(crate) fn plan(
     algorithm: TransposeAlgorithm,
     policy: &TransposePolicy,
@@ -35,20 +36,26 @@ pub(crate) fn plan(
         TransposeAlgorithm::TiledPadded => {
             (tiled::KERNEL_PADDED.to_owned(), tiled::config(rows, cols)?)
         }
-        TransposeAlgorithm::Tuned => match tuned::vector_shape(elem_bytes) {
-            Some((tile, _, _))
-                if tuned::vectors_apply(policy, elem_bytes, rows, cols, at.input, at.output) =>
+        TransposeAlgorithm::Tuned => {
+            if let Some(tile) =
+                tuned::vector_tile(policy, elem_bytes, rows, cols, at.input, at.output)
             {
                 (
                     tuned::vector_kernel_name(policy.order),
                     tuned::vector_config(rows, cols, tile, policy.order)?,
                 )
+            } else if tuned::tall_applies(policy, elem_bytes, rows, cols) {
+                (
+                    tuned::tall_kernel_name(policy.order),
+                    tuned::tall_config(rows, cols, elem_bytes, policy.order)?,
+                )
+            } else {
+                (
+                    tuned::kernel_name(policy),
+                    tuned::config(rows, cols, policy)?,
+                )
             }
-            _ => (
-                tuned::kernel_name(policy),
-                tuned::config(rows, cols, policy)?,
-            ),
-        },
+        }
     })
 }
 
@@ -89,8 +96,9 @@ pub(crate) fn transpose<T: DeviceType>(
     // shape is cols × rows, checked above); the kernels touch only
     // in[r·cols + c] and out[c·rows + r] for r < rows, c < cols; the block
     // shape in `config` is the one the entry's kernel assumes (`plan`
-    // pairs them; the vector entry only where rows and cols are whole
-    // vectors and both buffers 16-byte aligned, checked by `plan`).
+    // pairs them, with the tall entry's dynamic shared memory; the vector
+    // entry only where rows and cols are whole vectors and both buffers
+    // 16-byte aligned, checked by `plan`).
     unsafe { gpu.launch(&kernel, config, &args) }
 }
 
@@ -177,5 +185,78 @@ mod tests {
         )
         .unwrap();
         assert_eq!(name, "transpose_tiled_padded");
+    }
+
+    #[test]
+    fn rows_off_the_sector_grid_take_the_tall_tile() {
+        let policy = TransposePolicy::DEFAULT;
+        let aligned = Addresses {
+            input: 0,
+            output: 1 << 30,
+        };
+        let tuned = |policy: &TransposePolicy, rows, cols, elem_bytes| {
+            plan(
+                TransposeAlgorithm::Tuned,
+                policy,
+                rows,
+                cols,
+                elem_bytes,
+                aligned,
+            )
+            .unwrap()
+        };
+        let (name, c) = tuned(&policy, 9973, 10007, 4);
+        assert_eq!(
+            (name.as_str(), c.block, c.grid, c.shared_bytes),
+            (
+                "transpose_tall_down",
+                (64, 8, 1),
+                (78, 157, 1),
+                128 * 65 * 4
+            )
+        );
+        let across = TransposePolicy {
+            order: super::super::policy::TileOrder::AcrossRows,
+            ..policy
+        };
+        assert_eq!(tuned(&across, 9973, 10007, 2).0, "transpose_tall_across");
+        // Aligned rows, 1- and 8-byte elements, or a policy without it: the
+        // square tile.
+        assert_eq!(
+            tuned(&policy, 10000, 10000, 4).0,
+            "transpose_tuned_t64_rows8_down"
+        );
+        assert_eq!(
+            tuned(&policy, 9973, 10007, 8).0,
+            "transpose_tuned_t64_rows8_down"
+        );
+        assert_eq!(
+            tuned(&policy, 9973, 10007, 1).0,
+            "transpose_tuned_t64_rows8_down"
+        );
+        let square = TransposePolicy {
+            tall_for_unaligned: false,
+            ..policy
+        };
+        assert_eq!(
+            tuned(&square, 9973, 10007, 4).0,
+            "transpose_tuned_t64_rows8_down"
+        );
+        // Vectors first: 2-byte elements on whole vectors (8 halfwords) but
+        // not whole sectors (16) take the vector kernel.
+        assert_eq!(tuned(&policy, 1000, 1000, 2).0, "transpose_vector_down");
+        let (name, _) = plan(
+            TransposeAlgorithm::Tuned,
+            &policy,
+            1000,
+            1000,
+            2,
+            Addresses {
+                input: 2,
+                output: 1 << 30,
+            },
+        )
+        .unwrap();
+        assert_eq!(name, "transpose_tall_down");
     }
 }

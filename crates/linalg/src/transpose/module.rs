@@ -1,8 +1,8 @@
 //! The transpose kernel modules: one per element *size* (the kernels move
 //! bits), holding every algorithm's entry, the Tuned scalar kernel at every
-//! shape of [`TUNABLE_SHAPES`] and, for 1- and 2-byte elements, the Tuned
-//! vector kernel; and the lookup of their kernels in the context's kernel
-//! store.
+//! shape of [`TUNABLE_SHAPES`], for 2- and 4-byte elements the Tuned tall
+//! kernel and, for 1- and 2-byte elements, the Tuned vector kernel; and the
+//! lookup of their kernels in the context's kernel store.
 
 use gpu_core::{Gpu, Kernel, ModuleSource, Result};
 
@@ -15,8 +15,9 @@ const TILE: u32 = tiled::TILE;
 
 /// The module for elements of `elem_bytes` bytes: Naive, Tiled,
 /// TiledPadded, Tuned's scalar kernel at every shape of
-/// [`TUNABLE_SHAPES`] in both tile orders and, where [`tuned::vector_shape`] has one, its
-/// vector kernel.
+/// [`TUNABLE_SHAPES`] in both tile orders and, in both orders, the tall
+/// kernel where [`tuned::has_tall_kernel`] and the vector kernel where
+/// [`tuned::vector_shape`] has one.
 pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
     let e = storage_name(elem_bytes)?;
     let params = format!("const {e}* in, {e}* out, u64 rows, u64 cols");
@@ -25,6 +26,7 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
         .source(parprims_kernels::TRANSPOSE_NAIVE)
         .source(parprims_kernels::TRANSPOSE_TILED)
         .source(parprims_kernels::TRANSPOSE_TUNED)
+        .source(parprims_kernels::TRANSPOSE_TALL)
         .source(parprims_kernels::TRANSPOSE_VECTOR)
         .entry(
             format!("{}_{e}", naive::KERNEL),
@@ -57,6 +59,24 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
                 format!("{}_{e}", tuned::kernel_name(&policy)),
                 &params,
                 &format!("transpose_tuned<{e}, {tile}, {block_rows}, {down}>(in, out, rows, cols)"),
+                Some(tile * block_rows),
+            );
+        }
+    }
+    if tuned::has_tall_kernel(elem_bytes) {
+        let (tile, tile_rows, block_rows) = (
+            tuned::TALL_TILE,
+            tuned::TALL_TILE_ROWS,
+            tuned::TALL_BLOCK_ROWS,
+        );
+        for order in TileOrder::ALL {
+            let down = order == TileOrder::DownColumns;
+            module = module.entry(
+                format!("{}_{e}", tuned::tall_kernel_name(order)),
+                &params,
+                &format!(
+                    "transpose_tall<{e}, {tile}, {tile_rows}, {block_rows}, {down}>(in, out, rows, cols)"
+                ),
                 Some(tile * block_rows),
             );
         }
@@ -120,10 +140,11 @@ mod tests {
             ]
         );
         // Naive, Tiled, TiledPadded, the scalar shapes in both orders; the
-        // vector kernel in both orders for 1- and 2-byte elements.
+        // tall kernel in both orders for 2- and 4-byte elements, the vector
+        // kernel in both orders for 1- and 2-byte elements.
         let scalar = 3 + 2 * TUNABLE_SHAPES.len();
         let entries: Vec<_> = modules.iter().map(|m| m.entries().len()).collect();
-        assert_eq!(entries, [scalar + 2, scalar + 2, scalar, scalar]);
+        assert_eq!(entries, [scalar + 2, scalar + 4, scalar + 2, scalar]);
         assert!(module(3).is_err());
         assert_eq!(module_key("u32"), "linalg_transpose_u32");
     }

@@ -1,10 +1,13 @@
-//! The Tuned transpose's policy: tile side, block height, tile order, and
-//! 16-byte vectors for narrow elements.
+//! The Tuned transpose's policy: tile side, block height, tile order,
+//! 16-byte vectors for narrow elements, and the tall tile for rows off the
+//! sector grid.
 //!
 //! Measured in docs/tuning.md#transpose. The default is a padded 64 × 64
 //! tile moved by 64 × 8 threads (8 elements per thread, 16.6 KiB of shared
-//! memory for 4-byte elements), blocks taking tiles down the columns, and
-//! 16-byte vectors for 1- and 2-byte elements where the matrix allows them.
+//! memory for 4-byte elements), blocks taking tiles down the columns,
+//! 16-byte vectors for 1- and 2-byte elements where the matrix allows them,
+//! and the tall 64 × 128 tile for 2- and 4-byte elements whose rows or
+//! columns are not whole 32-byte sectors.
 
 use gpu_core::{DeviceInfo, Error, Result};
 
@@ -65,20 +68,31 @@ pub struct TransposePolicy {
     /// 8-byte elements always take the scalar tile (their vector kernels
     /// measured slower).
     pub vectors: bool,
+    /// 2- and 4-byte elements whose rows or columns are not whole 32-byte
+    /// sectors (`rows · size` or `cols · size` not a multiple of 32), where
+    /// vectors do not apply: move a tall tile of 128 input rows by 64
+    /// columns with stores rotated onto sector boundaries
+    /// (`transpose_tall.cu`; 64 × 8 threads, in the policy's order, whatever
+    /// `tile` and `block_rows` say). Measured 0.72 → 0.87 of the copy
+    /// ceiling at `f32` 9973 × 10007; slower than the square tile on
+    /// aligned shapes and for 1- and 8-byte elements, which keep it.
+    pub tall_for_unaligned: bool,
 }
 
 impl TransposePolicy {
     /// 64 × 8 threads per padded 64 × 64 tile, taken down the columns;
-    /// vectors for 1- and 2-byte elements.
+    /// vectors for 1- and 2-byte elements; the tall tile for rows off the
+    /// sector grid.
     pub const DEFAULT: TransposePolicy = TransposePolicy {
         tile: 64,
         block_rows: 8,
         order: TileOrder::DownColumns,
         vectors: true,
+        tall_for_unaligned: true,
     };
 
-    /// A `tile` × `tile` tile with `block_rows` rows of threads (order and
-    /// vectors as in [`Self::DEFAULT`]), checked.
+    /// A `tile` × `tile` tile with `block_rows` rows of threads (order,
+    /// vectors and the tall tile as in [`Self::DEFAULT`]), checked.
     ///
     /// ```
     /// use linalg::policy::TransposePolicy;
@@ -124,8 +138,9 @@ impl TransposePolicy {
     }
 
     /// Every policy the compiled kernels run: each shape of
-    /// [`TUNABLE_SHAPES`] in each [`TileOrder`], without and with vectors
-    /// (for tests and sweeps).
+    /// [`TUNABLE_SHAPES`] in each [`TileOrder`], once with the square tile
+    /// alone (no vectors, no tall tile) and once with both (for tests and
+    /// sweeps).
     ///
     /// ```
     /// use linalg::policy::{TransposePolicy, TUNABLE_SHAPES};
@@ -138,12 +153,13 @@ impl TransposePolicy {
         let mut all = Vec::new();
         for (tile, block_rows) in TUNABLE_SHAPES {
             for order in TileOrder::ALL {
-                for vectors in [false, true] {
+                for special in [false, true] {
                     all.push(TransposePolicy {
                         tile,
                         block_rows,
                         order,
-                        vectors,
+                        vectors: special,
+                        tall_for_unaligned: special,
                     });
                 }
             }

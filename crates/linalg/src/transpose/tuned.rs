@@ -1,4 +1,4 @@
-//! `TransposeAlgorithm::Tuned`, shaped by a [`TransposePolicy`]: two kernels.
+//! `TransposeAlgorithm::Tuned`, shaped by a [`TransposePolicy`]: three kernels.
 //!
 //! **Scalar tile** (`kernels/cuda/linalg/transpose_tuned.cu`, every element
 //! size): `tile` × `block_rows` threads per padded `tile` × `tile` tile
@@ -14,15 +14,24 @@
 //!   conflicts for 4- and 8-byte elements (odd pitch; 2-way at worst for
 //!   bytes).
 //!
+//! **Tall tile** (`kernels/cuda/linalg/transpose_tall.cu`, 2- and 4-byte
+//! elements with [`TransposePolicy::tall_for_unaligned`], when
+//! [`tall_applies`]): 64 × 8 threads per padded tile of 128 input rows by
+//! 64 columns (16 elements per thread), each output piece 128 elements
+//! long with its warp stores rotated onto 32-byte sector boundaries, loads
+//! prefetching 256 bytes into L2; dynamic shared memory 128·65·sizeof(T)
+//! (33 KiB for 4-byte elements).
+//!
 //! **Vector tile** (`kernels/cuda/linalg/transpose_vector.cu`, 1- and
 //! 2-byte elements with [`TransposePolicy::vectors`], when
-//! [`vectors_apply`]): 256 threads per 128 × 128 (bytes) or 64 × 64
+//! [`vector_tile`] has one): 256 threads per 128 × 128 (bytes) or 64 × 64
 //! (halfwords) tile, every global access a 16-byte vector, the tile
 //! swizzled in shared memory (16 KiB / 8 KiB) so the gathers that build an
 //! output vector do not conflict; tiles in the policy's order.
 //!
-//! Both: interior tiles skip the bounds checks; 64-bit tile origins;
-//! deterministic; not in place.
+//! A call takes the vector tile where it applies, else the tall tile where
+//! it applies, else the scalar tile. All three: interior tiles skip the
+//! bounds checks; 64-bit tile origins; deterministic; not in place.
 
 use gpu_core::launch::grid_2d;
 use gpu_core::{LaunchConfig, Result};
@@ -63,45 +72,141 @@ pub(crate) fn vector_shape(elem_bytes: usize) -> Option<(u32, u32, bool)> {
     }
 }
 
-/// Whether a call takes the vector kernel: the policy asks for vectors,
-/// the element size has a vector kernel, rows and columns are multiples of
-/// the elements per vector (every tile row starts on a vector) and both
-/// buffers start on a 16-byte boundary. Pure: tested on the host.
-pub(crate) fn vectors_apply(
+/// The vector kernel's tile side when a call takes it: the policy asks
+/// for vectors, the element size has a vector kernel, rows and columns are
+/// multiples of the elements per vector (every tile row starts on a
+/// vector) and both buffers start on a 16-byte boundary; `None` otherwise.
+/// Pure: tested on the host.
+pub(crate) fn vector_tile(
     policy: &TransposePolicy,
     elem_bytes: usize,
     rows: u64,
     cols: u64,
     input_address: u64,
     output_address: u64,
-) -> bool {
+) -> Option<u32> {
+    let (tile, _, _) = vector_shape(elem_bytes)?;
     let per_vector = (VECTOR_BYTES / elem_bytes.max(1)) as u64;
     let vector_bytes = VECTOR_BYTES as u64;
-    policy.vectors
-        && vector_shape(elem_bytes).is_some()
+    let applies = policy.vectors
         && rows.is_multiple_of(per_vector)
         && cols.is_multiple_of(per_vector)
         && input_address.is_multiple_of(vector_bytes)
-        && output_address.is_multiple_of(vector_bytes)
+        && output_address.is_multiple_of(vector_bytes);
+    applies.then_some(tile)
 }
 
-/// The scalar kernel's grid: x over row tiles and y (spilling into z) over
-/// column tiles down the columns, the other way round across the rows;
-/// block tile × block_rows, each thread covering tile / block_rows rows.
-pub(crate) fn config(rows: u64, cols: u64, policy: &TransposePolicy) -> Result<LaunchConfig> {
-    let block = (policy.tile, policy.block_rows);
-    let per_thread = (1, policy.tile / policy.block_rows);
-    match policy.order {
-        // grid_2d's x runs over its `cols` argument in steps of tile: here
-        // the matrix's row tiles.
-        TileOrder::DownColumns => grid_2d(cols, rows, block, per_thread, 0),
-        TileOrder::AcrossRows => grid_2d(rows, cols, block, per_thread, 0),
+/// Input columns per tall tile (= its output rows; the block is
+/// `TALL_TILE` × [`TALL_BLOCK_ROWS`] threads).
+pub(crate) const TALL_TILE: u32 = 64;
+
+/// Input rows per tall tile: the length of each output piece.
+pub(crate) const TALL_TILE_ROWS: u32 = 128;
+
+/// Rows of threads of the tall tile's block.
+pub(crate) const TALL_BLOCK_ROWS: u32 = 8;
+
+/// Bytes of a 32-byte L2 sector: output rows whose length in bytes is not
+/// a multiple of it share sectors between tiles.
+const SECTOR_BYTES: u64 = 32;
+
+/// Whether the tall tile has a kernel for `elem_bytes`-byte elements (2 and
+/// 4: measured faster there on unaligned shapes; 1- and 8-byte elements
+/// measured slower).
+pub(crate) fn has_tall_kernel(elem_bytes: usize) -> bool {
+    matches!(elem_bytes, 2 | 4)
+}
+
+/// Whether a call that takes no vectors takes the tall tile: the policy
+/// asks for it, the element size has it, and the input's or the output's
+/// rows are not whole 32-byte sectors. Pure: tested on the host.
+pub(crate) fn tall_applies(
+    policy: &TransposePolicy,
+    elem_bytes: usize,
+    rows: u64,
+    cols: u64,
+) -> bool {
+    let bytes = elem_bytes as u64;
+    policy.tall_for_unaligned
+        && has_tall_kernel(elem_bytes)
+        && (!(rows * bytes).is_multiple_of(SECTOR_BYTES)
+            || !(cols * bytes).is_multiple_of(SECTOR_BYTES))
+}
+
+/// Entry base name of the tall kernel in a tile order (modules of 2- and
+/// 4-byte elements only).
+pub(crate) fn tall_kernel_name(order: TileOrder) -> String {
+    format!("transpose_tall_{}", order.name())
+}
+
+/// One block per tile of `tile_rows` input rows by `tile_cols` input
+/// columns, for `block` threads: down the columns grid x runs over row
+/// tiles and y (spilling into z) over column tiles, across the rows the
+/// other way round.
+fn ordered_grid(
+    rows: u64,
+    cols: u64,
+    order: TileOrder,
+    block: (u32, u32),
+    (tile_rows, tile_cols): (u32, u32),
+    shared_bytes: u32,
+) -> Result<LaunchConfig> {
+    // grid_2d's x runs over its `cols` argument in steps of block.0 ·
+    // per_thread.0, y over its `rows` argument in steps of block.1 ·
+    // per_thread.1.
+    match order {
+        TileOrder::DownColumns => grid_2d(
+            cols,
+            rows,
+            block,
+            (tile_rows / block.0, tile_cols / block.1),
+            shared_bytes,
+        ),
+        TileOrder::AcrossRows => grid_2d(
+            rows,
+            cols,
+            block,
+            (tile_cols / block.0, tile_rows / block.1),
+            shared_bytes,
+        ),
     }
 }
 
+/// The scalar kernel's grid: block tile × block_rows, each thread covering
+/// tile / block_rows rows of a tile × tile tile, in the policy's order.
+pub(crate) fn config(rows: u64, cols: u64, policy: &TransposePolicy) -> Result<LaunchConfig> {
+    let block = (policy.tile, policy.block_rows);
+    ordered_grid(
+        rows,
+        cols,
+        policy.order,
+        block,
+        (policy.tile, policy.tile),
+        0,
+    )
+}
+
+/// The tall kernel's grid and dynamic shared memory for `elem_bytes`-byte
+/// elements in a tile order.
+pub(crate) fn tall_config(
+    rows: u64,
+    cols: u64,
+    elem_bytes: usize,
+    order: TileOrder,
+) -> Result<LaunchConfig> {
+    let shared = TALL_TILE_ROWS * (TALL_TILE + 1) * elem_bytes as u32;
+    ordered_grid(
+        rows,
+        cols,
+        order,
+        (TALL_TILE, TALL_BLOCK_ROWS),
+        (TALL_TILE_ROWS, TALL_TILE),
+        shared,
+    )
+}
+
 /// The vector kernel's grid for a tile side and order: one 32 × 8 block
-/// per tile, x over row tiles down the columns, over column tiles across
-/// the rows.
+/// per tile.
 pub(crate) fn vector_config(
     rows: u64,
     cols: u64,
@@ -109,14 +214,7 @@ pub(crate) fn vector_config(
     order: TileOrder,
 ) -> Result<LaunchConfig> {
     let block = (32, VECTOR_THREADS / 32);
-    let per_thread = (tile / block.0, tile / block.1);
-    match order {
-        // grid_2d's x runs over its `cols` argument in steps of
-        // block.0 · per_thread.0 = tile: here the matrix's row tiles (the
-        // y side's step is block.1 · per_thread.1 = tile as well).
-        TileOrder::DownColumns => grid_2d(cols, rows, block, per_thread, 0),
-        TileOrder::AcrossRows => grid_2d(rows, cols, block, per_thread, 0),
-    }
+    ordered_grid(rows, cols, order, block, (tile, tile), 0)
 }
 
 #[cfg(test)]
@@ -165,25 +263,76 @@ mod tests {
     #[test]
     fn vectors_only_where_every_tile_row_starts_on_a_vector() {
         let p = TransposePolicy::DEFAULT;
-        assert!(vectors_apply(&p, 1, 32768, 32768, 0, 1 << 20));
-        assert!(vectors_apply(&p, 1, 144, 272, 256, 512));
-        assert!(vectors_apply(&p, 2, 8, 24, 16, 32));
+        assert_eq!(vector_tile(&p, 1, 32768, 32768, 0, 1 << 20), Some(128));
+        assert_eq!(vector_tile(&p, 1, 144, 272, 256, 512), Some(128));
+        assert_eq!(vector_tile(&p, 2, 8, 24, 16, 32), Some(64));
         // 4- and 8-byte elements have no vector kernel.
-        assert!(!vectors_apply(&p, 4, 1024, 1024, 0, 0));
-        assert!(!vectors_apply(&p, 8, 1024, 1024, 0, 0));
+        assert_eq!(vector_tile(&p, 4, 1024, 1024, 0, 0), None);
+        assert_eq!(vector_tile(&p, 8, 1024, 1024, 0, 0), None);
         // Rows or columns not whole vectors, misaligned buffers, or a
         // policy without vectors.
-        assert!(!vectors_apply(&p, 1, 144, 270, 0, 0));
-        assert!(!vectors_apply(&p, 1, 100, 272, 0, 0));
-        assert!(!vectors_apply(&p, 2, 8, 20, 0, 0));
-        assert!(!vectors_apply(&p, 1, 144, 272, 1, 0));
-        assert!(!vectors_apply(&p, 2, 8, 24, 0, 8));
+        assert_eq!(vector_tile(&p, 1, 144, 270, 0, 0), None);
+        assert_eq!(vector_tile(&p, 1, 100, 272, 0, 0), None);
+        assert_eq!(vector_tile(&p, 2, 8, 20, 0, 0), None);
+        assert_eq!(vector_tile(&p, 1, 144, 272, 1, 0), None);
+        assert_eq!(vector_tile(&p, 2, 8, 24, 0, 8), None);
         let scalar = TransposePolicy {
             vectors: false,
             ..p
         };
-        assert!(!vectors_apply(&scalar, 1, 32768, 32768, 0, 0));
+        assert_eq!(vector_tile(&scalar, 1, 32768, 32768, 0, 0), None);
         assert_eq!(vector_shape(1), Some((128, 8, false)));
         assert_eq!(vector_shape(4), None);
+    }
+
+    #[test]
+    fn tall_tile_only_for_rows_off_the_sector_grid() {
+        let p = TransposePolicy::DEFAULT;
+        // f32: 9973 · 4 and 10007 · 4 bytes are not whole sectors; one side
+        // off the grid is enough.
+        assert!(tall_applies(&p, 4, 9973, 10007));
+        assert!(tall_applies(&p, 4, 16384, 10007));
+        assert!(tall_applies(&p, 4, 9973, 16384));
+        assert!(tall_applies(&p, 2, 9973, 10007));
+        assert!(tall_applies(&p, 4, 1, 3));
+        // Whole sectors both ways: 8 f32 or 16 halfwords per sector.
+        assert!(!tall_applies(&p, 4, 16384, 16384));
+        assert!(!tall_applies(&p, 4, 10000, 10000));
+        assert!(!tall_applies(&p, 4, 8, 24));
+        assert!(!tall_applies(&p, 2, 16, 4096));
+        // 1- and 8-byte elements have no tall kernel; nor does a policy
+        // without it.
+        assert!(!tall_applies(&p, 1, 9973, 10007));
+        assert!(!tall_applies(&p, 8, 9973, 10007));
+        let square = TransposePolicy {
+            tall_for_unaligned: false,
+            ..p
+        };
+        assert!(!tall_applies(&square, 4, 9973, 10007));
+        assert!(has_tall_kernel(2) && has_tall_kernel(4));
+        assert!(!has_tall_kernel(1) && !has_tall_kernel(8));
+    }
+
+    #[test]
+    fn tall_grid_is_one_block_per_128_by_64_tile() {
+        let down = tall_config(9973, 10007, 4, TileOrder::DownColumns).unwrap();
+        assert_eq!(
+            (down.grid, down.block, down.shared_bytes),
+            ((78, 157, 1), (64, 8, 1), 128 * 65 * 4)
+        );
+        let across = tall_config(9973, 10007, 2, TileOrder::AcrossRows).unwrap();
+        assert_eq!(
+            (across.grid, across.shared_bytes),
+            ((157, 78, 1), 128 * 65 * 2)
+        );
+        // 1 × N down the columns spills its column tiles into z.
+        let c = tall_config(1, 1 << 26, 4, TileOrder::DownColumns).unwrap();
+        assert_eq!(c.grid.0, 1);
+        assert!(c.grid.2 > 1);
+        assert!(c.grid.1 as u64 * c.grid.2 as u64 * 64 >= 1 << 26);
+        assert_eq!(
+            tall_kernel_name(TileOrder::DownColumns),
+            "transpose_tall_down"
+        );
     }
 }
