@@ -113,7 +113,7 @@ pub const TRANSPOSE_TILED: &str = include_str!("../cuda/linalg/transpose_tiled.c
 /// 64 × 64 shared tile.
 pub const TRANSPOSE_TUNED: &str = include_str!("../cuda/linalg/transpose_tuned.cu");
 /// Transpose, tuned: a tall 64 × 128 tile with rotated, sector-aligned
-/// stores, for rows that do not start on 32-byte sectors.
+/// stores, for rows that are not whole 256-byte blocks.
 pub const TRANSPOSE_TALL: &str = include_str!("../cuda/linalg/transpose_tall.cu");
 /// Transpose, tuned, 16-byte vectors through a swizzled tile (1- and 2-byte
 /// elements).

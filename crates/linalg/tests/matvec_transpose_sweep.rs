@@ -255,7 +255,7 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
     // Every scalar shape and order; in both orders, the policy with vectors
     // and the tall tile at the default shape (the vector kernel for 1- and
     // 2-byte elements on whole vectors, the tall tile for 2- and 4-byte
-    // elements on rows off the sector grid, the square tile otherwise).
+    // elements on rows off 256-byte blocks, the square tile otherwise).
     let (scalar, special): (Vec<_>, Vec<_>) = TransposePolicy::compiled()
         .into_iter()
         .partition(|policy| !policy.vectors && !policy.tall_for_unaligned);

@@ -2,7 +2,7 @@
 //! 2, 4, 8 bytes; every type) on shapes biased to tile edges, Tuned at every
 //! compiled shape with and without vectors and the tall tile (the vector
 //! kernel on whole-vector shapes, the tall tile on 2- and 4-byte rows off
-//! the sector grid, the scalar tile on the rest), 1 × N and N × 1 with grids
+//! 256-byte blocks, the scalar tile on the rest), 1 × N and N × 1 with grids
 //! spilling into z, views of caller buffers, transpose twice is the
 //! identity, a 16384² f32 and > 2^31-element cases, and bad input leaving
 //! outputs untouched.
@@ -155,7 +155,7 @@ fn vectors_spill_the_grid_into_z() {
     // Whole 16-byte rows: the vector kernel's 128-row tiles spill too.
     check_case::<u8>(65_537 * 128, 16, TransposeAlgorithm::Tuned, 6);
     check_case::<u16>(16, 65_537 * 64, TransposeAlgorithm::Tuned, 7);
-    // f32 rows off the sector grid (the tall tile) across the rows: its
+    // f32 rows off 256-byte blocks (the tall tile) across the rows: its
     // 128-row tiles spill into z.
     let across = TransposePolicy {
         order: linalg::policy::TileOrder::AcrossRows,
@@ -257,7 +257,7 @@ fn large_more_than_2_pow_31_elements() {
         .unwrap();
     assert!(got == expected, "> 2^31 elements, vectors");
     drop(input);
-    // Halfwords on rows off the sector grid: the tall tile past 2^31
+    // Halfwords on rows off 256-byte blocks: the tall tile past 2^31
     // elements.
     let (rows, cols) = (46_349usize, 46_351usize);
     let host = random_bits::<u16>(rows * cols, 14);

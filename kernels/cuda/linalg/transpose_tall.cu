@@ -1,6 +1,8 @@
 // transpose_tall.cu — out = inᵀ element by element through a tall shared
-// tile (TransposeAlgorithm::Tuned, the scalar kernel at the tall shapes of
-// TUNABLE_SHAPES, TILE_ROWS > TILE; transpose_tuned.cu has the square ones).
+// tile (TransposeAlgorithm::Tuned with TransposePolicy::tall_for_unaligned,
+// for 2- and 4-byte elements whose rows or columns are not whole 256-byte
+// blocks; transpose_tuned.cu has the square tile, transpose_vector.cu the
+// 16-byte one).
 //
 // A block of TILE × BLOCK_ROWS threads moves a tile of TILE_ROWS input rows
 // by TILE input columns: it reads TILE consecutive elements of each of its
@@ -22,9 +24,10 @@
 // - Loads ask L2 to fetch the 256-byte block around each address
 //   (`ld.global.nc.L2::256B`, sm_80 and later): the neighbouring rows'
 //   pieces of the next tile are in L2 when it comes.
-// Both measured on an H200 with f32 (docs/transpose.md): prime shapes
-// gain about 0.08 of the copy ceiling over the square 64-tile, aligned
-// ones 0 to 0.04.
+// Measured on an H200 against the square 64-tile (docs/transpose.md): f32
+// 9973 × 10007 0.72 → 0.87 of the copy ceiling, 10000² 0.89 → 0.91, u16
+// 9973 × 10007 0.64 → 0.69; f32 8192² and 16384² (whole 256-byte rows)
+// 0.01–0.02 slower, u8 and u64 slower, so those keep the square tile.
 //
 // Tile order (DOWN_COLUMNS) as in transpose_tuned.cu: grid x over row
 // tiles down the columns, over column tiles across the rows; the other

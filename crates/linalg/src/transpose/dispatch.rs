@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_off_the_sector_grid_take_the_tall_tile() {
+    fn rows_off_256_byte_blocks_take_the_tall_tile() {
         let policy = TransposePolicy::DEFAULT;
         let aligned = Addresses {
             input: 0,
@@ -220,10 +220,11 @@ mod tests {
             ..policy
         };
         assert_eq!(tuned(&across, 9973, 10007, 2).0, "transpose_tall_across");
-        // Aligned rows, 1- and 8-byte elements, or a policy without it: the
-        // square tile.
+        assert_eq!(tuned(&policy, 10000, 10000, 4).0, "transpose_tall_down");
+        // Whole 256-byte rows, 1- and 8-byte elements, or a policy without
+        // it: the square tile.
         assert_eq!(
-            tuned(&policy, 10000, 10000, 4).0,
+            tuned(&policy, 8192, 16384, 4).0,
             "transpose_tuned_t64_rows8_down"
         );
         assert_eq!(
@@ -243,7 +244,7 @@ mod tests {
             "transpose_tuned_t64_rows8_down"
         );
         // Vectors first: 2-byte elements on whole vectors (8 halfwords) but
-        // not whole sectors (16) take the vector kernel.
+        // not whole 256-byte blocks take the vector kernel.
         assert_eq!(tuned(&policy, 1000, 1000, 2).0, "transpose_vector_down");
         let (name, _) = plan(
             TransposeAlgorithm::Tuned,

@@ -1,13 +1,13 @@
 //! The Tuned transpose's policy: tile side, block height, tile order,
-//! 16-byte vectors for narrow elements, and the tall tile for rows off the
-//! sector grid.
+//! 16-byte vectors for narrow elements, and the tall tile for rows that are
+//! not whole 256-byte blocks.
 //!
 //! Measured in docs/tuning.md#transpose. The default is a padded 64 × 64
 //! tile moved by 64 × 8 threads (8 elements per thread, 16.6 KiB of shared
 //! memory for 4-byte elements), blocks taking tiles down the columns,
 //! 16-byte vectors for 1- and 2-byte elements where the matrix allows them,
 //! and the tall 64 × 128 tile for 2- and 4-byte elements whose rows or
-//! columns are not whole 32-byte sectors.
+//! columns are not whole 256-byte blocks.
 
 use gpu_core::{DeviceInfo, Error, Result};
 
@@ -68,21 +68,22 @@ pub struct TransposePolicy {
     /// 8-byte elements always take the scalar tile (their vector kernels
     /// measured slower).
     pub vectors: bool,
-    /// 2- and 4-byte elements whose rows or columns are not whole 32-byte
-    /// sectors (`rows · size` or `cols · size` not a multiple of 32), where
+    /// 2- and 4-byte elements whose rows or columns are not whole 256-byte
+    /// blocks (`rows · size` or `cols · size` not a multiple of 256), where
     /// vectors do not apply: move a tall tile of 128 input rows by 64
-    /// columns with stores rotated onto sector boundaries
+    /// columns with stores rotated onto 32-byte sector boundaries
     /// (`transpose_tall.cu`; 64 × 8 threads, in the policy's order, whatever
     /// `tile` and `block_rows` say). Measured 0.72 → 0.87 of the copy
-    /// ceiling at `f32` 9973 × 10007; slower than the square tile on
-    /// aligned shapes and for 1- and 8-byte elements, which keep it.
+    /// ceiling at `f32` 9973 × 10007 and 0.89 → 0.91 at 10000²; slower
+    /// than the square tile on whole 256-byte rows and for 1- and 8-byte
+    /// elements, which keep it.
     pub tall_for_unaligned: bool,
 }
 
 impl TransposePolicy {
     /// 64 × 8 threads per padded 64 × 64 tile, taken down the columns;
-    /// vectors for 1- and 2-byte elements; the tall tile for rows off the
-    /// sector grid.
+    /// vectors for 1- and 2-byte elements; the tall tile for rows that are
+    /// not whole 256-byte blocks.
     pub const DEFAULT: TransposePolicy = TransposePolicy {
         tile: 64,
         block_rows: 8,

@@ -106,9 +106,13 @@ pub(crate) const TALL_TILE_ROWS: u32 = 128;
 /// Rows of threads of the tall tile's block.
 pub(crate) const TALL_BLOCK_ROWS: u32 = 8;
 
-/// Bytes of a 32-byte L2 sector: output rows whose length in bytes is not
-/// a multiple of it share sectors between tiles.
-const SECTOR_BYTES: u64 = 32;
+/// Row lengths (bytes) that keep the square tile: rows and columns both
+/// multiples of 256 bytes. Rows off the 32-byte sector grid share sectors
+/// between tiles (the tall tile's rotated stores touch one sector fewer per
+/// warp store); rows on it but off 256-byte blocks (`f32` 10000²) measured
+/// faster with the tall tile too; whole 256-byte rows (`f32` 8192², 16384²)
+/// measured 1–2 % slower with it.
+const SQUARE_ROW_BYTES: u64 = 256;
 
 /// Whether the tall tile has a kernel for `elem_bytes`-byte elements (2 and
 /// 4: measured faster there on unaligned shapes; 1- and 8-byte elements
@@ -119,7 +123,7 @@ pub(crate) fn has_tall_kernel(elem_bytes: usize) -> bool {
 
 /// Whether a call that takes no vectors takes the tall tile: the policy
 /// asks for it, the element size has it, and the input's or the output's
-/// rows are not whole 32-byte sectors. Pure: tested on the host.
+/// rows are not whole 256-byte blocks. Pure: tested on the host.
 pub(crate) fn tall_applies(
     policy: &TransposePolicy,
     elem_bytes: usize,
@@ -129,8 +133,8 @@ pub(crate) fn tall_applies(
     let bytes = elem_bytes as u64;
     policy.tall_for_unaligned
         && has_tall_kernel(elem_bytes)
-        && (!(rows * bytes).is_multiple_of(SECTOR_BYTES)
-            || !(cols * bytes).is_multiple_of(SECTOR_BYTES))
+        && (!(rows * bytes).is_multiple_of(SQUARE_ROW_BYTES)
+            || !(cols * bytes).is_multiple_of(SQUARE_ROW_BYTES))
 }
 
 /// Entry base name of the tall kernel in a tile order (modules of 2- and
@@ -286,20 +290,22 @@ mod tests {
     }
 
     #[test]
-    fn tall_tile_only_for_rows_off_the_sector_grid() {
+    fn tall_tile_only_for_rows_off_256_byte_blocks() {
         let p = TransposePolicy::DEFAULT;
-        // f32: 9973 · 4 and 10007 · 4 bytes are not whole sectors; one side
-        // off the grid is enough.
+        // f32: 9973 · 4 and 10007 · 4 bytes are not whole sectors, 10000 · 4
+        // whole sectors but not whole 256-byte blocks; one side off is
+        // enough.
         assert!(tall_applies(&p, 4, 9973, 10007));
+        assert!(tall_applies(&p, 4, 10000, 10000));
         assert!(tall_applies(&p, 4, 16384, 10007));
         assert!(tall_applies(&p, 4, 9973, 16384));
+        assert!(tall_applies(&p, 4, 8, 24));
         assert!(tall_applies(&p, 2, 9973, 10007));
         assert!(tall_applies(&p, 4, 1, 3));
-        // Whole sectors both ways: 8 f32 or 16 halfwords per sector.
+        // Whole 256-byte blocks both ways: 64 f32 or 128 halfwords.
         assert!(!tall_applies(&p, 4, 16384, 16384));
-        assert!(!tall_applies(&p, 4, 10000, 10000));
-        assert!(!tall_applies(&p, 4, 8, 24));
-        assert!(!tall_applies(&p, 2, 16, 4096));
+        assert!(!tall_applies(&p, 4, 8192, 64));
+        assert!(!tall_applies(&p, 2, 128, 4096));
         // 1- and 8-byte elements have no tall kernel; nor does a policy
         // without it.
         assert!(!tall_applies(&p, 1, 9973, 10007));
