@@ -258,7 +258,7 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
     // elements on rows off 256-byte blocks, the square tile otherwise).
     let (scalar, special): (Vec<_>, Vec<_>) = TransposePolicy::compiled()
         .into_iter()
-        .partition(|policy| !policy.vectors && !policy.tall_for_unaligned);
+        .partition(|policy| !policy.vectors && policy.tall_from_elements.is_none());
     let special = special.into_iter().filter(|policy| {
         (policy.tile, policy.block_rows)
             == (
@@ -268,7 +268,7 @@ fn transpose_sweep<T: DeviceType>(gpu: &Gpu, rows: usize, cols: usize, ceiling: 
     });
     for tuning in scalar.into_iter().chain(special) {
         let input = &input;
-        let name = if tuning.vectors || tuning.tall_for_unaligned {
+        let name = if tuning.vectors || tuning.tall_from_elements.is_some() {
             format!("tuned vectors+tall {}", tuning.order.name())
         } else {
             format!(

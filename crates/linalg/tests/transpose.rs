@@ -159,6 +159,7 @@ fn vectors_spill_the_grid_into_z() {
     // 128-row tiles spill into z.
     let across = TransposePolicy {
         order: linalg::policy::TileOrder::AcrossRows,
+        tall_from_elements: Some(0),
         ..TransposePolicy::DEFAULT
     };
     check_tuned_with::<f32>(65_537 * 128 + 3, 3, across, 8);

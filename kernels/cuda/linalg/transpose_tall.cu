@@ -1,7 +1,7 @@
 // transpose_tall.cu — out = inᵀ element by element through a tall shared
-// tile (TransposeAlgorithm::Tuned with TransposePolicy::tall_for_unaligned,
-// for 2- and 4-byte elements whose rows or columns are not whole 256-byte
-// blocks; transpose_tuned.cu has the square tile, transpose_vector.cu the
+// tile (TransposeAlgorithm::Tuned with TransposePolicy::tall_from_elements,
+// for matrices of 2- and 4-byte elements, 2^23 of them or more by default,
+// whose rows or columns are not whole 256-byte blocks; transpose_tuned.cu has the square tile, transpose_vector.cu the
 // 16-byte one).
 //
 // A block of TILE × BLOCK_ROWS threads moves a tile of TILE_ROWS input rows

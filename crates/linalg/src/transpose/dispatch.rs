@@ -236,7 +236,7 @@ mod tests {
             "transpose_tuned_t64_rows8_down"
         );
         let square = TransposePolicy {
-            tall_for_unaligned: false,
+            tall_from_elements: None,
             ..policy
         };
         assert_eq!(
@@ -245,12 +245,12 @@ mod tests {
         );
         // Vectors first: 2-byte elements on whole vectors (8 halfwords) but
         // not whole 256-byte blocks take the vector kernel.
-        assert_eq!(tuned(&policy, 1000, 1000, 2).0, "transpose_vector_down");
+        assert_eq!(tuned(&policy, 3000, 3000, 2).0, "transpose_vector_down");
         let (name, _) = plan(
             TransposeAlgorithm::Tuned,
             &policy,
-            1000,
-            1000,
+            3000,
+            3000,
             2,
             Addresses {
                 input: 2,
@@ -259,5 +259,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(name, "transpose_tall_down");
+        // Fewer than 2^23 elements: the square tile.
+        assert_eq!(
+            tuned(&policy, 2000, 3001, 4).0,
+            "transpose_tuned_t64_rows8_down"
+        );
     }
 }

@@ -68,28 +68,30 @@ pub struct TransposePolicy {
     /// 8-byte elements always take the scalar tile (their vector kernels
     /// measured slower).
     pub vectors: bool,
-    /// 2- and 4-byte elements whose rows or columns are not whole 256-byte
-    /// blocks (`rows · size` or `cols · size` not a multiple of 256), where
-    /// vectors do not apply: move a tall tile of 128 input rows by 64
-    /// columns with stores rotated onto 32-byte sector boundaries
-    /// (`transpose_tall.cu`; 64 × 8 threads, in the policy's order, whatever
-    /// `tile` and `block_rows` say). Measured 0.72 → 0.87 of the copy
-    /// ceiling at `f32` 9973 × 10007 and 0.89 → 0.91 at 10000²; slower
-    /// than the square tile on whole 256-byte rows and for 1- and 8-byte
-    /// elements, which keep it.
-    pub tall_for_unaligned: bool,
+    /// 2- and 4-byte matrices of at least this many elements whose rows or
+    /// columns are not whole 256-byte blocks (`rows · size` or `cols · size`
+    /// not a multiple of 256), where vectors do not apply, move a tall tile
+    /// of 128 input rows by 64 columns with stores rotated onto 32-byte
+    /// sector boundaries (`transpose_tall.cu`; 64 × 8 threads, in the
+    /// policy's order, whatever `tile` and `block_rows` say); `None`: never.
+    /// Measured 0.72 → 0.87 of the copy ceiling at `f32` 9973 × 10007 and
+    /// 0.89 → 0.91 at 10000²; slower than the square tile on whole 256-byte
+    /// rows, for 1- and 8-byte elements, and below about 2^23 elements
+    /// (too few blocks to fill the GPU: `f32` 2000 × 3001 0.465 square
+    /// against 0.435 tall, 3001 × 4001 0.552 against 0.586), which keep it.
+    pub tall_from_elements: Option<u64>,
 }
 
 impl TransposePolicy {
     /// 64 × 8 threads per padded 64 × 64 tile, taken down the columns;
-    /// vectors for 1- and 2-byte elements; the tall tile for rows that are
-    /// not whole 256-byte blocks.
+    /// vectors for 1- and 2-byte elements; the tall tile for matrices of
+    /// 2^23 elements or more whose rows are not whole 256-byte blocks.
     pub const DEFAULT: TransposePolicy = TransposePolicy {
         tile: 64,
         block_rows: 8,
         order: TileOrder::DownColumns,
         vectors: true,
-        tall_for_unaligned: true,
+        tall_from_elements: Some(1 << 23),
     };
 
     /// A `tile` × `tile` tile with `block_rows` rows of threads (order,
@@ -138,16 +140,20 @@ impl TransposePolicy {
         Self::DEFAULT
     }
 
-    /// Every policy the compiled kernels run: each shape of
+    /// Every kernel the compiled modules run, as policies: each shape of
     /// [`TUNABLE_SHAPES`] in each [`TileOrder`], once with the square tile
-    /// alone (no vectors, no tall tile) and once with both (for tests and
-    /// sweeps).
+    /// alone (no vectors, no tall tile) and once with vectors and the tall
+    /// tile at any size (`tall_from_elements: Some(0)`, so tests reach it
+    /// on small shapes), for tests and sweeps.
     ///
     /// ```
     /// use linalg::policy::{TransposePolicy, TUNABLE_SHAPES};
     /// let all = TransposePolicy::compiled();
     /// assert_eq!(all.len(), TUNABLE_SHAPES.len() * 2 * 2);
-    /// assert!(all.contains(&TransposePolicy::DEFAULT));
+    /// assert!(all.contains(&TransposePolicy {
+    ///     tall_from_elements: Some(0),
+    ///     ..TransposePolicy::DEFAULT
+    /// }));
     /// assert!(all.iter().all(|policy| policy.validate().is_ok()));
     /// ```
     pub fn compiled() -> Vec<TransposePolicy> {
@@ -160,7 +166,7 @@ impl TransposePolicy {
                         block_rows,
                         order,
                         vectors: special,
-                        tall_for_unaligned: special,
+                        tall_from_elements: special.then_some(0),
                     });
                 }
             }

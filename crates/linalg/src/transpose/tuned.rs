@@ -15,7 +15,7 @@
 //!   bytes).
 //!
 //! **Tall tile** (`kernels/cuda/linalg/transpose_tall.cu`, 2- and 4-byte
-//! elements with [`TransposePolicy::tall_for_unaligned`], when
+//! elements with [`TransposePolicy::tall_from_elements`], when
 //! [`tall_applies`]): 64 × 8 threads per padded tile of 128 input rows by
 //! 64 columns (16 elements per thread), each output piece 128 elements
 //! long with its warp stores rotated onto 32-byte sector boundaries, loads
@@ -121,9 +121,10 @@ pub(crate) fn has_tall_kernel(elem_bytes: usize) -> bool {
     matches!(elem_bytes, 2 | 4)
 }
 
-/// Whether a call that takes no vectors takes the tall tile: the policy
-/// asks for it, the element size has it, and the input's or the output's
-/// rows are not whole 256-byte blocks. Pure: tested on the host.
+/// Whether a call that takes no vectors takes the tall tile: the element
+/// size has it, the matrix has at least the policy's
+/// [`TransposePolicy::tall_from_elements`], and the input's or the
+/// output's rows are not whole 256-byte blocks. Pure: tested on the host.
 pub(crate) fn tall_applies(
     policy: &TransposePolicy,
     elem_bytes: usize,
@@ -131,7 +132,9 @@ pub(crate) fn tall_applies(
     cols: u64,
 ) -> bool {
     let bytes = elem_bytes as u64;
-    policy.tall_for_unaligned
+    policy
+        .tall_from_elements
+        .is_some_and(|least| rows.saturating_mul(cols) >= least)
         && has_tall_kernel(elem_bytes)
         && (!(rows * bytes).is_multiple_of(SQUARE_ROW_BYTES)
             || !(cols * bytes).is_multiple_of(SQUARE_ROW_BYTES))
@@ -299,9 +302,21 @@ mod tests {
         assert!(tall_applies(&p, 4, 10000, 10000));
         assert!(tall_applies(&p, 4, 16384, 10007));
         assert!(tall_applies(&p, 4, 9973, 16384));
-        assert!(tall_applies(&p, 4, 8, 24));
+        assert!(tall_applies(&p, 4, 3001, 4001));
         assert!(tall_applies(&p, 2, 9973, 10007));
-        assert!(tall_applies(&p, 4, 1, 3));
+        assert!(tall_applies(&p, 4, 1, (1 << 23) + 1));
+        // Fewer than 2^23 elements: the square tile fills the GPU better,
+        // unless the policy asks for the tall tile at any size.
+        assert!(!tall_applies(&p, 4, 2000, 3001));
+        assert!(!tall_applies(&p, 4, 8, 24));
+        assert!(!tall_applies(&p, 4, 1, (1 << 23) - 1));
+        let any_size = TransposePolicy {
+            tall_from_elements: Some(0),
+            ..p
+        };
+        assert!(tall_applies(&any_size, 4, 8, 24));
+        assert!(tall_applies(&any_size, 2, 1, 3));
+        assert!(!tall_applies(&any_size, 4, 64, 128));
         // Whole 256-byte blocks both ways: 64 f32 or 128 halfwords.
         assert!(!tall_applies(&p, 4, 16384, 16384));
         assert!(!tall_applies(&p, 4, 8192, 64));
@@ -311,7 +326,7 @@ mod tests {
         assert!(!tall_applies(&p, 1, 9973, 10007));
         assert!(!tall_applies(&p, 8, 9973, 10007));
         let square = TransposePolicy {
-            tall_for_unaligned: false,
+            tall_from_elements: None,
             ..p
         };
         assert!(!tall_applies(&square, 4, 9973, 10007));
