@@ -106,13 +106,16 @@ pub(crate) fn transpose<T: DeviceType>(
 mod tests {
     use super::*;
 
+    /// Both buffers on 16-byte boundaries (the vector kernel may run).
+    const ALIGNED: Addresses = Addresses {
+        input: 0,
+        output: 1 << 30,
+    };
+
     #[test]
     fn plan_pairs_each_entry_with_its_block() {
         let policy = TransposePolicy::DEFAULT;
-        let at = Addresses {
-            input: 0,
-            output: 1 << 30,
-        };
+        let at = ALIGNED;
         let plan = |algorithm, policy: &TransposePolicy, rows, cols| {
             plan(algorithm, policy, rows, cols, 4, at)
         };
@@ -144,10 +147,7 @@ mod tests {
     #[test]
     fn narrow_elements_take_vectors_where_the_call_allows() {
         let policy = TransposePolicy::DEFAULT;
-        let aligned = Addresses {
-            input: 0,
-            output: 1 << 30,
-        };
+        let aligned = ALIGNED;
         let (name, c) = plan(TransposeAlgorithm::Tuned, &policy, 32768, 32768, 1, aligned).unwrap();
         assert_eq!(
             (name.as_str(), c.block, c.grid),
@@ -190,10 +190,7 @@ mod tests {
     #[test]
     fn rows_off_256_byte_blocks_take_the_tall_tile() {
         let policy = TransposePolicy::DEFAULT;
-        let aligned = Addresses {
-            input: 0,
-            output: 1 << 30,
-        };
+        let aligned = ALIGNED;
         let tuned = |policy: &TransposePolicy, rows, cols, elem_bytes| {
             plan(
                 TransposeAlgorithm::Tuned,

@@ -47,21 +47,17 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
             Some(tiled::TILE * tiled::TILE),
         );
     for (tile, block_rows) in TUNABLE_SHAPES {
-        for order in TileOrder::ALL {
-            let policy = TransposePolicy {
+        let name = |order| {
+            tuned::kernel_name(&TransposePolicy {
                 tile,
                 block_rows,
                 order,
                 ..TransposePolicy::DEFAULT
-            };
-            let down = order == TileOrder::DownColumns;
-            module = module.entry(
-                format!("{}_{e}", tuned::kernel_name(&policy)),
-                &params,
-                &format!("transpose_tuned<{e}, {tile}, {block_rows}, {down}>(in, out, rows, cols)"),
-                Some(tile * block_rows),
-            );
-        }
+            })
+        };
+        module = in_both_orders(module, e, &params, tile * block_rows, name, |down| {
+            format!("transpose_tuned<{e}, {tile}, {block_rows}, {down}>(in, out, rows, cols)")
+        });
     }
     if tuned::has_tall_kernel(elem_bytes) {
         let (tile, tile_rows, block_rows) = (
@@ -69,33 +65,57 @@ pub(crate) fn module(elem_bytes: usize) -> Result<ModuleSource> {
             tuned::TALL_TILE_ROWS,
             tuned::TALL_BLOCK_ROWS,
         );
-        for order in TileOrder::ALL {
-            let down = order == TileOrder::DownColumns;
-            module = module.entry(
-                format!("{}_{e}", tuned::tall_kernel_name(order)),
-                &params,
-                &format!(
+        module = in_both_orders(
+            module,
+            e,
+            &params,
+            tile * block_rows,
+            tuned::tall_kernel_name,
+            |down| {
+                format!(
                     "transpose_tall<{e}, {tile}, {tile_rows}, {block_rows}, {down}>(in, out, rows, cols)"
-                ),
-                Some(tile * block_rows),
-            );
-        }
+                )
+            },
+        );
     }
     if let Some((tile, lanes_per_row, streaming)) = tuned::vector_shape(elem_bytes) {
         let threads = tuned::VECTOR_THREADS;
-        for order in TileOrder::ALL {
-            let down = order == TileOrder::DownColumns;
-            module = module.entry(
-                format!("{}_{e}", tuned::vector_kernel_name(order)),
-                &params,
-                &format!(
+        module = in_both_orders(
+            module,
+            e,
+            &params,
+            threads,
+            tuned::vector_kernel_name,
+            |down| {
+                format!(
                     "transpose_vector<{e}, {tile}, {threads}, {lanes_per_row}, {streaming}, {down}>(in, out, rows, cols)"
-                ),
-                Some(threads),
-            );
-        }
+                )
+            },
+        );
     }
     Ok(module)
+}
+
+/// `module` with one entry per [`TileOrder`]: `{name(order)}_{storage}`,
+/// its body `call(down)` (`down` true for [`TileOrder::DownColumns`]),
+/// launched with at most `block_threads` threads.
+fn in_both_orders(
+    mut module: ModuleSource,
+    storage: &str,
+    params: &str,
+    block_threads: u32,
+    name: impl Fn(TileOrder) -> String,
+    call: impl Fn(bool) -> String,
+) -> ModuleSource {
+    for order in TileOrder::ALL {
+        module = module.entry(
+            format!("{}_{storage}", name(order)),
+            params,
+            &call(order == TileOrder::DownColumns),
+            Some(block_threads),
+        );
+    }
+    module
 }
 
 /// The store key of [`module`]'s source: family and storage type (the
