@@ -4,7 +4,7 @@
 //!
 //! | algorithm | policy | default | given through |
 //! |---|---|---|---|
-//! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows, tile order, vectors) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
+//! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows, tile order, vectors, tall tile) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
 //! | [`crate::MatvecAlgorithm::Tuned`] | [`MatvecPolicy`] (block shapes, grid sizing, load variants) | [`MatvecPolicy::for_device`] | [`crate::MatvecOptions`], [`crate::matvec_tuned_with`] |
 //! | [`crate::ConvAlgorithm::TiledHalo`] | [`ConvPolicy`] (block kernel, strip kernels as [`StripPolicy`]) | [`ConvPolicy::for_device`] | [`crate::ConvOptions::policy`], [`crate::conv::conv2d_tuned_with`] |
 //!

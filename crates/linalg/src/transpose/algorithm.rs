@@ -18,9 +18,10 @@ pub enum TransposeAlgorithm {
     /// 32 × 33 shared tile (the lab's gpu-sm): no bank conflicts for 4- and
     /// 8-byte elements (at most 2-way for bytes).
     TiledPadded,
-    /// 64 × 8 threads per padded 64 × 64 tile, eight rows per thread, and
-    /// 16-byte vectors for 1- and 2-byte elements; branch-free interior
-    /// tiles; shaped by a [`TransposePolicy`].
+    /// 64 × 8 threads per padded 64 × 64 tile, eight rows per thread,
+    /// 16-byte vectors for 1- and 2-byte elements, and a tall 128 × 64 tile
+    /// for large 2- and 4-byte matrices whose rows are not whole 256-byte
+    /// blocks; branch-free interior tiles; shaped by a [`TransposePolicy`].
     #[default]
     Tuned,
 }

@@ -5,7 +5,7 @@
 //! | [`TransposeAlgorithm::Naive`] | 32 × 8 | — | reads coalesced, writes strided | — |
 //! | [`TransposeAlgorithm::Tiled`] | 32 × 32 | 32 × 32 | both coalesced | 32-way conflicts on the column read (4-byte) |
 //! | [`TransposeAlgorithm::TiledPadded`] | 32 × 32 | 32 × 33 | both coalesced | conflict-free for 4/8-byte, ≤ 2-way for 1- and 2-byte (the lab's gpu-sm) |
-//! | [`TransposeAlgorithm::Tuned`] | 64 × 8 (default policy) | 64 × 65, 8 rows per thread, tiles down the columns; 1- and 2-byte elements: 16-byte vectors through a swizzled 128 × 128-byte tile, 256 threads | both coalesced (vectors: 16-byte accesses) | as TiledPadded; the vector tile's gathers conflict-free |
+//! | [`TransposeAlgorithm::Tuned`] | 64 × 8 (default policy) | 64 × 65, 8 rows per thread, tiles down the columns; 1- and 2-byte elements: 16-byte vectors through a swizzled 128 × 128-byte tile, 256 threads; 2- and 4-byte matrices of 2^23+ elements with rows off 256-byte blocks: a 128 × 65 tile with stores rotated onto sectors | both coalesced (vectors: 16-byte accesses) | as TiledPadded; the vector tile's gathers conflict-free |
 //!
 //! Any `rows × cols` (1 × N and N × 1 included), element sizes 1, 2, 4
 //! and 8 bytes (`i8`, `u8`; `i16`, `u16`, `f16`, `bf16`; `i32`, `u32`,
