@@ -41,7 +41,7 @@
 //! head count alone.
 
 use gpu_core::op::operator_prelude;
-use gpu_core::single_pass::{with_tile_state, StatusEncoding};
+use gpu_core::single_pass::{with_tile_state, Schedule, StatusEncoding};
 use gpu_core::{
     DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, KernelArgs, ModuleSource,
     Operator, Result, Sum,
@@ -189,6 +189,8 @@ pub(crate) fn module(
         block_threads,
         items,
     } = shape;
+    // The look-back's window, delays and tile order: the scan's 8-byte
+    // table entry (a pair is at least 8 bytes).
     let delays = scan::policy::lookback_policy(8);
     let mut module = parprims_kernels::SINGLE_PASS
         .iter()
@@ -210,13 +212,14 @@ pub(crate) fn module(
     );
     let body = format!(
         "by_key_tile<{k}, {v}, {op_type}, {mode}, {has_values}, {wide_heads}, {bt}, {items}, \
-             {w}, {spin}, {start}>(keys, values, keys_out, values_out, runs_out, state, epoch, n, \
-             num_tiles, vector_ok)",
+             {w}, {spin}, {start}, {order}>(keys, values, keys_out, values_out, runs_out, state, \
+             epoch, n, num_tiles, vector_ok)",
         mode = mode.cuda(),
         has_values = mode.has_values(),
         w = delays.lookback_width(),
         spin = delays.spin_ns(),
         start = delays.start_delay_ns(),
+        order = delays.schedule() == Schedule::InBlockOrder,
         bt = block_threads,
     );
     module.source(parprims_kernels::COMPACT_BY_KEY).entry(

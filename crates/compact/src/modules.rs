@@ -34,17 +34,20 @@ pub const fn policy(
 }
 
 /// `select_flagged`'s and `partition`'s 4-byte default.
-const FLAGS_4: Policy = per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415));
+const FLAGS_4: Policy =
+    per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415)).with_schedule(Schedule::InBlockOrder);
 /// Every operation's 1- and 2-byte default (blocked), which was the 4-byte
 /// default before the sweep on the shared single-pass machinery; not swept
 /// for these sizes.
-const NARROW: Policy = per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000));
+const NARROW: Policy =
+    per_tile(256, 16, TileLayout::Blocked, 1, (3000, 1000)).with_schedule(Schedule::InBlockOrder);
 /// `select_if`'s 4-byte default: the flags default's tiles with registers
 /// capped at 32 for 4 resident blocks per SM (uncapped it compiles to more
 /// and keeps 3).
 const SELECT_IF_4: Policy = FLAGS_4.with_min_blocks_per_sm(4);
 /// Every operation's 8-byte default.
-const EVERY_8: Policy = per_tile(256, 16, TileLayout::WarpStriped, 1, (1170, 360));
+const EVERY_8: Policy = per_tile(256, 16, TileLayout::WarpStriped, 1, (1170, 360))
+    .with_schedule(Schedule::InBlockOrder);
 
 /// [`policy`] with one tile per block and the look-back's `(start, spin)`
 /// delays in ns (`(0, 0)`: none).
@@ -86,7 +89,7 @@ pub const SELECT_IF_TUNING: [(usize, Policy); 4] =
 /// The policies the tuning sweep compares for 4-byte items, the default
 /// first (measurements in `docs/tuning.md`: deeper windows and the
 /// persistent schedule lose).
-pub const CANDIDATES_4: [Policy; 17] = {
+pub const CANDIDATES_4: [Policy; 19] = {
     use TileLayout::{Blocked, WarpStriped};
     [
         FLAGS_4,
@@ -111,12 +114,15 @@ pub const CANDIDATES_4: [Policy; 17] = {
         // registers) and capped for 5 blocks.
         per_tile(384, 16, WarpStriped, 1, (1125, 415)),
         per_tile(384, 16, WarpStriped, 1, (1125, 415)).with_min_blocks_per_sm(5),
+        // The defaults with their tiles drawn from the counter.
+        FLAGS_4.with_schedule(Schedule::TilePerBlock),
+        SELECT_IF_4.with_schedule(Schedule::TilePerBlock),
     ]
 };
 
 /// The policies the tuning sweep compares for 8-byte items, the default
 /// first (measurements in `docs/tuning.md`).
-pub const CANDIDATES_8: [Policy; 7] = {
+pub const CANDIDATES_8: [Policy; 8] = {
     use TileLayout::{Blocked, WarpStriped};
     [
         EVERY_8,
@@ -126,6 +132,7 @@ pub const CANDIDATES_8: [Policy; 7] = {
         per_tile(256, 16, WarpStriped, 4, (2000, 800)),
         policy(256, 16, Blocked, 4, Schedule::Persistent),
         per_tile(128, 16, WarpStriped, 4, (1170, 360)),
+        EVERY_8.with_schedule(Schedule::TilePerBlock),
     ]
 };
 
@@ -150,7 +157,7 @@ const STATIC_SHARED_LIMIT: usize = 48 * 1024;
 /// use compact::policy::{default_policy_for, CompactPolicy};
 /// assert!(default_policy_for(4).validate_compact(4).is_ok());
 /// assert_eq!(default_policy_for(1), default_policy_for(2)); // narrow items: one blocked shape
-/// assert_eq!(default_policy_for(2).name(), "256x16/blocked/lb1/tile-per-block/d3000s1000");
+/// assert_eq!(default_policy_for(2).name(), "256x16/blocked/lb1/in-block-order/d3000s1000");
 /// assert_eq!(default_policy_for(16), default_policy_for(8)); // any other size: the 8-byte row
 /// ```
 pub fn default_policy_for(element_bytes: usize) -> Policy {
@@ -327,6 +334,7 @@ fn spell(policy: &Policy, spelling: Spelling) -> String {
     };
     let (schedule_name, schedule_tag) = match policy.schedule() {
         Schedule::TilePerBlock => ("tile-per-block", "t"),
+        Schedule::InBlockOrder => ("in-block-order", "o"),
         Schedule::Persistent => ("persistent", "p"),
     };
     let shape = format!("{}x{}", policy.block_threads(), policy.items_per_thread());
@@ -511,10 +519,11 @@ fn add_single_pass<T: Element>(
     );
     // The look-back's delays and the tile status encoding (u64 counts).
     let delays = format!(
-        "{}, {}, {}",
+        "{}, {}, {}, {}",
         tuning.start_delay_ns(),
         tuning.spin_ns(),
-        tuning.status().cuda_flag()
+        tuning.status().cuda_flag(),
+        tuning.schedule() == Schedule::InBlockOrder
     );
     // __launch_bounds__ would override --maxrregcount: a capped tuning
     // leaves it out (the cap then bounds registers on its own).
@@ -818,7 +827,7 @@ mod tests {
         }
         assert_eq!(
             select_if_policy::<i32>().name(),
-            "512x16/blocked/lb1/tile-per-block/r4/d1125s415"
+            "512x16/blocked/lb1/in-block-order/r4/d1125s415"
         );
         assert_eq!(select_if_policy::<i32>().max_registers(), Some(32));
         assert_eq!(select_if_policy::<u64>(), default_policy::<u64>());
@@ -863,10 +872,10 @@ mod tests {
         }
         assert_eq!(
             CANDIDATES_4[0].name(),
-            "512x16/blocked/lb1/tile-per-block/d1125s415"
+            "512x16/blocked/lb1/in-block-order/d1125s415"
         );
         assert_eq!(CANDIDATES_4[6].module_tag(), "s256x16_lb1_p");
-        assert_eq!(CANDIDATES_4[0].module_tag(), "b512x16_lb1_t_d1125s415");
+        assert_eq!(CANDIDATES_4[0].module_tag(), "b512x16_lb1_o_d1125s415");
     }
 
     #[test]

@@ -82,10 +82,10 @@ pub(crate) fn run<T: Element>(
     };
     let config = match tuning.schedule() {
         // One block per tile. Blocks draw tile numbers from the counter in
-        // the order they start, so a grid spilled into y (more than 2^31 − 1
-        // tiles) works the same; surplus blocks draw numbers ≥ num_tiles and
-        // exit.
-        Schedule::TilePerBlock => {
+        // the order they start (or take their linear index, in block
+        // order), so a grid spilled into y (more than 2^31 − 1 tiles) works
+        // the same; surplus blocks get numbers ≥ num_tiles and exit.
+        Schedule::TilePerBlock | Schedule::InBlockOrder => {
             grid_1d(
                 n as u64,
                 tuning.block_threads(),

@@ -249,7 +249,10 @@ fn single_pass_tuning_sweep_at_2_28() {
             .iter()
             .enumerate()
             .filter(|(i, t)| {
-                *i == 0 || **t == select_if_policy::<f32>() || t.schedule() == Schedule::Persistent
+                *i == 0
+                    || **t == select_if_policy::<f32>()
+                    || **t == select_if_policy::<f32>().with_schedule(Schedule::TilePerBlock)
+                    || t.schedule() == Schedule::Persistent
             })
             .map(|(_, t)| *t)
             .collect();
@@ -284,7 +287,13 @@ fn single_pass_mid_sizes_against_the_same_size_copy() {
         warmup: 5,
         timed: 101,
     };
-    let mut tunings: Vec<Policy> = vec![default_policy::<i32>(), select_if_policy::<i32>()];
+    // The defaults, then the same with their tiles drawn from the counter.
+    let mut tunings: Vec<Policy> = vec![
+        default_policy::<i32>(),
+        select_if_policy::<i32>(),
+        default_policy::<i32>().with_schedule(Schedule::TilePerBlock),
+        select_if_policy::<i32>().with_schedule(Schedule::TilePerBlock),
+    ];
     for candidate in candidates(4) {
         let small_tile = candidate.block_threads() * candidate.items_per_thread() <= 4096;
         if small_tile

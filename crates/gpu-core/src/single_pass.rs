@@ -221,8 +221,16 @@ pub enum TileLayout {
 /// How tiles map to blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Schedule {
-    /// One block per tile, a grid of as many blocks as tiles.
+    /// One block per tile, a grid of as many blocks as tiles, each block's
+    /// tile drawn from the call's counter: safe whatever order the GPU
+    /// starts the blocks in.
     TilePerBlock,
+    /// One block per tile, the tile index the block's own index, as CUB's
+    /// single-pass scan takes it: no atomic round trip and no barrier
+    /// before a block's loads. The look-back relies on the GPU starting a
+    /// grid's blocks in index order, so that the predecessors a block waits
+    /// on are running or done; NVIDIA GPUs do.
+    InBlockOrder,
     /// About as many blocks as are resident at once, each looping over
     /// tiles taken from the counter, the next tile's loads issued before
     /// this tile's look-back.
@@ -599,7 +607,8 @@ impl Policy {
 
     /// A short, unique identifier of every field, for module keys and entry
     /// names: `256x16` for [`Policy::shape`], then `_ws` (warp-striped),
-    /// `_w{width}`, `_p128`, `_persistent`, `_r{blocks}`, `_ns{spin}`,
+    /// `_w{width}`, `_p128`, `_bo` (in block order), `_persistent`,
+    /// `_r{blocks}`, `_ns{spin}`,
     /// `_d{start}`, `_cs` (streaming) for the fields that differ from it.
     ///
     /// ```
@@ -635,8 +644,10 @@ impl Policy {
         if self.status == StatusEncoding::Packed128 {
             suffix.push_str("_p128");
         }
-        if self.schedule == Schedule::Persistent {
-            suffix.push_str("_persistent");
+        match self.schedule {
+            Schedule::TilePerBlock => {}
+            Schedule::InBlockOrder => suffix.push_str("_bo"),
+            Schedule::Persistent => suffix.push_str("_persistent"),
         }
         if self.min_blocks_per_sm != 0 {
             suffix.push_str(&format!("_r{}", self.min_blocks_per_sm));
@@ -723,6 +734,9 @@ mod tests {
             .with_delays(3, 2)
             .with_streaming(true);
         assert_eq!(all.tag(), "256x16_ws_w4_p128_persistent_r8_ns2_d3_cs");
+        let in_order = Policy::shape(256, 16).with_schedule(Schedule::InBlockOrder);
+        assert_eq!(in_order.tag(), "256x16_bo");
+        assert_eq!(in_order.label(), "256x16 bo");
     }
 
     /// A look-back of u64 sums over one-warp tiles, written directly on the

@@ -128,7 +128,7 @@ impl LookbackPolicy for Policy {
 
     fn validate_lookback(&self, element_bytes: usize) -> Result<()> {
         self.validate(element_bytes)?;
-        if self.schedule() != Schedule::TilePerBlock {
+        if self.schedule() == Schedule::Persistent {
             return Err(Error::invalid(
                 "schedule",
                 "the look-back scan runs one tile per block",
@@ -165,14 +165,16 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
         Policy::shape(256, 32)
             .with_layout(TileLayout::WarpStriped)
             .with_status(StatusEncoding::Packed128)
-            .with_delays(1245, 648),
+            .with_delays(1245, 648)
+            .with_schedule(Schedule::InBlockOrder),
     ),
     (
         8,
         Policy::shape(128, 24)
             .with_layout(TileLayout::WarpStriped)
             .with_status(StatusEncoding::Packed128)
-            .with_delays(1290, 632),
+            .with_delays(1290, 632)
+            .with_schedule(Schedule::InBlockOrder),
     ),
 ];
 
@@ -187,7 +189,8 @@ pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
 pub const SMALL_INPUT_LOOKBACK_TUNING: Policy = Policy::shape(128, 16)
     .with_layout(TileLayout::WarpStriped)
     .with_status(StatusEncoding::Packed128)
-    .with_delays(1245, 648);
+    .with_delays(1245, 648)
+    .with_schedule(Schedule::InBlockOrder);
 
 /// The largest input that takes [`SMALL_INPUT_LOOKBACK_TUNING`].
 pub const SMALL_INPUT_MAX_ELEMENTS: usize = 1 << 17;
@@ -206,7 +209,8 @@ pub const SMALL_INPUT_MAX_ELEMENTS: usize = 1 << 17;
 pub const MID_INPUT_LOOKBACK_TUNING: Policy = Policy::shape(128, 32)
     .with_layout(TileLayout::WarpStriped)
     .with_status(StatusEncoding::Packed128)
-    .with_delays(1245, 648);
+    .with_delays(1245, 648)
+    .with_schedule(Schedule::InBlockOrder);
 
 /// Inputs of more than this many elements (and at most
 /// [`MID_INPUT_MAX_ELEMENTS`]) take [`MID_INPUT_LOOKBACK_TUNING`].
@@ -264,7 +268,8 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
     use StatusEncoding::Packed128;
     use TileLayout::WarpStriped;
     let table = lookback_policy(element_bytes);
-    let mut candidates = vec![table];
+    // The table's entry with its tiles drawn from the counter, then the rest.
+    let mut candidates = vec![table, table.with_schedule(Schedule::TilePerBlock)];
     let striped = |block_threads, items| {
         Policy::shape(block_threads, items)
             .with_layout(WarpStriped)
@@ -516,13 +521,14 @@ fn module<T: Element, O: Operator<T>>(op: &O, tuning: Policy) -> ModuleSource {
                  u32 kind, {t} initial, u32 vector_ok"
             ),
             &format!(
-                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}>(in, out, \
-                 state, epoch, n, num_tiles, kind, initial, vector_ok)",
+                "{function}<{t}, op_t, {b}, {i}, {w}, {status8}, {ns}{stream}, {start}, {order}>(in, \
+                 out, state, epoch, n, num_tiles, kind, initial, vector_ok)",
                 b = tuning.block_threads(),
                 i = tuning.items_per_thread(),
                 w = tuning.lookback_width(),
                 ns = tuning.spin_ns(),
                 start = tuning.start_delay_ns(),
+                order = tuning.schedule() == Schedule::InBlockOrder,
             ),
             // __launch_bounds__ would override --maxrregcount, so a
             // register-limited variant goes without it.
@@ -781,7 +787,7 @@ mod tests {
         assert_eq!(source.entries(), [entry]);
         assert!(source
             .code()
-            .contains("scan_lookback_tile_striped<i32, op_t, 256, 16, 4, 0, 0, 0, 0>"));
+            .contains("scan_lookback_tile_striped<i32, op_t, 256, 16, 4, 0, 0, 0, 0, false>"));
         // Striped tiles need only the warp totals in shared memory.
         assert_eq!(striped.shared_bytes(4), (8 + 1) * 4 + 16);
     }
@@ -971,20 +977,20 @@ mod tests {
         assert_eq!(modules.len(), 4);
         assert_eq!(
             modules[0].entries(),
-            ["scan_lookback_f32_sum_256x32_ws_p128_ns648_d1245"]
+            ["scan_lookback_f32_sum_256x32_ws_p128_bo_ns648_d1245"]
         );
         assert_eq!(modules[1].entries(), ["scan_lookback_f32_sum_32x1"]);
         assert_eq!(
             modules[2].entries(),
-            ["scan_lookback_f32_sum_128x16_ws_p128_ns648_d1245"]
+            ["scan_lookback_f32_sum_128x16_ws_p128_bo_ns648_d1245"]
         );
         assert_eq!(
             modules[3].entries(),
-            ["scan_lookback_f32_sum_128x32_ws_p128_ns648_d1245"]
+            ["scan_lookback_f32_sum_128x32_ws_p128_bo_ns648_d1245"]
         );
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<f32, op_t, 256, 32, 1, 1, 648, 0, 1245>"));
+            .contains("scan_lookback_tile_striped<f32, op_t, 256, 32, 1, 1, 648, 0, 1245, true>"));
         let modules = lookback_modules::<u64, _>(&Sum);
         assert_eq!(
             modules.len(),
@@ -993,10 +999,10 @@ mod tests {
         );
         assert_eq!(
             modules[0].entries(),
-            ["scan_lookback_u64_sum_128x24_ws_p128_ns632_d1290"]
+            ["scan_lookback_u64_sum_128x24_ws_p128_bo_ns632_d1290"]
         );
         assert!(modules[0]
             .code()
-            .contains("scan_lookback_tile_striped<u64, op_t, 128, 24, 1, 1, 632, 0, 1290>"));
+            .contains("scan_lookback_tile_striped<u64, op_t, 128, 24, 1, 1, 632, 0, 1290, true>"));
     }
 }

@@ -153,6 +153,7 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
                 "128x24 ws ns648 d1245",
                 "128x24 ws p128 ns648 d1245",
                 "256x32 ws p128 ns648 d1245 cs",
+                "256x32 ws p128 ns648 d1245",
             ],
         ),
         ceiling.gbps,
@@ -166,6 +167,7 @@ fn every_candidate_is_exact_at_2_28_and_reports_its_speed() {
                 "512x8 p128",
                 "224x24 ws w4 p128 ns632 d1290",
                 "224x24 ws p128 ns632 d1290",
+                "128x24 ws p128 ns632 d1290",
             ],
         ),
         ceiling.gbps,
@@ -185,10 +187,13 @@ fn mid_size_candidates() -> Vec<Policy> {
             .with_status(Packed128)
             .with_delays(1245, 648)
     };
+    let mid = scan::policy::lookback_policy_for_len(4, 1 << 22);
     let mut candidates = vec![
         scan::policy::lookback_policy(4),
         scan::policy::SMALL_INPUT_LOOKBACK_TUNING,
-        scan::policy::lookback_policy_for_len(4, 1 << 22),
+        mid,
+        // The mid-size default with its tiles drawn from the counter.
+        mid.with_schedule(scan::policy::Schedule::TilePerBlock),
     ];
     for (threads, items) in [(128, 24), (128, 32), (192, 32), (384, 24)] {
         candidates.push(striped(threads, items));

@@ -39,7 +39,8 @@
 // head counts, run r's key (and value) taken from its HEAD.
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
-// counter): keys (and values) loaded blocked through shared memory
+// counter, or with IN_BLOCK_ORDER the block's own index: lookback_block_tile
+// in single_pass/tile_status.cuh): keys (and values) loaded blocked through shared memory
 // (coalesced, 16-byte vectors when aligned and whole); the loads' shared
 // exchange, which holds the whole tile, gives every item its neighbours (the
 // tile's first thread reads the key before the tile, its last thread the
@@ -63,7 +64,7 @@
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes
 // of tile state per tile (32 for the pair modes with WIDE_HEADS); one
 // launch, no memset (epoch-tagged state); barriers per tile: after the tile
-// draw, the loads' (one per array), the block scan's, and one after the
+// draw (from the counter only), the loads' (one per array), the block scan's, and one after the
 // look-backs. Consecutive runs go to consecutive slots.
 
 #define BY_KEY_REDUCE 0
@@ -178,7 +179,7 @@ __device__ __forceinline__ T by_key_zero() {
 // runs_out: one u64. vector_ok bit 0: keys 16-byte aligned; bit 1: values.
 // WIDE_HEADS: n ≥ 2^32, the u64 head counts' second look-back.
 template <typename K, typename V, typename Op, int MODE, bool HAS_VALUES, bool WIDE_HEADS, int BLOCK, int ITEMS,
-          int WIDTH, int SPIN_NS, int START_NS>
+          int WIDTH, int SPIN_NS, int START_NS, bool IN_BLOCK_ORDER = false>
 __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V* __restrict__ values,
                                             K* __restrict__ keys_out, V* __restrict__ values_out,
                                             u64* runs_out, u64* state, u32 epoch, u64 n, u64 num_tiles,
@@ -216,9 +217,7 @@ __device__ __forceinline__ void by_key_tile(const K* __restrict__ keys, const V*
         return;
     }
     if (linear_block_index() >= num_tiles) return;
-    if (threadIdx.x == 0) s_tile = lookback_next_tile(state, epoch);
-    __syncthreads();
-    const u64 tile = s_tile;
+    const u64 tile = lookback_block_tile<IN_BLOCK_ORDER>(state, epoch, &s_tile);
     const u64 tile_base = tile * (u64)TILE;
     const u32 valid = tile_valid_items(n, tile_base, TILE);
     const u32 tid = threadIdx.x;

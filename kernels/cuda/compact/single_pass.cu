@@ -12,7 +12,8 @@
 // How (tiles of TILE = BLOCK·ITEMS items, taken in order from a counter)
 //   1. thread 0 takes the next tile index from the tile counter of the
 //      single-pass state (single_pass/tile_status.cuh), so tiles start in the order they are taken
-//      and the look-back below always waits on running blocks;
+//      and the look-back below always waits on running blocks (or, with
+//      IN_BLOCK_ORDER, the tile is the block's index);
 //   2. each thread loads its ITEMS items (16-byte vectors, blocked or
 //      warp-striped, see compact_layout in compact/compact.cuh) and their flags, or
 //      evaluates the predicate, into a u32 keep mask in registers;
@@ -29,7 +30,9 @@
 //      threads writing consecutive addresses (coalesced).
 //   START_NS, SPIN_NS: the look-back's delays (single_pass/lookback.cuh),
 //   large grids only.
-//   PERSISTENT = false: one tile per block, a grid of one block per tile.
+//   PERSISTENT = false: one tile per block, a grid of one block per tile;
+//   its tile drawn from the counter, or with IN_BLOCK_ORDER the block's
+//   own index (single_pass/tile_status.cuh, lookback_block_tile).
 //   PERSISTENT = true: a grid of about as many blocks as are resident at
 //   once; each block loops over tiles and pipelines them: the index of the
 //   tile after next is claimed one iteration ahead (its atomic's latency is
@@ -60,7 +63,8 @@
 //   is fully defined by the input, whatever the tile order.
 
 template <typename T, int BLOCK, int ITEMS, bool STRIPED, int WIDTH, bool PERSISTENT, bool FLAGS,
-          bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0, int STATUS8 = 1>
+          bool PARTITION, typename Pred, int START_NS = 0, int SPIN_NS = 0, int STATUS8 = 1,
+          bool IN_BLOCK_ORDER = false>
 __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
                                                     const u8* __restrict__ flags, Pred pred,
                                                     T* __restrict__ out, u64 n, u64* state, u32 epoch,
@@ -82,14 +86,19 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
 
     lookback_prepare_next_call(state, epoch);
     u64 claimed = 0;  // thread 0: the tile after next (PERSISTENT)
-    if (threadIdx.x == 0) {
-        s_first_tile = lookback_next_tile(state, epoch);
-        if (PERSISTENT) claimed = lookback_next_tile(state, epoch);
+    u64 tile;
+    if constexpr (IN_BLOCK_ORDER && !PERSISTENT) {
+        tile = lookback_block_tile<true>(state, epoch, &s_first_tile);
+    } else {
+        if (threadIdx.x == 0) {
+            s_first_tile = lookback_next_tile(state, epoch);
+            if (PERSISTENT) claimed = lookback_next_tile(state, epoch);
+        }
+        __syncthreads();
+        // (Its own variable: thread 0 rewrites s_tile before barrier A,
+        // possibly before a slower warp has read the first index.)
+        tile = s_first_tile;
     }
-    __syncthreads();
-    // (Its own variable: thread 0 rewrites s_tile before barrier A, possibly
-    // before a slower warp has read the first index.)
-    u64 tile = s_first_tile;
     // Surplus blocks (a grid spilled into y, or more blocks than tiles) draw
     // numbers past the end.
     if (tile >= num_tiles) return;

@@ -32,17 +32,20 @@
 // the packed 64-bit word at an 8- or 16-byte stride), SPIN_NS =
 // back-off while predecessors are unpublished, START_NS = one sleep before
 // the look-back's first read (both single_pass/lookback.cuh, large grids only), STREAM =
-// evict-first cache hints on the data (striped layout only); and two tile
+// evict-first cache hints on the data (striped layout only), IN_BLOCK_ORDER =
+// where a block's tile index comes from (below); and two tile
 // layouts: scan_lookback_tile (shared-memory exchange, below) and
 // scan_lookback_tile_striped (registers only, further below).
 //
 // One block per tile. Block geometry: 1-D grid of num_tiles blocks, possibly
-// spilling into gridDim.y (linear_block_index() only guards surplus blocks);
-// the TILE INDEX comes from the atomic counter in the state, not from
-// blockIdx, so tiles are handed out in the order blocks start.
+// spilling into gridDim.y (linear_block_index() only guards surplus blocks).
+// The TILE INDEX comes from the atomic counter in the state, so tiles are
+// handed out in the order blocks start, or with IN_BLOCK_ORDER it is the
+// linear block index (single_pass/tile_status.cuh, lookback_block_tile).
 //
 // Tile flow (one block):
-//   1. thread 0 takes the tile index from the counter; barrier.
+//   1. the tile index: thread 0 takes it from the counter, barrier; or the
+//      block's index.
 //   2. load the tile striped + coalesced (16-byte vectors when aligned),
 //      exchange to blocked through shared memory; partial last tile padded
 //      with the identity (those items are never stored).
@@ -72,7 +75,7 @@
 //   f16, bf16 → f32: every combine in f32, each output rounded once to
 //     nearest even (PyTorch's rule for 16-bit cumulative sums).
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0, int START_NS = 0>
+          int SPIN_NS = 0, int START_NS = 0, bool IN_BLOCK_ORDER = false>
 __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                    u64 num_tiles, u32 kind, T initial,
                                                    u32 vector_ok) {
@@ -89,10 +92,8 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
     // Surplus blocks of a grid that spilled into y take no tile.
     if (linear_block_index() >= num_tiles) return;
 
-    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
-    __syncthreads();
+    const u64 tile = lookback_block_tile<IN_BLOCK_ORDER>(state, epoch, &tile_slot);
     const A initial_acc = widen<A>(initial);
-    const u64 tile = tile_slot;
     const u64 tile_base = tile * (u64)TILE;
     const u64 remaining = n - tile_base;
     const u32 valid = remaining < (u64)TILE ? (u32)remaining : TILE;
@@ -360,9 +361,10 @@ __device__ __forceinline__ void striped_tile(const T* in, T* out, u64* state, u3
     }
 }
 
-// One block per tile: the tile index from the counter, then the tile.
+// One block per tile: the tile index (from the counter, or the block's index
+// with IN_BLOCK_ORDER), then the tile.
 template <typename T, typename Op, int BLOCK_THREADS, int ITEMS, int WIDTH = 1, int STATUS8 = 0,
-          int SPIN_NS = 0, int STREAM = 0, int START_NS = 0>
+          int SPIN_NS = 0, int STREAM = 0, int START_NS = 0, bool IN_BLOCK_ORDER = false>
 __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, u64* state, u32 epoch, u64 n,
                                                            u64 num_tiles, u32 kind,
                                                            T initial, u32 vector_ok) {
@@ -375,9 +377,8 @@ __device__ __forceinline__ void scan_lookback_tile_striped(const T* in, T* out, 
     // Surplus blocks of a grid that spilled into y take no tile.
     if (linear_block_index() >= num_tiles) return;
 
-    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
-    __syncthreads();
+    const u64 tile = lookback_block_tile<IN_BLOCK_ORDER>(state, epoch, &tile_slot);
     striped_tile<T, Op, BLOCK_THREADS, ITEMS, WIDTH, STATUS8, SPIN_NS, STREAM, START_NS>(
-        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, tile_slot, warp_totals,
+        in, out, state, epoch, n, num_tiles, kind, initial, vector_ok, tile, warp_totals,
         &tile_prefix_slot);
 }

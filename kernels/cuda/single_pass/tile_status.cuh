@@ -313,6 +313,24 @@ struct TileStatusFor<T, 1, 8> {
 __device__ __forceinline__ u64 lookback_next_tile(u64* state, u32 epoch) {
     return (u64)atomicAdd(reinterpret_cast<unsigned long long*>(state + (epoch & 1u)), 1ull);
 }
+// The tile of a block that runs one tile, the same for every thread of the
+// block. From the call's counter (thread 0 draws it into `slot`, then one
+// barrier): any start order of the blocks is safe, since a tile's
+// predecessors went to blocks that had started. With IN_BLOCK_ORDER, the
+// block's linear index, as CUB's single-pass scan takes it: no atomic round
+// trip and no barrier before the loads, but the look-back then relies on
+// the GPU starting a grid's blocks in index order (a waiting block's
+// predecessors are running or done), which NVIDIA GPUs do.
+template <bool IN_BLOCK_ORDER>
+__device__ __forceinline__ u64 lookback_block_tile(u64* state, u32 epoch, u64* slot) {
+    if constexpr (IN_BLOCK_ORDER) {
+        return linear_block_index();
+    } else {
+        if (threadIdx.x == 0) *slot = lookback_next_tile(state, epoch);
+        __syncthreads();
+        return *slot;
+    }
+}
 // Zeroes the counter of the next call (epoch + 1), which the previous call
 // drew from and no block of this call touches. Every block calls it; thread
 // 0 of block (0, 0) stores. Call it before a block can return early.
