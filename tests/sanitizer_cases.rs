@@ -950,7 +950,7 @@ fn tuned_many_tile_cases<T: Element>(gpu: &Gpu) {
     for (index, tuning) in compact::policy::candidates(T::BYTES).iter().enumerate() {
         let tile = tuning.tile_items() as usize;
         let tiles = match tuning.schedule() {
-            Schedule::TilePerBlock => DELAY_TILES,
+            Schedule::TilePerBlock | Schedule::InBlockOrder => DELAY_TILES,
             Schedule::Persistent => {
                 let blocks_per_sm = (info.max_threads_per_sm / tuning.block_threads()).max(1);
                 let most_resident = info.sm_count as usize * blocks_per_sm as usize;
