@@ -33,7 +33,9 @@ pub const fn policy(
         .with_status(StatusEncoding::Packed128)
 }
 
-/// `select_flagged`'s and `partition`'s 4-byte default.
+/// `select_flagged`'s and `partition`'s 4-byte default. Every default
+/// takes its tiles in block order (against the counter: `docs/tuning.md`,
+/// "Tiles in block order").
 const FLAGS_4: Policy =
     per_tile(512, 16, TileLayout::Blocked, 1, (1125, 415)).with_schedule(Schedule::InBlockOrder);
 /// Every operation's 1- and 2-byte default (blocked), which was the 4-byte

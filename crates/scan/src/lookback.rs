@@ -56,8 +56,9 @@
 //! (shared-memory exchange, or vectorised warp-striped registers with no
 //! exchange and three barriers per tile), the look-back window width (32 ×
 //! 1…8 predecessors per round), the 8-byte status encoding, a register
-//! limit for more resident blocks, the start and spin delays, and
-//! evict-first cache hints. [`lookback_candidates`] lists what
+//! limit for more resident blocks, the start and spin delays,
+//! evict-first cache hints, and where a block's tile index comes from (its
+//! own index, the defaults', or the call's counter). [`lookback_candidates`] lists what
 //! `tests/lookback_tuning.rs` measures; [`LOOKBACK_TUNING`] holds the chosen
 //! one per element size, and inputs of at most [`SMALL_INPUT_MAX_ELEMENTS`]
 //! in a 4-byte accumulator take [`SMALL_INPUT_LOOKBACK_TUNING`]'s smaller
@@ -158,7 +159,9 @@ impl LookbackPolicy for Policy {
 /// The look-back scan's default policy per element size: (element bytes,
 /// policy). Measured on an H100 at 2^28 elements (sm_90; the sweep is
 /// `tests/lookback_tuning.rs`); used on every architecture. The figures, the
-/// runners-up and why these win are in `docs/tuning.md`.
+/// runners-up and why these win are in `docs/tuning.md`. Each takes its
+/// tiles in block order ([`Schedule::InBlockOrder`]), measured against the
+/// counter on an H200 (`docs/tuning.md`, "Tiles in block order").
 pub const LOOKBACK_TUNING: [(usize, Policy); 2] = [
     (
         4,
