@@ -40,8 +40,8 @@
 //
 // Per tile (TILE = BLOCK·ITEMS items, tiles taken in order from the
 // counter, or with IN_BLOCK_ORDER the block's own index: lookback_block_tile
-// in single_pass/tile_status.cuh): keys (and values) loaded blocked through shared memory
-// (coalesced, 16-byte vectors when aligned and whole); the loads' shared
+// in single_pass/tile_status.cuh): keys (and values) loaded blocked through
+// shared memory (coalesced, 16-byte vectors when aligned and whole); the loads' shared
 // exchange, which holds the whole tile, gives every item its neighbours (the
 // tile's first thread reads the key before the tile, its last thread the
 // key after it, from global memory); head and tail bits (32-bit positions
@@ -64,8 +64,9 @@
 // Work O(n); bytes n·k (+ n·v) read, runs·(k + v) written, plus 16 bytes
 // of tile state per tile (32 for the pair modes with WIDE_HEADS); one
 // launch, no memset (epoch-tagged state); barriers per tile: after the tile
-// draw (from the counter only), the loads' (one per array), the block scan's, and one after the
-// look-backs. Consecutive runs go to consecutive slots.
+// draw (from the counter only), the loads' (one per array), the block
+// scan's, and one after the look-backs. Consecutive runs go to consecutive
+// slots.
 
 #define BY_KEY_REDUCE 0
 #define BY_KEY_RUN_LENGTH 1
