@@ -54,7 +54,7 @@
 //! Variants, as tuning data ([`Policy`]; every one a separate
 //! kernel entry so a sweep compares them in one process): the tile layout
 //! (shared-memory exchange, or vectorised warp-striped registers with no
-//! exchange and three barriers per tile), the look-back window width (32 ×
+//! exchange and two or three barriers per tile), the look-back window width (32 ×
 //! 1…8 predecessors per round), the 8-byte status encoding, a register
 //! limit for more resident blocks, the start and spin delays,
 //! evict-first cache hints, and where a block's tile index comes from (its
@@ -635,8 +635,9 @@ pub(crate) fn scan_lookback_tuned<T: Element, O: Operator<T>>(
     if n == 0 {
         return Ok(());
     }
-    // One block per tile; the grid spills into y past 2^31 − 1 tiles, and
-    // the kernel takes its tile index from the counter, not from blockIdx.
+    // One block per tile; the grid spills into y past 2^31 − 1 tiles. The
+    // kernel takes its tile index from the counter, or in block order from
+    // its linear block index (x first, then y: the order blocks start in).
     let (config, num_tiles) = grid_1d(n, tuning.block_threads(), tuning.items_per_thread(), 0)?;
     let kernel = lookback_kernel::<T, O>(gpu, op, tuning)?;
 

@@ -53,7 +53,8 @@
 //   global bytes: select by flags  n·s + n + k·s; by predicate n·s + k·s;
 //   partition scatter n·s + n·s; plus 16 bytes of status per tile.
 //   launches: 1 (the tile state is epoch-tagged: no memset between calls);
-//   barriers per tile: 2 (3 for the first tile of a block);
+//   barriers per tile: 2 (3 for the first tile of a block drawn from the
+//   counter);
 //   shared memory per block: BLOCK·ITEMS·s bytes of staging + BLOCK/32·4 +
 //   24 bytes (static); blocked staging stores have bank conflicts of a few
 //   ways (neighbouring threads' ranks are ~ITEMS/2 apart), striped ones

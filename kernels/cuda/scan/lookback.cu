@@ -171,7 +171,8 @@ __device__ __forceinline__ void scan_lookback_tile(const T* in, T* out, u64* sta
 //   bytes       2·n·sizeof(T) plus the tile state, as above;
 //   shared mem  WARPS·sizeof(T) + 16 bytes (no exchange), so occupancy is set
 //               by registers (ITEMS + ~25 per thread);
-//   barriers    3 per tile (tile index, warp totals, tile prefix);
+//   barriers    2 per tile (warp totals, tile prefix), 3 with the tile
+//               index from the counter;
 //   banks       no conflicts (one word per warp, broadcast reads);
 //   in place    yes, as above; deterministic: as above (integers exact).
 // A partial last tile or a misaligned view takes scalar loads/stores in the
