@@ -383,7 +383,7 @@ pub fn lookback_candidates(element_bytes: usize) -> Vec<Policy> {
 pub const PROTOCOL_TEST_TUNING: Policy = Policy::shape(32, 1);
 
 /// The protocol tests' tiny tiles in every variant of the look-back itself
-/// (layout, window width, 8-byte status, back-off, start delay), plus tiles of 32 × 4 and
+/// (layout, window width, 8-byte status, back-off, start delay, tile order), plus tiles of 32 × 4 and
 /// 64 × 8 items so the warp-striped layout's vector path runs too (the
 /// latter with the streaming cache hints). Every
 /// shape keeps tiles tiny, so hundreds of thousands are in flight.
@@ -423,6 +423,11 @@ pub fn protocol_test_variants() -> Vec<Policy> {
             .with_lookback_width(4)
             .with_delays(300, 100),
         tiny.with_delays(200, 50),
+        // Tiles in block order (the defaults' schedule), in both layouts.
+        tiny.with_schedule(Schedule::InBlockOrder),
+        tiny.with_layout(WarpStriped)
+            .with_status(Packed128)
+            .with_schedule(Schedule::InBlockOrder),
     ]
 }
 

@@ -88,17 +88,17 @@ __device__ __forceinline__ void compact_single_pass(const T* __restrict__ in,
     lookback_prepare_next_call(state, epoch);
     u64 claimed = 0;  // thread 0: the tile after next (PERSISTENT)
     u64 tile;
-    if constexpr (IN_BLOCK_ORDER && !PERSISTENT) {
-        tile = lookback_block_tile<true>(state, epoch, &s_first_tile);
-    } else {
+    if constexpr (PERSISTENT) {
         if (threadIdx.x == 0) {
             s_first_tile = lookback_next_tile(state, epoch);
-            if (PERSISTENT) claimed = lookback_next_tile(state, epoch);
+            claimed = lookback_next_tile(state, epoch);
         }
         __syncthreads();
         // (Its own variable: thread 0 rewrites s_tile before barrier A,
         // possibly before a slower warp has read the first index.)
         tile = s_first_tile;
+    } else {
+        tile = lookback_block_tile<IN_BLOCK_ORDER>(state, epoch, &s_first_tile);
     }
     // Surplus blocks (a grid spilled into y, or more blocks than tiles) draw
     // numbers past the end.
