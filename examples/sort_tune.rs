@@ -24,6 +24,7 @@
 //! cargo run --release --example sort_tune -- --cases u32 --sizes 2^24 --reps 20
 //! cargo run --release --example sort_tune -- --grid upsweep     # the upsweep's counters, both ways
 //! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs,f32-pairs
+//! cargo run --release --example sort_tune -- --grid order --cases u32,f32,u64,u32-pairs --sizes 2^18,2^24,2^28
 //! ```
 //!
 //! `--grid upsweep` runs the three cases' defaults each with the upsweep's
@@ -31,7 +32,9 @@
 //! (`sort::policy::UpsweepCounters`); `--grid counts` runs the defaults
 //! of u32, f32 and u64 keys and u32 and f32 keys with u32 values, each
 //! with every way of the digit pass's tile counts
-//! (`sort::policy::TileCounts`). The `f32` cases (keys of every bit
+//! (`sort::policy::TileCounts`); `--grid order` runs the same defaults
+//! and `OnesweepPolicy::SMALL_INPUT`, each with both ways of finding a
+//! pass's tile (`sort::policy::TileOrder`). The `f32` cases (keys of every bit
 //! pattern, NaNs included) are swept only when asked for.
 
 use std::process::ExitCode;
@@ -43,7 +46,9 @@ use parprims_lab::sizes::parse_counts;
 use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
-use sort::policy::{small_sweep_grid, sweep_grid, OnesweepPolicy, TileCounts, UpsweepCounters};
+use sort::policy::{
+    small_sweep_grid, sweep_grid, OnesweepPolicy, TileCounts, TileOrder, UpsweepCounters,
+};
 use sort::Order;
 
 /// The Onesweep sort's policy sweep.
@@ -67,7 +72,9 @@ struct Args {
     /// The grid: `large` (`sweep_grid`), `small` (`small_sweep_grid`:
     /// few keys per thread, for inputs up to a few million keys),
     /// `upsweep` (each case's default with both kinds of upsweep counters)
-    /// or `counts` (each case's default with every way of tile counts).
+    /// `counts` (each case's default with every way of tile counts) or
+    /// `order` (each case's default and the small-input policy, with both
+    /// ways of finding a pass's tile).
     #[arg(long, default_value = "large")]
     grid: String,
     /// Seed of the keys (default: the clock).
@@ -182,10 +189,11 @@ fn run(args: &Args) -> Result<bool> {
         "small" => small_sweep_grid(),
         "upsweep" => upsweep_grid(),
         "counts" => counts_grid(),
+        "order" => order_grid(),
         other => {
             return Err(Error::invalid(
                 "grid",
-                format!("{other:?}: one of large, small, upsweep, counts"),
+                format!("{other:?}: one of large, small, upsweep, counts, order"),
             ))
         }
     };
@@ -254,6 +262,18 @@ fn counts_grid() -> Vec<OnesweepPolicy> {
     distinct(Case::ALL.iter().flat_map(|case| {
         TileCounts::ALL.map(|counts| case.default_policy().with_tile_counts(counts))
     }))
+}
+
+/// The defaults of every case and the small-input policy, each with its
+/// passes' tiles in block order and from the counter.
+fn order_grid() -> Vec<OnesweepPolicy> {
+    distinct(
+        Case::ALL
+            .map(Case::default_policy)
+            .into_iter()
+            .chain([OnesweepPolicy::SMALL_INPUT])
+            .flat_map(|policy| TileOrder::ALL.map(|tiles| policy.with_tile_order(tiles))),
+    )
 }
 
 /// Compiles every policy's module for the cases into the disk cache, in

@@ -24,7 +24,7 @@
 //!   order depends on timing, as for the look-back scan.
 
 use gpu_core::op::operator_prelude;
-use gpu_core::single_pass::{with_tile_state, StatusEncoding};
+use gpu_core::single_pass::{with_tile_state, Schedule, StatusEncoding};
 use gpu_core::{
     DeviceBuffer, DeviceView, DeviceViewMut, Element, Error, Gpu, IntElement, KernelArgs,
     ModuleSource, Operator, Result,
@@ -138,6 +138,8 @@ impl HeadSource {
 /// the same source).
 fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) -> ModuleSource {
     let t = T::CUDA_TYPE;
+    // The look-back's window, delays and tile order: the scan's 8-byte
+    // table entry (a pair is 8 or 16 bytes).
     let delays = lookback_policy(8);
     let module = parprims_kernels::SINGLE_PASS
         .iter()
@@ -153,7 +155,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
     );
     let body = format!(
         "segmented_scan_tile<{t}, op_t, {mode}, {k}, {BLOCK_THREADS}, {items}, \
-         {w}, {spin}, {start}>(in, heads, aux, out, state, epoch, n, num_tiles, exclusive, \
+         {w}, {spin}, {start}, {order}>(in, heads, aux, out, state, epoch, n, num_tiles, exclusive, \
          vector_ok, bad)",
         mode = heads.mode(),
         k = heads.key_type(),
@@ -161,6 +163,7 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
         w = delays.lookback_width(),
         spin = delays.spin_ns(),
         start = delays.start_delay_ns(),
+        order = delays.schedule() == Schedule::InBlockOrder,
     );
     match min_blocks_per_sm(T::BYTES) {
         Some(blocks) => module.entry_with_min_blocks(entry, &params, &body, BLOCK_THREADS, blocks),

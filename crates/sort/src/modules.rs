@@ -276,6 +276,7 @@ fn onesweep_sources(module: ModuleSource, policy: &OnesweepPolicy) -> ModuleSour
             u32::from(policy.rank() == RankMethod::MatchAny),
         )
         .define("SORT_TILE_COUNTS", policy.tile_counts().define())
+        .define("SORT_TILES_IN_BLOCK_ORDER", policy.tile_order().define())
         .source(parprims_kernels::SORT_WARP_RANK)
         .source(parprims_kernels::SORT_ONESWEEP)
 }

@@ -11,7 +11,8 @@
 //! | pass threads | 256, 384, 512 | warps per tile (threads 0 … 255 own a digit each in the look-back) |
 //! | pass items | 1 … 32 per thread | keys per tile = threads × items, bounded by the shared-memory budget for the key and value widths |
 //! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
-//! | [`TileCounts`] | early, from the ranks | when a tile counts its keys by digit for the look-back |
+//! | [`TileCounts`] | early, from the ranks, by warp | when a tile counts its keys by digit for the look-back |
+//! | [`TileOrder`] | counter, block order | how a pass's block finds its tile |
 //! | upsweep threads, items | 256, 384, 512; 1 … 32 | the all-digit histogram's block and keys per thread per round |
 //! | [`UpsweepCounters`] | one set, per-lane copies | where the all-digit histogram's shared-memory counters live |
 //!
@@ -107,6 +108,47 @@ impl TileCounts {
     }
 }
 
+/// How a digit pass's block finds its tile (`kernels/cuda/sort/onesweep.cu`,
+/// `SORT_TILES_IN_BLOCK_ORDER`). Either way a tile looks back only at
+/// tiles of lower index, so a block waits only on blocks that started
+/// before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TileOrder {
+    /// Thread 0 draws the next tile index from the launch's zeroed counter,
+    /// and the block learns it at a barrier: one atomic round trip to L2
+    /// before the tile's loads can start, and safe whatever order the GPU
+    /// starts the blocks in.
+    Counter,
+    /// The block's own index, as CUB's single-pass scan takes its tile
+    /// ([`gpu_core::single_pass::Schedule::InBlockOrder`]): the loads start
+    /// at once. The look-back then relies on the GPU starting a grid's
+    /// blocks in index order, which NVIDIA GPUs do.
+    #[default]
+    InBlockOrder,
+}
+
+impl TileOrder {
+    /// Both ways.
+    pub const ALL: [TileOrder; 2] = [TileOrder::InBlockOrder, TileOrder::Counter];
+
+    /// The value of the kernel's `SORT_TILES_IN_BLOCK_ORDER` define.
+    pub(crate) fn define(self) -> u32 {
+        u32::from(self == TileOrder::InBlockOrder)
+    }
+
+    /// The name in tables.
+    ///
+    /// ```
+    /// assert_eq!(sort::policy::TileOrder::Counter.name(), "tile counter");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            TileOrder::Counter => "tile counter",
+            TileOrder::InBlockOrder => "tiles in block order",
+        }
+    }
+}
+
 /// Where the upsweep (the one read of the keys that histograms every
 /// digit pass at once) keeps its shared-memory counters
 /// (`kernels/cuda/sort/onesweep.cu`).
@@ -193,6 +235,7 @@ pub struct OnesweepPolicy {
     pass_items: u32,
     rank: RankMethod,
     counts: TileCounts,
+    tiles: TileOrder,
     upsweep_threads: u32,
     upsweep_items: u32,
     upsweep_counters: UpsweepCounters,
@@ -208,6 +251,7 @@ impl OnesweepPolicy {
         pass_items: 16,
         rank: RankMethod::Ballots,
         counts: TileCounts::Early,
+        tiles: TileOrder::InBlockOrder,
         upsweep_threads: 256,
         upsweep_items: 16,
         upsweep_counters: UpsweepCounters::PerLane,
@@ -282,6 +326,18 @@ impl OnesweepPolicy {
     /// ```
     pub fn with_tile_counts(self, counts: TileCounts) -> Self {
         OnesweepPolicy { counts, ..self }
+    }
+
+    /// This policy with its passes' blocks finding their tiles as `tiles`
+    /// says (any shape takes either).
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, TileOrder};
+    /// let p = OnesweepPolicy::DEFAULT.with_tile_order(TileOrder::Counter);
+    /// assert_eq!(p.tile_order(), TileOrder::Counter);
+    /// ```
+    pub fn with_tile_order(self, tiles: TileOrder) -> Self {
+        OnesweepPolicy { tiles, ..self }
     }
 
     /// The policy the entry points use for keys `K` with `payload` (values
@@ -381,6 +437,7 @@ impl OnesweepPolicy {
         pass_items: 8,
         rank: RankMethod::Ballots,
         counts: TileCounts::Early,
+        tiles: TileOrder::InBlockOrder,
         upsweep_threads: 256,
         upsweep_items: 8,
         upsweep_counters: UpsweepCounters::Shared,
@@ -430,6 +487,11 @@ impl OnesweepPolicy {
     /// When the pass's tiles count their keys by digit.
     pub fn tile_counts(&self) -> TileCounts {
         self.counts
+    }
+
+    /// How the pass's blocks find their tiles.
+    pub fn tile_order(&self) -> TileOrder {
+        self.tiles
     }
 
     /// Where the upsweep keeps its counters.
@@ -681,10 +743,13 @@ impl OnesweepPolicy {
     /// use sort::policy::UpsweepCounters;
     /// let shared = OnesweepPolicy::DEFAULT.with_upsweep_counters(UpsweepCounters::Shared);
     /// assert_eq!(shared.name(), "256x16 ballots up 256x16 shared counters");
+    /// use sort::policy::TileOrder;
+    /// let counter = OnesweepPolicy::DEFAULT.with_tile_order(TileOrder::Counter);
+    /// assert_eq!(counter.name(), "256x16 ballots tile counter up 256x16");
     /// ```
     pub fn name(&self) -> String {
-        // Early counts and per-lane upsweep counters, the defaults of
-        // every large shape, go unnamed.
+        // Early counts, tiles in block order and per-lane upsweep counters,
+        // the defaults of every large shape, go unnamed.
         let counts = match self.counts {
             TileCounts::Early => String::new(),
             TileCounts::FromRanks | TileCounts::ByWarp => format!(" {}", self.counts.name()),
@@ -693,8 +758,12 @@ impl OnesweepPolicy {
             UpsweepCounters::PerLane => String::new(),
             UpsweepCounters::Shared => format!(" {}", self.upsweep_counters.name()),
         };
+        let tiles = match self.tiles {
+            TileOrder::InBlockOrder => "",
+            TileOrder::Counter => " tile counter",
+        };
         format!(
-            "{}x{} {}{counts} up {}x{}{counters}",
+            "{}x{} {}{counts}{tiles} up {}x{}{counters}",
             self.pass_threads,
             self.pass_items,
             self.rank.name(),
@@ -723,8 +792,12 @@ impl OnesweepPolicy {
             UpsweepCounters::PerLane => "",
             UpsweepCounters::Shared => "s",
         };
+        let tiles = match self.tiles {
+            TileOrder::InBlockOrder => "",
+            TileOrder::Counter => "c",
+        };
         format!(
-            "_p{}x{}{rank}{counts}_u{}x{}{counters}",
+            "_p{}x{}{rank}{counts}{tiles}_u{}x{}{counters}",
             self.pass_threads, self.pass_items, self.upsweep_threads, self.upsweep_items
         )
     }
@@ -779,6 +852,7 @@ pub fn small_sweep_grid() -> Vec<OnesweepPolicy> {
                 pass_items: items,
                 rank: RankMethod::Ballots,
                 counts: TileCounts::Early,
+                tiles: TileOrder::InBlockOrder,
                 upsweep_threads: up_threads,
                 upsweep_items: up_items,
                 upsweep_counters: UpsweepCounters::Shared,

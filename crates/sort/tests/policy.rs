@@ -9,7 +9,7 @@ use gpu_core::Error;
 use proptest::prelude::*;
 use sort::key::{PayloadWidth, SortKey};
 use sort::policy::{
-    sweep_grid, OnesweepPolicy, RankMethod, TileCounts, BLOCK_THREADS_CHOICES,
+    sweep_grid, OnesweepPolicy, RankMethod, TileCounts, TileOrder, BLOCK_THREADS_CHOICES,
     LOOKBACK_COUNT_LIMIT, MAX_ITEMS, PASS_SHARED_BUDGET_BYTES,
 };
 
@@ -340,6 +340,15 @@ fn sweep_grid_is_distinct_and_fits_the_swept_widths() {
         .code()
         .contains("sort_onesweep_pass<u64, u8, false, 512, 16, "));
     assert!(default.code().contains("#define SORT_TILE_COUNTS 2"));
+    assert!(default
+        .code()
+        .contains("#define SORT_TILES_IN_BLOCK_ORDER 1"));
+    let counter = OnesweepPolicy::default_for::<u64>(None).with_tile_order(TileOrder::Counter);
+    let module = sort::modules::policy_module::<u64>(None, &counter).unwrap();
+    assert_eq!(module.name(), "sort_u64_keys_p512x16bwc_u256x16");
+    assert!(module
+        .code()
+        .contains("#define SORT_TILES_IN_BLOCK_ORDER 0"));
     // u32 keys' own default is left to its full module; the grid's
     // early-count shapes of the other cases' default shapes are listed.
     let name = |m: &gpu_core::ModuleSource| m.name().to_string();
@@ -466,6 +475,55 @@ fn every_way_of_tile_counts_keeps_the_pass_in_registers() {
         cases.push(pass_with_counts::<u32>(None, counts));
         cases.push(pass_with_counts::<f32>(None, counts));
         cases.push(pass_with_counts::<u32>(Some(PayloadWidth::B4), counts));
+    }
+    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "{names:?}");
+    assert_in_registers(&cases);
+}
+
+#[test]
+fn both_tile_orders_keep_the_pass_in_registers() {
+    // The defaults of u32 and u64 keys and u32 keys with u32 values, and
+    // the small-input policy, each with both tile orders, as `sort_tune
+    // --grid order` runs them; one module name per policy. Needs NVRTC and
+    // nvdisasm for the listing, skipped without.
+    let mut cases = Vec::new();
+    for tiles in TileOrder::ALL {
+        for (payload, policy) in [
+            (None, OnesweepPolicy::default_for::<u32>(None)),
+            (None, OnesweepPolicy::SMALL_INPUT),
+            (
+                Some(PayloadWidth::B4),
+                OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+            ),
+        ] {
+            let policy = policy.with_tile_order(tiles);
+            assert_eq!(policy.tile_order(), tiles);
+            let module = sort::modules::policy_module::<u32>(payload, &policy).unwrap();
+            let define = format!(
+                "#define SORT_TILES_IN_BLOCK_ORDER {}",
+                u32::from(tiles == TileOrder::InBlockOrder)
+            );
+            assert!(module.code().contains(&define), "{}", module.name());
+            let entry = module
+                .entries()
+                .iter()
+                .find(|e| e.starts_with("sort_pass_"))
+                .unwrap_or_else(|| panic!("{}: no pass entry", module.name()))
+                .clone();
+            cases.push((module, entry));
+        }
+        let wide = OnesweepPolicy::default_for::<u64>(None).with_tile_order(tiles);
+        let module = sort::modules::policy_module::<u64>(None, &wide).unwrap();
+        let entry = module
+            .entries()
+            .iter()
+            .find(|e| e.starts_with("sort_pass_"))
+            .unwrap()
+            .clone();
+        cases.push((module, entry));
     }
     let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
     names.sort_unstable();

@@ -181,7 +181,7 @@ __device__ __forceinline__ u32 segmented_head_mask(const void* heads, const u64*
 }
 
 template <typename T, typename Op, int MODE, typename K, int BLOCK_THREADS, int ITEMS, int WIDTH, int SPIN_NS,
-          int START_NS>
+          int START_NS, bool IN_BLOCK_ORDER = false>
 __device__ __forceinline__ void segmented_scan_tile(const T* in, const void* heads, const u64* aux, T* out,
                                                     u64* state, u32 epoch, u64 n, u64 num_tiles,
                                                     u32 exclusive, u32 vector_ok, const u32* bad) {
@@ -205,9 +205,7 @@ __device__ __forceinline__ void segmented_scan_tile(const T* in, const void* hea
     if (linear_block_index() >= num_tiles) return;
     // Rejected offsets: every block leaves before touching the output.
     if (bad != nullptr && *bad != 0u) return;
-    if (threadIdx.x == 0) tile_slot = lookback_next_tile(state, epoch);
-    __syncthreads();
-    const u64 tile = tile_slot;
+    const u64 tile = lookback_block_tile<IN_BLOCK_ORDER>(state, epoch, &tile_slot);
     const u64 tile_base = tile * (u64)TILE;
     const u32 valid = tile_valid_items(n, tile_base, TILE);
 

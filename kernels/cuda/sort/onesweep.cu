@@ -10,8 +10,9 @@
 //   2. scans each pass's 256 digit totals into each digit's first output
 //      position (sort_digit_offsets): the offsets of each pass's first
 //      portion.
-//   3. sort_onesweep_pass, once per digit pass (and portion): a block draws
-//      a tile id from an atomic counter, counts its keys by digit (shared
+//   3. sort_onesweep_pass, once per digit pass (and portion): a block takes
+//      a tile id (from an atomic counter, or its own index with
+//      SORT_TILES_IN_BLOCK_ORDER), counts its keys by digit (shared
 //      atomics, per warp with SORT_TILE_COUNTS BY_WARP) and publishes the
 //      256 counts at once (or, FROM_RANKS, takes them from the ranking's
 //      warp counters after it), ranks its keys by
@@ -90,6 +91,17 @@
 #define SORT_COUNTS_BY_WARP 2
 #ifndef SORT_TILE_COUNTS
 #define SORT_TILE_COUNTS SORT_COUNTS_EARLY
+#endif
+
+// How a pass's block finds its tile (OnesweepPolicy's TileOrder): 0, thread
+// 0 draws it from the launch's zeroed counter (one atomic round trip and a
+// barrier before the loads; any start order of the blocks is safe, since
+// every tile a block waits for went to a block that started earlier); 1,
+// the block's own index, as CUB's single-pass scan takes it (the loads
+// start at once; the look-back relies on the GPU starting a grid's blocks
+// in index order, as the scan's tiles in block order do).
+#ifndef SORT_TILES_IN_BLOCK_ORDER
+#define SORT_TILES_IN_BLOCK_ORDER 0
 #endif
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
@@ -384,7 +396,7 @@ __device__ __forceinline__ void sort_split_store(const SortSplitTable* __restric
 // output). digit_offsets: this pass's and portion's 256 first positions;
 // next_portion_offsets: where the portion's last tile writes the next
 // portion's 256 first positions (null for the last portion); tile_counter:
-// zero before the launch; state: this launch's look-back rows (zero);
+// zero before the launch (unread with SORT_TILES_IN_BLOCK_ORDER); state: this launch's look-back rows (zero);
 // next_state: the other half of the double state, whose rows below
 // state_rows this launch zeroes for the next one. Grid: one block per
 // tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK ≥ 256 threads (thread
@@ -415,11 +427,19 @@ __device__ __forceinline__ void sort_onesweep_pass(
     const u32 warp = tid >> 5;
     const PassDigit<K> digit_of(shift, width, descending != 0u);
 
+#if !SORT_TILES_IN_BLOCK_ORDER
     if (tid == 0) s.tile = atomicAdd(tile_counter, 1u);
+#endif
     for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
     if (tid < SORT_RADIX) s.tile_counts[tid] = 0u;
+#if SORT_TILES_IN_BLOCK_ORDER
+    // The loads below start before the barrier that publishes the zeroed
+    // counters (after them).
+    const u64 tile = blockIdx.x;
+#else
     __syncthreads();
     const u64 tile = s.tile;
+#endif
     const u64 num_tiles = (count + TILE - 1) / TILE;
     digit_state_clear_rows<SORT_RADIX, BLOCK>(next_state, tile, num_tiles, state_rows);
     const u64 tile_base = tile * (u64)TILE;
@@ -440,6 +460,9 @@ __device__ __forceinline__ void sort_onesweep_pass(
             key[j] = idx < tile_count ? keys_in[tile_base + idx] : (K)0;
         }
     }
+#if SORT_TILES_IN_BLOCK_ORDER
+    __syncthreads();  // the zeroed counters
+#endif
 
     const u32 d = tid;
     const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
