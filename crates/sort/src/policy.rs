@@ -368,6 +368,22 @@ impl OnesweepPolicy {
     /// process on an H100, median of 10); `f64` keys follow `u64` and were
     /// not measured on their own.
     ///
+    /// Passes find their tiles ([`TileOrder`]) in block order, except where
+    /// tiles count from the ranks (`f32` keys alone), which take them from
+    /// the counter. Measured by `sort_tune --grid order` (one process on an
+    /// H200, median of 10, ms, block order against the counter):
+    ///
+    /// | case | smaller n | 2^28 (2^27 for 8-byte keys and for pairs) |
+    /// |---|---|---|
+    /// | `u32` keys | 2^24: 0.4118 against 0.4219 | 5.7112, 5.7010, 5.7363 against 5.7447, 5.7395, 5.7512 (three runs) |
+    /// | `f32` keys, counts from the ranks | 2^24: 0.4457 against 0.4597 | 6.4044, 6.4138, 6.4587 against 6.2571, 6.2495, 6.2403 |
+    /// | `u64` keys | 2^24: 1.0136 against 1.0328 | 7.3636 against 7.4557 |
+    /// | `u32` keys, `u32` values | 2^24: 0.5508 against 0.5771 | 3.9824 against 4.0314 |
+    ///
+    /// So `f32` keys alone gain 2.4–3.5 % from the counter at 2^28 and give
+    /// up 3 % at 2^24 (one run); every other case gains 0.3–4.6 % from
+    /// block order.
+    ///
     /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
     /// runs on an H100) over the grid of [`sweep_grid`], every pass
     /// compiled for [`OnesweepPolicy::pass_min_blocks_per_sm`] blocks. Every
@@ -394,6 +410,9 @@ impl OnesweepPolicy {
     /// assert_eq!(narrow.tile_counts(), TileCounts::Early);
     /// assert_eq!(wide.tile_counts(), TileCounts::ByWarp);
     /// assert_eq!(pairs.tile_counts(), TileCounts::Early);
+    /// use sort::policy::TileOrder;
+    /// assert_eq!(OnesweepPolicy::default_for::<f32>(None).tile_order(), TileOrder::Counter);
+    /// assert_eq!(narrow.tile_order(), TileOrder::InBlockOrder);
     /// let int_pairs = OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4));
     /// assert_eq!(int_pairs.tile_counts(), TileCounts::ByWarp);
     /// ```
@@ -409,10 +428,18 @@ impl OnesweepPolicy {
             (4, None) if K::IS_FLOAT => TileCounts::FromRanks,
             _ => TileCounts::Early,
         };
+        // f32 keys alone count from the ranks, and there tiles from the
+        // counter measured faster at 2^28 (the table below).
+        let tiles = if counts == TileCounts::FromRanks {
+            TileOrder::Counter
+        } else {
+            TileOrder::InBlockOrder
+        };
         let shape = |items| OnesweepPolicy {
             pass_threads: threads,
             pass_items: items,
             counts,
+            tiles,
             ..OnesweepPolicy::DEFAULT
         };
         // The most keys per thread, at most the table's, that fit the

@@ -67,7 +67,8 @@ fn payloads() -> Vec<Option<PayloadWidth>> {
 }
 
 /// The default of `K` with every payload: the table's shape by ballots (tile
-/// counts from the ranks for `f32` keys alone, early otherwise) with
+/// counts from the ranks and tiles from the counter for `f32` keys alone,
+/// counts early or by warp and tiles in block order otherwise) with
 /// the 256 × 16 upsweep, accepted for those widths (`policy_module` runs the
 /// sort's own check, `check_for`), its module the unsuffixed default module
 /// built with that shape, and that module in `kernel_catalog()` with the
@@ -93,6 +94,12 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
             TileCounts::Early
         };
         assert_eq!(p.tile_counts(), counts, "{case}");
+        let tiles = if counts == TileCounts::FromRanks {
+            TileOrder::Counter
+        } else {
+            TileOrder::InBlockOrder
+        };
+        assert_eq!(p.tile_order(), tiles, "{case}");
         assert_eq!(
             (p.upsweep_threads(), p.upsweep_items()),
             (256, 16),
@@ -104,7 +111,8 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
         assert_eq!(
             OnesweepPolicy::new(p.pass_threads(), p.pass_items(), p.rank())
                 .unwrap()
-                .with_tile_counts(p.tile_counts()),
+                .with_tile_counts(p.tile_counts())
+                .with_tile_order(p.tile_order()),
             p,
             "{case}"
         );
