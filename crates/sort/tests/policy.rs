@@ -458,7 +458,11 @@ fn pass_with_counts<K: SortKey>(
     counts: TileCounts,
 ) -> (gpu_core::ModuleSource, String) {
     let policy = OnesweepPolicy::default_for::<K>(payload).with_tile_counts(counts);
-    let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
+    with_pass_entry(sort::modules::policy_module::<K>(payload, &policy).unwrap())
+}
+
+/// `module` and the name of its digit pass's entry.
+fn with_pass_entry(module: gpu_core::ModuleSource) -> (gpu_core::ModuleSource, String) {
     let entry = module
         .entries()
         .iter()
@@ -515,23 +519,12 @@ fn both_tile_orders_keep_the_pass_in_registers() {
                 u32::from(tiles == TileOrder::InBlockOrder)
             );
             assert!(module.code().contains(&define), "{}", module.name());
-            let entry = module
-                .entries()
-                .iter()
-                .find(|e| e.starts_with("sort_pass_"))
-                .unwrap_or_else(|| panic!("{}: no pass entry", module.name()))
-                .clone();
-            cases.push((module, entry));
+            cases.push(with_pass_entry(module));
         }
         let wide = OnesweepPolicy::default_for::<u64>(None).with_tile_order(tiles);
-        let module = sort::modules::policy_module::<u64>(None, &wide).unwrap();
-        let entry = module
-            .entries()
-            .iter()
-            .find(|e| e.starts_with("sort_pass_"))
-            .unwrap()
-            .clone();
-        cases.push((module, entry));
+        cases.push(with_pass_entry(
+            sort::modules::policy_module::<u64>(None, &wide).unwrap(),
+        ));
     }
     let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
     names.sort_unstable();
