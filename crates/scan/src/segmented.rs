@@ -155,8 +155,8 @@ fn module<T: Element, O: Operator<T>>(op: &O, heads: HeadSource, entry: &str) ->
     );
     let body = format!(
         "segmented_scan_tile<{t}, op_t, {mode}, {k}, {BLOCK_THREADS}, {items}, \
-         {w}, {spin}, {start}, {order}>(in, heads, aux, out, state, epoch, n, num_tiles, exclusive, \
-         vector_ok, bad)",
+         {w}, {spin}, {start}, {order}>(in, heads, aux, out, state, epoch, n, num_tiles, \
+         exclusive, vector_ok, bad)",
         mode = heads.mode(),
         k = heads.key_type(),
         items = items_per_thread(heads, T::BYTES),

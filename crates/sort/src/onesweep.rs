@@ -47,7 +47,7 @@
 //! | temporary | bytes | handed out |
 //! |---|---|---|
 //! | digit histograms | 1024 · L | zeroed (the upsweep adds into them) |
-//! | tile counters, the upsweep's done counter | 4 · (L + 1) | zeroed |
+//! | tile counters (read by passes that draw their tiles from the counter, `TileOrder::Counter`), the upsweep's done counter | 4 · (L + 1) | zeroed |
 //! | first look-back state | 1024 · T (n / 4 for 4096-key tiles) | zeroed |
 //! | digit offsets | 2048 · L | unzeroed: the upsweep writes each pass's first row, a portion's last tile the next row |
 //! | second look-back state | 1024 · T | unzeroed: pass 0 zeroes each portion's rows before pass 1 reads them |

@@ -396,12 +396,12 @@ __device__ __forceinline__ void sort_split_store(const SortSplitTable* __restric
 // output). digit_offsets: this pass's and portion's 256 first positions;
 // next_portion_offsets: where the portion's last tile writes the next
 // portion's 256 first positions (null for the last portion); tile_counter:
-// zero before the launch (unread with SORT_TILES_IN_BLOCK_ORDER); state: this launch's look-back rows (zero);
-// next_state: the other half of the double state, whose rows below
-// state_rows this launch zeroes for the next one. Grid: one block per
-// tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK ≥ 256 threads (thread
-// d < 256 owns digit d in the look-back), SHARED_BYTES ≥ sizeof(Storage)
-// of dynamic shared memory.
+// zero before the launch (unread with SORT_TILES_IN_BLOCK_ORDER); state: this
+// launch's look-back rows (zero); next_state: the other half of the double
+// state, whose rows below state_rows this launch zeroes for the next one.
+// Grid: one block per tile, ⌈count / (BLOCK·ITEMS)⌉ blocks of BLOCK ≥ 256
+// threads (thread d < 256 owns digit d in the look-back), SHARED_BYTES ≥
+// sizeof(Storage) of dynamic shared memory.
 // SPLIT: the sort's last pass writing through a split table (`split`;
 // keys_out and values_out unused) instead of keys_out and values_out.
 template <typename K, typename V, bool HAS_VALUES, int BLOCK, int ITEMS, int SHARED_BYTES, bool SPLIT = false>
