@@ -25,6 +25,7 @@
 //! cargo run --release --example sort_tune -- --grid upsweep     # the upsweep's counters, both ways
 //! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs,f32-pairs
 //! cargo run --release --example sort_tune -- --grid order --cases u32,f32,u64,u32-pairs --sizes 2^18,2^24,2^28
+//! cargo run --release --example sort_tune -- --grid digits --cases u32,f32,u64,u32-pairs,f32-pairs
 //! ```
 //!
 //! `--grid upsweep` runs the three cases' defaults each with the upsweep's
@@ -34,8 +35,11 @@
 //! with every way of the digit pass's tile counts
 //! (`sort::policy::TileCounts`); `--grid order` runs the same defaults
 //! and `OnesweepPolicy::SMALL_INPUT`, each with both ways of finding a
-//! pass's tile (`sort::policy::TileOrder`). The `f32` cases (keys of every bit
-//! pattern, NaNs included) are swept only when asked for.
+//! pass's tile (`sort::policy::TileOrder`); `--grid digits` runs the
+//! defaults with every way of tile counts, each with the pass's digits
+//! recomputed and packed (`sort::policy::PassDigits`). The `f32` cases
+//! (keys of every bit pattern, NaNs included) are swept only when asked
+//! for.
 
 use std::process::ExitCode;
 
@@ -47,7 +51,8 @@ use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
 use sort::policy::{
-    small_sweep_grid, sweep_grid, OnesweepPolicy, TileCounts, TileOrder, UpsweepCounters,
+    small_sweep_grid, sweep_grid, OnesweepPolicy, PassDigits, TileCounts, TileOrder,
+    UpsweepCounters,
 };
 use sort::Order;
 
@@ -74,7 +79,9 @@ struct Args {
     /// `upsweep` (each case's default with both kinds of upsweep counters)
     /// `counts` (each case's default with every way of tile counts) or
     /// `order` (each case's default and the small-input policy, with both
-    /// ways of finding a pass's tile).
+    /// ways of finding a pass's tile) or `digits` (each case's default with
+    /// every way of tile counts, each with the pass's digits recomputed and
+    /// packed).
     #[arg(long, default_value = "large")]
     grid: String,
     /// Seed of the keys (default: the clock).
@@ -190,10 +197,11 @@ fn run(args: &Args) -> Result<bool> {
         "upsweep" => upsweep_grid(),
         "counts" => counts_grid(),
         "order" => order_grid(),
+        "digits" => digits_grid(),
         other => {
             return Err(Error::invalid(
                 "grid",
-                format!("{other:?}: one of large, small, upsweep, counts, order"),
+                format!("{other:?}: one of large, small, upsweep, counts, order, digits"),
             ))
         }
     };
@@ -261,6 +269,21 @@ fn with_defaults(grid: Vec<OnesweepPolicy>) -> Vec<OnesweepPolicy> {
 fn counts_grid() -> Vec<OnesweepPolicy> {
     distinct(Case::ALL.iter().flat_map(|case| {
         TileCounts::ALL.map(|counts| case.default_policy().with_tile_counts(counts))
+    }))
+}
+
+/// The defaults of every case (u32, f32 and u64 keys, u32 and f32 keys
+/// with u32 values) with every way of tile counts, each with the pass's
+/// digits recomputed and packed.
+fn digits_grid() -> Vec<OnesweepPolicy> {
+    distinct(Case::ALL.iter().flat_map(|case| {
+        TileCounts::ALL.into_iter().flat_map(move |counts| {
+            PassDigits::ALL.map(|digits| {
+                case.default_policy()
+                    .with_tile_counts(counts)
+                    .with_pass_digits(digits)
+            })
+        })
     }))
 }
 

@@ -13,6 +13,7 @@
 //! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
 //! | [`TileCounts`] | early, from the ranks, by warp | when a tile counts its keys by digit for the look-back |
 //! | [`TileOrder`] | counter, block order | how a pass's block finds its tile |
+//! | [`PassDigits`] | recomputed, packed | whether a pass's thread takes each key's digit once or at every use |
 //! | upsweep threads, items | 256, 384, 512; 1 … 32 | the all-digit histogram's block and keys per thread per round |
 //! | [`UpsweepCounters`] | one set, per-lane copies | where the all-digit histogram's shared-memory counters live |
 //!
@@ -149,6 +150,45 @@ impl TileOrder {
     }
 }
 
+/// Whether a digit pass's thread takes each key's digit of the pass once
+/// or at every use (`kernels/cuda/sort/onesweep.cu`, `SORT_PACKED_DIGITS`).
+/// A pass uses each key's digit three or four times in registers (the
+/// tile's count with early or per-warp counts, the peer search, the rank,
+/// the key's slot) and once more when it stores the key from the exchange.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PassDigits {
+    /// Computed from the key at every use: a shift and a mask for an
+    /// unsigned key; for a float key its image first, a NaN test, the
+    /// sign's flip and a select.
+    #[default]
+    Recomputed,
+    /// Computed once after the load and kept four to a register
+    /// (`ITEMS / 4` more registers), each use one byte permute.
+    Packed,
+}
+
+impl PassDigits {
+    /// Both ways.
+    pub const ALL: [PassDigits; 2] = [PassDigits::Recomputed, PassDigits::Packed];
+
+    /// The value of the kernel's `SORT_PACKED_DIGITS` define.
+    pub(crate) fn define(self) -> u32 {
+        u32::from(self == PassDigits::Packed)
+    }
+
+    /// The name in tables.
+    ///
+    /// ```
+    /// assert_eq!(sort::policy::PassDigits::Packed.name(), "digits packed");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            PassDigits::Recomputed => "digits recomputed",
+            PassDigits::Packed => "digits packed",
+        }
+    }
+}
+
 /// Where the upsweep (the one read of the keys that histograms every
 /// digit pass at once) keeps its shared-memory counters
 /// (`kernels/cuda/sort/onesweep.cu`).
@@ -236,6 +276,7 @@ pub struct OnesweepPolicy {
     rank: RankMethod,
     counts: TileCounts,
     tiles: TileOrder,
+    digits: PassDigits,
     upsweep_threads: u32,
     upsweep_items: u32,
     upsweep_counters: UpsweepCounters,
@@ -252,6 +293,7 @@ impl OnesweepPolicy {
         rank: RankMethod::Ballots,
         counts: TileCounts::Early,
         tiles: TileOrder::InBlockOrder,
+        digits: PassDigits::Recomputed,
         upsweep_threads: 256,
         upsweep_items: 16,
         upsweep_counters: UpsweepCounters::PerLane,
@@ -338,6 +380,18 @@ impl OnesweepPolicy {
     /// ```
     pub fn with_tile_order(self, tiles: TileOrder) -> Self {
         OnesweepPolicy { tiles, ..self }
+    }
+
+    /// This policy with its passes taking each key's digit as `digits`
+    /// says (any shape takes either).
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, PassDigits};
+    /// let p = OnesweepPolicy::DEFAULT.with_pass_digits(PassDigits::Packed);
+    /// assert_eq!(p.pass_digits(), PassDigits::Packed);
+    /// ```
+    pub fn with_pass_digits(self, digits: PassDigits) -> Self {
+        OnesweepPolicy { digits, ..self }
     }
 
     /// The policy the entry points use for keys `K` with `payload` (values
@@ -435,11 +489,20 @@ impl OnesweepPolicy {
         } else {
             TileOrder::InBlockOrder
         };
+        // A float key's digit is dear (its image takes a NaN test and a
+        // select): `f32` passes take each digit once. `f64` keys' 512 × 16
+        // passes spill with the packed digits' four registers more.
+        let digits = if K::IS_FLOAT && K::BYTES == 4 {
+            PassDigits::Packed
+        } else {
+            PassDigits::Recomputed
+        };
         let shape = |items| OnesweepPolicy {
             pass_threads: threads,
             pass_items: items,
             counts,
             tiles,
+            digits,
             ..OnesweepPolicy::DEFAULT
         };
         // The most keys per thread, at most the table's, that fit the
@@ -465,6 +528,7 @@ impl OnesweepPolicy {
         rank: RankMethod::Ballots,
         counts: TileCounts::Early,
         tiles: TileOrder::InBlockOrder,
+        digits: PassDigits::Recomputed,
         upsweep_threads: 256,
         upsweep_items: 8,
         upsweep_counters: UpsweepCounters::Shared,
@@ -519,6 +583,12 @@ impl OnesweepPolicy {
     /// How the pass's blocks find their tiles.
     pub fn tile_order(&self) -> TileOrder {
         self.tiles
+    }
+
+    /// Whether the pass's threads take each key's digit once or at every
+    /// use.
+    pub fn pass_digits(&self) -> PassDigits {
+        self.digits
     }
 
     /// Where the upsweep keeps its counters.
@@ -773,6 +843,9 @@ impl OnesweepPolicy {
     /// use sort::policy::TileOrder;
     /// let counter = OnesweepPolicy::DEFAULT.with_tile_order(TileOrder::Counter);
     /// assert_eq!(counter.name(), "256x16 ballots tile counter up 256x16");
+    /// use sort::policy::PassDigits;
+    /// let packed = OnesweepPolicy::DEFAULT.with_pass_digits(PassDigits::Packed);
+    /// assert_eq!(packed.name(), "256x16 ballots digits packed up 256x16");
     /// ```
     pub fn name(&self) -> String {
         // Early counts, tiles in block order and per-lane upsweep counters,
@@ -789,8 +862,12 @@ impl OnesweepPolicy {
             TileOrder::InBlockOrder => "",
             TileOrder::Counter => " tile counter",
         };
+        let digits = match self.digits {
+            PassDigits::Recomputed => "",
+            PassDigits::Packed => " digits packed",
+        };
         format!(
-            "{}x{} {}{counts}{tiles} up {}x{}{counters}",
+            "{}x{} {}{counts}{tiles}{digits} up {}x{}{counters}",
             self.pass_threads,
             self.pass_items,
             self.rank.name(),
@@ -823,8 +900,12 @@ impl OnesweepPolicy {
             TileOrder::InBlockOrder => "",
             TileOrder::Counter => "c",
         };
+        let digits = match self.digits {
+            PassDigits::Recomputed => "",
+            PassDigits::Packed => "d",
+        };
         format!(
-            "_p{}x{}{rank}{counts}{tiles}_u{}x{}{counters}",
+            "_p{}x{}{rank}{counts}{tiles}{digits}_u{}x{}{counters}",
             self.pass_threads, self.pass_items, self.upsweep_threads, self.upsweep_items
         )
     }
@@ -880,6 +961,7 @@ pub fn small_sweep_grid() -> Vec<OnesweepPolicy> {
                 rank: RankMethod::Ballots,
                 counts: TileCounts::Early,
                 tiles: TileOrder::InBlockOrder,
+                digits: PassDigits::Recomputed,
                 upsweep_threads: up_threads,
                 upsweep_items: up_items,
                 upsweep_counters: UpsweepCounters::Shared,

@@ -9,8 +9,8 @@ use gpu_core::Error;
 use proptest::prelude::*;
 use sort::key::{PayloadWidth, SortKey};
 use sort::policy::{
-    sweep_grid, OnesweepPolicy, RankMethod, TileCounts, TileOrder, BLOCK_THREADS_CHOICES,
-    LOOKBACK_COUNT_LIMIT, MAX_ITEMS, PASS_SHARED_BUDGET_BYTES,
+    sweep_grid, OnesweepPolicy, PassDigits, RankMethod, TileCounts, TileOrder,
+    BLOCK_THREADS_CHOICES, LOOKBACK_COUNT_LIMIT, MAX_ITEMS, PASS_SHARED_BUDGET_BYTES,
 };
 
 /// The field an `InvalidArgument` names, or a description of another error.
@@ -68,7 +68,8 @@ fn payloads() -> Vec<Option<PayloadWidth>> {
 
 /// The default of `K` with every payload: the table's shape by ballots (tile
 /// counts from the ranks and tiles from the counter for `f32` keys alone,
-/// counts early or by warp and tiles in block order otherwise) with
+/// counts early or by warp and tiles in block order otherwise; digits
+/// packed for `f32` keys, recomputed otherwise) with
 /// the 256 × 16 upsweep, accepted for those widths (`policy_module` runs the
 /// sort's own check, `check_for`), its module the unsuffixed default module
 /// built with that shape, and that module in `kernel_catalog()` with the
@@ -100,6 +101,12 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
             TileOrder::InBlockOrder
         };
         assert_eq!(p.tile_order(), tiles, "{case}");
+        let digits = if K::IS_FLOAT && K::BYTES == 4 {
+            PassDigits::Packed
+        } else {
+            PassDigits::Recomputed
+        };
+        assert_eq!(p.pass_digits(), digits, "{case}");
         assert_eq!(
             (p.upsweep_threads(), p.upsweep_items()),
             (256, 16),
@@ -112,7 +119,8 @@ fn check_defaults_of<K: SortKey>(catalog: &[gpu_core::ModuleSource]) {
             OnesweepPolicy::new(p.pass_threads(), p.pass_items(), p.rank())
                 .unwrap()
                 .with_tile_counts(p.tile_counts())
-                .with_tile_order(p.tile_order()),
+                .with_tile_order(p.tile_order())
+                .with_pass_digits(p.pass_digits()),
             p,
             "{case}"
         );
@@ -445,8 +453,11 @@ fn every_default_pass_keeps_everything_in_registers() {
         cases.push(small_input_pass::<u32>(payload));
         cases.push(small_input_pass::<u64>(payload));
     }
-    // Float keys alone: their image adds a NaN test and a select per digit.
-    cases.push(default_pass::<f32>(None));
+    // Float keys: their image adds a NaN test and a select per digit, and
+    // f32 passes keep their digits packed (four registers more).
+    for payload in payloads() {
+        cases.push(default_pass::<f32>(payload));
+    }
     cases.push(default_pass::<f64>(None));
     assert_in_registers(&cases);
 }
@@ -525,6 +536,55 @@ fn both_tile_orders_keep_the_pass_in_registers() {
         cases.push(with_pass_entry(
             sort::modules::policy_module::<u64>(None, &wide).unwrap(),
         ));
+    }
+    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "{names:?}");
+    assert_in_registers(&cases);
+}
+
+/// The module of `K` with `payload` under `policy` with its pass's digits
+/// as `digits` says (checked in the module's defines), and its pass entry.
+fn with_pass_digits<K: SortKey>(
+    payload: Option<PayloadWidth>,
+    policy: OnesweepPolicy,
+    digits: PassDigits,
+) -> (gpu_core::ModuleSource, String) {
+    let policy = policy.with_pass_digits(digits);
+    assert_eq!(policy.pass_digits(), digits);
+    let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
+    let define = format!(
+        "#define SORT_PACKED_DIGITS {}",
+        u32::from(digits == PassDigits::Packed)
+    );
+    assert!(module.code().contains(&define), "{}", module.name());
+    with_pass_entry(module)
+}
+
+#[test]
+fn both_ways_of_pass_digits_keep_the_pass_in_registers() {
+    // The defaults of u32 and f32 keys with every way of tile counts, of
+    // u32 and f32 keys with u32 values, and the small-input policy, each
+    // with the pass's digits recomputed and packed, as `sort_tune --grid
+    // digits` runs them; one module name per policy. (u64 keys' 512 × 16
+    // passes spill with packed digits, as f64 keys' do.) Needs NVRTC and
+    // nvdisasm for the listing, skipped without.
+    let mut cases = Vec::new();
+    let pairs = Some(PayloadWidth::B4);
+    for digits in PassDigits::ALL {
+        for counts in TileCounts::ALL {
+            let u = OnesweepPolicy::default_for::<u32>(None).with_tile_counts(counts);
+            cases.push(with_pass_digits::<u32>(None, u, digits));
+            let f = OnesweepPolicy::default_for::<f32>(None).with_tile_counts(counts);
+            cases.push(with_pass_digits::<f32>(None, f, digits));
+        }
+        let u_pairs = OnesweepPolicy::default_for::<u32>(pairs);
+        cases.push(with_pass_digits::<u32>(pairs, u_pairs, digits));
+        let f_pairs = OnesweepPolicy::default_for::<f32>(pairs);
+        cases.push(with_pass_digits::<f32>(pairs, f_pairs, digits));
+        let small = OnesweepPolicy::SMALL_INPUT;
+        cases.push(with_pass_digits::<f32>(None, small, digits));
     }
     let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
     names.sort_unstable();

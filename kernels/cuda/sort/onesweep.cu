@@ -104,6 +104,18 @@
 #define SORT_TILES_IN_BLOCK_ORDER 0
 #endif
 
+// Whether a pass's thread takes each key's digit once, right after the
+// load, and keeps the digits four to a register (OnesweepPolicy's
+// PassDigits): 0, the digit is computed from the key wherever the pass
+// needs it (counting, peers, rank, slot: three or four times per key before
+// the store takes it once more from the exchange); 1, computed once and
+// unpacked by one byte permute at each of those uses. It pays most where
+// the digit is dear: a float key's image costs a NaN test and a select
+// besides the sign's flip (to_radix in sort/radix_key.cuh) each time.
+#ifndef SORT_PACKED_DIGITS
+#define SORT_PACKED_DIGITS 0
+#endif
+
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
 template <typename B>
 __device__ __forceinline__ u32 sort_digit_of(B image, u32 shift, u32 width) {
@@ -133,6 +145,26 @@ struct PassDigit {
     // tile's `tile_count` keys (a lane without a key).
     __device__ __forceinline__ u32 of_item(K key, u32 idx, u32 tile_count) const {
         return idx < tile_count ? of(key) : (u32)SORT_RADIX;
+    }
+};
+
+// A thread's digits of its ITEMS keys for one pass, four to a register
+// (SORT_PACKED_DIGITS): byte j mod 4 of word j / 4 is the digit of item j
+// (at most 8 bits; an item past the tile's keys holds a digit its uses never
+// read). `set` and `get` take compile-time item indices (unrolled loops),
+// so each is one byte permute.
+template <int ITEMS>
+struct PackedDigits {
+    u32 word[(ITEMS + 3) / 4];
+    __device__ __forceinline__ void set(int j, u32 digit) {
+        // Byte 0 of `digit` into byte j mod 4, the word's other bytes kept
+        // (byte j mod 4 = 0 starts the word: the digit's upper bytes are 0).
+        const u32 at = 4u * (u32)(j & 3);
+        const u32 insert = (0x3210u & ~(0xfu << at)) | (4u << at);
+        word[j >> 2] = (j & 3) == 0 ? digit : __byte_perm(word[j >> 2], digit, insert);
+    }
+    __device__ __forceinline__ u32 get(int j) const {
+        return __byte_perm(word[j >> 2], 0u, 0x4440u | (u32)(j & 3));
     }
 };
 
@@ -463,6 +495,16 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #if SORT_TILES_IN_BLOCK_ORDER
     __syncthreads();  // the zeroed counters
 #endif
+    // item_digit(j): the digit of item j (its uses below read it only for
+    // items below tile_count).
+#if SORT_PACKED_DIGITS
+    PackedDigits<ITEMS> digits;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) digits.set(j, digit_of.of(key[j]));
+    const auto item_digit = [&](int j) { return digits.get(j); };
+#else
+    const auto item_digit = [&](int j) { return digit_of.of(key[j]); };
+#endif
 
     const u32 d = tid;
     const bool owns_digit = BLOCK == SORT_RADIX || d < SORT_RADIX;
@@ -484,13 +526,13 @@ __device__ __forceinline__ void sort_onesweep_pass(
     if (full_tile) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
-            atomicAdd(&count_of_digit[digit_of.of(key[j])], 1u);
+            atomicAdd(&count_of_digit[item_digit(j)], 1u);
     } else {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
             if (idx < tile_count)
-                atomicAdd(&count_of_digit[digit_of.of(key[j])], 1u);
+                atomicAdd(&count_of_digit[item_digit(j)], 1u);
         }
     }
     __syncthreads();
@@ -521,10 +563,10 @@ __device__ __forceinline__ void sort_onesweep_pass(
     if (full_tile) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
-            slot[j] = warp_digit_peers(digit_of.of(key[j]), false);
+            slot[j] = warp_digit_peers(item_digit(j), false);
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
-            const u32 digit = digit_of.of(key[j]);
+            const u32 digit = item_digit(j);
             slot[j] = warp_rank_from_peers<true>(my_counts, digit, slot[j]);
         }
     } else {
@@ -606,7 +648,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
         if (full_tile || idx < tile_count) {
-            const u32 digit = digit_of.of(key[j]);
+            const u32 digit = item_digit(j);
             slot[j] += s.warp_counts[warp * SORT_RADIX + digit];
             exchange_keys[slot[j]] = key[j];
         }

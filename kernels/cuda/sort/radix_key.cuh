@@ -41,8 +41,10 @@ template <> struct radix_key<f32> {
   typedef u32 bits_t;
   static __device__ __forceinline__ bits_t to_radix(f32 k) {
     const u32 b = __float_as_uint(k);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;  // NaN
-    return (b & 0x80000000u) ? ~b : (b ^ 0x80000000u);
+    // Negative: every bit flipped; positive: the sign bit (one shift and
+    // one three-input logic operation).
+    const u32 image = b ^ ((u32)((int)b >> 31) | 0x80000000u);
+    return (b & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : image;  // NaN: all ones
   }
 };
 
