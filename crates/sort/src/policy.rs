@@ -13,7 +13,7 @@
 //! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
 //! | [`TileCounts`] | early, from the ranks, by warp | when a tile counts its keys by digit for the look-back |
 //! | [`TileOrder`] | counter, block order | how a pass's block finds its tile |
-//! | [`PassDigits`] | recomputed, packed | whether a pass's thread takes each key's digit once or at every use |
+//! | [`PassDigits`] | recomputed, packed, kept | whether a pass's thread takes each key's digit once or at every use |
 //! | upsweep threads, items | 256, 384, 512; 1 … 32 | the all-digit histogram's block and keys per thread per round |
 //! | [`UpsweepCounters`] | one set, per-lane copies | where the all-digit histogram's shared-memory counters live |
 //!
@@ -151,10 +151,11 @@ impl TileOrder {
 }
 
 /// Whether a digit pass's thread takes each key's digit of the pass once
-/// or at every use (`kernels/cuda/sort/onesweep.cu`, `SORT_PACKED_DIGITS`).
-/// A pass uses each key's digit three or four times in registers (the
-/// tile's count with early or per-warp counts, the peer search, the rank,
-/// the key's slot) and once more when it stores the key from the exchange.
+/// or at every use (`kernels/cuda/sort/onesweep.cu`, `SORT_PACKED_DIGITS`
+/// and `SORT_SLOT_DIGITS`). A pass uses each key's digit three or four
+/// times in registers (the tile's count with early or per-warp counts, the
+/// peer search, the rank, the key's slot) and once more when it stores the
+/// key from the exchange.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PassDigits {
     /// Computed from the key at every use: a shift and a mask for an
@@ -163,17 +164,28 @@ pub enum PassDigits {
     #[default]
     Recomputed,
     /// Computed once after the load and kept four to a register
-    /// (`ITEMS / 4` more registers), each use one byte permute.
+    /// (`ITEMS / 4` more registers), each use one byte permute; the store
+    /// takes the digit from the key again.
     Packed,
+    /// As [`PassDigits::Packed`], and each key's digit is also written
+    /// beside it in the exchange (one shared-memory byte per slot, a tile's
+    /// worth more shared memory for keys alone), so the store reads it back
+    /// instead of taking it from the key.
+    Kept,
 }
 
 impl PassDigits {
-    /// Both ways.
-    pub const ALL: [PassDigits; 2] = [PassDigits::Recomputed, PassDigits::Packed];
+    /// Every way.
+    pub const ALL: [PassDigits; 3] = [PassDigits::Recomputed, PassDigits::Packed, PassDigits::Kept];
 
     /// The value of the kernel's `SORT_PACKED_DIGITS` define.
-    pub(crate) fn define(self) -> u32 {
-        u32::from(self == PassDigits::Packed)
+    pub(crate) fn packed_define(self) -> u32 {
+        u32::from(self != PassDigits::Recomputed)
+    }
+
+    /// The value of the kernel's `SORT_SLOT_DIGITS` define.
+    pub(crate) fn slot_define(self) -> u32 {
+        u32::from(self == PassDigits::Kept)
     }
 
     /// The name in tables.
@@ -185,6 +197,7 @@ impl PassDigits {
         match self {
             PassDigits::Recomputed => "digits recomputed",
             PassDigits::Packed => "digits packed",
+            PassDigits::Kept => "digits kept",
         }
     }
 }
@@ -723,6 +736,10 @@ impl OnesweepPolicy {
     /// // exchange, one byte of slot digits, the scan's 8 totals, the tile.
     /// assert_eq!(OnesweepPolicy::DEFAULT.pass_shared_bytes(4, 0),
     ///            8192 + 1024 + 2048 + 16_384 + 4 + 32 + 4);
+    /// // Digits kept beside the keys: a byte per slot.
+    /// use sort::policy::PassDigits;
+    /// let kept = OnesweepPolicy::DEFAULT.with_pass_digits(PassDigits::Kept);
+    /// assert_eq!(kept.pass_shared_bytes(4, 0), 8192 + 1024 + 2048 + 16_384 + 4096 + 32 + 4 + 4);
     /// ```
     pub fn pass_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
         let warps = (self.pass_threads / 32) as u64;
@@ -731,7 +748,11 @@ impl OnesweepPolicy {
         let round = |x: u64, to: u64| x.div_ceil(to) * to;
         let counters = 4 * warps * 256 + 4 * 256 + 8 * 256;
         let exchange = round(tile * exchange_bytes, 8);
-        let slot_digits = if value_bytes > 0 { tile } else { 1 };
+        let slot_digits = if value_bytes > 0 || self.digits == PassDigits::Kept {
+            tile
+        } else {
+            1
+        };
         let scan_and_tile = 4 * warps + 4;
         let bytes = round(
             counters + exchange + round(slot_digits, 4) + scan_and_tile,
@@ -865,6 +886,7 @@ impl OnesweepPolicy {
         let digits = match self.digits {
             PassDigits::Recomputed => "",
             PassDigits::Packed => " digits packed",
+            PassDigits::Kept => " digits kept",
         };
         format!(
             "{}x{} {}{counts}{tiles}{digits} up {}x{}{counters}",
@@ -903,6 +925,7 @@ impl OnesweepPolicy {
         let digits = match self.digits {
             PassDigits::Recomputed => "",
             PassDigits::Packed => "d",
+            PassDigits::Kept => "k",
         };
         format!(
             "_p{}x{}{rank}{counts}{tiles}{digits}_u{}x{}{counters}",

@@ -1,8 +1,9 @@
 //! GPU tests of the Onesweep sort under tuning policies
 //! (`sort::policy::OnesweepPolicy`): the default and non-default shapes
 //! (384 × 16 by match-any, 512 × 12 by ballots, 256 × 24 by match-any),
-//! every way of tile counts (`TileCounts`) and both tile orders
-//! (`TileOrder`), keys and pairs, u32 and
+//! every way of tile counts (`TileCounts`), both tile orders
+//! (`TileOrder`) and every way of the pass's digits (`PassDigits`), keys
+//! and pairs, u32 and
 //! u64 keys, both orders, lengths at each policy's
 //! tile ± 1 and several tiles, bit for bit against `sort::cpu`; one input
 //! past a portion of a non-default policy (checked in O(n) through an
@@ -15,15 +16,16 @@
 
 use gpu_core::{DeviceBuffer, DeviceType, Error, Gpu};
 use parprims_testkit::rng::SplitMix64;
-use sort::policy::{OnesweepPolicy, RankMethod, TileCounts, TileOrder};
+use sort::policy::{OnesweepPolicy, PassDigits, RankMethod, TileCounts, TileOrder};
 use sort::{Order, SortKey, SortOptions};
 
 mod sort_support;
 use sort_support::{check_keys_under, check_pairs_under, gpu, seed};
 
 /// The policies every case runs under: the default and three other
-/// shapes, tile counts taken each way, and tiles from the counter as well
-/// as in block order (the default).
+/// shapes, tile counts taken each way, tiles from the counter as well as
+/// in block order (the default), and digits packed and kept as well as
+/// recomputed (the default).
 fn policies() -> Vec<OnesweepPolicy> {
     vec![
         OnesweepPolicy::DEFAULT,
@@ -46,6 +48,18 @@ fn policies() -> Vec<OnesweepPolicy> {
             .unwrap()
             .with_tile_counts(TileCounts::ByWarp)
             .with_tile_order(TileOrder::Counter),
+        OnesweepPolicy::new(512, 16, RankMethod::Ballots)
+            .unwrap()
+            .with_pass_digits(PassDigits::Packed),
+        OnesweepPolicy::new(384, 16, RankMethod::MatchAny)
+            .unwrap()
+            .with_tile_counts(TileCounts::ByWarp)
+            .with_pass_digits(PassDigits::Kept),
+        OnesweepPolicy::new(512, 12, RankMethod::Ballots)
+            .unwrap()
+            .with_tile_counts(TileCounts::FromRanks)
+            .with_tile_order(TileOrder::Counter)
+            .with_pass_digits(PassDigits::Kept),
     ]
 }
 
