@@ -277,8 +277,7 @@ fn onesweep_sources(module: ModuleSource, policy: &OnesweepPolicy) -> ModuleSour
         )
         .define("SORT_TILE_COUNTS", policy.tile_counts().define())
         .define("SORT_TILES_IN_BLOCK_ORDER", policy.tile_order().define())
-        .define("SORT_PACKED_DIGITS", policy.pass_digits().packed_define())
-        .define("SORT_SLOT_DIGITS", policy.pass_digits().slot_define())
+        .define("SORT_PACKED_DIGITS", policy.pass_digits().define())
         .source(parprims_kernels::SORT_WARP_RANK)
         .source(parprims_kernels::SORT_ONESWEEP)
 }

@@ -13,7 +13,7 @@
 //! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
 //! | [`TileCounts`] | early, from the ranks, by warp | when a tile counts its keys by digit for the look-back |
 //! | [`TileOrder`] | counter, block order | how a pass's block finds its tile |
-//! | [`PassDigits`] | recomputed, packed, kept | whether a pass's thread takes each key's digit once or at every use |
+//! | [`PassDigits`] | recomputed, packed | whether a pass's thread takes each key's digit once or at every use |
 //! | upsweep threads, items | 256, 384, 512; 1 … 32 | the all-digit histogram's block and keys per thread per round |
 //! | [`UpsweepCounters`] | one set, per-lane copies | where the all-digit histogram's shared-memory counters live |
 //!
@@ -151,11 +151,10 @@ impl TileOrder {
 }
 
 /// Whether a digit pass's thread takes each key's digit of the pass once
-/// or at every use (`kernels/cuda/sort/onesweep.cu`, `SORT_PACKED_DIGITS`
-/// and `SORT_SLOT_DIGITS`). A pass uses each key's digit three or four
-/// times in registers (the tile's count with early or per-warp counts, the
-/// peer search, the rank, the key's slot) and once more when it stores the
-/// key from the exchange.
+/// or at every use (`kernels/cuda/sort/onesweep.cu`, `SORT_PACKED_DIGITS`).
+/// A pass uses each key's digit three or four times in registers (the
+/// tile's count with early or per-warp counts, the peer search, the rank,
+/// the key's slot) and once more when it stores the key from the exchange.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PassDigits {
     /// Computed from the key at every use: a shift and a mask for an
@@ -164,28 +163,17 @@ pub enum PassDigits {
     #[default]
     Recomputed,
     /// Computed once after the load and kept four to a register
-    /// (`ITEMS / 4` more registers), each use one byte permute; the store
-    /// takes the digit from the key again.
+    /// (`ITEMS / 4` more registers), each use one byte permute.
     Packed,
-    /// As [`PassDigits::Packed`], and each key's digit is also written
-    /// beside it in the exchange (one shared-memory byte per slot, a tile's
-    /// worth more shared memory for keys alone), so the store reads it back
-    /// instead of taking it from the key.
-    Kept,
 }
 
 impl PassDigits {
-    /// Every way.
-    pub const ALL: [PassDigits; 3] = [PassDigits::Recomputed, PassDigits::Packed, PassDigits::Kept];
+    /// Both ways.
+    pub const ALL: [PassDigits; 2] = [PassDigits::Recomputed, PassDigits::Packed];
 
     /// The value of the kernel's `SORT_PACKED_DIGITS` define.
-    pub(crate) fn packed_define(self) -> u32 {
-        u32::from(self != PassDigits::Recomputed)
-    }
-
-    /// The value of the kernel's `SORT_SLOT_DIGITS` define.
-    pub(crate) fn slot_define(self) -> u32 {
-        u32::from(self == PassDigits::Kept)
+    pub(crate) fn define(self) -> u32 {
+        u32::from(self == PassDigits::Packed)
     }
 
     /// The name in tables.
@@ -197,7 +185,6 @@ impl PassDigits {
         match self {
             PassDigits::Recomputed => "digits recomputed",
             PassDigits::Packed => "digits packed",
-            PassDigits::Kept => "digits kept",
         }
     }
 }
@@ -450,6 +437,24 @@ impl OnesweepPolicy {
     /// So `f32` keys alone gain 2.4–3.5 % from the counter at 2^28 and give
     /// up 3 % at 2^24 (one run); every other case gains 0.3–4.6 % from
     /// block order.
+    ///
+    /// `f32` keys, alone or with values, take each key's digit once and
+    /// keep it packed ([`PassDigits::Packed`]); every other key type
+    /// recomputes it. Measured by `sort_tune --grid digits` (two processes
+    /// on H200s, median of 10, ms, packed against recomputed with the same
+    /// counts and order):
+    ///
+    /// | case | 2^24 | 2^28 |
+    /// |---|---|---|
+    /// | `f32` keys (the default's counts from the ranks, counter) | 0.4471, 0.4495 against 0.4471, 0.4537 | 6.0167, 6.0167 against 6.1378, 6.0727 |
+    /// | `f32` keys, `u32` values (early counts, block order) | | 8.2424, 8.1975 against 8.2276, 8.2090 |
+    /// | `u32` keys (early counts, block order) | 0.4186, 0.4170 against 0.4079, 0.4032 | 5.8009, 5.8099 against 5.6778, 5.6610 |
+    /// | `u32` keys, `u32` values (counts by warp) | | 8.0367, 7.9462 against 7.9225, 7.8972 |
+    ///
+    /// `f32` keys alone gain 0.9–2.0 % at 2^28; with values it is a wash
+    /// (the values' pass dominates). A `u32` key's digit is a shift and a mask, so the four registers
+    /// the packed digits hold cost more than the recomputing saves; `f64`
+    /// keys' 512 × 16 passes spill with them.
     ///
     /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
     /// runs on an H100) over the grid of [`sweep_grid`], every pass
@@ -736,10 +741,6 @@ impl OnesweepPolicy {
     /// // exchange, one byte of slot digits, the scan's 8 totals, the tile.
     /// assert_eq!(OnesweepPolicy::DEFAULT.pass_shared_bytes(4, 0),
     ///            8192 + 1024 + 2048 + 16_384 + 4 + 32 + 4);
-    /// // Digits kept beside the keys: a byte per slot.
-    /// use sort::policy::PassDigits;
-    /// let kept = OnesweepPolicy::DEFAULT.with_pass_digits(PassDigits::Kept);
-    /// assert_eq!(kept.pass_shared_bytes(4, 0), 8192 + 1024 + 2048 + 16_384 + 4096 + 32 + 4 + 4);
     /// ```
     pub fn pass_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
         let warps = (self.pass_threads / 32) as u64;
@@ -748,11 +749,7 @@ impl OnesweepPolicy {
         let round = |x: u64, to: u64| x.div_ceil(to) * to;
         let counters = 4 * warps * 256 + 4 * 256 + 8 * 256;
         let exchange = round(tile * exchange_bytes, 8);
-        let slot_digits = if value_bytes > 0 || self.digits == PassDigits::Kept {
-            tile
-        } else {
-            1
-        };
+        let slot_digits = if value_bytes > 0 { tile } else { 1 };
         let scan_and_tile = 4 * warps + 4;
         let bytes = round(
             counters + exchange + round(slot_digits, 4) + scan_and_tile,
@@ -886,7 +883,6 @@ impl OnesweepPolicy {
         let digits = match self.digits {
             PassDigits::Recomputed => "",
             PassDigits::Packed => " digits packed",
-            PassDigits::Kept => " digits kept",
         };
         format!(
             "{}x{} {}{counts}{tiles}{digits} up {}x{}{counters}",
@@ -925,7 +921,6 @@ impl OnesweepPolicy {
         let digits = match self.digits {
             PassDigits::Recomputed => "",
             PassDigits::Packed => "d",
-            PassDigits::Kept => "k",
         };
         format!(
             "_p{}x{}{rank}{counts}{tiles}{digits}_u{}x{}{counters}",

@@ -265,14 +265,6 @@ fn pass_shared_bytes_follows_the_storage_layout() {
     let want = (12 * 256 * 4 + 1024 + 2048 + 4608 * 2 + 4 + 12 * 4 + 4usize).div_ceil(8) * 8;
     assert_eq!(q.pass_shared_bytes(2, 0) as usize, want);
     assert_eq!(q.pass_shared_bytes(2, 0) % 8, 0);
-    // Digits kept beside the keys: a slot digit byte per key of the tile,
-    // with or without values (pairs have them either way).
-    let kept = q.with_pass_digits(PassDigits::Kept);
-    let want = (12 * 256 * 4 + 1024 + 2048 + 4608 * 2 + 4608 + 12 * 4 + 4usize).div_ceil(8) * 8;
-    assert_eq!(kept.pass_shared_bytes(2, 0) as usize, want);
-    assert_eq!(kept.pass_shared_bytes(4, 4), q.pass_shared_bytes(4, 4));
-    let packed = q.with_pass_digits(PassDigits::Packed);
-    assert_eq!(packed.pass_shared_bytes(2, 0), q.pass_shared_bytes(2, 0));
 }
 
 proptest! {
@@ -562,17 +554,11 @@ fn with_pass_digits<K: SortKey>(
     let policy = policy.with_pass_digits(digits);
     assert_eq!(policy.pass_digits(), digits);
     let module = sort::modules::policy_module::<K>(payload, &policy).unwrap();
-    for (name, on) in [
-        ("SORT_PACKED_DIGITS", digits != PassDigits::Recomputed),
-        ("SORT_SLOT_DIGITS", digits == PassDigits::Kept),
-    ] {
-        let define = format!("#define {name} {}", u32::from(on));
-        assert!(
-            module.code().contains(&define),
-            "{}: {define}",
-            module.name()
-        );
-    }
+    let define = format!(
+        "#define SORT_PACKED_DIGITS {}",
+        u32::from(digits == PassDigits::Packed)
+    );
+    assert!(module.code().contains(&define), "{}", module.name());
     with_pass_entry(module)
 }
 
@@ -580,8 +566,8 @@ fn with_pass_digits<K: SortKey>(
 fn both_ways_of_pass_digits_keep_the_pass_in_registers() {
     // The defaults of u32 and f32 keys with every way of tile counts, of
     // u32 and f32 keys with u32 values, and the small-input policy, each
-    // with every way of the pass's digits, as `sort_tune --grid digits`
-    // runs them; one module name per policy. (u64 keys' 512 × 16
+    // with the pass's digits recomputed and packed, as `sort_tune --grid
+    // digits` runs them; one module name per policy. (u64 keys' 512 × 16
     // passes spill with packed digits, as f64 keys' do.) Needs NVRTC and
     // nvdisasm for the listing, skipped without.
     let mut cases = Vec::new();

@@ -2,7 +2,7 @@
 //! (`sort::policy::OnesweepPolicy`): the default and non-default shapes
 //! (384 × 16 by match-any, 512 × 12 by ballots, 256 × 24 by match-any),
 //! every way of tile counts (`TileCounts`), both tile orders
-//! (`TileOrder`) and every way of the pass's digits (`PassDigits`), keys
+//! (`TileOrder`) and both ways of the pass's digits (`PassDigits`), keys
 //! and pairs, u32 and
 //! u64 keys, both orders, lengths at each policy's
 //! tile ± 1 and several tiles, bit for bit against `sort::cpu`; one input
@@ -24,8 +24,8 @@ use sort_support::{check_keys_under, check_pairs_under, gpu, seed};
 
 /// The policies every case runs under: the default and three other
 /// shapes, tile counts taken each way, tiles from the counter as well as
-/// in block order (the default), and digits packed and kept as well as
-/// recomputed (the default).
+/// in block order (the default), and digits packed as well as recomputed
+/// (the default).
 fn policies() -> Vec<OnesweepPolicy> {
     vec![
         OnesweepPolicy::DEFAULT,
@@ -54,12 +54,12 @@ fn policies() -> Vec<OnesweepPolicy> {
         OnesweepPolicy::new(384, 16, RankMethod::MatchAny)
             .unwrap()
             .with_tile_counts(TileCounts::ByWarp)
-            .with_pass_digits(PassDigits::Kept),
+            .with_pass_digits(PassDigits::Packed),
         OnesweepPolicy::new(512, 12, RankMethod::Ballots)
             .unwrap()
             .with_tile_counts(TileCounts::FromRanks)
             .with_tile_order(TileOrder::Counter)
-            .with_pass_digits(PassDigits::Kept),
+            .with_pass_digits(PassDigits::Packed),
     ]
 }
 

@@ -115,15 +115,6 @@
 #ifndef SORT_PACKED_DIGITS
 #define SORT_PACKED_DIGITS 0
 #endif
-// Whether the pass also writes each key's digit beside it in the exchange
-// (one byte per slot, in slot_digit), so that the store reads the digit of
-// slot i back instead of taking it from the key again (PassDigits::Kept,
-// with SORT_PACKED_DIGITS). Sorts with values keep the slot digits either
-// way (the values' store needs them); without this they are written by the
-// keys' store.
-#ifndef SORT_SLOT_DIGITS
-#define SORT_SLOT_DIGITS 0
-#endif
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
 template <typename B>
@@ -371,7 +362,7 @@ struct OnesweepStorage {
     u32 tile_counts[SORT_RADIX];          // the tile's count of each digit (early counts)
     u64 scatter_base[SORT_RADIX];         // global position of slot 0 for each digit's keys
     u64 exchange[(TILE * EXCHANGE_BYTES + 7) / 8];  // keys, then values, in sorted slots
-    u8 slot_digit[(HAS_VALUES || SORT_SLOT_DIGITS) ? TILE : 1];  // digit of each slot (values, SORT_SLOT_DIGITS)
+    u8 slot_digit[HAS_VALUES ? TILE : 1];           // digit of each slot (for the values)
     typename BlockScan<u32, sum_op<u32>, BLOCK>::Storage scan;
     u32 tile;
 };
@@ -600,10 +591,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
-        if (full_tile || idx < tile_count) {
-            exchange_keys[slot[j]] = key[j];
-            if (SORT_SLOT_DIGITS) s.slot_digit[slot[j]] = (u8)item_digit(j);
-        }
+        if (full_tile || idx < tile_count) exchange_keys[slot[j]] = key[j];
     }
 #else
     __syncthreads();
@@ -663,7 +651,6 @@ __device__ __forceinline__ void sort_onesweep_pass(
             const u32 digit = item_digit(j);
             slot[j] += s.warp_counts[warp * SORT_RADIX + digit];
             exchange_keys[slot[j]] = key[j];
-            if (SORT_SLOT_DIGITS) s.slot_digit[slot[j]] = (u8)digit;
         }
     }
     __syncthreads();
@@ -673,8 +660,8 @@ __device__ __forceinline__ void sort_onesweep_pass(
         const u32 i = tid + (u32)j * BLOCK;
         if (full_tile || i < tile_count) {
             const K k = exchange_keys[i];
-            const u32 digit = SORT_SLOT_DIGITS ? (u32)s.slot_digit[i] : digit_of.of(k);
-            if (HAS_VALUES && !SORT_SLOT_DIGITS) s.slot_digit[HAS_VALUES ? i : 0] = (u8)digit;
+            const u32 digit = digit_of.of(k);
+            if (HAS_VALUES) s.slot_digit[HAS_VALUES ? i : 0] = (u8)digit;
             if constexpr (SPLIT) {
                 sort_split_store<K>(split, sp.keys, sp.limit, s.scatter_base, digit, i, k, false);
             } else {
