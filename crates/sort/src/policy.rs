@@ -451,10 +451,10 @@ impl OnesweepPolicy {
     /// | `u32` keys (early counts, block order) | 0.4186, 0.4170 against 0.4079, 0.4032 | 5.8009, 5.8099 against 5.6778, 5.6610 |
     /// | `u32` keys, `u32` values (counts by warp) | | 8.0367, 7.9462 against 7.9225, 7.8972 |
     ///
-    /// `f32` keys alone gain 0.9–2.0 % at 2^28; with values it is a wash
-    /// (the values' pass dominates). A `u32` key's digit is a shift and a mask, so the four registers
-    /// the packed digits hold cost more than the recomputing saves; `f64`
-    /// keys' 512 × 16 passes spill with them.
+    /// `f32` keys alone gain 0.9–2.0 % at 2^28; with values it is a wash.
+    /// A `u32` key's digit is a shift and a mask, so the four registers the
+    /// packed digits hold cost more than the recomputing saves; `f64` keys'
+    /// 512 × 16 passes spill with them.
     ///
     /// Measured by the tuning sweep (`examples/sort_tune.rs`, median of 10
     /// runs on an H100) over the grid of [`sweep_grid`], every pass
@@ -866,8 +866,9 @@ impl OnesweepPolicy {
     /// assert_eq!(packed.name(), "256x16 ballots digits packed up 256x16");
     /// ```
     pub fn name(&self) -> String {
-        // Early counts, tiles in block order and per-lane upsweep counters,
-        // the defaults of every large shape, go unnamed.
+        // Early counts, tiles in block order, recomputed digits and
+        // per-lane upsweep counters, the defaults of every large shape, go
+        // unnamed.
         let counts = match self.counts {
             TileCounts::Early => String::new(),
             TileCounts::FromRanks | TileCounts::ByWarp => format!(" {}", self.counts.name()),
