@@ -417,6 +417,16 @@ fn assert_in_registers(cases: &[(gpu_core::ModuleSource, String)]) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Checks that `cases` name one module each (every policy its own
+/// module), then [`assert_in_registers`].
+fn assert_distinct_and_in_registers(cases: &[(gpu_core::ModuleSource, String)]) {
+    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "{names:?}");
+    assert_in_registers(cases);
+}
+
 /// The default module of `K` with `payload`, its pass entry's name.
 fn default_pass<K: SortKey>(payload: Option<PayloadWidth>) -> (gpu_core::ModuleSource, String) {
     let p_name = payload.map_or("keys".to_string(), |w| format!("v{}", w.bytes()));
@@ -499,11 +509,7 @@ fn every_way_of_tile_counts_keeps_the_pass_in_registers() {
         cases.push(pass_with_counts::<f32>(None, counts));
         cases.push(pass_with_counts::<u32>(Some(PayloadWidth::B4), counts));
     }
-    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), cases.len(), "{names:?}");
-    assert_in_registers(&cases);
+    assert_distinct_and_in_registers(&cases);
 }
 
 #[test]
@@ -537,11 +543,7 @@ fn both_tile_orders_keep_the_pass_in_registers() {
             sort::modules::policy_module::<u64>(None, &wide).unwrap(),
         ));
     }
-    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), cases.len(), "{names:?}");
-    assert_in_registers(&cases);
+    assert_distinct_and_in_registers(&cases);
 }
 
 /// The module of `K` with `payload` under `policy` with its pass's digits
@@ -586,11 +588,7 @@ fn both_ways_of_pass_digits_keep_the_pass_in_registers() {
         let small = OnesweepPolicy::SMALL_INPUT;
         cases.push(with_pass_digits::<f32>(None, small, digits));
     }
-    let mut names: Vec<&str> = cases.iter().map(|(m, _)| m.name()).collect();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), cases.len(), "{names:?}");
-    assert_in_registers(&cases);
+    assert_distinct_and_in_registers(&cases);
 }
 
 #[test]
