@@ -26,6 +26,7 @@
 //! cargo run --release --example sort_tune -- --grid counts --cases u32,f32,u64,u32-pairs,f32-pairs
 //! cargo run --release --example sort_tune -- --grid order --cases u32,f32,u64,u32-pairs --sizes 2^18,2^24,2^28
 //! cargo run --release --example sort_tune -- --grid digits --cases u32,f32,u64,u32-pairs,f32-pairs
+//! cargo run --release --example sort_tune -- --grid rank --cases u32,f32,u64,u32-pairs
 //! ```
 //!
 //! `--grid upsweep` runs the three cases' defaults each with the upsweep's
@@ -37,7 +38,10 @@
 //! and `OnesweepPolicy::SMALL_INPUT`, each with both ways of finding a
 //! pass's tile (`sort::policy::TileOrder`); `--grid digits` runs the
 //! defaults with every way of tile counts, each with the pass's digits
-//! recomputed and packed (`sort::policy::PassDigits`). The `f32` cases
+//! recomputed and packed (`sort::policy::PassDigits`); `--grid rank` runs
+//! the defaults with every way of finding a key's peers
+//! (`sort::policy::RankMethod`), and the shared masks of
+//! `RankMethod::AtomicOr` with every way of tile counts. The `f32` cases
 //! (keys of every bit pattern, NaNs included) are swept only when asked
 //! for.
 
@@ -51,7 +55,7 @@ use parprims_testkit::bench::{checked_exit, time_device, Repetitions};
 use parprims_testkit::rng::SplitMix64;
 use sort::key::{PayloadWidth, SortKey};
 use sort::policy::{
-    small_sweep_grid, sweep_grid, OnesweepPolicy, PassDigits, TileCounts, TileOrder,
+    small_sweep_grid, sweep_grid, OnesweepPolicy, PassDigits, RankMethod, TileCounts, TileOrder,
     UpsweepCounters,
 };
 use sort::Order;
@@ -81,7 +85,8 @@ struct Args {
     /// `order` (each case's default and the small-input policy, with both
     /// ways of finding a pass's tile) or `digits` (each case's default with
     /// every way of tile counts, each with the pass's digits recomputed and
-    /// packed).
+    /// packed) or `rank` (each case's default with every rank method, and
+    /// with atomic-or ranking under every way of tile counts).
     #[arg(long, default_value = "large")]
     grid: String,
     /// Seed of the keys (default: the clock).
@@ -198,10 +203,11 @@ fn run(args: &Args) -> Result<bool> {
         "counts" => counts_grid(),
         "order" => order_grid(),
         "digits" => digits_grid(),
+        "rank" => rank_grid(),
         other => {
             return Err(Error::invalid(
                 "grid",
-                format!("{other:?}: one of large, small, upsweep, counts, order, digits"),
+                format!("{other:?}: one of large, small, upsweep, counts, order, digits, rank"),
             ))
         }
     };
@@ -284,6 +290,23 @@ fn digits_grid() -> Vec<OnesweepPolicy> {
                     .with_pass_digits(digits)
             })
         })
+    }))
+}
+
+/// The defaults of every case (u32, f32 and u64 keys, u32 and f32 keys
+/// with u32 values) with every rank method, then with atomic-or ranking
+/// under every way of tile counts.
+fn rank_grid() -> Vec<OnesweepPolicy> {
+    distinct(Case::ALL.iter().flat_map(|case| {
+        let default = case.default_policy();
+        RankMethod::ALL
+            .map(|rank| default.with_rank_method(rank))
+            .into_iter()
+            .chain(TileCounts::ALL.map(|counts| {
+                default
+                    .with_rank_method(RankMethod::AtomicOr)
+                    .with_tile_counts(counts)
+            }))
     }))
 }
 

@@ -275,6 +275,10 @@ fn onesweep_sources(module: ModuleSource, policy: &OnesweepPolicy) -> ModuleSour
             "SORT_RANK_BY_MATCH_ANY",
             u32::from(policy.rank() == RankMethod::MatchAny),
         )
+        .define(
+            "SORT_RANK_BY_SHARED_MASKS",
+            u32::from(policy.rank() == RankMethod::AtomicOr),
+        )
         .define("SORT_TILE_COUNTS", policy.tile_counts().define())
         .define("SORT_TILES_IN_BLOCK_ORDER", policy.tile_order().define())
         .define("SORT_PACKED_DIGITS", policy.pass_digits().define())

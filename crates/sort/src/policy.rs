@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | pass threads | 256, 384, 512 | warps per tile (threads 0 … 255 own a digit each in the look-back) |
 //! | pass items | 1 … 32 per thread | keys per tile = threads × items, bounded by the shared-memory budget for the key and value widths |
-//! | [`RankMethod`] | ballots, match-any | how a warp finds the lanes holding its digit |
+//! | [`RankMethod`] | ballots, match-any, atomic or | how a warp finds the lanes holding its digit |
 //! | [`TileCounts`] | early, from the ranks, by warp | when a tile counts its keys by digit for the look-back |
 //! | [`TileOrder`] | counter, block order | how a pass's block finds its tile |
 //! | [`PassDigits`] | recomputed, packed | whether a pass's thread takes each key's digit once or at every use |
@@ -38,11 +38,22 @@ pub enum RankMethod {
     Ballots,
     /// One `__match_any_sync` on the digit.
     MatchAny,
+    /// One shared-memory `atomicOr` of the lane's bit into its digit's word
+    /// of a warp-private table of 256 masks, read back after the warp's
+    /// sync (CUB's `WARP_MATCH_ATOMIC_OR`): one atomic and one load per
+    /// key instead of eight ballots per row, for 1 KiB more shared memory
+    /// per warp. Each row is ranked at once (its peers' counter read and
+    /// grown, the masks cleared for the next row).
+    AtomicOr,
 }
 
 impl RankMethod {
-    /// Both methods.
-    pub const ALL: [RankMethod; 2] = [RankMethod::Ballots, RankMethod::MatchAny];
+    /// Every method.
+    pub const ALL: [RankMethod; 3] = [
+        RankMethod::Ballots,
+        RankMethod::MatchAny,
+        RankMethod::AtomicOr,
+    ];
 
     /// The name in tables and module names.
     ///
@@ -53,6 +64,7 @@ impl RankMethod {
         match self {
             RankMethod::Ballots => "ballots",
             RankMethod::MatchAny => "match-any",
+            RankMethod::AtomicOr => "atomic-or",
         }
     }
 }
@@ -394,9 +406,25 @@ impl OnesweepPolicy {
         OnesweepPolicy { digits, ..self }
     }
 
+    /// This policy with its passes finding each key's peers by `rank`
+    /// (any shape takes each; [`RankMethod::AtomicOr`] adds 1 KiB of
+    /// shared memory per warp, which [`OnesweepPolicy::check_widths`]
+    /// checks against the key and value widths).
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, RankMethod};
+    /// let p = OnesweepPolicy::DEFAULT.with_rank_method(RankMethod::AtomicOr);
+    /// assert_eq!(p.rank(), RankMethod::AtomicOr);
+    /// assert_eq!(p.pass_shared_bytes(4, 0), OnesweepPolicy::DEFAULT.pass_shared_bytes(4, 0) + 8 * 1024);
+    /// ```
+    pub fn with_rank_method(self, rank: RankMethod) -> Self {
+        OnesweepPolicy { rank, ..self }
+    }
+
     /// The policy the entry points use for keys `K` with `payload` (values
     /// of that width, or none): digit passes ranked by ballots (faster than
-    /// match-any in every measured case) of the shape below, the upsweep of
+    /// match-any in every measured case, and than atomic-or in every one
+    /// but `f32` keys at 2^24) of the shape below, the upsweep of
     /// [`OnesweepPolicy::DEFAULT`] (256 × 16).
     ///
     /// | keys | payload | pass threads × keys | chosen by |
@@ -732,8 +760,10 @@ impl OnesweepPolicy {
 
     /// Dynamic shared memory of the digit pass for keys of `key_bytes` and
     /// values of `value_bytes` (0 for none), bytes: the layout of
-    /// `OnesweepStorage` in `kernels/cuda/sort/onesweep.cu`, field by field
-    /// (the kernel checks at compile time that this covers it).
+    /// `OnesweepStorage` in `kernels/cuda/sort/onesweep.cu`, field by field,
+    /// and with [`RankMethod::AtomicOr`] the warps' peer masks after it
+    /// (1 KiB per warp; the kernel checks at compile time that this covers
+    /// it).
     ///
     /// ```
     /// use sort::policy::OnesweepPolicy;
@@ -751,10 +781,14 @@ impl OnesweepPolicy {
         let exchange = round(tile * exchange_bytes, 8);
         let slot_digits = if value_bytes > 0 { tile } else { 1 };
         let scan_and_tile = 4 * warps + 4;
+        let peer_masks = match self.rank {
+            RankMethod::AtomicOr => 4 * warps * 256,
+            RankMethod::Ballots | RankMethod::MatchAny => 0,
+        };
         let bytes = round(
             counters + exchange + round(slot_digits, 4) + scan_and_tile,
             8,
-        );
+        ) + peer_masks;
         u32::try_from(bytes).unwrap_or(u32::MAX)
     }
 
@@ -905,6 +939,7 @@ impl OnesweepPolicy {
         let rank = match self.rank {
             RankMethod::Ballots => 'b',
             RankMethod::MatchAny => 'm',
+            RankMethod::AtomicOr => 'o',
         };
         let counts = match self.counts {
             TileCounts::Early => "",
@@ -993,8 +1028,10 @@ pub fn small_sweep_grid() -> Vec<OnesweepPolicy> {
 /// counts (the default of u32 keys among them; u64 keys and u32 keys with
 /// u32 values count tiles by warp by default, [`TileCounts`], which
 /// `sort_tune --grid counts` compares): passes
-/// of 256 × {16, 24}, 384 × {12, 16}, 512 × {12, 16} keys, each with both
-/// [`RankMethod`]s, the default upsweep. Every one fits u32 and u64 keys
+/// of 256 × {16, 24}, 384 × {12, 16}, 512 × {12, 16} keys, each ranked by
+/// ballots and by match-any ([`RankMethod::AtomicOr`], whose peer masks
+/// take more shared memory than 512 × 16 u64 keys leave, has a grid of its
+/// own: `sort_tune --grid rank`), the default upsweep. Every one fits u32 and u64 keys
 /// and u32 keys with 4-byte values (the sweep's cases); the compile test
 /// builds each one's modules for them ([`crate::modules::sweep_catalog`]).
 ///
@@ -1014,7 +1051,7 @@ pub fn sweep_grid() -> Vec<OnesweepPolicy> {
     ];
     let mut grid = Vec::new();
     for (threads, items) in shapes {
-        for rank in RankMethod::ALL {
+        for rank in [RankMethod::Ballots, RankMethod::MatchAny] {
             let policy = OnesweepPolicy {
                 pass_threads: threads,
                 pass_items: items,

@@ -623,3 +623,89 @@ fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
         assert!(names.iter().any(|n| n == name), "{name} not in the catalog");
     }
 }
+
+#[test]
+fn every_rank_method_keeps_the_pass_in_registers() {
+    // The defaults of u32 and f32 keys and u32 keys with u32 values, as
+    // `sort_tune --grid rank` runs them: each with every rank method, and
+    // the atomic-or ranking with every way of tile counts; one module name
+    // per policy, its defines set. Needs NVRTC and nvdisasm for the
+    // listing, skipped without.
+    let mut cases = Vec::new();
+    for (payload, default) in [
+        (None, OnesweepPolicy::default_for::<u32>(None)),
+        (None, OnesweepPolicy::default_for::<f32>(None)),
+        (
+            Some(PayloadWidth::B4),
+            OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
+        ),
+    ] {
+        let mut policies: Vec<OnesweepPolicy> = RankMethod::ALL
+            .map(|rank| default.with_rank_method(rank))
+            .to_vec();
+        for counts in TileCounts::ALL {
+            let policy = default
+                .with_rank_method(RankMethod::AtomicOr)
+                .with_tile_counts(counts);
+            if !policies.contains(&policy) {
+                policies.push(policy);
+            }
+        }
+        for policy in policies {
+            let module = if default.pass_digits() == PassDigits::Packed {
+                sort::modules::policy_module::<f32>(payload, &policy)
+            } else {
+                sort::modules::policy_module::<u32>(payload, &policy)
+            };
+            let module = module.unwrap();
+            for (define, on) in [
+                (
+                    "SORT_RANK_BY_MATCH_ANY",
+                    policy.rank() == RankMethod::MatchAny,
+                ),
+                (
+                    "SORT_RANK_BY_SHARED_MASKS",
+                    policy.rank() == RankMethod::AtomicOr,
+                ),
+            ] {
+                let line = format!("#define {define} {}", u32::from(on));
+                assert!(module.code().contains(&line), "{}: {line}", module.name());
+            }
+            cases.push(with_pass_entry(module));
+        }
+    }
+    assert_distinct_and_in_registers(&cases);
+}
+
+#[test]
+fn atomic_or_ranking_takes_a_kib_of_shared_memory_per_warp() {
+    // The warps' peer masks follow the pass's storage (and the split
+    // storage): 16 KiB at 512 threads, which 512 × 16 u64 keys do not
+    // leave within the budget, while 512 × 12 fits them.
+    let ballots = OnesweepPolicy::new(512, 16, RankMethod::Ballots).unwrap();
+    let masks = ballots.with_rank_method(RankMethod::AtomicOr);
+    for (k, v) in [(4, 0), (4, 4), (8, 0), (8, 8)] {
+        assert_eq!(
+            masks.pass_shared_bytes(k, v),
+            ballots.pass_shared_bytes(k, v) + 16 * 1024
+        );
+        assert_eq!(
+            masks.pass_split_shared_bytes(k, v),
+            ballots.pass_split_shared_bytes(k, v) + 16 * 1024
+        );
+    }
+    assert!(masks.check_widths(4, 4).is_ok());
+    assert!(ballots.check_widths(8, 0).is_ok());
+    assert_eq!(
+        refused_field(masks.check_widths(8, 0).map(|()| masks)),
+        "pass_items"
+    );
+    let narrower = OnesweepPolicy::new(512, 12, RankMethod::AtomicOr).unwrap();
+    assert!(narrower.check_widths(8, 4).is_ok());
+    let module = sort::modules::policy_module::<u64>(None, &narrower).unwrap();
+    assert_eq!(module.name(), "sort_u64_keys_p512x12o_u256x16");
+    assert!(module
+        .code()
+        .contains("#define SORT_RANK_BY_SHARED_MASKS 1"));
+    assert!(sort::modules::policy_module::<u64>(None, &masks).is_err());
+}

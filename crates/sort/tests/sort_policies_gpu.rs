@@ -24,8 +24,9 @@ use sort_support::{check_keys_under, check_pairs_under, gpu, seed};
 
 /// The policies every case runs under: the default and three other
 /// shapes, tile counts taken each way, tiles from the counter as well as
-/// in block order (the default), and digits packed as well as recomputed
-/// (the default).
+/// in block order (the default), digits packed as well as recomputed
+/// (the default), and every rank method (each policy fits 8-byte keys
+/// with 4-byte values).
 fn policies() -> Vec<OnesweepPolicy> {
     vec![
         OnesweepPolicy::DEFAULT,
@@ -59,6 +60,15 @@ fn policies() -> Vec<OnesweepPolicy> {
             .unwrap()
             .with_tile_counts(TileCounts::FromRanks)
             .with_tile_order(TileOrder::Counter)
+            .with_pass_digits(PassDigits::Packed),
+        OnesweepPolicy::new(512, 12, RankMethod::AtomicOr).unwrap(),
+        OnesweepPolicy::new(384, 16, RankMethod::AtomicOr)
+            .unwrap()
+            .with_tile_counts(TileCounts::ByWarp)
+            .with_tile_order(TileOrder::Counter),
+        OnesweepPolicy::new(512, 12, RankMethod::AtomicOr)
+            .unwrap()
+            .with_tile_counts(TileCounts::FromRanks)
             .with_pass_digits(PassDigits::Packed),
     ]
 }

@@ -17,8 +17,10 @@
 //      256 counts at once (or, FROM_RANKS, takes them from the ranking's
 //      warp counters after it), ranks its keys by
 //      digit in shared memory (sort/warp_rank.cuh: warp-private counters,
-//      peer masks by ballots or match-any, stable; the peer searches of all
-//      rows first, then the counters row by row; BY_WARP starts each warp's
+//      peer masks by ballots or match-any, the peer searches of all rows
+//      first, then the counters row by row; or, SORT_RANK_BY_SHARED_MASKS,
+//      each row's masks and counters at once through a shared table;
+//      stable either way; BY_WARP starts each warp's
 //      counters at its first slot of the digit in the tile), looks back over its
 //      predecessors one digit per thread (threads 0 … 255 of
 //      a block of BLOCK ≥ 256; single_pass/digit_lookback.cuh) for its
@@ -36,7 +38,8 @@
 //
 // The tuning (block threads and items per thread of the upsweep and the
 // pass, the peer-mask method) comes from the host's OnesweepPolicy as
-// template arguments and SORT_RANK_BY_MATCH_ANY; the pass's shared storage
+// template arguments, SORT_RANK_BY_MATCH_ANY and SORT_RANK_BY_SHARED_MASKS
+// (among the other defines below); the pass's shared storage
 // is dynamic, its size computed by the policy on the host (checked here
 // against the storage at compile time).
 //
@@ -114,6 +117,17 @@
 // besides the sign's flip (to_radix in sort/radix_key.cuh) each time.
 #ifndef SORT_PACKED_DIGITS
 #define SORT_PACKED_DIGITS 0
+#endif
+
+// How a pass's warp finds the lanes holding each key's digit
+// (OnesweepPolicy's RankMethod): 0, by ballots or match-any
+// (warp_digit_peers, SORT_RANK_BY_MATCH_ANY; the peers of all rows first,
+// then the ranks); 1, through a warp-private table of 256 peer masks in
+// shared memory (warp_rank_by_shared_masks, one row at a time), placed in
+// the dynamic shared memory after the pass's storage (and the split
+// storage), 1 KiB per warp.
+#ifndef SORT_RANK_BY_SHARED_MASKS
+#define SORT_RANK_BY_SHARED_MASKS 0
 #endif
 
 // Digit of a radix image for a pass starting at bit `shift`, `width` bits.
@@ -447,8 +461,11 @@ __device__ __forceinline__ void sort_onesweep_pass(
     typedef OnesweepStorage<K, V, HAS_VALUES, BLOCK, ITEMS> Storage;
     typedef OnesweepSplitStorage<HAS_VALUES> SplitStorage;
     constexpr int STORAGE_WORDS = (int)((sizeof(Storage) + 7) / 8);
-    static_assert(8 * STORAGE_WORDS + (SPLIT ? (int)sizeof(SplitStorage) : 0) <= SHARED_BYTES,
+    constexpr int SPLIT_BYTES = SPLIT ? (int)sizeof(SplitStorage) : 0;
+    constexpr int MASK_BYTES = SORT_RANK_BY_SHARED_MASKS ? 4 * Storage::WARPS * SORT_RADIX : 0;
+    static_assert(8 * STORAGE_WORDS + SPLIT_BYTES + MASK_BYTES <= SHARED_BYTES,
                   "the host's pass_shared_bytes must cover the storage");
+    static_assert(SPLIT_BYTES % 4 == 0, "the peer masks start on a word");
     constexpr int WARP_ITEMS = 32 * ITEMS;
     constexpr int TILE = Storage::TILE;
     extern __shared__ u64 onesweep_shared[];
@@ -464,6 +481,13 @@ __device__ __forceinline__ void sort_onesweep_pass(
 #endif
     for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) s.warp_counts[i] = 0u;
     if (tid < SORT_RADIX) s.tile_counts[tid] = 0u;
+#if SORT_RANK_BY_SHARED_MASKS
+    // The warps' peer masks, after the storage: zero before the ranking
+    // (each row's peers clear their masks again).
+    u32* const peer_masks =
+        reinterpret_cast<u32*>(reinterpret_cast<unsigned char*>(onesweep_shared) + 8 * STORAGE_WORDS + SPLIT_BYTES);
+    for (u32 i = tid; i < Storage::WARPS * SORT_RADIX; i += BLOCK) peer_masks[i] = 0u;
+#endif
 #if SORT_TILES_IN_BLOCK_ORDER
     // The loads below start before the barrier that publishes the zeroed
     // counters (after them).
@@ -560,6 +584,20 @@ __device__ __forceinline__ void sort_onesweep_pass(
     // its slot in the tile). A full tile has a key in every lane: no
     // bounds, no lanes to leave out.
     u32 slot[ITEMS];
+#if SORT_RANK_BY_SHARED_MASKS
+    u32* my_masks = peer_masks + warp * SORT_RADIX;
+    if (full_tile) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            slot[j] = warp_rank_by_shared_masks<true>(my_counts, my_masks, item_digit(j));
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 idx = warp * WARP_ITEMS + 32u * j + lane;
+            slot[j] = warp_rank_by_shared_masks(my_counts, my_masks, digit_of.of_item(key[j], idx, tile_count));
+        }
+    }
+#else
     if (full_tile) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
@@ -583,6 +621,7 @@ __device__ __forceinline__ void sort_onesweep_pass(
             slot[j] = warp_rank_from_peers(my_counts, digit, slot[j]);
         }
     }
+#endif
 
     K* exchange_keys = reinterpret_cast<K*>(s.exchange);
 #if SORT_TILE_COUNTS == SORT_COUNTS_BY_WARP

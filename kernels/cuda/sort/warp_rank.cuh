@@ -21,6 +21,14 @@
 // so its bits past the pass's width are zero in every lane and need no
 // special case.
 //
+// warp_rank_by_shared_masks does both steps of a row at once with a third
+// way of finding the peers (the digit pass's SORT_RANK_BY_SHARED_MASKS):
+// every lane ORs its own bit into its digit's word of a warp-private table
+// of SORT_RADIX masks in shared memory, and after the warp's sync reads the
+// word back: its peers, in one shared atomic and one load instead of eight
+// ballots (CUB's WARP_MATCH_ATOMIC_OR). The peers then clear the word for
+// the next row.
+//
 // Needs COMMON (PARPRIMS_FULL_WARP).
 #pragma once
 
@@ -84,4 +92,33 @@ __device__ __forceinline__ u32 warp_rank_from_peers(u32* warp_counts, u32 digit,
 // Both steps for one row (callers that rank one row at a time).
 __device__ __forceinline__ u32 warp_rank_digit(u32* warp_counts, u32 digit, bool partial) {
     return warp_rank_from_peers(warp_counts, digit, warp_digit_peers(digit, partial));
+}
+
+// One row ranked through a warp-private table of SORT_RADIX peer masks in
+// shared memory (`warp_masks`, all zero on entry and again on return):
+// each lane with a key ORs its bit into its digit's mask, reads the mask
+// back after the warp's sync (its peers), then takes its rank from the
+// digit's counter as warp_rank_from_peers does; the peers clear the mask
+// and grow the counter after a second sync (every peer stores the same
+// values). `digit` as for warp_digit_peers; EVERY_LANE_HAS_KEY as for
+// warp_rank_from_peers. Every lane of the warp calls it, rows in order.
+template <bool EVERY_LANE_HAS_KEY = false>
+__device__ __forceinline__ u32 warp_rank_by_shared_masks(u32* warp_counts, u32* warp_masks, u32 digit) {
+    const u32 lane = threadIdx.x & 31u;
+    const bool has_key = EVERY_LANE_HAS_KEY || digit < SORT_RADIX;
+    if (has_key) atomicOr(&warp_masks[digit], 1u << lane);
+    __syncwarp();  // every lane's bit is in before one reads its mask
+    u32 peers = 0u;
+    u32 before = 0u;
+    if (has_key) {
+        peers = warp_masks[digit];
+        before = warp_counts[digit];
+    }
+    __syncwarp();  // every peer has read the mask and counter before one writes them
+    if (has_key) {
+        warp_masks[digit] = 0u;
+        warp_counts[digit] = before + (u32)__popc(peers);
+    }
+    __syncwarp();  // the next row ORs into cleared masks and reads grown counters
+    return before + (u32)__popc(peers & ((1u << lane) - 1u));
 }
