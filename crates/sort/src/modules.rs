@@ -552,7 +552,9 @@ pub(crate) fn policy_kernel<K: SortKey>(
 
 /// Every module of one key type: keys alone and each payload width, each
 /// with the upsweep and pass of small inputs
-/// ([`OnesweepPolicy::SMALL_INPUT`]) and the default's split pass
+/// ([`OnesweepPolicy::SMALL_INPUT`]), of mid-size inputs where the key
+/// type has a policy of its own for them
+/// ([`OnesweepPolicy::mid_input_for`]) and the default's split pass
 /// ([`split_module`]).
 fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
     let payloads = std::iter::once(None).chain(PayloadWidth::ALL.into_iter().map(Some));
@@ -560,6 +562,9 @@ fn modules_of<K: SortKey>() -> Vec<ModuleSource> {
     for payload in payloads {
         modules.push(module::<K>(payload));
         modules.extend(policy_module::<K>(payload, &OnesweepPolicy::SMALL_INPUT).ok());
+        if let Some(mid) = OnesweepPolicy::mid_input_for::<K>(payload) {
+            modules.extend(policy_module::<K>(payload, &mid).ok());
+        }
         modules.extend(split_module::<K>(payload, &OnesweepPolicy::default_for::<K>(payload)).ok());
     }
     modules

@@ -251,6 +251,11 @@ pub const MAX_ITEMS: u32 = 32;
 /// ([`OnesweepPolicy::default_for_len`]).
 pub const SMALL_INPUT_MAX_KEYS: u64 = 1 << 18;
 
+/// Inputs past [`SMALL_INPUT_MAX_KEYS`] and of at most this many keys take
+/// [`OnesweepPolicy::mid_input_for`] where a key type has one
+/// ([`OnesweepPolicy::default_for_len`]).
+pub const MID_INPUT_MAX_KEYS: u64 = 1 << 26;
+
 /// Most dynamic shared memory a digit pass may take, bytes: 99 KiB, the
 /// smallest opt-in limit per block of the GPUs from sm_80 on (sm_86 and
 /// sm_89; sm_80 allows 163 KiB, sm_90 227 KiB). The launch also checks the
@@ -582,7 +587,9 @@ impl OnesweepPolicy {
 
     /// The policy the entry points use for `n` keys `K` with `payload`:
     /// [`OnesweepPolicy::SMALL_INPUT`] up to [`SMALL_INPUT_MAX_KEYS`] keys,
-    /// [`OnesweepPolicy::default_for`] beyond. Measured by the tuning
+    /// [`OnesweepPolicy::mid_input_for`] up to [`MID_INPUT_MAX_KEYS`] keys
+    /// where the key type has one, [`OnesweepPolicy::default_for`] beyond.
+    /// The small-input policy was measured by the tuning
     /// sweep's small grid (`sort_tune --grid small`, median of 20 on an
     /// H100) against passes of 512 × 16: u32 keys 1.29x faster at 2^16 and
     /// 1.20x at 2^18, u32 keys with u32 values 1.37x and 1.24x, u64 keys
@@ -600,10 +607,53 @@ impl OnesweepPolicy {
     pub fn default_for_len<K: SortKey>(payload: Option<PayloadWidth>, n: usize) -> Self {
         let small = OnesweepPolicy::SMALL_INPUT;
         if n as u64 <= SMALL_INPUT_MAX_KEYS && small.check_for::<K>(payload).is_ok() {
-            small
-        } else {
-            OnesweepPolicy::default_for::<K>(payload)
+            return small;
         }
+        match OnesweepPolicy::mid_input_for::<K>(payload) {
+            Some(mid) if n as u64 <= MID_INPUT_MAX_KEYS => mid,
+            _ => OnesweepPolicy::default_for::<K>(payload),
+        }
+    }
+
+    /// The policy of inputs of keys `K` with `payload` past
+    /// [`SMALL_INPUT_MAX_KEYS`] and up to [`MID_INPUT_MAX_KEYS`] keys where
+    /// it differs from [`OnesweepPolicy::default_for`]: for `f32` keys
+    /// alone, the default with tiles counted by warp
+    /// ([`TileCounts::ByWarp`]), which publishes each tile's counts before
+    /// the ranking instead of after it. Where a pass has few tiles per
+    /// resident block, a tile's successors wait on its counts, and publishing
+    /// them early pays; at 2^28 the default's fewer instructions per key do.
+    /// `sort_tune --grid digits --cases f32` (one H200, median of 10, ms;
+    /// every output checked), the default against counts by warp (tiles
+    /// from the counter, digits packed, as the default):
+    ///
+    /// | keys | default | counts by warp |
+    /// |---|---|---|
+    /// | 2^19 | 0.0649 | 0.0658 |
+    /// | 2^20 | 0.0703 | 0.0709 |
+    /// | 2^22 | 0.1619 | 0.1427 |
+    /// | 2^24 | 0.4555 | 0.4345 |
+    /// | 2^26 | 1.5688 | 1.5618 |
+    /// | 2^28 | 5.9868 | 5.9976 |
+    ///
+    /// (2^24 in an earlier run on another H200: 0.4471 and 0.4495 against
+    /// 0.4290 and 0.4292; 2^28: 6.0167 against 6.0548 and 6.0288.) Other
+    /// keys and payloads: `None`.
+    ///
+    /// ```
+    /// use sort::policy::{OnesweepPolicy, TileCounts};
+    /// let mid = OnesweepPolicy::mid_input_for::<f32>(None).unwrap();
+    /// assert_eq!(mid.tile_counts(), TileCounts::ByWarp);
+    /// assert_eq!(OnesweepPolicy::default_for_len::<f32>(None, 1 << 24), mid);
+    /// assert_eq!(
+    ///     OnesweepPolicy::default_for_len::<f32>(None, 1 << 28),
+    ///     OnesweepPolicy::default_for::<f32>(None)
+    /// );
+    /// assert!(OnesweepPolicy::mid_input_for::<u32>(None).is_none());
+    /// ```
+    pub fn mid_input_for<K: SortKey>(payload: Option<PayloadWidth>) -> Option<Self> {
+        (K::IS_FLOAT && K::BYTES == 4 && payload.is_none())
+            .then(|| OnesweepPolicy::default_for::<K>(payload).with_tile_counts(TileCounts::ByWarp))
     }
 
     /// Threads per block of the digit pass.

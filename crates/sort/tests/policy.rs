@@ -625,6 +625,60 @@ fn small_inputs_take_the_small_input_policy_and_it_is_in_the_catalog() {
 }
 
 #[test]
+fn mid_size_f32_keys_count_tiles_by_warp_and_their_pass_is_in_the_catalog() {
+    let small = sort::policy::SMALL_INPUT_MAX_KEYS as usize;
+    let mid_max = sort::policy::MID_INPUT_MAX_KEYS as usize;
+    let default = OnesweepPolicy::default_for::<f32>(None);
+    let mid = OnesweepPolicy::mid_input_for::<f32>(None).unwrap();
+    assert_eq!(mid, default.with_tile_counts(TileCounts::ByWarp));
+    assert_eq!(
+        (mid.tile_order(), mid.pass_digits()),
+        (default.tile_order(), default.pass_digits())
+    );
+    for (n, expected) in [
+        (small, OnesweepPolicy::SMALL_INPUT),
+        (small + 1, mid),
+        (1 << 24, mid),
+        (mid_max, mid),
+        (mid_max + 1, default),
+        (1 << 28, default),
+    ] {
+        assert_eq!(
+            OnesweepPolicy::default_for_len::<f32>(None, n),
+            expected,
+            "n = {n}"
+        );
+    }
+    // Every other key type and every payload keeps its default past the
+    // small inputs.
+    for payload in payloads() {
+        assert_eq!(
+            OnesweepPolicy::default_for_len::<u32>(payload, 1 << 24),
+            OnesweepPolicy::default_for::<u32>(payload)
+        );
+        assert_eq!(
+            OnesweepPolicy::default_for_len::<f64>(payload, 1 << 24),
+            OnesweepPolicy::default_for::<f64>(payload)
+        );
+        if payload.is_some() {
+            assert!(OnesweepPolicy::mid_input_for::<f32>(payload).is_none());
+            assert_eq!(
+                OnesweepPolicy::default_for_len::<f32>(payload, 1 << 24),
+                OnesweepPolicy::default_for::<f32>(payload)
+            );
+        }
+    }
+    let module = sort::modules::policy_module::<f32>(None, &mid).unwrap();
+    assert_eq!(module.name(), "sort_f32_keys_p512x16bwcd_u256x16");
+    assert!(sort::kernel_catalog()
+        .iter()
+        .any(|m| m.name() == module.name()));
+    // Its pass keeps everything in registers (NVRTC and nvdisasm, skipped
+    // without).
+    assert_in_registers(&[with_pass_entry(module)]);
+}
+
+#[test]
 fn every_rank_method_keeps_the_pass_in_registers() {
     // The defaults of u32 and f32 keys and u32 keys with u32 values, as
     // `sort_tune --grid rank` runs them: each with every rank method, and
