@@ -686,10 +686,12 @@ fn every_rank_method_keeps_the_pass_in_registers() {
     // per policy, its defines set. Needs NVRTC and nvdisasm for the
     // listing, skipped without.
     let mut cases = Vec::new();
-    for (payload, default) in [
-        (None, OnesweepPolicy::default_for::<u32>(None)),
-        (None, OnesweepPolicy::default_for::<f32>(None)),
+    // (f32 keys, payload, that case's default)
+    for (float_keys, payload, default) in [
+        (false, None, OnesweepPolicy::default_for::<u32>(None)),
+        (true, None, OnesweepPolicy::default_for::<f32>(None)),
         (
+            false,
             Some(PayloadWidth::B4),
             OnesweepPolicy::default_for::<u32>(Some(PayloadWidth::B4)),
         ),
@@ -706,7 +708,7 @@ fn every_rank_method_keeps_the_pass_in_registers() {
             }
         }
         for policy in policies {
-            let module = if default.pass_digits() == PassDigits::Packed {
+            let module = if float_keys {
                 sort::modules::policy_module::<f32>(payload, &policy)
             } else {
                 sort::modules::policy_module::<u32>(payload, &policy)
