@@ -124,6 +124,10 @@ pub const CONV: &str = include_str!("../cuda/linalg/conv.cu");
 /// 2-D convolution: TiledHalo's strip kernel, one warp per vertical strip
 /// (needs CONV for its helpers; crate `linalg`, `conv_strip`).
 pub const CONV_STRIP: &str = include_str!("../cuda/linalg/conv_strip.cu");
+/// 2-D convolution: TiledHalo's register-tile kernel, a shared tile and a
+/// block of outputs per thread (needs CONV for its helpers; crate `linalg`,
+/// `conv_register_tile`).
+pub const CONV_REGISTER_TILE: &str = include_str!("../cuda/linalg/conv_register_tile.cu");
 /// CSR SpMV: the sum functor, the row store (α·sum + β·y) and the product.
 pub const SPMV_COMMON: &str = include_str!("../cuda/linalg/spmv_common.cu");
 /// CSR SpMV, one thread per row (needs SPMV_COMMON).
@@ -228,6 +232,7 @@ pub fn all_sources() -> Vec<(&'static str, &'static str)> {
         ("linalg/transpose_vector.cu", TRANSPOSE_VECTOR),
         ("linalg/conv.cu", CONV),
         ("linalg/conv_strip.cu", CONV_STRIP),
+        ("linalg/conv_register_tile.cu", CONV_REGISTER_TILE),
         ("linalg/spmv_common.cu", SPMV_COMMON),
         ("linalg/spmv_scalar.cu", SPMV_SCALAR),
         ("linalg/spmv_vector.cu", SPMV_VECTOR),

@@ -6,7 +6,7 @@
 //! |---|---|---|---|
 //! | [`crate::TransposeAlgorithm::Tuned`] | [`TransposePolicy`] (tile, block rows, tile order, vectors, tall tile) | [`TransposePolicy::for_device`] | [`crate::TransposeOptions`], [`crate::transpose_tuned_with`] |
 //! | [`crate::MatvecAlgorithm::Tuned`] | [`MatvecPolicy`] (block shapes, grid sizing, load variants) | [`MatvecPolicy::for_device`] | [`crate::MatvecOptions`], [`crate::matvec_tuned_with`] |
-//! | [`crate::ConvAlgorithm::TiledHalo`] | [`ConvPolicy`] (block kernel, strip kernels as [`StripPolicy`]) | [`ConvPolicy::for_device`] | [`crate::ConvOptions::policy`], [`crate::conv::conv2d_tuned_with`] |
+//! | [`crate::ConvAlgorithm::TiledHalo`] | [`ConvPolicy`] (block kernel, strip kernels as [`StripPolicy`], register-tile kernels as [`RegisterTilePolicy`]) | [`ConvPolicy::for_device`] | [`crate::ConvOptions::policy`], [`crate::conv::conv2d_tuned_with`] |
 //!
 //! Each policy has a checked constructor and a `validate` that every call
 //! runs: a policy the compiled kernels cannot run, or one given to an
@@ -15,12 +15,14 @@
 //!
 //! The launch-shape arithmetic of the Tuned matvec ([`threads_per_row`],
 //! [`n_geometry`], [`t_geometry`]) and the module builders of the conv
-//! policies ([`conv_module_with`], [`strip_module`], for sweeps that compile
+//! policies ([`conv_module_with`], [`strip_module`], [`register_tile_module`],
+//! for sweeps that compile
 //! ahead) are here too.
 
 pub use crate::conv::policy::{
-    ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
-    STRIP_WIDE_MIN_K, TILED_SPECIALISED_MAX_K,
+    ConvPolicy, RegisterTilePolicy, StripPolicy, StripSchedule, StripStores,
+    REGISTER_TILE_CANDIDATES, REGISTER_TILE_MAX_K, STRIP_CANDIDATES, STRIP_MAX_K, STRIP_WIDE_MIN_K,
+    TILED_SPECIALISED_MAX_K,
 };
 pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};
 pub use crate::matvec::tuned::{
@@ -65,4 +67,16 @@ pub fn conv_module<T: ConvElement>() -> ModuleSource {
 /// ```
 pub fn strip_module<T: ConvElement>(policy: &StripPolicy) -> ModuleSource {
     crate::conv::strip_module::<T>(policy)
+}
+
+/// The register-tile module for `T` and `policy` (entries for K = 1 …
+/// [`REGISTER_TILE_MAX_K`]), as a call with that policy loads it.
+///
+/// ```
+/// use linalg::policy::{register_tile_module, REGISTER_TILE_CANDIDATES};
+/// let module = register_tile_module::<f32>(&REGISTER_TILE_CANDIDATES[0]);
+/// assert_eq!(module.entries().len(), 7);
+/// ```
+pub fn register_tile_module<T: ConvElement>(policy: &RegisterTilePolicy) -> ModuleSource {
+    crate::conv::register_tile_module::<T>(policy)
 }

@@ -246,6 +246,8 @@ fn other_tiled_tunings_f32() {
             load_batch: 1,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
         },
         // The block kernel for every K (the table's f32 tuning uses the
         // strip kernel up to K = 7; tests/conv_strip.rs covers it).
@@ -253,6 +255,8 @@ fn other_tiled_tunings_f32() {
             rows_per_thread: 16,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..base
         },
     ];
@@ -271,6 +275,8 @@ fn other_tiled_tunings_f64_i32() {
         load_batch: 16,
         strip: None,
         strip_wide: None,
+        register_tile: None,
+        register_tile_wide: None,
     };
     other_tunings::<f64>(seed, &[odd]);
     other_tunings::<i32>(seed, &[odd]);
@@ -520,6 +526,8 @@ fn large_image_over_2_pow_31_elements() {
     let strip_tuning = ConvPolicy {
         strip: table_policy::<f32>().strip_wide,
         strip_wide: None,
+        register_tile: None,
+        register_tile_wide: None,
         ..table_policy::<i32>()
     };
     for (o, tuning) in [

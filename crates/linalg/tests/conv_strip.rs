@@ -13,16 +13,12 @@
 
 mod support;
 
-use gpu_core::{DeviceBuffer, Gpu};
-use linalg::conv::{conv2d_tuned_with, output_shape};
+use gpu_core::Gpu;
 use linalg::policy::{
     conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
-use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding};
-use support::{
-    block_kernel_only, check_conv_against_cpu as check_against_cpu, conv_and_strip_modules,
-    table_policy,
-};
+use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Padding};
+use support::{block_kernel_only, conv_and_strip_modules, table_policy, ConvCase};
 
 fn run_seed() -> u64 {
     support::run_seed("conv_strip")
@@ -60,114 +56,6 @@ const fn trimmed(policy: StripPolicy) -> StripPolicy {
     StripPolicy {
         trim_halo: true,
         ..policy
-    }
-}
-
-/// One strip-kernel case: the image (`h × w`, at element `offset` of a
-/// larger buffer: unaligned rows when `offset` is not a multiple of the
-/// vector width), the `k × k` filter and the options.
-struct StripCase<'a, T> {
-    image: &'a [T],
-    h: usize,
-    w: usize,
-    filter: &'a [T],
-    k: usize,
-    offset: usize,
-    options: &'a ConvOptions,
-}
-
-impl<'a, T: ConvElement> StripCase<'a, T> {
-    /// A case on an `h × w` image at the start of its buffer (aligned rows).
-    fn aligned(
-        image: &'a [T],
-        (h, w): (usize, usize),
-        filter: &'a [T],
-        k: usize,
-        options: &'a ConvOptions,
-    ) -> Self {
-        StripCase {
-            image,
-            h,
-            w,
-            filter,
-            k,
-            offset: 0,
-            options,
-        }
-    }
-
-    /// Runs the case with `tuning`, the output inside a poisoned buffer
-    /// (nothing around it may be written); returns the output.
-    fn run(&self, gpu: &Gpu, tuning: &ConvPolicy, context: &str) -> Vec<T> {
-        let StripCase {
-            image,
-            h,
-            w,
-            filter,
-            k,
-            offset,
-            options,
-        } = *self;
-        let (rows, cols) = output_shape(h, w, k, options.border).expect("a valid case");
-        let mut image_host = vec![T::poison(); h * w + offset + 3];
-        image_host[offset..offset + h * w].copy_from_slice(image);
-        let image_buffer = DeviceBuffer::from_host(gpu, &image_host).unwrap();
-        let filter_buffer = DeviceBuffer::from_host(gpu, filter).unwrap();
-        let margin = 33;
-        let mut out_buffer = DeviceBuffer::<T>::poisoned(gpu, rows * cols + 2 * margin).unwrap();
-        {
-            let image_view =
-                MatrixView::new(h, w, image_buffer.slice(offset..offset + h * w).unwrap()).unwrap();
-            let filter_view = MatrixView::new(k, k, filter_buffer.view()).unwrap();
-            let out_view = MatrixViewMut::new(
-                rows,
-                cols,
-                out_buffer.slice_mut(margin..margin + rows * cols).unwrap(),
-            )
-            .unwrap();
-            conv2d_tuned_with(gpu, image_view, filter_view, out_view, options, tuning)
-                .unwrap_or_else(|e| panic!("{context}: {e}"));
-        }
-        let all = out_buffer.to_host(gpu).unwrap();
-        let poison = T::poison();
-        let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
-        assert!(
-            all[..margin].iter().all(|&x| same(x, poison)),
-            "{context}: wrote before the output"
-        );
-        assert!(
-            all[margin + rows * cols..].iter().all(|&x| same(x, poison)),
-            "{context}: wrote after the output"
-        );
-        all[margin..margin + rows * cols].to_vec()
-    }
-
-    /// Runs the case with the strip `tuning` and with `block_tuning`: the
-    /// two outputs must be equal bit for bit. Returns the strip's.
-    fn run_strip_and_block(
-        &self,
-        gpu: &Gpu,
-        tuning: &ConvPolicy,
-        block_tuning: &ConvPolicy,
-        context: &str,
-    ) -> Vec<T> {
-        let got = self.run(gpu, tuning, context);
-        let block_result = self.run(gpu, block_tuning, context);
-        if let Some(i) = (0..got.len())
-            .find(|&i| got[i].to_f64().to_bits() != block_result[i].to_f64().to_bits())
-        {
-            panic!(
-                "{context}: output {i} is {:?}, the block kernel gives {:?}",
-                got[i], block_result[i]
-            );
-        }
-        got
-    }
-
-    /// [`check_against_cpu`] of `got`, this case's output.
-    fn check_against_cpu(&self, got: &[T], context: &str) {
-        let (h, w, k) = (self.h, self.w, self.k);
-        check_against_cpu(got, self.image, h, w, self.filter, k, self.options, context);
     }
 }
 
@@ -236,7 +124,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
                 );
                 let image = inputs::<T>(h * w, seed ^ ((shape_index as u64) << 8));
                 let filter = inputs::<T>(k * k, seed ^ 0x77 ^ k as u64);
-                let case = StripCase {
+                let case = ConvCase {
                     image: &image,
                     h,
                     w,
@@ -245,7 +133,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
                     offset,
                     options: &options,
                 };
-                let got = case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
+                let got = case.run_against_block(&gpu, &tuning, &block_tuning, &context);
                 case.check_against_cpu(&got, &context);
             }
         }
@@ -349,11 +237,13 @@ fn claimed_pieces_on_a_tall_image() {
             let tuning = ConvPolicy {
                 strip: Some(*strip_tuning),
                 strip_wide: None,
+                register_tile: None,
+                register_tile_wide: None,
                 ..block_tuning
             };
             let context = format!("{h}×{w} K={k} {border:?} {strip_tuning:?}");
-            let case = StripCase::aligned(&image, (h, w), &filter, k, &options);
-            case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
+            let case = ConvCase::aligned(&image, (h, w), &filter, k, &options);
+            case.run_against_block(&gpu, &tuning, &block_tuning, &context);
         }
     }
 }
@@ -390,8 +280,8 @@ fn strip_every_k_on_a_larger_image() {
                     ..block_tuning
                 };
                 let context = format!("{h}×{w} K={k} {border:?} {strip_tuning:?}");
-                let case = StripCase::aligned(&image, (h, w), &filter, k, &options);
-                let got = case.run_strip_and_block(&gpu, &tuning, &block_tuning, &context);
+                let case = ConvCase::aligned(&image, (h, w), &filter, k, &options);
+                let got = case.run_against_block(&gpu, &tuning, &block_tuning, &context);
                 if k == 3 || k == 6 {
                     case.check_against_cpu(&got, &context);
                 }

@@ -26,7 +26,10 @@ mod support;
 
 use gpu_core::{DeviceType, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
-use linalg::policy::{conv_module_with, ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES};
+use linalg::policy::{
+    conv_module_with, ConvPolicy, StripPolicy, StripStores, REGISTER_TILE_CANDIDATES,
+    STRIP_CANDIDATES,
+};
 use linalg::{Border, ConvAlgorithm, ConvOptions, Matrix, MatrixViewMut};
 use parprims_testkit::bench::{copy_ceiling, time_device, CopyCeiling, Repetitions, Timing};
 use parprims_testkit::rng::random_vec;
@@ -181,10 +184,32 @@ fn conv_tiled_halo_sweep_8192() {
         block_tuning,
         (32, 8),
     )];
+    variants.push((
+        "table default 32x8".to_owned(),
+        table_policy::<f32>(),
+        (32, 8),
+    ));
     if table_policy::<f32>().strip.is_some() {
         variants.push((
-            "table default (strip / strip_wide) 32x8".to_owned(),
-            table_policy::<f32>(),
+            "table strips (strip / strip_wide) 32x8".to_owned(),
+            ConvPolicy {
+                register_tile: None,
+                register_tile_wide: None,
+                ..table_policy::<f32>()
+            },
+            (32, 8),
+        ));
+    }
+    for t in REGISTER_TILE_CANDIDATES {
+        variants.push((
+            format!(
+                "register tile R={} G={} warps={}",
+                t.rows_per_thread, t.column_groups, t.warps
+            ),
+            ConvPolicy {
+                register_tile: Some(t),
+                ..block_tuning
+            },
             (32, 8),
         ));
     }

@@ -1,6 +1,7 @@
 //! The conv dispatch: every check before the device is touched (shapes,
 //! options, the policy, shared memory), then (algorithm, policy, K) →
-//! which kernel: the strip kernel, the block kernel or a direct method.
+//! which kernel: the register-tile kernel, the strip kernel, the block
+//! kernel or a direct method.
 
 use gpu_core::{Error, Gpu, Result};
 
@@ -9,7 +10,7 @@ use super::element::ConvElement;
 use super::module::ConvCall;
 use super::policy::ConvPolicy;
 use super::shape::{check_filter_side, output_shape};
-use super::{direct, strip, tiled};
+use super::{direct, register_tile, strip, tiled};
 use crate::matrix::{check_shape, MatrixView, MatrixViewMut};
 
 /// The largest dynamic shared memory per block on the GPUs parprims targets
@@ -31,11 +32,12 @@ pub(crate) fn shared_bytes<T: ConvElement>(
     policy: &ConvPolicy,
 ) -> usize {
     match algorithm {
-        ConvAlgorithm::TiledHalo => match policy.strip_for(k) {
-            Some(strip) => strip::strip_warps(block, &strip)
+        ConvAlgorithm::TiledHalo => match (policy.register_tile_for(k), policy.strip_for(k)) {
+            (Some(tile), _) => register_tile::register_tile_shared_bytes::<T>(&tile, k),
+            (None, Some(strip)) => strip::strip_warps(block, &strip)
                 .map(|warps| strip::strip_shared_bytes::<T>(&strip, warps))
                 .unwrap_or(0),
-            None => tiled::shared_bytes::<T>(block, k, policy),
+            (None, None) => tiled::shared_bytes::<T>(block, k, policy),
         },
         direct => direct::shared_bytes::<T>(direct, k),
     }
@@ -130,7 +132,11 @@ pub(crate) fn conv2d<T: ConvElement>(
         out_shape,
         options,
     };
-    if options.algorithm == ConvAlgorithm::TiledHalo {
+    let register_tile = match options.algorithm {
+        ConvAlgorithm::TiledHalo => policy.register_tile_for(k),
+        _ => None,
+    };
+    if register_tile.is_none() && options.algorithm == ConvAlgorithm::TiledHalo {
         if let Some(strip_policy) = policy.strip_for(k) {
             return strip::launch(gpu, call, &strip_policy);
         }
@@ -143,8 +149,9 @@ pub(crate) fn conv2d<T: ConvElement>(
             options.algorithm, options.block
         )));
     }
-    match options.algorithm {
-        ConvAlgorithm::TiledHalo => tiled::launch(gpu, &policy, call),
+    match (options.algorithm, register_tile) {
+        (ConvAlgorithm::TiledHalo, Some(tile)) => register_tile::launch(gpu, call, &tile),
+        (ConvAlgorithm::TiledHalo, None) => tiled::launch(gpu, &policy, call),
         _ => direct::launch(gpu, &policy, call),
     }
 }
@@ -252,27 +259,52 @@ mod tests {
         let i32_block = ConvPolicy {
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..table_policy::<i32>()
         };
         assert_eq!(
             shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &i32_block),
             (66 * 34 + 9) * 4
         );
-        // i32's strips store from registers, like f32's.
+        // The strips store from registers (no shared memory).
+        let strips_only = |table: ConvPolicy| ConvPolicy {
+            register_tile: None,
+            register_tile_wide: None,
+            ..table
+        };
         assert_eq!(
-            shared_bytes::<i32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &table_policy::<i32>()),
+            shared_bytes::<i32>(
+                ConvAlgorithm::TiledHalo,
+                (32, 8),
+                3,
+                &strips_only(table_policy::<i32>())
+            ),
             0
         );
-        // The table's f32 strips store from registers (none); a staged
-        // strip takes 128 elements per warp; K = 8: the block kernel.
         assert_eq!(
-            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 3, &f32_table),
+            shared_bytes::<f32>(
+                ConvAlgorithm::TiledHalo,
+                (32, 8),
+                5,
+                &strips_only(f32_table)
+            ),
             0
         );
-        assert_eq!(
-            shared_bytes::<f32>(ConvAlgorithm::TiledHalo, (32, 8), 5, &f32_table),
-            0
-        );
+        // The table's register tiles, whatever the block: K = 3, 4 rows × 2
+        // groups × 8 warps: (32 + 2) rows × (256 + 4) + 3 rows of 8 taps;
+        // K = 7, 8 rows × 1 group × 4 warps: (32 + 6) × (128 + 8) + 7 × 8.
+        for block in CONV_BLOCKS {
+            assert_eq!(
+                shared_bytes::<f32>(ConvAlgorithm::TiledHalo, block, 3, &f32_table),
+                (34 * 260 + 24) * 4
+            );
+            assert_eq!(
+                shared_bytes::<i32>(ConvAlgorithm::TiledHalo, block, 7, &table_policy::<i32>()),
+                (38 * 136 + 56) * 4
+            );
+        }
+        // A staged strip takes 128 elements per warp; K = 8: the block kernel.
         let staged = StripPolicy {
             stores: StripStores::Staged,
             warps: 32,
@@ -295,6 +327,8 @@ mod tests {
             rows_per_thread: 4,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..f32_table
         };
         assert_eq!(

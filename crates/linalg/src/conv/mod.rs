@@ -72,6 +72,7 @@ mod dispatch;
 mod element;
 mod module;
 pub(crate) mod policy;
+mod register_tile;
 mod shape;
 mod strip;
 mod tiled;
@@ -81,7 +82,9 @@ use gpu_core::{Gpu, Result};
 use crate::matrix::{Matrix, MatrixView, MatrixViewMut};
 pub use algorithm::{ConvAlgorithm, ConvOptions, CONV_BLOCKS, DEFAULT_BLOCK};
 pub use element::ConvElement;
-pub(crate) use module::{conv_kernel_catalog, conv_module, conv_module_with, strip_module};
+pub(crate) use module::{
+    conv_kernel_catalog, conv_module, conv_module_with, register_tile_module, strip_module,
+};
 use policy::ConvPolicy;
 pub use shape::{anchor, conv_bytes_moved, output_shape, Border, Padding, CONV_MAX_K};
 

@@ -9,7 +9,8 @@ use gpu_core::{bf16, f16, Gpu, Kernel, KernelArgs, Module, ModuleSource, Result}
 use super::algorithm::{ConvAlgorithm, ConvOptions};
 use super::element::ConvElement;
 use super::policy::{
-    ConvPolicy, StripPolicy, StripStores, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
+    ConvPolicy, RegisterTilePolicy, StripPolicy, StripStores, REGISTER_TILE_CANDIDATES,
+    REGISTER_TILE_MAX_K, STRIP_CANDIDATES, STRIP_MAX_K, TILED_SPECIALISED_MAX_K,
 };
 use super::shape::{anchor, kernel_padding, Padding, CONV_MAX_K};
 use crate::matrix::{MatrixView, MatrixViewMut};
@@ -281,6 +282,77 @@ pub(crate) fn strip_kernel<T: ConvElement>(
 /// Every module `conv2d` can request: one per element type, the strip
 /// module of each type's tuning (if it has one), and the strip modules of
 /// the [`STRIP_CANDIDATES`] the tuning sweep compares (`f32`).
+pub(crate) fn register_tile_entry<T: ConvElement>(k: usize) -> String {
+    format!("conv_register_tile_k{k}_{}", T::SUFFIX)
+}
+
+const REGISTER_TILE_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_t* out, i64 H, \
+     i64 W, i64 OH, i64 OW, i32 pad, i32 padding, i32 flip, i64 col_base, i32 aligned";
+
+pub(crate) fn register_tile_module_name<T: ConvElement>(tuning: &RegisterTilePolicy) -> String {
+    format!(
+        "linalg_conv_register_tile_{}_r{}_g{}_w{}_m{}",
+        T::SUFFIX,
+        tuning.rows_per_thread,
+        tuning.column_groups,
+        tuning.warps,
+        tuning.min_blocks
+    )
+}
+
+/// The register-tile module for `T` and `tuning`: entries for K = 1 …
+/// [`REGISTER_TILE_MAX_K`], each bounded to the policy's block of
+/// `32·warps` threads and, when set, its `min_blocks` per SM.
+pub(crate) fn register_tile_module<T: ConvElement>(tuning: &RegisterTilePolicy) -> ModuleSource {
+    let mut module = ModuleSource::new(register_tile_module_name::<T>(tuning))
+        .element::<T>("conv_t")
+        .element::<T::Acc>("conv_acc_t")
+        // conv.cu supplies the padding, FMA and filter-index helpers; its
+        // own tuning constants are unused here.
+        .define("CONV_ROWS_PER_THREAD", 1)
+        .define("CONV_REG_FILTER_MAX_K", 0)
+        .define("CONV_LOAD_BATCH", 1)
+        .define("CONV_RT_ROWS", tuning.rows_per_thread)
+        .define("CONV_RT_GROUPS", tuning.column_groups)
+        .define("CONV_RT_WARPS", tuning.warps)
+        .source(parprims_kernels::CONV)
+        .source(parprims_kernels::CONV_REGISTER_TILE);
+    let threads = 32 * tuning.warps;
+    for k in 1..=REGISTER_TILE_MAX_K {
+        let (name, body) = (
+            register_tile_entry::<T>(k),
+            format!(
+                "conv_register_tile<{k}>(img, filt, out, H, W, OH, OW, pad, padding, flip, \
+                 col_base, aligned)"
+            ),
+        );
+        module = if tuning.min_blocks == 0 {
+            module.entry(name, REGISTER_TILE_PARAMS, &body, Some(threads))
+        } else {
+            module.entry_with_min_blocks(
+                name,
+                REGISTER_TILE_PARAMS,
+                &body,
+                threads,
+                tuning.min_blocks,
+            )
+        };
+    }
+    module
+}
+
+pub(crate) fn register_tile_kernel<T: ConvElement>(
+    gpu: &Gpu,
+    policy: &RegisterTilePolicy,
+    k: usize,
+) -> Result<Kernel> {
+    gpu.stored_kernel(
+        &register_tile_module_name::<T>(policy),
+        &register_tile_entry::<T>(k),
+        || register_tile_module::<T>(policy),
+    )
+}
+
 pub(crate) fn conv_kernel_catalog() -> Vec<ModuleSource> {
     let mut modules = vec![
         conv_module::<f32>(),
@@ -303,6 +375,10 @@ pub(crate) fn conv_kernel_catalog() -> Vec<ModuleSource> {
     for t in STRIP_CANDIDATES {
         add(strip_module::<f32>(&t));
     }
+    for t in REGISTER_TILE_CANDIDATES {
+        add(register_tile_module::<f32>(&t));
+        add(register_tile_module::<i32>(&t));
+    }
     modules.extend(strips);
     modules
 }
@@ -315,6 +391,13 @@ fn add_table_strips<T: ConvElement>(add: &mut impl FnMut(ModuleSource)) {
         if t.stores == StripStores::Vector {
             add(strip_module::<T>(&t.scalar_twin()));
         }
+    }
+    for t in table
+        .register_tile
+        .iter()
+        .chain(table.register_tile_wide.iter())
+    {
+        add(register_tile_module::<T>(t));
     }
 }
 
@@ -353,12 +436,74 @@ mod tests {
     }
 
     #[test]
+    fn register_tile_modules_are_in_the_catalog() {
+        let names: Vec<String> = conv_kernel_catalog()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        for t in REGISTER_TILE_CANDIDATES {
+            for name in [
+                register_tile_module::<f32>(&t).name().to_owned(),
+                register_tile_module::<i32>(&t).name().to_owned(),
+            ] {
+                assert!(names.contains(&name), "{name}");
+            }
+        }
+        for table in [
+            ConvPolicy::default_for::<f32>(TABLE_ARCH),
+            ConvPolicy::default_for::<i32>(TABLE_ARCH),
+        ] {
+            for t in table
+                .register_tile
+                .iter()
+                .chain(table.register_tile_wide.iter())
+            {
+                let module = register_tile_module::<f32>(t);
+                assert!(names.contains(&module.name().to_owned()));
+                let entries: Vec<String> = (1..=REGISTER_TILE_MAX_K)
+                    .map(register_tile_entry::<f32>)
+                    .collect();
+                assert_eq!(module.entries(), &entries[..]);
+            }
+        }
+        // Every compile-time field names the module.
+        let base = REGISTER_TILE_CANDIDATES[0];
+        let others = [
+            RegisterTilePolicy {
+                rows_per_thread: 2,
+                ..base
+            },
+            RegisterTilePolicy {
+                column_groups: 1,
+                ..base
+            },
+            RegisterTilePolicy { warps: 4, ..base },
+            RegisterTilePolicy {
+                min_blocks: 0,
+                ..base
+            },
+        ];
+        for other in others {
+            assert_ne!(
+                register_tile_module_name::<f32>(&other),
+                register_tile_module_name::<f32>(&base)
+            );
+        }
+        assert_ne!(
+            register_tile_module_name::<f32>(&base),
+            register_tile_module_name::<i32>(&base)
+        );
+    }
+
+    #[test]
     fn modules_are_named_by_their_compile_time_policy() {
         let base = ConvPolicy::default_for::<f32>(TABLE_ARCH);
         let other = ConvPolicy {
             rows_per_thread: 4,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..base
         };
         assert_eq!(conv_module::<f32>().name(), "linalg_conv_f32");

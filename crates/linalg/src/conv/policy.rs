@@ -61,6 +61,155 @@ pub struct ConvPolicy {
     /// [`STRIP_MAX_K`] instead of `strip` (wider filters hold more
     /// accumulators and filter taps in registers and favour other settings).
     pub strip_wide: Option<StripPolicy>,
+    /// `Some`: filters up to [`REGISTER_TILE_MAX_K`] use the register-tile
+    /// kernel (a shared tile, a block of outputs per thread, the taps in
+    /// uniform registers) instead of the strip and block kernels.
+    pub register_tile: Option<RegisterTilePolicy>,
+    /// `Some`: the register-tile tuning for `K` from [`STRIP_WIDE_MIN_K`] to
+    /// [`REGISTER_TILE_MAX_K`] instead of `register_tile`.
+    pub register_tile_wide: Option<RegisterTilePolicy>,
+}
+
+/// Largest `K` the register-tile kernel handles (compile-time `K`, fully
+/// unrolled; 8 taps per filter row in shared memory).
+pub const REGISTER_TILE_MAX_K: usize = 7;
+
+/// The register-tile kernel's policy (`kernels/cuda/linalg/conv_register_tile.cu`).
+/// A block of `32 × warps` threads computes `128·column_groups` output
+/// columns × `warps·rows_per_thread` output rows; each thread
+/// `rows_per_thread` rows × `column_groups` groups of 4 consecutive
+/// columns. Fields public as [`ConvPolicy`]'s; checked by
+/// [`RegisterTilePolicy::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegisterTilePolicy {
+    /// Output rows per thread, `R`, 1 … 16.
+    pub rows_per_thread: u32,
+    /// Groups of 4 columns per thread, `G`, 1 or 2 (128 columns apart).
+    pub column_groups: u32,
+    /// Warps per block, 1 … 32, stacked down the tile.
+    pub warps: u32,
+    /// Blocks per SM the compiler must fit (`__launch_bounds__(32·warps,
+    /// min_blocks)`, capping registers at about `65 536 / (32·warps·min_blocks)`),
+    /// 0 … 32; 0: the block size alone bounds them.
+    pub min_blocks: u32,
+}
+
+impl RegisterTilePolicy {
+    /// Accumulators per thread: `4·rows_per_thread·column_groups`.
+    pub fn accumulators(&self) -> u32 {
+        4 * self.rows_per_thread * self.column_groups
+    }
+
+    /// Checks the policy for element type `T`: a 4-byte type that
+    /// accumulates in itself (`f32`, `i32`); `rows_per_thread` 1 … 16,
+    /// `column_groups` 1 or 2, `warps` 1 … 32, `min_blocks` 0 … 32 with at
+    /// most 64 warps per SM, and at most 64 accumulators per thread. Each refusal is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use linalg::policy::RegisterTilePolicy;
+    /// let tile = RegisterTilePolicy { rows_per_thread: 4, column_groups: 2, warps: 8, min_blocks: 0 };
+    /// assert!(tile.validate::<f32>().is_ok());
+    /// assert!(tile.validate::<f64>().is_err()); // 4-byte types only
+    /// assert!(RegisterTilePolicy { rows_per_thread: 16, ..tile }.validate::<f32>().is_err()); // 128 accumulators
+    /// ```
+    pub fn validate<T: ConvElement>(&self) -> Result<()> {
+        if T::BYTES != 4 || std::any::TypeId::of::<T>() != std::any::TypeId::of::<T::Acc>() {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "the register-tile kernel serves 4-byte types that accumulate in themselves \
+                     (f32, i32), not {}",
+                    T::SUFFIX
+                ),
+            ));
+        }
+        if !(1..=16).contains(&self.rows_per_thread) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("rows_per_thread {} must be 1 to 16", self.rows_per_thread),
+            ));
+        }
+        if !(1..=2).contains(&self.column_groups) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("column_groups {} must be 1 or 2", self.column_groups),
+            ));
+        }
+        if !(1..=32).contains(&self.warps) {
+            return Err(Error::invalid(
+                "tuning",
+                format!("warps {} must be 1 to 32", self.warps),
+            ));
+        }
+        if self.min_blocks > 32 || self.min_blocks * self.warps > 64 {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "min_blocks {} of {} warps: at most 32 blocks and 64 warps per SM",
+                    self.min_blocks, self.warps
+                ),
+            ));
+        }
+        if self.accumulators() > 64 {
+            return Err(Error::invalid(
+                "tuning",
+                format!(
+                    "{} rows × {} groups of 4 columns are {} accumulators per thread (at most 64)",
+                    self.rows_per_thread,
+                    self.column_groups,
+                    self.accumulators()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `f32`'s and `i32`'s register tile for K ≤ 5: 4 rows × 2 groups of 4
+/// columns per thread, 8 warps: tiles of 256 × 32 outputs, five blocks per
+/// SM (measured in docs/tuning.md#conv).
+const REGISTER_TILE_NARROW: RegisterTilePolicy = RegisterTilePolicy {
+    rows_per_thread: 4,
+    column_groups: 2,
+    warps: 8,
+    min_blocks: 5,
+};
+
+/// `f32`'s and `i32`'s register tile for K = 6 and 7: 8 rows × 4 columns
+/// per thread, 4 warps: tiles of 128 × 32 outputs, 32 accumulators beside
+/// the 12-sample window.
+const REGISTER_TILE_WIDE: RegisterTilePolicy = RegisterTilePolicy {
+    rows_per_thread: 8,
+    column_groups: 1,
+    warps: 4,
+    min_blocks: 8,
+};
+
+/// Register tiles the sweep (`tests/conv_tuning.rs`) compares with the
+/// strip kernel on `f32`, 8192², K = 1 … 7.
+pub const REGISTER_TILE_CANDIDATES: [RegisterTilePolicy; 8] = [
+    REGISTER_TILE_NARROW,
+    REGISTER_TILE_WIDE,
+    tile(4, 2, 8, 4),
+    tile(8, 1, 4, 0),
+    tile(8, 1, 8, 4),
+    tile(4, 2, 4, 8),
+    tile(4, 1, 8, 0),
+    tile(6, 1, 8, 0),
+];
+
+const fn tile(
+    rows_per_thread: u32,
+    column_groups: u32,
+    warps: u32,
+    min_blocks: u32,
+) -> RegisterTilePolicy {
+    RegisterTilePolicy {
+        rows_per_thread,
+        column_groups,
+        warps,
+        min_blocks,
+    }
 }
 
 /// Smallest `K` that [`ConvPolicy::strip_wide`] applies to: from K = 6 the
@@ -83,6 +232,8 @@ const BLOCK_ONLY_4_BYTE: ConvPolicy = ConvPolicy {
     load_batch: 10,
     strip: None,
     strip_wide: None,
+    register_tile: None,
+    register_tile_wide: None,
 };
 
 /// `f32`'s and `i32`'s strip policy for K ≤ 5: warps claim pieces of 8
@@ -121,6 +272,8 @@ const TABLE: [(&str, ConvPolicy); 5] = [
             load_batch: 10,
             strip: Some(CLAIMED_EIGHT_ROWS),
             strip_wide: Some(CLAIMED_WIDE),
+            register_tile: Some(REGISTER_TILE_NARROW),
+            register_tile_wide: Some(REGISTER_TILE_WIDE),
         },
     ),
     (
@@ -128,6 +281,8 @@ const TABLE: [(&str, ConvPolicy); 5] = [
         ConvPolicy {
             strip: Some(CLAIMED_EIGHT_ROWS),
             strip_wide: Some(CLAIMED_WIDE),
+            register_tile: Some(REGISTER_TILE_NARROW),
+            register_tile_wide: Some(REGISTER_TILE_WIDE),
             ..BLOCK_ONLY_4_BYTE
         },
     ),
@@ -141,6 +296,8 @@ const TABLE: [(&str, ConvPolicy); 5] = [
             load_batch: 6,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
         },
     ),
 ];
@@ -168,6 +325,8 @@ impl ConvPolicy {
             load_batch,
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
         };
         policy.validate::<T>()?;
         Ok(policy)
@@ -241,6 +400,13 @@ impl ConvPolicy {
         for strip in self.strip.iter().chain(self.strip_wide.iter()) {
             strip.validate::<T>()?;
         }
+        for tile in self
+            .register_tile
+            .iter()
+            .chain(self.register_tile_wide.iter())
+        {
+            tile.validate::<T>()?;
+        }
         Ok(())
     }
 
@@ -262,6 +428,30 @@ impl ConvPolicy {
             self.strip_wide
         } else {
             self.strip
+        }
+    }
+
+    /// The register-tile policy for filter side `k`: none above
+    /// [`REGISTER_TILE_MAX_K`]; [`ConvPolicy::register_tile_wide`] (if set)
+    /// from [`STRIP_WIDE_MIN_K`]; else [`ConvPolicy::register_tile`].
+    /// `Some` takes precedence over [`Self::strip_for`]: `TiledHalo` runs
+    /// the register-tile kernel, else the strip kernel, else the block
+    /// kernel.
+    ///
+    /// ```
+    /// use linalg::policy::{ConvPolicy, REGISTER_TILE_MAX_K};
+    /// let policy = ConvPolicy::default_for::<f32>((9, 0));
+    /// assert!(policy.register_tile_for(3).is_some());
+    /// assert_eq!(policy.register_tile_for(REGISTER_TILE_MAX_K + 1), None);
+    /// assert_eq!(ConvPolicy::default_for::<f64>((9, 0)).register_tile_for(3), None);
+    /// ```
+    pub fn register_tile_for(&self, k: usize) -> Option<RegisterTilePolicy> {
+        if k > REGISTER_TILE_MAX_K {
+            None
+        } else if k >= STRIP_WIDE_MIN_K && self.register_tile_wide.is_some() {
+            self.register_tile_wide
+        } else {
+            self.register_tile
         }
     }
 }
@@ -624,15 +814,89 @@ mod tests {
         assert_eq!(base.strip_for(8), None);
         let narrow_only = ConvPolicy {
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..base
         };
         assert_eq!(narrow_only.strip_for(5), base.strip);
         let block_only = ConvPolicy {
             strip: None,
             strip_wide: None,
+            register_tile: None,
+            register_tile_wide: None,
             ..base
         };
         assert_eq!(block_only.strip_for(3), None);
+    }
+
+    #[test]
+    fn register_tiles_serve_filters_up_to_seven_before_the_strips() {
+        for base in [
+            ConvPolicy::default_for::<f32>((9, 0)),
+            ConvPolicy::default_for::<i32>((9, 0)),
+        ] {
+            assert_eq!(base.register_tile_for(1), base.register_tile);
+            assert_eq!(base.register_tile_for(5), base.register_tile);
+            assert_eq!(base.register_tile_for(6), base.register_tile_wide);
+            assert_eq!(base.register_tile_for(7), base.register_tile_wide);
+            assert_ne!(base.register_tile, base.register_tile_wide);
+            assert_eq!(base.register_tile_for(REGISTER_TILE_MAX_K + 1), None);
+            let narrow_only = ConvPolicy {
+                register_tile_wide: None,
+                ..base
+            };
+            assert_eq!(narrow_only.register_tile_for(7), base.register_tile);
+        }
+        for other in [
+            ConvPolicy::default_for::<f64>((9, 0)),
+            ConvPolicy::default_for::<gpu_core::f16>((9, 0)),
+            ConvPolicy::default_for::<gpu_core::bf16>((9, 0)),
+        ] {
+            assert_eq!(other.register_tile_for(3), None);
+        }
+    }
+
+    #[test]
+    fn register_tile_refusals_are_typed() {
+        for t in REGISTER_TILE_CANDIDATES {
+            assert!(t.validate::<f32>().is_ok(), "{t:?}");
+            assert!(t.validate::<i32>().is_ok(), "{t:?}");
+            assert!(t.validate::<f64>().is_err(), "{t:?}");
+            assert!(t.validate::<gpu_core::f16>().is_err(), "{t:?}");
+        }
+        let base = REGISTER_TILE_CANDIDATES[0];
+        assert_eq!(base.accumulators(), 32);
+        assert!(tile(16, 1, 2, 0).validate::<f32>().is_ok()); // 64 accumulators
+        for bad in [
+            tile(0, 1, 4, 0),
+            tile(17, 1, 4, 0),
+            tile(16, 2, 4, 0), // 128 accumulators
+            tile(4, 0, 4, 0),
+            tile(4, 3, 4, 0),
+            tile(4, 1, 0, 0),
+            tile(4, 1, 33, 0),
+            tile(1, 1, 1, 33),
+            tile(4, 1, 8, 9), // 72 warps per SM
+        ] {
+            assert!(
+                matches!(
+                    bad.validate::<f32>(),
+                    Err(Error::InvalidArgument { name: "tuning", .. })
+                ),
+                "{bad:?}"
+            );
+            let policy = ConvPolicy {
+                register_tile: Some(bad),
+                ..ConvPolicy::default_for::<f32>((9, 0))
+            };
+            assert!(policy.validate::<f32>().is_err(), "{bad:?}");
+        }
+        // f64's block policy with a register tile: refused for f64.
+        let f64_tiled = ConvPolicy {
+            register_tile: Some(base),
+            ..ConvPolicy::default_for::<f64>((9, 0))
+        };
+        assert!(f64_tiled.validate::<f64>().is_err());
     }
 
     #[test]

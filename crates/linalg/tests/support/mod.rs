@@ -6,10 +6,10 @@
 #![allow(dead_code)]
 
 use gpu_core::kernel::{warm_disk_cache, CacheWarmReport, DiskCache};
-use gpu_core::{DeviceType, Element, Gpu, ModuleSource};
-use linalg::conv::output_shape;
+use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu, ModuleSource};
+use linalg::conv::{conv2d_tuned_with, output_shape};
 use linalg::policy::{strip_module, ConvPolicy, StripPolicy};
-use linalg::{conv_cpu, ConvElement, ConvOptions};
+use linalg::{conv_cpu, ConvElement, ConvOptions, MatrixView, MatrixViewMut};
 use parprims_testkit::rng::random_vec;
 
 /// One handle for every test of a binary: one module store, so each module
@@ -101,6 +101,8 @@ pub fn block_kernel_only<T: ConvElement>() -> ConvPolicy {
     ConvPolicy {
         strip: None,
         strip_wide: None,
+        register_tile: None,
+        register_tile_wide: None,
         ..table_policy::<T>()
     }
 }
@@ -211,3 +213,111 @@ macro_rules! each_type {
 }
 #[allow(unused_imports)]
 pub(crate) use each_type;
+
+/// One convolution case of the kernel tests: the image (`h × w`, at element `offset` of a
+/// larger buffer: unaligned rows when `offset` is not a multiple of the
+/// vector width), the `k × k` filter and the options.
+pub struct ConvCase<'a, T> {
+    pub image: &'a [T],
+    pub h: usize,
+    pub w: usize,
+    pub filter: &'a [T],
+    pub k: usize,
+    pub offset: usize,
+    pub options: &'a ConvOptions,
+}
+
+impl<'a, T: ConvElement> ConvCase<'a, T> {
+    /// A case on an `h × w` image at the start of its buffer (aligned rows).
+    pub fn aligned(
+        image: &'a [T],
+        (h, w): (usize, usize),
+        filter: &'a [T],
+        k: usize,
+        options: &'a ConvOptions,
+    ) -> Self {
+        ConvCase {
+            image,
+            h,
+            w,
+            filter,
+            k,
+            offset: 0,
+            options,
+        }
+    }
+
+    /// Runs the case with `tuning`, the output inside a poisoned buffer
+    /// (nothing around it may be written); returns the output.
+    pub fn run(&self, gpu: &Gpu, tuning: &ConvPolicy, context: &str) -> Vec<T> {
+        let ConvCase {
+            image,
+            h,
+            w,
+            filter,
+            k,
+            offset,
+            options,
+        } = *self;
+        let (rows, cols) = output_shape(h, w, k, options.border).expect("a valid case");
+        let mut image_host = vec![T::poison(); h * w + offset + 3];
+        image_host[offset..offset + h * w].copy_from_slice(image);
+        let image_buffer = DeviceBuffer::from_host(gpu, &image_host).unwrap();
+        let filter_buffer = DeviceBuffer::from_host(gpu, filter).unwrap();
+        let margin = 33;
+        let mut out_buffer = DeviceBuffer::<T>::poisoned(gpu, rows * cols + 2 * margin).unwrap();
+        {
+            let image_view =
+                MatrixView::new(h, w, image_buffer.slice(offset..offset + h * w).unwrap()).unwrap();
+            let filter_view = MatrixView::new(k, k, filter_buffer.view()).unwrap();
+            let out_view = MatrixViewMut::new(
+                rows,
+                cols,
+                out_buffer.slice_mut(margin..margin + rows * cols).unwrap(),
+            )
+            .unwrap();
+            conv2d_tuned_with(gpu, image_view, filter_view, out_view, options, tuning)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+        }
+        let all = out_buffer.to_host(gpu).unwrap();
+        let poison = T::poison();
+        let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
+        assert!(
+            all[..margin].iter().all(|&x| same(x, poison)),
+            "{context}: wrote before the output"
+        );
+        assert!(
+            all[margin + rows * cols..].iter().all(|&x| same(x, poison)),
+            "{context}: wrote after the output"
+        );
+        all[margin..margin + rows * cols].to_vec()
+    }
+
+    /// Runs the case with `tuning` and with `block_tuning`: the two outputs
+    /// must be equal bit for bit. Returns `tuning`'s.
+    pub fn run_against_block(
+        &self,
+        gpu: &Gpu,
+        tuning: &ConvPolicy,
+        block_tuning: &ConvPolicy,
+        context: &str,
+    ) -> Vec<T> {
+        let got = self.run(gpu, tuning, context);
+        let block_result = self.run(gpu, block_tuning, context);
+        if let Some(i) = (0..got.len())
+            .find(|&i| got[i].to_f64().to_bits() != block_result[i].to_f64().to_bits())
+        {
+            panic!(
+                "{context}: output {i} is {:?}, the block kernel gives {:?}",
+                got[i], block_result[i]
+            );
+        }
+        got
+    }
+
+    /// [`check_conv_against_cpu`] of `got`, this case's output.
+    pub fn check_against_cpu(&self, got: &[T], context: &str) {
+        let (h, w, k) = (self.h, self.w, self.k);
+        check_conv_against_cpu(got, self.image, h, w, self.filter, k, self.options, context);
+    }
+}
