@@ -37,16 +37,17 @@
 //! | `SharedFilter` (lab gpu-sm) | shared | global (L1/L2) | 1 output |
 //! | `ConstantFilter` | `__constant__` | global (L1/L2) | 1 output |
 //! | `TiledHalo` (default), block kernel | registers / shared | one coalesced tile + halo in shared memory | a column of R outputs |
-//! | `TiledHalo` (default), strip kernel (`K ≤ 7` when [`crate::policy::ConvPolicy::strip`] is set) | registers | each row once per warp strip, vector loads, neighbours' columns by shuffles | VEC outputs per row, walking down S rows |
+//! | `TiledHalo` (default), register-tile kernel (`K ≤ 7`, `f32` and `i32`: [`crate::policy::ConvPolicy::register_tile`]) | shared, read into uniform registers | one tile + halo in shared memory, 16-byte loads | R rows × 4·G columns |
+//! | `TiledHalo`, strip kernel (`K ≤ 7` when [`crate::policy::ConvPolicy::strip`] is set and no register tile) | registers | each row once per warp strip, vector loads, neighbours' columns by shuffles | VEC outputs per row, walking down S rows |
 //!
 //! All: one launch, `K²` multiply-adds per output (work `OH·OW·K²`), global
 //! memory traffic near `(H·W + OH·OW + K²)` elements ([`conv_bytes_moved`]),
 //! not in place (the output may not overlap the image or the filter),
 //! deterministic. Shared memory and bank behaviour are in each kernel's header
-//! in `kernels/cuda/linalg/conv.cu` and `kernels/cuda/linalg/conv_strip.cu`, and in
-//! each kernel's file here. The strip and
-//! block kernels add each output's products in the same order: their results
-//! are identical.
+//! in `kernels/cuda/linalg/conv.cu`, `conv_strip.cu` and
+//! `conv_register_tile.cu`, and in each kernel's file here. The register-tile,
+//! strip and block kernels add each output's products in the same order:
+//! their results are identical.
 //!
 //! # ConstantFilter and concurrency
 //!
