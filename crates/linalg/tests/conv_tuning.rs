@@ -203,8 +203,8 @@ fn conv_tiled_halo_sweep_8192() {
     for t in REGISTER_TILE_CANDIDATES {
         variants.push((
             format!(
-                "register tile R={} G={} warps={}",
-                t.rows_per_thread, t.column_groups, t.warps
+                "register tile R={} G={} warps={} min_blocks={}",
+                t.rows_per_thread, t.column_groups, t.warps, t.min_blocks
             ),
             ConvPolicy {
                 register_tile: Some(t),

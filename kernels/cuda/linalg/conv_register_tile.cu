@@ -31,8 +31,8 @@
 // the vector lies inside the image, else four samples through conv_fetch
 // (padding applied; Valid reads zeros there, feeding only outputs that are
 // not stored). A tile wholly inside the image with aligned rows (uniform
-// across the block) takes the vector path without tests, every load issued
-// before the first shared store. The filter, rotated when flipping, goes to
+// across the block) takes the vector path without tests. Either way a
+// thread issues all its loads before its first shared store. The filter, rotated when flipping, goes to
 // shared memory as K rows of 8 taps (zero past K).
 //
 // Walk. For each tile row m = 0 … R + K − 2 of its window, a thread reads its
@@ -72,6 +72,14 @@ union conv_rt_quad {
     conv_t e[4];
 };
 
+// image(row, col) with padding applied, for the samples of edge tiles that
+// are not in an aligned vector inside the image; out of line so the unrolled
+// staging stays small.
+__device__ __noinline__ conv_t conv_rt_fetch(const conv_t* __restrict__ img, i64 H, i64 W,
+                                             i64 row, i64 col, int padding) {
+    return conv_fetch(img, H, W, row, col, padding);
+}
+
 template <int KC>
 __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ img,
                                                    const conv_t* __restrict__ filt,
@@ -102,17 +110,20 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
     const i64 in_col0 = col_base + (i64)blockIdx.x * TC;  // a multiple of 4
     const i64 out_col0 = in_col0 + pad;
 
-    if (tid < KC * 8) {
-        const int u = tid / 8, v = tid % 8;
-        taps[tid] = v < KC ? filt[conv_filter_index(u, v, KC, flip)] : (conv_t)0;
+    // (A loop: a block of one warp holds fewer threads than K = 5 … 7 has
+    // padded taps.)
+    for (int t = tid; t < KC * 8; t += THREADS) {
+        const int u = t / 8, v = t % 8;
+        taps[t] = v < KC ? filt[conv_filter_index(u, v, KC, flip)] : (conv_t)0;
     }
 
     // Stage the tile: vector idx is tile row idx / QUADS, columns
-    // 4·(idx % QUADS) … + 3.
+    // 4·(idx % QUADS) … + 3. Every load of a thread is issued before its
+    // first shared store.
     const bool inside = aligned && in_row0 >= 0 && in_col0 >= 0 && in_row0 + IN_ROWS <= H &&
                         in_col0 + PITCH <= W;
+    uint4 staged[PER_THREAD];
     if (inside) {
-        uint4 staged[PER_THREAD];
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
             const int idx = tid + j * THREADS;
@@ -122,27 +133,32 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
                                                                  in_col0 + 4 * q));
             }
         }
+    } else {
+        // Edge tiles: vectors inside the image (and aligned) as above, the
+        // others sample by sample through the padding.
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
             const int idx = tid + j * THREADS;
             if (VECTORS % THREADS == 0 || idx < VECTORS) {
-                reinterpret_cast<uint4*>(tile)[idx] = staged[j];
-            }
-        }
-    } else {
-        for (int idx = tid; idx < VECTORS; idx += THREADS) {
-            const int r = idx / QUADS, q = idx % QUADS;
-            const i64 row = in_row0 + r;
-            const i64 col = in_col0 + 4 * q;
-            conv_rt_quad quad;
-            if (aligned && row >= 0 && row < H && col >= 0 && col + 4 <= W) {
-                quad.raw = __ldg(reinterpret_cast<const uint4*>(img + row * W + col));
-            } else {
+                const int r = idx / QUADS, q = idx % QUADS;
+                const i64 row = in_row0 + r;
+                const i64 col = in_col0 + 4 * q;
+                if (aligned && row >= 0 && row < H && col >= 0 && col + 4 <= W) {
+                    staged[j] = __ldg(reinterpret_cast<const uint4*>(img + row * W + col));
+                } else {
+                    conv_rt_quad quad;
 #pragma unroll
-                for (int c = 0; c < 4; ++c) quad.e[c] = conv_fetch(img, H, W, row, col + c, padding);
+                    for (int c = 0; c < 4; ++c)
+                        quad.e[c] = conv_rt_fetch(img, H, W, row, col + c, padding);
+                    staged[j] = quad.raw;
+                }
             }
-            reinterpret_cast<uint4*>(tile)[idx] = quad.raw;
         }
+    }
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+        const int idx = tid + j * THREADS;
+        if (VECTORS % THREADS == 0 || idx < VECTORS) reinterpret_cast<uint4*>(tile)[idx] = staged[j];
     }
     __syncthreads();
 

@@ -292,12 +292,12 @@ mod tests {
             0
         );
         // The table's register tiles, whatever the block: K = 3, 4 rows × 2
-        // groups × 8 warps: (32 + 2) rows × (256 + 4) + 3 rows of 8 taps;
+        // groups × 4 warps: (16 + 2) rows × (256 + 4) + 3 rows of 8 taps;
         // K = 7, 8 rows × 1 group × 4 warps: (32 + 6) × (128 + 8) + 7 × 8.
         for block in CONV_BLOCKS {
             assert_eq!(
                 shared_bytes::<f32>(ConvAlgorithm::TiledHalo, block, 3, &f32_table),
-                (34 * 260 + 24) * 4
+                (18 * 260 + 24) * 4
             );
             assert_eq!(
                 shared_bytes::<i32>(ConvAlgorithm::TiledHalo, block, 7, &table_policy::<i32>()),

@@ -477,7 +477,7 @@ mod tests {
                 column_groups: 1,
                 ..base
             },
-            RegisterTilePolicy { warps: 4, ..base },
+            RegisterTilePolicy { warps: 2, ..base },
             RegisterTilePolicy {
                 min_blocks: 0,
                 ..base

@@ -195,20 +195,20 @@ mod tests {
 
     #[test]
     fn a_block_covers_its_tile() {
-        let narrow = REGISTER_TILE_CANDIDATES[0]; // R 4, G 2, 8 warps
+        let narrow = REGISTER_TILE_CANDIDATES[0]; // R 4, G 2, 4 warps
         let g = register_tile_geometry(8190, 0);
         let c = register_tile_launch_config::<f32>(8190, &g, 3, &narrow).unwrap();
-        assert_eq!(c.block, (32, 8, 1));
-        assert_eq!(c.grid, (8190u32.div_ceil(256), 8190u32.div_ceil(32), 1));
-        // (32 + 2) rows × (256 + 4) columns + 3 × 8 taps, 4 bytes each.
-        assert_eq!(c.shared_bytes as usize, (34 * 260 + 24) * 4);
+        assert_eq!(c.block, (32, 4, 1));
+        assert_eq!(c.grid, (8190u32.div_ceil(256), 8190u32.div_ceil(16), 1));
+        // (16 + 2) rows × (256 + 4) columns + 3 × 8 taps, 4 bytes each.
+        assert_eq!(c.shared_bytes as usize, (18 * 260 + 24) * 4);
         let wide = REGISTER_TILE_CANDIDATES[1]; // R 8, G 1, 4 warps
         let c = register_tile_launch_config::<i32>(8186, &g, 7, &wide).unwrap();
         assert_eq!(c.block, (32, 4, 1));
         assert_eq!(c.grid.1, 8186u32.div_ceil(32));
         assert_eq!(c.shared_bytes as usize, (38 * 136 + 56) * 4);
         // Rows past 65 535 tiles spill into z.
-        let tall = register_tile_launch_config::<f32>(65_536 * 32 + 1, &g, 3, &narrow).unwrap();
+        let tall = register_tile_launch_config::<f32>(65_536 * 16 + 1, &g, 3, &narrow).unwrap();
         assert!(tall.grid.2 > 1);
     }
 
