@@ -52,6 +52,20 @@ __constant__ conv_t conv_constant_filter[CONV_MAX_K * CONV_MAX_K];
 // period 2n however far x lies outside; Wrap is periodic with period n.
 __device__ __forceinline__ i64 conv_map_coord(i64 x, i64 n, int padding) {
     if (x >= 0 && x < n) return x;
+    // Within one image length of the edge (every K ≤ n + 1 halo sample): the
+    // same mapping without the 64-bit remainder below.
+    if (x >= -n && x < 2 * n) {
+        switch (padding) {
+        case CONV_PAD_CLAMP:
+            return x < 0 ? 0 : n - 1;
+        case CONV_PAD_REFLECT:
+            return x < 0 ? -1 - x : 2 * n - 1 - x;
+        case CONV_PAD_WRAP:
+            return x < 0 ? x + n : x - n;
+        default:
+            return -1;
+        }
+    }
     switch (padding) {
     case CONV_PAD_CLAMP:
         return x < 0 ? 0 : n - 1;

@@ -72,14 +72,6 @@ union conv_rt_quad {
     conv_t e[4];
 };
 
-// image(row, col) with padding applied, for the samples of edge tiles that
-// are not in an aligned vector inside the image; out of line so the unrolled
-// staging stays small.
-__device__ __noinline__ conv_t conv_rt_fetch(const conv_t* __restrict__ img, i64 H, i64 W,
-                                             i64 row, i64 col, int padding) {
-    return conv_fetch(img, H, W, row, col, padding);
-}
-
 template <int KC>
 __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ img,
                                                    const conv_t* __restrict__ filt,
@@ -134,8 +126,8 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
             }
         }
     } else {
-        // Edge tiles: vectors inside the image (and aligned) as above, the
-        // others sample by sample through the padding.
+        // Edge tiles: the vectors inside the image (and aligned) as above;
+        // the others are filled sample by sample below.
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
             const int idx = tid + j * THREADS;
@@ -143,14 +135,9 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
                 const int r = idx / QUADS, q = idx % QUADS;
                 const i64 row = in_row0 + r;
                 const i64 col = in_col0 + 4 * q;
+                staged[j] = make_uint4(0, 0, 0, 0);
                 if (aligned && row >= 0 && row < H && col >= 0 && col + 4 <= W) {
                     staged[j] = __ldg(reinterpret_cast<const uint4*>(img + row * W + col));
-                } else {
-                    conv_rt_quad quad;
-#pragma unroll
-                    for (int c = 0; c < 4; ++c)
-                        quad.e[c] = conv_rt_fetch(img, H, W, row, col + c, padding);
-                    staged[j] = quad.raw;
                 }
             }
         }
@@ -159,6 +146,23 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
     for (int j = 0; j < PER_THREAD; ++j) {
         const int idx = tid + j * THREADS;
         if (VECTORS % THREADS == 0 || idx < VECTORS) reinterpret_cast<uint4*>(tile)[idx] = staged[j];
+    }
+    if (!inside) {
+        // The vectors of edge tiles that the loads above left out (outside
+        // the image, or rows not aligned): through the padding, sample by
+        // sample, each thread overwriting its own vectors.
+#pragma unroll 1
+        for (int idx = tid; idx < VECTORS; idx += THREADS) {
+            const int r = idx / QUADS, q = idx % QUADS;
+            const i64 row = in_row0 + r;
+            const i64 col = in_col0 + 4 * q;
+            if (!(aligned && row >= 0 && row < H && col >= 0 && col + 4 <= W)) {
+                conv_rt_quad quad;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) quad.e[c] = conv_fetch(img, H, W, row, col + c, padding);
+                reinterpret_cast<uint4*>(tile)[idx] = quad.raw;
+            }
+        }
     }
     __syncthreads();
 
