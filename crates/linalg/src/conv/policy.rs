@@ -1,32 +1,41 @@
 //! `TiledHalo`'s policies: [`ConvPolicy`] (the block kernel's shape, and
-//! which strip kernel serves small filters) and [`StripPolicy`] (the strip
-//! kernel's shape), with their checks and per-type, per-architecture
-//! defaults.
+//! which register-tile and strip kernels serve small filters),
+//! [`RegisterTilePolicy`] (the register-tile kernel's shape) and
+//! [`StripPolicy`] (the strip kernel's shape), with their checks and
+//! per-type, per-architecture defaults.
 //!
-//! Measured in docs/tuning.md#conv. `f32` runs the strip kernel for K ≤ 7:
-//! for K ≤ 5 four elements per lane, one row in flight, vector stores, 4
-//! warps per block, and warps that claim pieces of 8 output rows from a
-//! counter ([`StripSchedule::Claimed`]) until none is left, rather than one
-//! fixed piece per warp: a call then lasts as long as the average warp, not
-//! the slowest, and the pieces in flight stay in one band of rows. For K = 6
-//! and 7 ([`ConvPolicy::strip_wide`]) two elements per lane and pieces of 16
-//! rows (half the accumulators and window registers beside the 36 or 49
-//! filter taps). Both trim the halo rows' products
+//! Measured in docs/tuning.md#conv. `f32` and `i32` run the register-tile
+//! kernel for K ≤ 7: for K ≤ 5 4 rows × 2 groups of 4 columns per thread,
+//! 4 warps, 8 blocks per SM; for K = 6 and 7
+//! ([`ConvPolicy::register_tile_wide`]) 8 rows × 4 columns, 4 warps, 8
+//! blocks per SM (on one H200 at 8192², 0.90 / 0.86 / 0.70 / 0.62 of the
+//! copy ceiling at K = 1 / 3 / 5 / 7, against 0.74 / 0.67 / 0.64 / 0.46 for
+//! the strip policies in the same process).
+//!
+//! The table keeps the strip policies, which run when the register tiles
+//! are `None`: for K ≤ 5 four elements per lane, one row in flight, vector
+//! stores, 4 warps per block, and warps that claim pieces of 8 output rows
+//! from a counter ([`StripSchedule::Claimed`]) until none is left, rather
+//! than one fixed piece per warp: a call then lasts as long as the average
+//! warp, not the slowest, and the pieces in flight stay in one band of
+//! rows. For K = 6 and 7 ([`ConvPolicy::strip_wide`]) two elements per lane
+//! and pieces of 16 rows (half the accumulators and window registers beside
+//! the 36 or 49 filter taps). Both trim the halo rows' products
 //! ([`StripPolicy::trim_halo`]): at K = 7 the walk is bound by instruction
 //! issue, and a piece of 16 rows would otherwise spend 27 % of its
-//! multiply-adds on sums it discards. `i32` takes the same
-//! strip policies (measured: 0.85 / 0.79 / 0.57 of the copy ceiling at
-//! K = 3 / 5 / 7, against 0.71 / 0.54 / 0.24 for its block kernel in an
-//! earlier build). The block
+//! multiply-adds on sums it discards. `i32` takes the same policies as
+//! `f32` (the strip policies measured on an H100: 0.85 / 0.79 / 0.57 of the
+//! copy ceiling at K = 3 / 5 / 7, against 0.71 / 0.54 / 0.24 for its block
+//! kernel in an earlier build). The block
 //! kernel serves K > 7; `f64` at every K (its block kernel reaches 0.86 at
 //! K = 3 and 0.42 at K = 7, where the strip kernel measured 0.85 and 0.21;
 //! the strip kernel wins only at K = 5, 0.78 against 0.60, and a policy
 //! cannot yet give it K = 4 and 5 alone); and `f16` and `bf16` (the strip
-//! kernel computes in the element type; they accumulate in `f32`, with the
-//! 4-byte block policy, not measured for them). The block kernel's values
-//! come from register budgets (blocks of up to 1024 threads allow 64
-//! registers per thread: `R` accumulators + `K` row values + `K²` filter
-//! registers must fit, checked with
+//! and register-tile kernels compute in the element type; they accumulate
+//! in `f32`, with the 4-byte block policy, not measured for them). The
+//! block kernel's values come from register budgets (blocks of up to 1024
+//! threads allow 64 registers per thread: `R` accumulators, `K` row values
+//! and `K²` filter registers must fit, checked with
 //! `cuobjdump -res-usage`) and from one batch of loads covering a K ≤ 5 tile
 //! of the default 32 × 8 block (`load_batch` ≥ tile elements / 256 threads).
 
