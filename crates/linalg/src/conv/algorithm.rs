@@ -70,7 +70,9 @@ pub struct ConvOptions {
     pub flip: bool,
     /// Which kernel.
     pub algorithm: ConvAlgorithm,
-    /// Threads per block `(x, y)`, one of [`CONV_BLOCKS`].
+    /// Threads per block `(x, y)`, one of [`CONV_BLOCKS`]. `TiledHalo`'s
+    /// register-tile kernel (and a strip policy with `warps` set) launches
+    /// the block of its policy instead.
     pub block: (u32, u32),
     /// `TiledHalo`'s policy; `None`: the device's default
     /// ([`ConvPolicy::for_device`]). Refused with any other algorithm.
