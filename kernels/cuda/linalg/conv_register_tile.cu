@@ -28,12 +28,13 @@
 // (PITCH = TC + (K − 1 rounded up to 4), a whole number of 16-byte vectors)
 // into shared memory: one 16-byte load per vector where the rows are aligned
 // (the host's `aligned`: W a multiple of 4 and a 16-byte-aligned base) and
-// the vector lies inside the image, else four samples through conv_fetch
-// (padding applied; Valid reads zeros there, feeding only outputs that are
-// not stored). A tile wholly inside the image with aligned rows (uniform
-// across the block) takes the vector path without tests. Either way a
-// thread issues all its loads before its first shared store. The filter, rotated when flipping, goes to
-// shared memory as K rows of 8 taps (zero past K).
+// the vector lies inside the image, each thread issuing all these loads
+// before its first shared store. A tile wholly inside the image with
+// aligned rows (uniform across the block) takes them without tests; an edge
+// tile then fills its other vectors in a second, rolled pass, four samples
+// each through conv_fetch (padding applied; Valid reads zeros there,
+// feeding only outputs that are not stored). The filter, rotated when
+// flipping, goes to shared memory as K rows of 8 taps (zero past K).
 //
 // Walk. For each tile row m = 0 … R + K − 2 of its window, a thread reads its
 // 4 + (K − 1 rounded up to 4) samples per group with 16-byte shared loads
