@@ -21,8 +21,8 @@
 
 pub use crate::conv::policy::{
     ConvPolicy, RegisterTilePolicy, StripPolicy, StripSchedule, StripStores,
-    REGISTER_TILE_CANDIDATES, REGISTER_TILE_MAX_K, STRIP_CANDIDATES, STRIP_MAX_K, STRIP_WIDE_MIN_K,
-    TILED_SPECIALISED_MAX_K,
+    REGISTER_TILE_CANDIDATES, REGISTER_TILE_MAX_K, REGISTER_TILE_WIDE_MIN_K, STRIP_CANDIDATES,
+    STRIP_MAX_K, STRIP_WIDE_MIN_K, TILED_SPECIALISED_MAX_K,
 };
 pub use crate::matvec::policy::{MatvecPolicy, TUNABLE_LOADS};
 pub use crate::matvec::tuned::{

@@ -18,7 +18,7 @@ use linalg::policy::{
     register_tile_module, ConvPolicy, RegisterTilePolicy, REGISTER_TILE_CANDIDATES,
     REGISTER_TILE_MAX_K,
 };
-use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Matrix, Padding};
+use linalg::{Border, ConvElement, ConvOptions, Matrix, Padding};
 use support::{block_kernel_only, table_policy, ConvCase};
 
 fn run_seed() -> u64 {
@@ -68,49 +68,24 @@ fn register_tile_against_block_and_cpu<T: ConvElement>(
     let modules: Vec<_> = tiles.iter().map(register_tile_module::<T>).collect();
     support::prewarm(&gpu, &modules);
     let block_tuning = block_kernel_only::<T>();
-    let mut case = 0usize;
-    for &tile_tuning in tiles {
-        let tuning = ConvPolicy {
-            register_tile: Some(tile_tuning),
-            ..block_tuning
-        };
-        for (shape_index, &(h, w, k)) in SHAPES.iter().enumerate() {
-            for border in Border::ALL {
-                if border == Border::Valid && (k > h || k > w) {
-                    continue;
-                }
-                case += 1;
-                let options = ConvOptions {
-                    border,
-                    padding: Padding::ALL[case % 4],
-                    flip: case % 3 == 1,
-                    algorithm: ConvAlgorithm::TiledHalo,
-                    block: [(32, 8), (8, 8), (32, 32), (16, 16)][case % 4],
-                    policy: None,
-                };
-                let offset = offsets[case % offsets.len()];
-                let context = format!(
-                    "{} {h}×{w} K={k} {border:?} {:?} flip={} offset={offset} {tile_tuning:?}",
-                    T::SUFFIX,
-                    options.padding,
-                    options.flip
-                );
-                let image = inputs::<T>(h * w, seed ^ ((shape_index as u64) << 8));
-                let filter = inputs::<T>(k * k, seed ^ 0x77 ^ k as u64);
-                let case = ConvCase {
-                    image: &image,
-                    h,
-                    w,
-                    filter: &filter,
-                    k,
-                    offset,
-                    options: &options,
-                };
-                let got = case.run_against_block(&gpu, &tuning, &block_tuning, &context);
-                case.check_against_cpu(&got, &context);
-            }
-        }
-    }
+    let tunings: Vec<(String, ConvPolicy)> = tiles
+        .iter()
+        .map(|&tile| {
+            let tuning = ConvPolicy {
+                register_tile: Some(tile),
+                ..block_tuning
+            };
+            (format!("{tile:?}"), tuning)
+        })
+        .collect();
+    support::tunings_against_block_and_cpu::<T>(
+        &gpu,
+        seed,
+        &tunings,
+        &block_tuning,
+        &SHAPES,
+        offsets,
+    );
 }
 
 #[test]

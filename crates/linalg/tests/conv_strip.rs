@@ -17,7 +17,7 @@ use gpu_core::Gpu;
 use linalg::policy::{
     conv_module, ConvPolicy, StripPolicy, StripSchedule, StripStores, STRIP_CANDIDATES, STRIP_MAX_K,
 };
-use linalg::{Border, ConvAlgorithm, ConvElement, ConvOptions, Padding};
+use linalg::{Border, ConvElement, ConvOptions, Padding};
 use support::{block_kernel_only, conv_and_strip_modules, table_policy, ConvCase};
 
 fn run_seed() -> u64 {
@@ -94,50 +94,24 @@ fn strip_against_block_and_cpu<T: ConvElement>(
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     prewarm::<T>(&gpu, strips);
     let block_tuning = block_kernel_only::<T>();
-    let mut case = 0usize;
-    for &strip_tuning in strips {
-        let tuning = ConvPolicy {
-            strip: Some(strip_tuning),
-            ..block_tuning
-        };
-        for (shape_index, &(h, w, k)) in SHAPES.iter().enumerate() {
-            for border in Border::ALL {
-                if border == Border::Valid && (k > h || k > w) {
-                    continue;
-                }
-                case += 1;
-                let block = [(32, 8), (8, 8), (32, 32), (16, 16)][case % 4];
-                let options = ConvOptions {
-                    border,
-                    padding: Padding::ALL[case % 4],
-                    flip: case % 3 == 1,
-                    algorithm: ConvAlgorithm::TiledHalo,
-                    block,
-                    policy: None,
-                };
-                let offset = offsets[case % offsets.len()];
-                let context = format!(
-                    "{} {h}×{w} K={k} {border:?} {:?} flip={} block={block:?} offset={offset} {strip_tuning:?}",
-                    T::SUFFIX,
-                    options.padding,
-                    options.flip
-                );
-                let image = inputs::<T>(h * w, seed ^ ((shape_index as u64) << 8));
-                let filter = inputs::<T>(k * k, seed ^ 0x77 ^ k as u64);
-                let case = ConvCase {
-                    image: &image,
-                    h,
-                    w,
-                    filter: &filter,
-                    k,
-                    offset,
-                    options: &options,
-                };
-                let got = case.run_against_block(&gpu, &tuning, &block_tuning, &context);
-                case.check_against_cpu(&got, &context);
-            }
-        }
-    }
+    let tunings: Vec<(String, ConvPolicy)> = strips
+        .iter()
+        .map(|&strip| {
+            let tuning = ConvPolicy {
+                strip: Some(strip),
+                ..block_tuning
+            };
+            (format!("{strip:?}"), tuning)
+        })
+        .collect();
+    support::tunings_against_block_and_cpu::<T>(
+        &gpu,
+        seed,
+        &tunings,
+        &block_tuning,
+        &SHAPES,
+        offsets,
+    );
 }
 
 #[test]

@@ -57,12 +57,9 @@ impl<T: ConvElement> ConvCall<'_, '_, T> {
         kernel_padding(self.options.border, self.options.padding)
     }
 
-    /// The arguments of an [`ENTRY_PARAMS`] entry (the direct kernels and
-    /// the block kernel), in order: three pointers, four `i64` (`H`, `W`,
-    /// `OH`, `OW`), five `i32` (`K`, the anchor, the padding, flip and
-    /// `stride`, the block kernel's shared-tile pitch, 0 for the others).
-    pub(crate) fn entry_args(&mut self, stride: usize) -> KernelArgs {
-        let (k, pad, padding) = (self.k(), self.pad(), self.padding());
+    /// The arguments every conv entry starts with, in order: the image, the
+    /// filter and the output pointers, then `H`, `W`, `OH`, `OW` as `i64`.
+    fn shape_args(&mut self) -> KernelArgs {
         let (h, w) = self.image.shape();
         let mut args = KernelArgs::new();
         args.input(&self.image.data())
@@ -71,12 +68,34 @@ impl<T: ConvElement> ConvCall<'_, '_, T> {
             .scalar(h as i64)
             .scalar(w as i64)
             .scalar(self.out_shape.0 as i64)
-            .scalar(self.out_shape.1 as i64)
-            .scalar(k as i32)
+            .scalar(self.out_shape.1 as i64);
+        args
+    }
+
+    /// The arguments of an [`ENTRY_PARAMS`] entry (the direct kernels and
+    /// the block kernel), in order: [`Self::shape_args`], then five `i32`
+    /// (`K`, the anchor, the padding, flip and `stride`, the block kernel's
+    /// shared-tile pitch, 0 for the others).
+    pub(crate) fn entry_args(&mut self, stride: usize) -> KernelArgs {
+        let (k, pad, padding) = (self.k(), self.pad(), self.padding());
+        let mut args = self.shape_args();
+        args.scalar(k as i32)
             .scalar(pad as i32)
             .scalar(padding as i32)
             .scalar(self.options.flip as i32)
             .scalar(stride as i32);
+        args
+    }
+
+    /// The first ten arguments of the strip and register-tile entries, in
+    /// order: [`Self::shape_args`], then three `i32` (the anchor, the
+    /// padding, flip); each kernel appends its own.
+    pub(crate) fn border_args(&mut self) -> KernelArgs {
+        let (pad, padding) = (self.pad(), self.padding());
+        let mut args = self.shape_args();
+        args.scalar(pad as i32)
+            .scalar(padding as i32)
+            .scalar(self.options.flip as i32);
         args
     }
 }

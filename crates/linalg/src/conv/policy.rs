@@ -5,10 +5,10 @@
 //! per-type, per-architecture defaults.
 //!
 //! Measured in docs/tuning.md#conv. `f32` and `i32` run the register-tile
-//! kernel for K ≤ 7: for K ≤ 5 4 rows × 2 groups of 4 columns per thread,
-//! 4 warps, 8 blocks per SM; for K = 6 and 7
-//! ([`ConvPolicy::register_tile_wide`]) 8 rows × 4 columns, 4 warps, 8
-//! blocks per SM (on one H200 at 8192², 0.90 / 0.86 / 0.70 / 0.62 of the
+//! kernel for K ≤ 7: for K ≤ 4 4 rows × 2 groups of 4 columns per thread,
+//! 4 warps, 8 blocks per SM; for K = 5 … 7
+//! ([`ConvPolicy::register_tile_wide`], from [`REGISTER_TILE_WIDE_MIN_K`])
+//! 8 rows × 4 columns, 4 warps, 8 blocks per SM (on one H200 at 8192², 0.90 / 0.86 / 0.70 / 0.62 of the
 //! copy ceiling at K = 1 / 3 / 5 / 7, against 0.74 / 0.67 / 0.64 / 0.46 for
 //! the strip policies in the same process).
 //!
@@ -74,14 +74,21 @@ pub struct ConvPolicy {
     /// kernel (a shared tile, a block of outputs per thread, the taps in
     /// uniform registers) instead of the strip and block kernels.
     pub register_tile: Option<RegisterTilePolicy>,
-    /// `Some`: the register-tile tuning for `K` from [`STRIP_WIDE_MIN_K`] to
-    /// [`REGISTER_TILE_MAX_K`] instead of `register_tile`.
+    /// `Some`: the register-tile tuning for `K` from
+    /// [`REGISTER_TILE_WIDE_MIN_K`] to [`REGISTER_TILE_MAX_K`] instead of
+    /// `register_tile`.
     pub register_tile_wide: Option<RegisterTilePolicy>,
 }
 
 /// Largest `K` the register-tile kernel handles (compile-time `K`, fully
 /// unrolled; 8 taps per filter row in shared memory).
 pub const REGISTER_TILE_MAX_K: usize = 7;
+
+/// Smallest `K` served by [`ConvPolicy::register_tile_wide`] when it is
+/// set. At K = 5 the table's 8-row tile beats the 4-row, 2-group one
+/// (docs/tuning.md#conv), so the register tiles split one filter side
+/// earlier than the strips ([`STRIP_WIDE_MIN_K`]).
+pub const REGISTER_TILE_WIDE_MIN_K: usize = 5;
 
 /// The register-tile kernel's policy (`kernels/cuda/linalg/conv_register_tile.cu`).
 /// A block of `32 × warps` threads computes `128·column_groups` output
@@ -174,12 +181,12 @@ impl RegisterTilePolicy {
     }
 }
 
-/// `f32`'s and `i32`'s register tile for K ≤ 5: 4 rows × 2 groups of 4
+/// `f32`'s and `i32`'s register tile for K ≤ 4: 4 rows × 2 groups of 4
 /// columns per thread, 4 warps: tiles of 256 × 16 outputs, eight blocks
 /// (32 warps, 64 registers each) per SM (measured in docs/tuning.md#conv).
 const REGISTER_TILE_NARROW: RegisterTilePolicy = tile(4, 2, 4, 8);
 
-/// `f32`'s and `i32`'s register tile for K = 6 and 7: 8 rows × 4 columns
+/// `f32`'s and `i32`'s register tile for K = 5 … 7: 8 rows × 4 columns
 /// per thread, 4 warps: tiles of 128 × 32 outputs, 32 accumulators beside
 /// the 12-sample window, eight blocks per SM.
 const REGISTER_TILE_WIDE: RegisterTilePolicy = tile(8, 1, 4, 8);
@@ -432,7 +439,7 @@ impl ConvPolicy {
 
     /// The register-tile policy for filter side `k`: none above
     /// [`REGISTER_TILE_MAX_K`]; [`ConvPolicy::register_tile_wide`] (if set)
-    /// from [`STRIP_WIDE_MIN_K`]; else [`ConvPolicy::register_tile`].
+    /// from [`REGISTER_TILE_WIDE_MIN_K`]; else [`ConvPolicy::register_tile`].
     /// `Some` takes precedence over [`Self::strip_for`]: `TiledHalo` runs
     /// the register-tile kernel, else the strip kernel, else the block
     /// kernel.
@@ -447,7 +454,7 @@ impl ConvPolicy {
     pub fn register_tile_for(&self, k: usize) -> Option<RegisterTilePolicy> {
         if k > REGISTER_TILE_MAX_K {
             None
-        } else if k >= STRIP_WIDE_MIN_K && self.register_tile_wide.is_some() {
+        } else if k >= REGISTER_TILE_WIDE_MIN_K && self.register_tile_wide.is_some() {
             self.register_tile_wide
         } else {
             self.register_tile
@@ -835,7 +842,8 @@ mod tests {
             ConvPolicy::default_for::<i32>((9, 0)),
         ] {
             assert_eq!(base.register_tile_for(1), base.register_tile);
-            assert_eq!(base.register_tile_for(5), base.register_tile);
+            assert_eq!(base.register_tile_for(4), base.register_tile);
+            assert_eq!(base.register_tile_for(5), base.register_tile_wide);
             assert_eq!(base.register_tile_for(6), base.register_tile_wide);
             assert_eq!(base.register_tile_for(7), base.register_tile_wide);
             assert_ne!(base.register_tile, base.register_tile_wide);

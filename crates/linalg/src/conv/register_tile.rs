@@ -41,7 +41,7 @@
 //! | deterministic | yes |
 
 use gpu_core::launch::grid_2d;
-use gpu_core::{Gpu, KernelArgs, LaunchConfig, Result};
+use gpu_core::{Gpu, LaunchConfig, Result};
 
 use super::element::ConvElement;
 use super::module::{self, ConvCall};
@@ -121,32 +121,17 @@ pub(crate) fn launch<T: ConvElement>(
     mut call: ConvCall<'_, '_, T>,
     tuning: &RegisterTilePolicy,
 ) -> Result<()> {
-    let (k, out_shape, flip) = (call.k(), call.out_shape, call.options.flip);
-    let (h, w) = call.image.shape();
-    let pad = call.pad();
-    // As for the block kernel: Valid reads outside the image only for
-    // outputs past the last row or column, never stored: zeros.
-    let padding = call.padding();
-    let geometry = register_tile_geometry(out_shape.1, pad);
+    let (k, out_shape) = (call.k(), call.out_shape);
+    let w = call.image.cols();
+    let geometry = register_tile_geometry(out_shape.1, call.pad());
     let config = register_tile_launch_config::<T>(out_shape.0, &geometry, k, tuning)?;
     let kernel = module::register_tile_kernel::<T>(gpu, tuning, k)?;
-    let image_data = call.image.data();
-    let aligned = rows_aligned(image_data.device_ptr(), w);
-    let filter_data = call.filter.data();
-    let mut out_data = call.output.data_mut();
-    let mut args = KernelArgs::new();
-    args.input(&image_data)
-        .input(&filter_data)
-        .output(&mut out_data)
-        .scalar(h as i64)
-        .scalar(w as i64)
-        .scalar(out_shape.0 as i64)
-        .scalar(out_shape.1 as i64)
-        .scalar(pad as i32)
-        .scalar(padding as i32)
-        .scalar(flip as i32)
-        .scalar(geometry.col_base)
-        .scalar(i32::from(aligned));
+    let aligned = rows_aligned(call.image.data().device_ptr(), w);
+    // As for the block kernel: Valid reads outside the image only for
+    // outputs past the last row or column, never stored: zeros (the
+    // padding border_args passes).
+    let mut args = call.border_args();
+    args.scalar(geometry.col_base).scalar(i32::from(aligned));
     // SAFETY: the arguments match the register-tile entry's parameter list
     // (three pointers, four i64, three i32, an i64 and an i32) in order; the
     // image holds H·W elements, the filter K·K and the output OH·OW

@@ -37,7 +37,7 @@
 
 use gpu_core::launch::grid_2d;
 use gpu_core::single_pass::with_ticket_state;
-use gpu_core::{Error, Gpu, KernelArgs, LaunchConfig, Result};
+use gpu_core::{Error, Gpu, LaunchConfig, Result};
 
 use super::element::ConvElement;
 use super::module::{self, ConvCall};
@@ -237,19 +237,14 @@ pub(crate) fn launch<T: ConvElement>(
     policy: &StripPolicy,
 ) -> Result<()> {
     let (k, out_shape, options) = (call.k(), call.out_shape, call.options);
-    let (h, w) = call.image.shape();
+    let w = call.image.cols();
     let warps = strip_warps(options.block, policy)?;
     let pad = call.pad();
-    // As for the block kernel: Valid reads outside the image only for the
-    // surplus outputs right of the last column, never stored: zeros.
-    let padding = call.padding();
     let geometry = strip_geometry(out_shape.1, pad, policy.elems_per_lane, k);
-    let image_data = call.image.data();
-    let aligned = rows_aligned::<T>(image_data.device_ptr(), w, policy);
-    let mut out_data = call.output.data_mut();
+    let aligned = rows_aligned::<T>(call.image.data().device_ptr(), w, policy);
     let policy = if policy.stores == StripStores::Vector
         && !vector_stores_pay::<T>(
-            out_data.device_ptr(),
+            call.output.data_mut().device_ptr(),
             out_shape,
             &geometry,
             pad,
@@ -292,20 +287,12 @@ pub(crate) fn launch<T: ConvElement>(
             claimed_launch_config::<T>(out_shape, &geometry, warps, strip_rows, capacity, policy)
         }
     };
-    let filter_data = call.filter.data();
     with_ticket_state(gpu, 0, |mut state| {
-        let mut args = KernelArgs::new();
-        args.input(&image_data)
-            .input(&filter_data)
-            .output(&mut out_data)
-            .scalar(h as i64)
-            .scalar(w as i64)
-            .scalar(out_shape.0 as i64)
-            .scalar(out_shape.1 as i64)
-            .scalar(pad as i32)
-            .scalar(padding as i32)
-            .scalar(options.flip as i32)
-            .scalar(strip_rows as i32)
+        // As for the block kernel: Valid reads outside the image only for
+        // the surplus outputs right of the last column, never stored: zeros
+        // (the padding border_args passes).
+        let mut args = call.border_args();
+        args.scalar(strip_rows as i32)
             .scalar(i32::from(aligned))
             .scalar(geometry.col_base)
             .scalar(geometry.col_strips as i64)

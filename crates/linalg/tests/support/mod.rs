@@ -1,6 +1,7 @@
 //! Shared helpers of the linalg GPU tests (`tests/{conv, conv_strip,
-//! conv_tuning, matvec, transpose}.rs`): the device handle, seeds, random
-//! inputs, the convolution's check against the CPU reference, NVRTC
+//! conv_register_tile, conv_tuning, matvec, transpose}.rs`): the device
+//! handle, seeds, random inputs, the convolution's check against the CPU
+//! reference, the case grid the `TiledHalo` kernels' tests share, NVRTC
 //! prewarming of the disk cache, and one `#[test]` per call for tests
 //! instantiated per element type.
 #![allow(dead_code)]
@@ -9,7 +10,9 @@ use gpu_core::kernel::{warm_disk_cache, CacheWarmReport, DiskCache};
 use gpu_core::{DeviceBuffer, DeviceType, Element, Gpu, ModuleSource};
 use linalg::conv::{conv2d_tuned_with, output_shape};
 use linalg::policy::{strip_module, ConvPolicy, StripPolicy};
-use linalg::{conv_cpu, ConvElement, ConvOptions, MatrixView, MatrixViewMut};
+use linalg::{
+    conv_cpu, Border, ConvAlgorithm, ConvElement, ConvOptions, MatrixView, MatrixViewMut, Padding,
+};
 use parprims_testkit::rng::random_vec;
 
 /// One handle for every test of a binary: one module store, so each module
@@ -319,5 +322,63 @@ impl<'a, T: ConvElement> ConvCase<'a, T> {
     pub fn check_against_cpu(&self, got: &[T], context: &str) {
         let (h, w, k) = (self.h, self.w, self.k);
         check_conv_against_cpu(got, self.image, h, w, self.filter, k, self.options, context);
+    }
+}
+
+/// The case grid of a `TiledHalo` kernel's tests: for each `(label,
+/// tuning)` of `tunings`, each `(h, w, k)` of `shapes` and each border
+/// (`Valid` only where the filter fits), with the padding, flip, block and
+/// image offset (one of `offsets`) changing from case to case, `tuning`'s
+/// output equals `block_tuning`'s bit for bit and the CPU reference within
+/// the FMA bound, and nothing outside the output is written. Integer inputs
+/// span ±2·10⁹ (the products wrap, and the results are exact anyway).
+pub fn tunings_against_block_and_cpu<T: ConvElement>(
+    gpu: &Gpu,
+    seed: u64,
+    tunings: &[(String, ConvPolicy)],
+    block_tuning: &ConvPolicy,
+    shapes: &[(usize, usize, usize)],
+    offsets: &[usize],
+) {
+    let mut case = 0usize;
+    for (label, tuning) in tunings {
+        for (shape_index, &(h, w, k)) in shapes.iter().enumerate() {
+            for border in Border::ALL {
+                if border == Border::Valid && (k > h || k > w) {
+                    continue;
+                }
+                case += 1;
+                let block = [(32, 8), (8, 8), (32, 32), (16, 16)][case % 4];
+                let options = ConvOptions {
+                    border,
+                    padding: Padding::ALL[case % 4],
+                    flip: case % 3 == 1,
+                    algorithm: ConvAlgorithm::TiledHalo,
+                    block,
+                    policy: None,
+                };
+                let offset = offsets[case % offsets.len()];
+                let context = format!(
+                    "{} {h}×{w} K={k} {border:?} {:?} flip={} block={block:?} offset={offset} {label}",
+                    T::SUFFIX,
+                    options.padding,
+                    options.flip
+                );
+                let range = (-2.0e9, 2.0e9);
+                let image = random_input::<T>(h * w, seed ^ ((shape_index as u64) << 8), range);
+                let filter = random_input::<T>(k * k, seed ^ 0x77 ^ k as u64, range);
+                let case = ConvCase {
+                    image: &image,
+                    h,
+                    w,
+                    filter: &filter,
+                    k,
+                    offset,
+                    options: &options,
+                };
+                let got = case.run_against_block(gpu, tuning, block_tuning, &context);
+                case.check_against_cpu(&got, &context);
+            }
+        }
     }
 }
