@@ -47,9 +47,14 @@
 // per thread, (R + K − 1)·G·(1 + ⌈(K−1)/4⌉) shared loads for R·4·G·K² of them
 // (K = 7, R = 8, G = 1: 1 568 multiply-adds in about 1 700 instructions).
 //
-// Stores. A thread's 4 outputs of a group are consecutive: one 16-byte store
-// where their address allows, else two 8-byte stores, else four scalar ones,
-// and element by element at the output's left and right edges.
+// Stores. A thread's 4 outputs of a group are consecutive. Where a row's
+// quads start on 16-byte boundaries each goes out as one 16-byte store;
+// where they do not (an output width that is not a multiple of 4), each lane
+// takes the first 1 … 3 outputs of the next lane's quad by shuffle and
+// stores the aligned 16 bytes that start inside its own quad, so every row
+// is written in whole 16-byte pieces (partial pieces would cost the L2 a
+// second write request per sector). Element by element at the output's
+// left and right edges.
 //
 // Work: K² multiply-adds per output (plus those of the ≤ 3 surplus columns at
 // the left edge and of the last tile's columns and rows past the output,
@@ -72,6 +77,99 @@ union conv_rt_quad {
     uint4 raw;
     conv_t e[4];
 };
+
+// One aligned 16-byte store of four consecutive outputs.
+__device__ __forceinline__ void conv_rt_store_quad(conv_t* dst, conv_t a, conv_t b, conv_t c,
+                                                   conv_t d) {
+    conv_rt_quad quad;
+    quad.e[0] = a;
+    quad.e[1] = b;
+    quad.e[2] = c;
+    quad.e[3] = d;
+    *reinterpret_cast<uint4*>(dst) = quad.raw;
+}
+
+// A warp's outputs of one row whose lane quads start D elements before a
+// 16-byte boundary (D = 1 … 3): each lane stores the aligned 4 elements
+// from its own quad's element D on (its last 4 − D outputs, then the first
+// D of the next lane's quad, taken by shuffle). Lane 31 takes the next
+// group's lane 0, except in the last group, where it stores its own last
+// 4 − D alone; lane 0 of the first group also stores its first D. Every
+// column of the tile is stored once; columns outside [0, OW) are skipped.
+template <int G, int D>
+__device__ __forceinline__ void conv_rt_store_shifted(conv_t* __restrict__ row_out, i64 col0,
+                                                      i64 OW, int lane,
+                                                      const conv_t (&v)[G][4],
+                                                      const conv_t (&next)[G][3]) {
+    constexpr int P = 4 - D;  // the lane's own outputs in its aligned chunk
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const i64 col = col0 + g * 128 + lane * 4;
+        if (g == 0 && lane == 0) {
+#pragma unroll
+            for (int k = 0; k < D; ++k) {
+                if (col + k >= 0 && col + k < OW) row_out[col + k] = v[0][k];
+            }
+        }
+        const bool from_next_group = g + 1 < G && lane == 31;
+        const bool has_next = lane < 31 || g + 1 < G;
+        conv_t chunk[4];
+#pragma unroll
+        for (int k = 0; k < P; ++k) chunk[k] = v[g][D + k];
+#pragma unroll
+        for (int k = 0; k < D; ++k)
+            chunk[P + k] = from_next_group ? next[g + 1 < G ? g + 1 : g][k] : next[g][k];
+        const i64 start = col + D;  // a 16-byte boundary
+        if (has_next && start >= 0 && start + 4 <= OW) {
+            conv_rt_store_quad(row_out + start, chunk[0], chunk[1], chunk[2], chunk[3]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                if ((k < P || has_next) && start + k >= 0 && start + k < OW)
+                    row_out[start + k] = chunk[k];
+            }
+        }
+    }
+}
+
+// Stores a warp's 4·G outputs of one output row (row_out: the row's first
+// element; lane quads at columns col0 + 128g + 4·lane) with 16-byte stores
+// at 16-byte boundaries whatever the row's alignment: where the quads are
+// not aligned, each lane realigns through one shuffle per element
+// (conv_rt_store_shifted). The row's phase is the same for every lane and
+// group (quads lie 16 bytes apart), so the branch is uniform.
+template <int G>
+__device__ __forceinline__ void conv_rt_store_row(conv_t* __restrict__ row_out, i64 col0, i64 OW,
+                                                  int lane, const conv_t (&v)[G][4]) {
+    const int phase = (int)(((u64)row_out / sizeof(conv_t) + (u64)col0) & 3);
+    if (phase == 0) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const i64 col = col0 + g * 128 + lane * 4;
+            if (col >= 0 && col + 4 <= OW) {
+                conv_rt_store_quad(row_out + col, v[g][0], v[g][1], v[g][2], v[g][3]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    if (col + k >= 0 && col + k < OW) row_out[col + k] = v[g][k];
+                }
+            }
+        }
+        return;
+    }
+    conv_t next[G][3];
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) next[g][k] = __shfl_sync(0xffffffffu, v[g][k], (lane + 1) & 31);
+    if (phase == 1) {
+        conv_rt_store_shifted<G, 3>(row_out, col0, OW, lane, v, next);
+    } else if (phase == 2) {
+        conv_rt_store_shifted<G, 2>(row_out, col0, OW, lane, v, next);
+    } else {
+        conv_rt_store_shifted<G, 1>(row_out, col0, OW, lane, v, next);
+    }
+}
 
 template <int KC>
 __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ img,
@@ -216,39 +314,7 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
 #pragma unroll
     for (int i = 0; i < R; ++i) {
         const i64 row = out_row0 + warp * R + i;
-        if (row >= OH) break;  // rows grow with i
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const i64 col = out_col0 + g * 128 + lane * 4;
-            conv_t* dst = out + row * OW + col;
-            if (col >= 0 && col + 4 <= OW) {
-                const u64 address = (u64)dst;
-                if ((address & 15) == 0) {
-                    conv_rt_quad quad;
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) quad.e[c] = acc[i][g][c];
-                    *reinterpret_cast<uint4*>(dst) = quad.raw;
-                } else if ((address & 7) == 0) {
-                    union {
-                        uint2 raw;
-                        conv_t e[2];
-                    } lo, hi;
-                    lo.e[0] = acc[i][g][0];
-                    lo.e[1] = acc[i][g][1];
-                    hi.e[0] = acc[i][g][2];
-                    hi.e[1] = acc[i][g][3];
-                    reinterpret_cast<uint2*>(dst)[0] = lo.raw;
-                    reinterpret_cast<uint2*>(dst)[1] = hi.raw;
-                } else {
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) dst[c] = acc[i][g][c];
-                }
-            } else {
-#pragma unroll
-                for (int c = 0; c < 4; ++c) {
-                    if (col + c >= 0 && col + c < OW) dst[c] = acc[i][g][c];
-                }
-            }
-        }
+        if (row >= OH) break;  // rows grow with i (uniform across the warp)
+        conv_rt_store_row<G>(out + row * OW, out_col0, OW, lane, acc[i]);
     }
 }
