@@ -35,6 +35,7 @@ const fn tile(rows: u32, groups: u32, warps: u32, min_blocks: u32) -> RegisterTi
         column_groups: groups,
         warps,
         min_blocks,
+        aligned_stores: true,
     }
 }
 

@@ -203,8 +203,12 @@ fn conv_tiled_halo_sweep_8192() {
     for t in REGISTER_TILE_CANDIDATES {
         variants.push((
             format!(
-                "register tile R={} G={} warps={} min_blocks={}",
-                t.rows_per_thread, t.column_groups, t.warps, t.min_blocks
+                "register tile R={} G={} warps={} min_blocks={}{}",
+                t.rows_per_thread,
+                t.column_groups,
+                t.warps,
+                t.min_blocks,
+                if t.aligned_stores { " aligned" } else { "" }
             ),
             ConvPolicy {
                 register_tile: Some(t),

@@ -47,14 +47,16 @@
 // per thread, (R + K − 1)·G·(1 + ⌈(K−1)/4⌉) shared loads for R·4·G·K² of them
 // (K = 7, R = 8, G = 1: 1 568 multiply-adds in about 1 700 instructions).
 //
-// Stores. A thread's 4 outputs of a group are consecutive. Where a row's
-// quads start on 16-byte boundaries each goes out as one 16-byte store;
-// where they do not (an output width that is not a multiple of 4), each lane
-// takes the first 1 … 3 outputs of the next lane's quad by shuffle and
-// stores the aligned 16 bytes that start inside its own quad, so every row
-// is written in whole 16-byte pieces (partial pieces would cost the L2 a
-// second write request per sector). Element by element at the output's
-// left and right edges.
+// Stores. A thread's 4 outputs of a group are consecutive. With
+// CONV_RT_ALIGNED_STORES every row is written in whole 16-byte pieces: where
+// a row's quads start on 16-byte boundaries each goes out as one 16-byte
+// store; where they do not (an output width that is not a multiple of 4),
+// each lane takes the first 1 … 3 outputs of the next lane's quad by
+// shuffle and stores the aligned 16 bytes that start inside its own quad
+// (split stores cost the L2 a second write request per sector). Without
+// it, a 16-byte store where the quad's address allows, else two 8-byte
+// stores, else four 4-byte ones: fewer instructions, for walks bound by
+// issue. Element by element at the output's left and right edges.
 //
 // Work: K² multiply-adds per output (plus those of the ≤ 3 surplus columns at
 // the left edge and of the last tile's columns and rows past the output,
@@ -65,8 +67,9 @@
 // elements. Deterministic (fixed-order sums). Not in place.
 #pragma once
 
-#if !defined(CONV_RT_ROWS) || !defined(CONV_RT_GROUPS) || !defined(CONV_RT_WARPS)
-#error "conv_register_tile.cu needs CONV_RT_ROWS, CONV_RT_GROUPS and CONV_RT_WARPS from the host"
+#if !defined(CONV_RT_ROWS) || !defined(CONV_RT_GROUPS) || !defined(CONV_RT_WARPS) || \
+    !defined(CONV_RT_ALIGNED_STORES)
+#error "conv_register_tile.cu needs CONV_RT_ROWS, CONV_RT_GROUPS, CONV_RT_WARPS and CONV_RT_ALIGNED_STORES from the host"
 #endif
 
 static_assert(acc_is_self<conv_t> && sizeof(conv_t) == 4,
@@ -78,7 +81,8 @@ union conv_rt_quad {
     conv_t e[4];
 };
 
-// One aligned 16-byte store of four consecutive outputs.
+// One 16-byte store of four consecutive outputs at a 16-byte-aligned
+// address.
 __device__ __forceinline__ void conv_rt_store_quad(conv_t* dst, conv_t a, conv_t b, conv_t c,
                                                    conv_t d) {
     conv_rt_quad quad;
@@ -315,6 +319,42 @@ __device__ __forceinline__ void conv_register_tile(const conv_t* __restrict__ im
     for (int i = 0; i < R; ++i) {
         const i64 row = out_row0 + warp * R + i;
         if (row >= OH) break;  // rows grow with i (uniform across the warp)
+#if CONV_RT_ALIGNED_STORES
         conv_rt_store_row<G>(out + row * OW, out_col0, OW, lane, acc[i]);
+#else
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const i64 col = out_col0 + g * 128 + lane * 4;
+            conv_t* dst = out + row * OW + col;
+            if (col >= 0 && col + 4 <= OW) {
+                const u64 address = (u64)dst;
+                if ((address & 15) == 0) {
+                    conv_rt_quad quad;
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) quad.e[c] = acc[i][g][c];
+                    *reinterpret_cast<uint4*>(dst) = quad.raw;
+                } else if ((address & 7) == 0) {
+                    union {
+                        uint2 raw;
+                        conv_t e[2];
+                    } lo, hi;
+                    lo.e[0] = acc[i][g][0];
+                    lo.e[1] = acc[i][g][1];
+                    hi.e[0] = acc[i][g][2];
+                    hi.e[1] = acc[i][g][3];
+                    reinterpret_cast<uint2*>(dst)[0] = lo.raw;
+                    reinterpret_cast<uint2*>(dst)[1] = hi.raw;
+                } else {
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) dst[c] = acc[i][g][c];
+                }
+            } else {
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    if (col + c >= 0 && col + c < OW) dst[c] = acc[i][g][c];
+                }
+            }
+        }
+#endif
     }
 }

@@ -310,12 +310,13 @@ const REGISTER_TILE_PARAMS: &str = "const conv_t* img, const conv_t* filt, conv_
 
 pub(crate) fn register_tile_module_name<T: ConvElement>(tuning: &RegisterTilePolicy) -> String {
     format!(
-        "linalg_conv_register_tile_{}_r{}_g{}_w{}_m{}",
+        "linalg_conv_register_tile_{}_r{}_g{}_w{}_m{}{}",
         T::SUFFIX,
         tuning.rows_per_thread,
         tuning.column_groups,
         tuning.warps,
-        tuning.min_blocks
+        tuning.min_blocks,
+        if tuning.aligned_stores { "_a" } else { "" }
     )
 }
 
@@ -334,6 +335,7 @@ pub(crate) fn register_tile_module<T: ConvElement>(tuning: &RegisterTilePolicy) 
         .define("CONV_RT_ROWS", tuning.rows_per_thread)
         .define("CONV_RT_GROUPS", tuning.column_groups)
         .define("CONV_RT_WARPS", tuning.warps)
+        .define("CONV_RT_ALIGNED_STORES", u32::from(tuning.aligned_stores))
         .source(parprims_kernels::CONV)
         .source(parprims_kernels::CONV_REGISTER_TILE);
     let threads = 32 * tuning.warps;
@@ -499,6 +501,10 @@ mod tests {
             RegisterTilePolicy { warps: 2, ..base },
             RegisterTilePolicy {
                 min_blocks: 0,
+                ..base
+            },
+            RegisterTilePolicy {
+                aligned_stores: !base.aligned_stores,
                 ..base
             },
         ];

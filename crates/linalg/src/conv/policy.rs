@@ -5,8 +5,9 @@
 //! per-type, per-architecture defaults.
 //!
 //! Measured in docs/tuning.md#conv. `f32` and `i32` run the register-tile
-//! kernel for K ≤ 7: for K ≤ 4 4 rows × 2 groups of 4 columns per thread,
-//! 4 warps, 8 blocks per SM; for K = 5 … 7
+//! kernel for K ≤ 7: for K ≤ 5 4 rows × 2 groups of 4 columns per thread,
+//! 4 warps, 8 blocks per SM, rows stored in whole 16-byte pieces
+//! ([`RegisterTilePolicy::aligned_stores`]); for K = 6 and 7
 //! ([`ConvPolicy::register_tile_wide`], from [`REGISTER_TILE_WIDE_MIN_K`])
 //! 8 rows × 4 columns, 4 warps, 8 blocks per SM (on one H200 at 8192², 0.90 / 0.86 / 0.70 / 0.62 of the
 //! copy ceiling at K = 1 / 3 / 5 / 7, against 0.74 / 0.67 / 0.64 / 0.46 for
@@ -85,10 +86,9 @@ pub struct ConvPolicy {
 pub const REGISTER_TILE_MAX_K: usize = 7;
 
 /// Smallest `K` served by [`ConvPolicy::register_tile_wide`] when it is
-/// set. At K = 5 the table's 8-row tile beats the 4-row, 2-group one
-/// (docs/tuning.md#conv), so the register tiles split one filter side
-/// earlier than the strips ([`STRIP_WIDE_MIN_K`]).
-pub const REGISTER_TILE_WIDE_MIN_K: usize = 5;
+/// set (the register tiles' own split, measured apart from the strips'
+/// [`STRIP_WIDE_MIN_K`]; docs/tuning.md#conv).
+pub const REGISTER_TILE_WIDE_MIN_K: usize = 6;
 
 /// The register-tile kernel's policy (`kernels/cuda/linalg/conv_register_tile.cu`).
 /// A block of `32 × warps` threads computes `128·column_groups` output
@@ -108,6 +108,14 @@ pub struct RegisterTilePolicy {
     /// min_blocks)`, capping registers at about `65 536 / (32·warps·min_blocks)`),
     /// 0 … 32; 0: the block size alone bounds them.
     pub min_blocks: u32,
+    /// `true`: every output row is stored in whole 16-byte pieces at
+    /// 16-byte boundaries, the lanes of a row that does not start on one
+    /// taking the next lane's first outputs by shuffle (one request per
+    /// sector at the L2; about 3 shuffles and a few tests more per row).
+    /// `false`: a 16-byte store where a thread's 4 outputs start on a
+    /// boundary, else two 8-byte stores or four 4-byte ones (the fewest
+    /// instructions, for walks bound by instruction issue).
+    pub aligned_stores: bool,
 }
 
 impl RegisterTilePolicy {
@@ -123,7 +131,13 @@ impl RegisterTilePolicy {
     ///
     /// ```
     /// use linalg::policy::RegisterTilePolicy;
-    /// let tile = RegisterTilePolicy { rows_per_thread: 4, column_groups: 2, warps: 8, min_blocks: 0 };
+    /// let tile = RegisterTilePolicy {
+    ///     rows_per_thread: 4,
+    ///     column_groups: 2,
+    ///     warps: 8,
+    ///     min_blocks: 0,
+    ///     aligned_stores: true,
+    /// };
     /// assert!(tile.validate::<f32>().is_ok());
     /// assert!(tile.validate::<f64>().is_err()); // 4-byte types only
     /// assert!(RegisterTilePolicy { rows_per_thread: 16, ..tile }.validate::<f32>().is_err()); // 128 accumulators
@@ -181,26 +195,30 @@ impl RegisterTilePolicy {
     }
 }
 
-/// `f32`'s and `i32`'s register tile for K ≤ 4: 4 rows × 2 groups of 4
+/// `f32`'s and `i32`'s register tile for K ≤ 5: 4 rows × 2 groups of 4
 /// columns per thread, 4 warps: tiles of 256 × 16 outputs, eight blocks
-/// (32 warps, 64 registers each) per SM (measured in docs/tuning.md#conv).
-const REGISTER_TILE_NARROW: RegisterTilePolicy = tile(4, 2, 4, 8);
+/// (32 warps, 64 registers each) per SM, rows stored in whole 16-byte
+/// pieces (measured in docs/tuning.md#conv).
+const REGISTER_TILE_NARROW: RegisterTilePolicy = aligned(tile(4, 2, 4, 8));
 
-/// `f32`'s and `i32`'s register tile for K = 5 … 7: 8 rows × 4 columns
+/// `f32`'s and `i32`'s register tile for K = 6 and 7: 8 rows × 4 columns
 /// per thread, 4 warps: tiles of 128 × 32 outputs, 32 accumulators beside
-/// the 12-sample window, eight blocks per SM.
+/// the 12-sample window, eight blocks per SM; the fewest store
+/// instructions (the walk is bound by issue).
 const REGISTER_TILE_WIDE: RegisterTilePolicy = tile(8, 1, 4, 8);
 
 /// Register tiles the sweep (`tests/conv_tuning.rs`) compares with the
 /// strip kernel on `f32`, 8192², K = 1 … 7.
-pub const REGISTER_TILE_CANDIDATES: [RegisterTilePolicy; 8] = [
+pub const REGISTER_TILE_CANDIDATES: [RegisterTilePolicy; 10] = [
     REGISTER_TILE_NARROW,
     REGISTER_TILE_WIDE,
-    tile(4, 2, 8, 5),
+    tile(4, 2, 4, 8),
+    aligned(tile(8, 1, 4, 8)),
     tile(4, 2, 8, 4),
+    aligned(tile(4, 2, 8, 4)),
     tile(8, 1, 4, 0),
+    aligned(tile(8, 1, 4, 0)),
     tile(8, 1, 8, 4),
-    tile(4, 1, 8, 0),
     tile(6, 1, 8, 0),
 ];
 
@@ -215,6 +233,15 @@ const fn tile(
         column_groups,
         warps,
         min_blocks,
+        aligned_stores: false,
+    }
+}
+
+/// `policy` storing its rows in whole 16-byte pieces.
+const fn aligned(policy: RegisterTilePolicy) -> RegisterTilePolicy {
+    RegisterTilePolicy {
+        aligned_stores: true,
+        ..policy
     }
 }
 
@@ -842,8 +869,11 @@ mod tests {
             ConvPolicy::default_for::<i32>((9, 0)),
         ] {
             assert_eq!(base.register_tile_for(1), base.register_tile);
-            assert_eq!(base.register_tile_for(4), base.register_tile);
-            assert_eq!(base.register_tile_for(5), base.register_tile_wide);
+            assert_eq!(base.register_tile_for(5), base.register_tile);
+            assert_eq!(
+                base.register_tile_for(REGISTER_TILE_WIDE_MIN_K),
+                base.register_tile_wide
+            );
             assert_eq!(base.register_tile_for(6), base.register_tile_wide);
             assert_eq!(base.register_tile_for(7), base.register_tile_wide);
             assert_ne!(base.register_tile, base.register_tile_wide);
