@@ -9,9 +9,10 @@
 //! 4 warps, 8 blocks per SM, rows stored in whole 16-byte pieces
 //! ([`RegisterTilePolicy::aligned_stores`]); for K = 6 and 7
 //! ([`ConvPolicy::register_tile_wide`], from [`REGISTER_TILE_WIDE_MIN_K`])
-//! 8 rows × 4 columns, 4 warps, 8 blocks per SM (on one H200 at 8192², 0.90 / 0.86 / 0.70 / 0.62 of the
-//! copy ceiling at K = 1 / 3 / 5 / 7, against 0.74 / 0.67 / 0.64 / 0.46 for
-//! the strip policies in the same process).
+//! 8 rows × 4 columns, 4 warps, 8 blocks per SM (on one H200 at 8192²,
+//! 0.98 / 0.91 / 0.81 / 0.63 of the copy ceiling at K = 1 / 3 / 5 / 7,
+//! against 0.74 / 0.67 / 0.64 / 0.46 for the strip policies in the same
+//! process).
 //!
 //! The table keeps the strip policies, which run when the register tiles
 //! are `None`: for K ≤ 5 four elements per lane, one row in flight, vector

@@ -29,6 +29,10 @@
 //! Tiles start at input column `col_base + tx·TC` with `col_base = −(pad
 //! rounded up to a multiple of 4)` ([`RegisterTileGeometry`]), so every
 //! tile's loads are whole 16-byte vectors when the image rows are aligned.
+//! With [`RegisterTilePolicy::aligned_stores`] the outputs go out in whole
+//! 16-byte pieces too: where a row does not start on a 16-byte boundary
+//! each lane takes the next lane's first outputs by shuffle and stores the
+//! aligned 16 bytes inside its quad (the L2 sees one write per sector).
 //!
 //! | | |
 //! |---|---|
