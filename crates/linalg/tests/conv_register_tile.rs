@@ -69,20 +69,14 @@ fn register_tile_against_block_and_cpu<T: ConvElement>(
     let modules: Vec<_> = tiles.iter().map(register_tile_module::<T>).collect();
     support::prewarm(&gpu, &modules);
     let block_tuning = block_kernel_only::<T>();
-    let tunings: Vec<(String, ConvPolicy)> = tiles
-        .iter()
-        .map(|&tile| {
-            let tuning = ConvPolicy {
-                register_tile: Some(tile),
-                ..block_tuning
-            };
-            (format!("{tile:?}"), tuning)
-        })
-        .collect();
-    support::tunings_against_block_and_cpu::<T>(
+    support::tunings_against_block_and_cpu::<T, _>(
         &gpu,
         seed,
-        &tunings,
+        tiles,
+        |tile| ConvPolicy {
+            register_tile: Some(tile),
+            ..block_tuning
+        },
         &block_tuning,
         &SHAPES,
         offsets,

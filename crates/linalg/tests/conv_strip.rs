@@ -94,20 +94,14 @@ fn strip_against_block_and_cpu<T: ConvElement>(
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     prewarm::<T>(&gpu, strips);
     let block_tuning = block_kernel_only::<T>();
-    let tunings: Vec<(String, ConvPolicy)> = strips
-        .iter()
-        .map(|&strip| {
-            let tuning = ConvPolicy {
-                strip: Some(strip),
-                ..block_tuning
-            };
-            (format!("{strip:?}"), tuning)
-        })
-        .collect();
-    support::tunings_against_block_and_cpu::<T>(
+    support::tunings_against_block_and_cpu::<T, _>(
         &gpu,
         seed,
-        &tunings,
+        strips,
+        |strip| ConvPolicy {
+            strip: Some(strip),
+            ..block_tuning
+        },
         &block_tuning,
         &SHAPES,
         offsets,

@@ -325,23 +325,27 @@ impl<'a, T: ConvElement> ConvCase<'a, T> {
     }
 }
 
-/// The case grid of a `TiledHalo` kernel's tests: for each `(label,
-/// tuning)` of `tunings`, each `(h, w, k)` of `shapes` and each border
+/// The case grid of a `TiledHalo` kernel's tests: for each kernel policy of
+/// `kernels` (run as `with_kernel` makes it a `ConvPolicy`), each `(h, w,
+/// k)` of `shapes` and each border
 /// (`Valid` only where the filter fits), with the padding, flip, block and
 /// image offset (one of `offsets`) changing from case to case, `tuning`'s
 /// output equals `block_tuning`'s bit for bit and the CPU reference within
 /// the FMA bound, and nothing outside the output is written. Integer inputs
 /// span ±2·10⁹ (the products wrap, and the results are exact anyway).
-pub fn tunings_against_block_and_cpu<T: ConvElement>(
+pub fn tunings_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
     gpu: &Gpu,
     seed: u64,
-    tunings: &[(String, ConvPolicy)],
+    kernels: &[P],
+    with_kernel: impl Fn(P) -> ConvPolicy,
     block_tuning: &ConvPolicy,
     shapes: &[(usize, usize, usize)],
     offsets: &[usize],
 ) {
     let mut case = 0usize;
-    for (label, tuning) in tunings {
+    for &kernel in kernels {
+        let (label, tuning) = (format!("{kernel:?}"), with_kernel(kernel));
+        let tuning = &tuning;
         for (shape_index, &(h, w, k)) in shapes.iter().enumerate() {
             for border in Border::ALL {
                 if border == Border::Valid && (k > h || k > w) {
