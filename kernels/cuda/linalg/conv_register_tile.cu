@@ -139,9 +139,11 @@ __device__ __forceinline__ void conv_rt_store_shifted(conv_t* __restrict__ row_o
 // Stores a warp's 4·G outputs of one output row (row_out: the row's first
 // element; lane quads at columns col0 + 128g + 4·lane) with 16-byte stores
 // at 16-byte boundaries whatever the row's alignment: where the quads are
-// not aligned, each lane realigns through one shuffle per element
-// (conv_rt_store_shifted). The row's phase is the same for every lane and
-// group (quads lie 16 bytes apart), so the branch is uniform.
+// not aligned, each lane takes the first three outputs of every group's
+// quad from the next lane (three shuffles per group, whichever of them the
+// phase uses) and stores realigned pieces (conv_rt_store_shifted). The
+// row's phase is the same for every lane and group (quads lie 16 bytes
+// apart), so the branch is uniform.
 template <int G>
 __device__ __forceinline__ void conv_rt_store_row(conv_t* __restrict__ row_out, i64 col0, i64 OW,
                                                   int lane, const conv_t (&v)[G][4]) {

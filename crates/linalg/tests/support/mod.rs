@@ -329,10 +329,12 @@ impl<'a, T: ConvElement> ConvCase<'a, T> {
 /// `kernels` (run as `with_kernel` makes it a `ConvPolicy`), each `(h, w,
 /// k)` of `shapes` and each border
 /// (`Valid` only where the filter fits), with the padding, flip, block and
-/// image offset (one of `offsets`) changing from case to case, `tuning`'s
-/// output equals `block_tuning`'s bit for bit and the CPU reference within
-/// the FMA bound, and nothing outside the output is written. Integer inputs
-/// span ±2·10⁹ (the products wrap, and the results are exact anyway).
+/// image offset (one of `offsets`) changing from case to case, the kernel
+/// policy's output equals `block_tuning`'s bit for bit and the CPU reference
+/// within the FMA bound, and nothing outside the output is written. Each
+/// shape's image and filter are drawn once and serve every policy and
+/// border. Integer inputs span ±2·10⁹ (the products wrap, and the results
+/// are exact anyway).
 pub fn tunings_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
     gpu: &Gpu,
     seed: u64,
@@ -342,11 +344,22 @@ pub fn tunings_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
     shapes: &[(usize, usize, usize)],
     offsets: &[usize],
 ) {
+    let range = (-2.0e9, 2.0e9);
+    let inputs: Vec<(Vec<T>, Vec<T>)> = shapes
+        .iter()
+        .enumerate()
+        .map(|(shape_index, &(h, w, k))| {
+            (
+                random_input::<T>(h * w, seed ^ ((shape_index as u64) << 8), range),
+                random_input::<T>(k * k, seed ^ 0x77 ^ k as u64, range),
+            )
+        })
+        .collect();
     let mut case = 0usize;
     for &kernel in kernels {
-        let (label, tuning) = (format!("{kernel:?}"), with_kernel(kernel));
-        let tuning = &tuning;
-        for (shape_index, &(h, w, k)) in shapes.iter().enumerate() {
+        let label = format!("{kernel:?}");
+        let tuning = with_kernel(kernel);
+        for (&(h, w, k), (image, filter)) in shapes.iter().zip(&inputs) {
             for border in Border::ALL {
                 if border == Border::Valid && (k > h || k > w) {
                     continue;
@@ -368,19 +381,16 @@ pub fn tunings_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
                     options.padding,
                     options.flip
                 );
-                let range = (-2.0e9, 2.0e9);
-                let image = random_input::<T>(h * w, seed ^ ((shape_index as u64) << 8), range);
-                let filter = random_input::<T>(k * k, seed ^ 0x77 ^ k as u64, range);
                 let case = ConvCase {
-                    image: &image,
+                    image,
                     h,
                     w,
-                    filter: &filter,
+                    filter,
                     k,
                     offset,
                     options: &options,
                 };
-                let got = case.run_against_block(gpu, tuning, block_tuning, &context);
+                let got = case.run_against_block(gpu, &tuning, block_tuning, &context);
                 case.check_against_cpu(&got, &context);
             }
         }
