@@ -35,19 +35,26 @@ pub fn full_bits<K: SortKey>() -> Range<u32> {
 }
 
 /// The stable permutation that sorts `keys`: `order[i]` is the input index
-/// of the `i`-th output key.
+/// of the `i`-th output key. Sorts (sort value, index) pairs, which the
+/// index makes distinct, so the order is the stable one and no comparison
+/// reads the keys through the permutation.
 ///
 /// ```
 /// assert_eq!(sort::cpu::argsort(&[3u32, 1, 3, 0], false, &(0..32)), vec![3, 1, 0, 2]);
 /// assert_eq!(sort::cpu::argsort(&[3u32, 1, 3, 0], true, &(0..32)), vec![0, 2, 1, 3]);
 /// ```
 pub fn argsort<K: SortKey>(keys: &[K], descending: bool, bits: &Range<u32>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&i| sort_value(keys[i], descending, bits));
-    order
+    let mut tagged: Vec<(u64, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &key)| (sort_value(key, descending, bits), i))
+        .collect();
+    tagged.sort_unstable();
+    tagged.into_iter().map(|(_, i)| i).collect()
 }
 
-/// `keys` sorted (stable; NaN after +∞ ascending, first descending).
+/// `keys` sorted (stable; NaN after +∞ ascending, first descending): the
+/// keys in [`argsort`]'s order, from a stable sort of a copy.
 ///
 /// ```
 /// let sorted = sort::cpu::sort_keys(&[2.0f32, f32::NAN, -0.0, 0.0, -1.0], false, &(0..32));
@@ -55,13 +62,13 @@ pub fn argsort<K: SortKey>(keys: &[K], descending: bool, bits: &Range<u32>) -> V
 /// assert!(sorted[3] == 2.0 && sorted[4].is_nan() && sorted[1].is_sign_negative());
 /// ```
 pub fn sort_keys<K: SortKey>(keys: &[K], descending: bool, bits: &Range<u32>) -> Vec<K> {
-    argsort(keys, descending, bits)
-        .into_iter()
-        .map(|i| keys[i])
-        .collect()
+    let mut sorted = keys.to_vec();
+    sorted.sort_by_key(|&key| sort_value(key, descending, bits));
+    sorted
 }
 
-/// `keys` sorted with `values` carried along (stable).
+/// `keys` sorted with `values` carried along (stable): the pairs in
+/// [`argsort`]'s order, from a stable sort of the pairs.
 ///
 /// ```
 /// let (k, v) = sort::cpu::sort_pairs(&[2i8, -1, 2], &['a', 'b', 'c'], false, &(0..8));
@@ -74,11 +81,9 @@ pub fn sort_pairs<K: SortKey, V: Copy>(
     bits: &Range<u32>,
 ) -> (Vec<K>, Vec<V>) {
     assert_eq!(keys.len(), values.len(), "one value per key");
-    let order = argsort(keys, descending, bits);
-    (
-        order.iter().map(|&i| keys[i]).collect(),
-        order.iter().map(|&i| values[i]).collect(),
-    )
+    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    pairs.sort_by_key(|&(key, _)| sort_value(key, descending, bits));
+    pairs.into_iter().unzip()
 }
 
 /// The `k` largest (`largest = true`) or smallest keys, sorted (largest

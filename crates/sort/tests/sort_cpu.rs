@@ -135,6 +135,34 @@ proptest! {
     }
 
     #[test]
+    fn cpu_sorts_follow_the_stable_order_of_sort_values(
+        picks in prop::collection::vec((any::<bool>(), any::<u32>()), 0..300),
+        start in 0u32..32,
+        width in 1u32..33,
+        descending in any::<bool>(),
+    ) {
+        // Special floats (NaN payloads, both zeros, infinities) and random
+        // bit patterns, ordered by a bit range that makes many keys equal.
+        let specials = special_f32();
+        let keys: Vec<f32> = picks
+            .iter()
+            .map(|&(special, x)| if special { specials[x as usize % specials.len()] } else { f32::from_bits(x) })
+            .collect();
+        let range = start..(start + width).min(32);
+        // The definition: indices stably sorted by their keys' sort values.
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by_key(|&i| cpu::sort_value(keys[i], descending, &range));
+        prop_assert_eq!(&cpu::argsort(&keys, descending, &range), &order);
+        let bits_of = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        let gathered: Vec<f32> = order.iter().map(|&i| keys[i]).collect();
+        prop_assert_eq!(bits_of(&cpu::sort_keys(&keys, descending, &range)), bits_of(&gathered));
+        let values: Vec<usize> = (0..keys.len()).collect();
+        let (k, v) = cpu::sort_pairs(&keys, &values, descending, &range);
+        prop_assert_eq!(bits_of(&k), bits_of(&gathered));
+        prop_assert_eq!(v, order);
+    }
+
+    #[test]
     fn cpu_top_k_is_the_head_of_the_sort(
         keys in prop::collection::vec(any::<i16>(), 0..200),
         k in 0usize..200,
