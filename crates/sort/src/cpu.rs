@@ -1,9 +1,9 @@
 //! CPU references: the standard library's sorts by the radix image
 //! ([`SortKey::to_radix`]), descending by its complement: a stable sort of
 //! the keys or of the pairs, and for [`argsort`] a sort of (image, index)
-//! pairs, which is the same order. Every GPU method
-//! is tested against these, bit for bit (keys are compared as bits, so NaN
-//! payloads and the sign of zero are checked too).
+//! pairs, which is the same order. Every GPU method is tested against
+//! these, bit for bit (keys are compared as bits, so NaN payloads and the
+//! sign of zero are checked too).
 
 use std::ops::Range;
 
