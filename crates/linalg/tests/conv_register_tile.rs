@@ -69,7 +69,7 @@ fn register_tile_against_block_and_cpu<T: ConvElement>(
     let modules: Vec<_> = tiles.iter().map(register_tile_module::<T>).collect();
     support::prewarm(&gpu, &modules);
     let block_tuning = block_kernel_only::<T>();
-    support::tunings_against_block_and_cpu::<T, _>(
+    support::kernel_policies_against_block_and_cpu::<T, _>(
         &gpu,
         seed,
         tiles,

@@ -94,7 +94,7 @@ fn strip_against_block_and_cpu<T: ConvElement>(
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     prewarm::<T>(&gpu, strips);
     let block_tuning = block_kernel_only::<T>();
-    support::tunings_against_block_and_cpu::<T, _>(
+    support::kernel_policies_against_block_and_cpu::<T, _>(
         &gpu,
         seed,
         strips,

@@ -335,7 +335,7 @@ impl<'a, T: ConvElement> ConvCase<'a, T> {
 /// shape's image and filter are drawn once and serve every policy and
 /// border. Integer inputs span ±2·10⁹ (the products wrap, and the results
 /// are exact anyway).
-pub fn tunings_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
+pub fn kernel_policies_against_block_and_cpu<T: ConvElement, P: std::fmt::Debug + Copy>(
     gpu: &Gpu,
     seed: u64,
     kernels: &[P],
