@@ -18,7 +18,7 @@ use crate::kernel::{
     CacheLookup, CubinKey, DiskCache, KernelStore, LoadedModule, ModuleOrigin, ModuleSource,
 };
 use crate::launch::LaunchConfig;
-use crate::pool::{trim_default_pool, DevicePool};
+use crate::pool::{default_pool_usage, trim_default_pool, DevicePool};
 
 /// What parprims knows about the device it runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,6 +112,26 @@ impl DeviceInfo {
             (self.driver_version % 1000) / 10
         )
     }
+}
+
+/// Device memory held by this process's stream-ordered memory pools on one
+/// device, in bytes ([`Gpu::pool_memory`]). `used` and `reserved` are what
+/// PyTorch reports as `torch.cuda.memory_allocated` and
+/// `torch.cuda.memory_reserved` for its own caching allocator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolMemory {
+    /// In live buffers of parprims' pool, scratch arenas and workspaces
+    /// included.
+    pub used: u64,
+    /// Taken from the driver by parprims' pool: `used` and what the pool
+    /// keeps for the next allocation ([`Gpu::trim_memory_pool`] gives that
+    /// back).
+    pub reserved: u64,
+    /// In live allocations of the device's default pool: the program's own
+    /// cudarc allocations (`alloc_zeros`, `clone_htod`, ...).
+    pub default_pool_used: u64,
+    /// Taken from the driver by the device's default pool.
+    pub default_pool_reserved: u64,
 }
 
 /// One stream's scratch arena, or a [`Workspace`](crate::Workspace)'s
@@ -506,6 +526,45 @@ impl Gpu {
     /// ```
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         Ok(self.shared.ctx.mem_get_info()?)
+    }
+
+    /// The device memory this process's stream-ordered pools hold on this
+    /// handle's device, in bytes: parprims' pool (shared by this handle and
+    /// the handles made from it, [`Gpu::with_new_stream`]) and the device's default
+    /// pool (the program's own cudarc allocations). Unlike
+    /// [`Gpu::memory_info`], which reads the whole device, these count this
+    /// process alone, so other programs on the same GPU do not move them.
+    /// Frees still pending on a stream count as used until they run:
+    /// synchronise first for a settled figure. All zero where the device
+    /// has no stream-ordered allocator (buffers then come from cudarc's
+    /// `cuMemAlloc`, which no pool counts).
+    ///
+    /// ```no_run
+    /// use gpu_core::{DeviceBuffer, Gpu};
+    /// # fn main() -> gpu_core::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let before = gpu.pool_memory()?;
+    /// let buffer = DeviceBuffer::<u8>::zeros(&gpu, 1 << 20)?;
+    /// gpu.synchronize()?;
+    /// assert!(gpu.pool_memory()?.used >= before.used + (1 << 20));
+    /// # drop(buffer);
+    /// # Ok(()) }
+    /// ```
+    pub fn pool_memory(&self) -> Result<PoolMemory> {
+        if !self.shared.ctx.has_async_alloc() {
+            return Ok(PoolMemory::default());
+        }
+        let (used, reserved) = match &self.shared.pool {
+            Some(pool) => pool.usage()?,
+            None => (0, 0),
+        };
+        let (default_pool_used, default_pool_reserved) = default_pool_usage(&self.shared.ctx)?;
+        Ok(PoolMemory {
+            used,
+            reserved,
+            default_pool_used,
+            default_pool_reserved,
+        })
     }
 
     /// Gives the device memory that parprims' memory pool keeps for reuse,

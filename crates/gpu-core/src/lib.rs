@@ -59,7 +59,9 @@ pub use buffer::{
 };
 pub use element::{DeviceType, Element, ElementType, IntElement};
 pub use error::{Error, Result};
-pub use gpu::{device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module};
+pub use gpu::{
+    device_count, driver_available, DeviceInfo, Gpu, Kernel, KernelArgs, Module, PoolMemory,
+};
 /// The `half` crate, whose [`f16`](struct@f16) and [`bf16`] are the 16-bit float
 /// element types.
 pub use half;

@@ -166,6 +166,13 @@ impl DevicePool {
         Ok(())
     }
 
+    /// Bytes in live allocations of the pool, and bytes it holds from the
+    /// driver (those plus what it keeps for reuse).
+    pub(crate) fn usage(&self) -> Result<(u64, u64)> {
+        self.ctx.bind_to_thread()?;
+        usage_of(self.pool)
+    }
+
     /// Gives every byte the pool holds but no live buffer uses back to the
     /// driver (frees still pending on a stream are not counted: synchronise
     /// first to include them).
@@ -199,6 +206,35 @@ pub(crate) fn trim_default_pool(ctx: &Arc<CudaContext>) -> Result<()> {
     unsafe { driver_sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }.result()?;
     unsafe { driver_sys::cuMemPoolTrimTo(pool, 0) }.result()?;
     Ok(())
+}
+
+/// Bytes in live allocations and bytes reserved from the driver of the
+/// device's current (default) pool, which cudarc's own allocations use.
+pub(crate) fn default_pool_usage(ctx: &Arc<CudaContext>) -> Result<(u64, u64)> {
+    ctx.bind_to_thread()?;
+    let mut pool: driver_sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: the context is bound; `pool` is a valid out-pointer; the pool
+    // returned lives as long as the device.
+    unsafe { driver_sys::cuDeviceGetMemPool(&mut pool, ctx.cu_device()) }.result()?;
+    usage_of(pool)
+}
+
+/// (used, reserved) bytes of a live pool.
+fn usage_of(pool: driver_sys::CUmemoryPool) -> Result<(u64, u64)> {
+    let attribute = |attribute| -> Result<u64> {
+        let mut value: u64 = 0;
+        // SAFETY: the pool is live; USED_MEM_CURRENT and RESERVED_MEM_CURRENT
+        // write a u64 (cuuint64_t) through the pointer.
+        unsafe {
+            driver_sys::cuMemPoolGetAttribute(pool, attribute, (&mut value as *mut u64).cast())
+        }
+        .result()?;
+        Ok(value)
+    };
+    Ok((
+        attribute(driver_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?,
+        attribute(driver_sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?,
+    ))
 }
 
 impl Drop for DevicePool {
