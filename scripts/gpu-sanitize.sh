@@ -147,7 +147,7 @@ export extra_joined="${extra[*]:-}"
 source scripts/lib/bundle.sh
 prepare_bundle .gpu
 # Benchmarks-as-tests (tuning sweeps) are left out, as in gpu-tests.sh.
-skip='(tuning|sweep)'
+skip='(_tuning|_sweep)$'
 
 status=0
 for tool in ${tools//,/ }; do
