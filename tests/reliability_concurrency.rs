@@ -29,7 +29,8 @@
 //!   it is device-wide, so other programs on the same GPU move it.
 //!
 //! The GPU tests take a process-wide lock, so they never run at the same
-//! time as each other (free memory is device-wide).
+//! time as each other (the pools' counts cover the whole process: the
+//! other test's live buffers would count as held).
 //!
 //! Run on a GPU: `cargo test --release --test reliability_concurrency --
 //! --include-ignored`. `PARPRIMS_SEED=<n>` replays a run (the seed is
